@@ -1,0 +1,273 @@
+// GPU benchmark: every bcsr24 kernel and the cuSPARSE/cuBLAS baselines on one matrix, timed in one run.
+//
+// Method: CUDA events around each multiply only; warm-up runs first; L2 flushed (a read of twice its
+// size, leaving no dirty lines behind) before every timed run so that matrices smaller than L2 are not measured from cache; median, min
+// and max over --reps runs. Each method's output is checked against a float64 product (cuSPARSE CSR fp64
+// on the same device) and its relative Frobenius error is printed next to its time.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <cuda_runtime_api.h>
+
+#include "bcsr24/convert.hpp"
+#include "bcsr24/device.hpp"
+#include "bcsr24/error.hpp"
+#include "bcsr24/half.hpp"
+#include "bcsr24/matrix_market.hpp"
+#include "bcsr24/metrics.hpp"
+#include "bcsr24/synthetic.hpp"
+#include "cusparse_baselines.hpp"
+#include "l2_flush.hpp"
+
+namespace {
+
+using namespace bcsr24;
+
+void cuda_ok(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(s));
+}
+
+struct DeviceArray {
+  void* p = nullptr;
+  explicit DeviceArray(std::size_t bytes) { cuda_ok(cudaMalloc(&p, std::max<std::size_t>(bytes, 16)), "cudaMalloc"); }
+  ~DeviceArray() { cudaFree(p); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+};
+
+struct Timing {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+};
+
+std::vector<std::int32_t> parse_int_list(const std::string& text) {
+  std::vector<std::int32_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(std::stoi(item));
+  return out;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+Timing time_method(const std::function<void(cudaStream_t)>& run, int warmup, int reps, void* flush, std::size_t flush_bytes,
+                   cudaStream_t stream) {
+  cudaEvent_t start, stop;
+  cuda_ok(cudaEventCreate(&start), "event");
+  cuda_ok(cudaEventCreate(&stop), "event");
+  for (int i = 0; i < warmup; ++i) run(stream);
+  cuda_ok(cudaStreamSynchronize(stream), "warm-up");
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    if (flush) bcsr24::bench::flush_l2(flush, flush_bytes, static_cast<unsigned*>(flush) , stream);
+    cuda_ok(cudaEventRecord(start, stream), "record");
+    run(stream);
+    cuda_ok(cudaEventRecord(stop, stream), "record");
+    cuda_ok(cudaEventSynchronize(stop), "sync");
+    float t = 0;
+    cuda_ok(cudaEventElapsedTime(&t, start, stop), "elapsed");
+    ms.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  Timing out;
+  out.min_ms = ms.front();
+  out.max_ms = ms.back();
+  out.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_spmm: time bcsr24's kernels against cuSPARSE and cuBLAS on one matrix"};
+  std::string matrix_path, xdys_name, name, n_list = "8,32,128", methods_text = "all", csv_path;
+  std::int32_t size = 16384;
+  std::uint64_t seed = 1;
+  int reps = 20, warmup = 5;
+  bool no_check = false, no_flush = false;
+  auto* src = app.add_option("--matrix", matrix_path, "Matrix Market file");
+  app.add_option("--xdys", xdys_name, "synthetic matrix, e.g. 10d0s (X% dense, Y% 2:4 tiles)")->excludes(src);
+  app.add_option("--size", size, "rows = cols of the synthetic matrix")->capture_default_str();
+  app.add_option("--seed", seed, "seed for the synthetic matrix and B")->capture_default_str();
+  app.add_option("--name", name, "label in the output (default: file stem or xdys name)");
+  app.add_option("--n", n_list, "comma-separated widths of B")->capture_default_str();
+  app.add_option("--methods", methods_text,
+                 "comma list of dense_bt,dense_pipelined,split_pipelined,cusparse_csr_f16,cusparse_csr_f32,"
+                 "cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense, or all")
+      ->capture_default_str();
+  app.add_option("--reps", reps, "timed runs per method (median reported)")->capture_default_str();
+  app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
+  app.add_option("--csv", csv_path, "append one row per (n, method) to this CSV file");
+  app.add_flag("--no-check", no_check, "skip the float64 reference check");
+  app.add_flag("--no-flush", no_flush, "do not flush L2 between timed runs");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const DeviceInfo dev_info = query_device();
+    if (!dev_info.available) {
+      std::fprintf(stderr, "bench_spmm: no usable GPU: %s\n", dev_info.reason.c_str());
+      return 1;
+    }
+    if (matrix_path.empty() && xdys_name.empty()) throw InvalidArgument("give --matrix FILE or --xdys NAME");
+    if (reps < 1) throw InvalidArgument("--reps must be >= 1");
+
+    const auto t0 = std::chrono::steady_clock::now();
+    CsrMatrix csr;
+    if (!matrix_path.empty()) {
+      csr = read_matrix_market(matrix_path);
+      if (name.empty()) name = std::filesystem::path(matrix_path).stem().string();
+    } else {
+      XdYsSpec spec;
+      parse_xdys_name(xdys_name, spec.dense_percent, spec.sparse24_percent);
+      spec.rows = spec.cols = size;
+      spec.seed = seed;
+      csr = generate_xdys(spec);
+      if (name.empty()) name = xdys_name + "_" + std::to_string(size);
+    }
+    const Bcsr24Matrix host = convert_to_bcsr24(csr);
+    const TileCensus census = host.census();
+    const double prep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    std::vector<std::string> methods = methods_text == "all"
+        ? std::vector<std::string>{"dense_bt", "dense_pipelined", "split_pipelined", "cusparse_csr_f16",
+                                   "cusparse_csr_f32", "cusparse_bsr16_f16", "cusparse_bsr16_f32", "cublas_dense"}
+        : split(methods_text);
+    bool need_merged = false;
+    for (const auto& m : methods) need_merged |= (m == "dense_bt" || m == "dense_pipelined");
+
+    std::printf("device: %s (sm_%d, %d SMs, L2 %lld MiB)\n", dev_info.name.c_str(), dev_info.compute_capability,
+                dev_info.multiprocessors, static_cast<long long>(dev_info.l2_bytes >> 20));
+    std::printf("matrix: %s  %d x %d  nnz %lld  (read+convert %.2f s)\n", name.c_str(), csr.rows, csr.cols,
+                static_cast<long long>(csr.nnz()), prep_s);
+    std::printf("tiles: %lld dense, %lld 2:4 (%.1f%%), %lld zero; %.1f nnz/tile; lists %.1f MiB; scale 2^%d\n",
+                static_cast<long long>(census.dense_tiles), static_cast<long long>(census.sparse24_tiles),
+                100.0 * census.sparse24_share(), static_cast<long long>(census.zero_tiles), census.nnz_per_tile(),
+                double(census.sparse24_bytes + census.dense_bytes) / (1 << 20), host.scaling.exponent);
+
+    DeviceMatrix dev(host, need_merged);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    cuda_ok(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    bench::Baselines baselines(csr, std::int64_t(free_bytes / 4), std::int64_t(free_bytes / 4));
+
+    const std::size_t flush_bytes = no_flush ? 0 : std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2;
+    DeviceArray flush(flush_bytes);
+    if (flush_bytes) cuda_ok(cudaMemset(flush.p, 0x5a, flush_bytes), "fill flush buffer");
+    cudaStream_t stream;
+    cuda_ok(cudaStreamCreate(&stream), "stream");
+
+    const bool new_csv = !csv_path.empty() && !std::filesystem::exists(csv_path);
+    std::ofstream csv;
+    if (!csv_path.empty()) {
+      csv.open(csv_path, std::ios::app);
+      if (!csv) throw Error("cannot open " + csv_path);
+      if (new_csv)
+        csv << "matrix,rows,cols,nnz,n,method,median_ms,min_ms,max_ms,tflops_thesis,tflops_useful,bandwidth_gbs,"
+               "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device\n";
+    }
+
+    std::printf("\n| n | method | median ms | min ms | max ms | TFLOPS (thesis) | TFLOPS (useful) | GB/s | floor/t | rel error |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    const std::int64_t k_pad = (std::int64_t(csr.cols) + 15) / 16 * 16;
+    const std::int64_t m_pad = (std::int64_t(csr.rows) + 15) / 16 * 16;
+    for (std::int32_t n : parse_int_list(n_list)) {
+      if (n < 1) throw InvalidArgument("--n values must be >= 1");
+      // B in fp16, fp32 and fp64 (same values), rows past cols zero; C with rows rounded up to 16.
+      std::mt19937_64 rng(seed * 1000003 + n);
+      std::uniform_real_distribution<double> dist(-1.0, 1.0);
+      std::vector<fp16_t> b16(std::size_t(k_pad) * n, 0);
+      std::vector<float> b32(b16.size(), 0.0f);
+      std::vector<double> b64(b16.size(), 0.0);
+      for (std::int64_t i = 0; i < std::int64_t(csr.cols) * n; ++i) {
+        b16[i] = double_to_fp16(dist(rng));
+        b32[i] = fp16_to_float(b16[i]);
+        b64[i] = b32[i];
+      }
+      DeviceArray d_b16(b16.size() * 2), d_b32(b32.size() * 4), d_b64(b64.size() * 8), d_c(std::size_t(m_pad) * n * 4);
+      cuda_ok(cudaMemcpy(d_b16.p, b16.data(), b16.size() * 2, cudaMemcpyHostToDevice), "B16");
+      cuda_ok(cudaMemcpy(d_b32.p, b32.data(), b32.size() * 4, cudaMemcpyHostToDevice), "B32");
+      cuda_ok(cudaMemcpy(d_b64.p, b64.data(), b64.size() * 8, cudaMemcpyHostToDevice), "B64");
+      std::vector<double> ref;
+      double ref_norm = 0;
+      if (!no_check) {
+        ref = baselines.reference(n, static_cast<const double*>(d_b64.p));
+        for (double v : ref) ref_norm += v * v;
+        ref_norm = std::sqrt(ref_norm);
+      }
+      const SpmmCost cost = spmm_cost(census, csr.rows, csr.cols, n);
+
+      for (const std::string& method : methods) {
+        std::function<void(cudaStream_t)> run;
+        std::unique_ptr<SpmmPlan> plan;
+        if (method == "dense_bt" || method == "dense_pipelined" || method == "split_pipelined") {
+          plan = std::make_unique<SpmmPlan>(dev, n, kernel_from_name(method));
+          run = [&, n](cudaStream_t s) {
+            plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
+          };
+        } else {
+          bench::Baseline which{};
+          bool known = false;
+          for (bench::Baseline b : bench::all_baselines())
+            if (method == bench::baseline_name(b)) { which = b; known = true; }
+          if (!known) throw InvalidArgument("unknown method " + method);
+          std::string why;
+          if (!baselines.prepare(which, n, d_b16.p, static_cast<const float*>(d_b32.p), static_cast<float*>(d_c.p), why)) {
+            std::printf("| %d | %s | n/a: %s | | | | | | | |\n", n, method.c_str(), why.c_str());
+            continue;
+          }
+          run = [&, which](cudaStream_t s) { baselines.run(which, s); };
+        }
+        // Correctness first: poison C (all-ones bytes are NaN), run once, compare with float64.
+        double rel = std::numeric_limits<double>::quiet_NaN();
+        if (!no_check) {
+          cuda_ok(cudaMemset(d_c.p, 0xff, std::size_t(m_pad) * n * 4), "poison C");
+          run(stream);
+          cuda_ok(cudaStreamSynchronize(stream), method.c_str());
+          std::vector<float> c(std::size_t(csr.rows) * n);
+          cuda_ok(cudaMemcpy(c.data(), d_c.p, c.size() * 4, cudaMemcpyDeviceToHost), "C back");
+          double err = 0;
+          for (std::size_t i = 0; i < c.size(); ++i) err += (double(c[i]) - ref[i]) * (double(c[i]) - ref[i]);
+          rel = ref_norm > 0 ? std::sqrt(err) / ref_norm : std::sqrt(err);
+        }
+        const Timing t = time_method(run, warmup, reps, flush.p, flush_bytes, stream);
+        const double sec = t.median_ms * 1e-3;
+        const double thesis = cost.thesis_flops / sec * 1e-12, useful = cost.useful_flops / sec * 1e-12;
+        const double gbs = cost.min_bytes / sec * 1e-9;
+        const double floor_frac = (cost.min_bytes / kReferenceBandwidth) / sec;
+        std::printf("| %d | %s | %.4f | %.4f | %.4f | %.2f | %.3f | %.0f | %.2f | %.2e |\n", n, method.c_str(),
+                    t.median_ms, t.min_ms, t.max_ms, thesis, useful, gbs, floor_frac, rel);
+        std::fflush(stdout);
+        if (csv.is_open())
+          csv << name << ',' << csr.rows << ',' << csr.cols << ',' << csr.nnz() << ',' << n << ',' << method << ','
+              << t.median_ms << ',' << t.min_ms << ',' << t.max_ms << ',' << thesis << ',' << useful << ',' << gbs << ','
+              << floor_frac << ',' << rel << ',' << census.dense_tiles << ',' << census.sparse24_tiles << ','
+              << census.zero_tiles << ',' << census.sparse24_share() << ',' << '"' << dev_info.name << '"' << '\n';
+      }
+    }
+    cudaStreamDestroy(stream);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_spmm: error: %s\n", e.what());
+    return 1;
+  }
+}

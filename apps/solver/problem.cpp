@@ -1,0 +1,145 @@
+// Right-hand sides, diagonal scalings and host-side fp64 checks of a solve.
+#include "problem.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "bcsr24/error.hpp"
+
+namespace bcsr24::solver {
+
+const char* inner_backend_name(InnerBackend backend) noexcept {
+  return backend == InnerBackend::bcsr24 ? "bcsr24" : "cusparse_csr_f32";
+}
+
+InnerBackend inner_backend_from_name(const std::string& name) {
+  if (name == "bcsr24") return InnerBackend::bcsr24;
+  if (name == "cusparse_csr_f32") return InnerBackend::cusparse_csr_f32;
+  throw InvalidArgument("unknown inner backend '" + name + "' (bcsr24, cusparse_csr_f32)");
+}
+
+RhsKind rhs_kind_from_name(const std::string& name) {
+  if (name == "a_times_random") return RhsKind::a_times_random;
+  if (name == "random") return RhsKind::random;
+  throw InvalidArgument("unknown right-hand side kind '" + name + "' (a_times_random, random)");
+}
+
+namespace {
+
+/// y = A x for row-major n x k blocks.
+std::vector<double> multiply(const CsrMatrix& a, const std::vector<double>& x, int k) {
+  std::vector<double> y(static_cast<std::size_t>(a.rows) * k, 0.0);
+  for (std::int32_t i = 0; i < a.rows; ++i)
+    for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      const double v = a.values[p];
+      const double* xr = &x[static_cast<std::size_t>(a.col_idx[p]) * k];
+      double* yr = &y[static_cast<std::size_t>(i) * k];
+      for (int j = 0; j < k; ++j) yr[j] += v * xr[j];
+    }
+  return y;
+}
+
+std::vector<double> diagonal(const CsrMatrix& a) {
+  std::vector<double> d(static_cast<std::size_t>(a.rows), 0.0);
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+      if (a.col_idx[p] == i) d[static_cast<std::size_t>(i)] = a.values[p];
+    if (!(d[static_cast<std::size_t>(i)] > 0.0))
+      throw InvalidArgument("row " + std::to_string(i) + " has diagonal " + std::to_string(d[static_cast<std::size_t>(i)]) +
+                            ": an SPD matrix needs a positive diagonal");
+  }
+  return d;
+}
+
+}  // namespace
+
+Problem make_problem(std::string name, CsrMatrix a, int k, RhsKind rhs, std::uint64_t seed) {
+  if (k < 1) throw InvalidArgument("the number of right-hand sides must be >= 1");
+  if (a.rows != a.cols) throw InvalidArgument("the matrix must be square, got " + std::to_string(a.rows) + " x " + std::to_string(a.cols));
+  Problem p;
+  p.name = std::move(name);
+  p.k = k;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> random(static_cast<std::size_t>(a.rows) * k);
+  for (double& v : random) v = uniform(rng);
+  if (rhs == RhsKind::a_times_random) {
+    p.b = multiply(a, random, k);
+    p.x_true = std::move(random);
+  } else {
+    p.b = std::move(random);
+  }
+  p.a = std::move(a);
+  return p;
+}
+
+std::vector<double> jacobi_scale(const CsrMatrix& a) {
+  std::vector<double> s = diagonal(a);
+  for (double& v : s) v = 1.0 / std::sqrt(v);
+  return s;
+}
+
+std::vector<double> inverse_diagonal(const CsrMatrix& a) {
+  std::vector<double> s = diagonal(a);
+  for (double& v : s) v = 1.0 / v;
+  return s;
+}
+
+CsrMatrix scale_symmetric(const CsrMatrix& a, const std::vector<double>& s) {
+  CsrMatrix out = a;
+  for (std::int32_t i = 0; i < a.rows; ++i)
+    for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+      out.values[p] = s[static_cast<std::size_t>(i)] * a.values[p] * s[static_cast<std::size_t>(a.col_idx[p])];
+  return out;
+}
+
+InnerMatrix prepare_inner_matrix(const CsrMatrix& a, InnerBackend backend, bool jacobi_scaling,
+                                 const OperatorOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  InnerMatrix inner;
+  inner.backend = backend;
+  if (jacobi_scaling) inner.row_scale = jacobi_scale(a);
+  const CsrMatrix& source = jacobi_scaling ? (inner.csr = scale_symmetric(a, inner.row_scale)) : a;
+  if (backend == InnerBackend::bcsr24) {
+    inner.op = std::make_shared<const SparseOperator>(SparseOperator::from_csr(source, options));
+    inner.csr = CsrMatrix{};
+  } else if (!jacobi_scaling) {
+    inner.csr = a;
+  }
+  inner.preprocess_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return inner;
+}
+
+double max_relative_residual_host(const CsrMatrix& a, const std::vector<double>& x, const std::vector<double>& b, int k) {
+  const std::vector<double> ax = multiply(a, x, k);
+  double worst = 0.0;
+  for (int j = 0; j < k; ++j) {
+    double rr = 0.0, bb = 0.0;
+    for (std::int32_t i = 0; i < a.rows; ++i) {
+      const std::size_t e = static_cast<std::size_t>(i) * k + j;
+      rr += (b[e] - ax[e]) * (b[e] - ax[e]);
+      bb += b[e] * b[e];
+    }
+    worst = std::max(worst, bb > 0.0 ? std::sqrt(rr / bb) : std::sqrt(rr));
+  }
+  return worst;
+}
+
+double max_relative_error(const std::vector<double>& x, const std::vector<double>& x_true, int k) {
+  const std::size_t n = x.size() / static_cast<std::size_t>(k);
+  double worst = 0.0;
+  for (int j = 0; j < k; ++j) {
+    double ee = 0.0, tt = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t e = i * k + j;
+      ee += (x[e] - x_true[e]) * (x[e] - x_true[e]);
+      tt += x_true[e] * x_true[e];
+    }
+    worst = std::max(worst, tt > 0.0 ? std::sqrt(ee / tt) : std::sqrt(ee));
+  }
+  return worst;
+}
+
+}  // namespace bcsr24::solver

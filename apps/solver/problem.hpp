@@ -1,0 +1,76 @@
+// The system to solve (matrix, k right-hand sides, known solution) and the choices shared by the CPU and GPU
+// solver spaces: which product the inner solve uses and how P is scaled into fp16.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bcsr24/csr_matrix.hpp"
+#include "bcsr24/sparse_operator.hpp"
+
+namespace bcsr24::solver {
+
+/// The product used inside the inner solve.
+enum class InnerBackend {
+  bcsr24,           ///< bcsr24 SpmmPlan: fp16 A (library scaling), P converted to fp16, fp32 accumulate/output
+  cusparse_csr_f32  ///< cuSPARSE CSR SpMM in fp32 (the CPU space uses an Eigen fp32 product instead)
+};
+const char* inner_backend_name(InnerBackend backend) noexcept;
+/// @throw InvalidArgument for an unknown name.
+InnerBackend inner_backend_from_name(const std::string& name);
+
+/// Whitened directions have entries of magnitude <= 1 (unit columns), so P * 2^13 fits fp16 (max 65504)
+/// with 8x headroom for the rounding of the whitening, and entries down to 2^-27 of the column norm stay
+/// representable (normal or subnormal) – far below the inner tolerance. Values beyond are saturated, not inf.
+inline constexpr float kDirectionToFp16Scale = 8192.0f;
+
+enum class RhsKind {
+  a_times_random,  ///< b = A x_true with x_true uniform in [-1, 1): the error x - x_true can be reported
+  random           ///< b uniform in [-1, 1)
+};
+/// @throw InvalidArgument for an unknown name.
+RhsKind rhs_kind_from_name(const std::string& name);
+
+struct Problem {
+  std::string name;
+  CsrMatrix a;
+  int k = 0;                    ///< right-hand sides
+  std::vector<double> b;        ///< n x k, row-major
+  std::vector<double> x_true;   ///< n x k, row-major; empty when unknown
+};
+
+/// @throw InvalidArgument for k < 1 or a non-square matrix.
+Problem make_problem(std::string name, CsrMatrix a, int k, RhsKind rhs, std::uint64_t seed);
+
+/// s_i = 1 / sqrt(a_ii): S A S has a unit diagonal.
+/// @throw InvalidArgument naming the first row whose diagonal is missing or not positive.
+std::vector<double> jacobi_scale(const CsrMatrix& a);
+/// 1 / a_ii. @throw InvalidArgument as jacobi_scale.
+std::vector<double> inverse_diagonal(const CsrMatrix& a);
+/// diag(s) A diag(s).
+CsrMatrix scale_symmetric(const CsrMatrix& a, const std::vector<double>& s);
+
+/// The matrix of the inner solve, ready for either product.
+struct InnerMatrix {
+  InnerBackend backend = InnerBackend::bcsr24;
+  /// s with the inner solve working on diag(s) A diag(s) (--inner-scaling jacobi); empty = A itself.
+  std::vector<double> row_scale;
+  /// bcsr24: the preprocessed operator (census and fp16 scaling decided by the library).
+  std::shared_ptr<const SparseOperator> op;
+  /// cusparse_csr_f32: the (scaled) matrix; the space rounds its values to fp32.
+  CsrMatrix csr;
+  double preprocess_seconds = 0.0;  ///< host time of the scaling and (for bcsr24) the BCSR-2:4 conversion
+};
+
+/// @throw InvalidArgument (jacobi_scaling with a non-positive diagonal); the conversion's exceptions.
+InnerMatrix prepare_inner_matrix(const CsrMatrix& a, InnerBackend backend, bool jacobi_scaling,
+                                 const OperatorOptions& options = {});
+
+/// max_j |b_j - A x_j| / |b_j| in fp64 on the host (x, b row-major n x k): the check the reports trust.
+double max_relative_residual_host(const CsrMatrix& a, const std::vector<double>& x, const std::vector<double>& b, int k);
+/// max_j |x_j - x_true_j| / |x_true_j|.
+double max_relative_error(const std::vector<double>& x, const std::vector<double>& x_true, int k);
+
+}  // namespace bcsr24::solver

@@ -1,0 +1,1103 @@
+// spmm_run: read (or generate) one sparse matrix, convert it to BCSR-2:4, multiply it by a random tall-skinny
+// fp16 B with the chosen kernels, and report the tile census, timings, throughput and error against fp64.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <Eigen/Dense>
+#include <Eigen/Sparse>
+#include <cuda_runtime_api.h>
+#include <nlohmann/json.hpp>
+
+#include "l2_flush.hpp"
+#include "bcsr24/bcsr24_matrix.hpp"
+#include "bcsr24/convert.hpp"
+#include "bcsr24/csr_matrix.hpp"
+#include "bcsr24/device.hpp"
+#include "bcsr24/error.hpp"
+#include "bcsr24/half.hpp"
+#include "bcsr24/matrix_market.hpp"
+#include "bcsr24/metrics.hpp"
+#include "bcsr24/reference.hpp"
+#include "bcsr24/serialize.hpp"
+#include "bcsr24/synthetic.hpp"
+#include "bcsr24/tile_layout.hpp"
+
+namespace {
+
+// Insertion order keeps the JSON readable in the order the text report uses.
+using json = nlohmann::ordered_json;
+
+constexpr const char* kProgram = "spmm_run";
+/// A kernel whose relative Frobenius error exceeds this fails the run: far above any fp16 rounding effect
+/// (u16 = 4.9e-4), so crossing it means a wrong result, not imprecision.
+constexpr double kFailRelativeError = 1e-2;
+/// Unit roundoffs used by the fp16-derived error expectation.
+constexpr double kUnitRoundoffFp16 = 0x1p-11;
+constexpr double kUnitRoundoffFp32 = 0x1p-24;
+/// The thesis states B's width as nmult blocks of 8 columns (the n of mma m16n8k*).
+constexpr int kNmultColumns = 8;
+/// Default width: nmult 16 = 128 columns, the middle of the thesis's 8..256 range.
+constexpr int kDefaultWidth = 128;
+
+/// Exit codes: 0 success, 1 runtime error or failed accuracy check, 2 bad command line.
+constexpr int kExitRuntimeError = 1;
+constexpr int kExitUsage = 2;
+
+/// A command line that parsed but makes no sense (exit code 2, like CLI11's own parse errors).
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// ------------------------------------------------------------------------------------------------------------
+// Command line
+// ------------------------------------------------------------------------------------------------------------
+
+struct Options {
+  std::string input_path;  ///< .mtx, .mtx.gz or .b24; empty when --xdys is given
+  std::string xdys_name;   ///< e.g. "10d5s"
+  std::int32_t xdys_size = 16384;
+  std::int32_t nmult = 0;  ///< 0 = not given
+  std::int32_t width = 0;  ///< --n; 0 = not given
+  std::string kernel = "split_pipelined";
+  int reps = 20;
+  int warmup = 5;
+  int cpu_reps = 1;
+  bool check = true;
+  double check_limit_gib = 4.0;
+  std::string scaling = "auto";
+  std::string pattern_values = "ones";
+  std::uint64_t seed = 1;
+  bool json_output = false;
+  std::string save_path;
+  bool fp16_out = false;
+  double alpha = 1.0;
+  double beta = 0.0;
+  bool cpu_only = false;
+  bool flush_l2 = true;  ///< same default as bench_spmm, so the two programs' timings compare
+
+  /// B's width after resolving --n / --nmult.
+  std::int32_t n() const { return width > 0 ? width : (nmult > 0 ? nmult * kNmultColumns : kDefaultWidth); }
+};
+
+std::vector<std::string> kernel_choices() {
+  std::vector<std::string> names;
+  for (bcsr24::KernelKind kind : bcsr24::all_kernels()) names.emplace_back(bcsr24::kernel_name(kind));
+  names.emplace_back("all");
+  return names;
+}
+
+void add_options(CLI::App& app, Options& options) {
+  app.description(
+      "Multiply a sparse matrix A (BCSR-2:4: 16x32 tiles, 2:4 tiles on sparse tensor cores, the rest dense) by a "
+      "random fp16 B of n columns, time the GPU kernels and check them against an fp64 reference.\n"
+      "Without a usable GPU (or with --cpu-only) the CPU reference path runs instead and the GPU kernels are "
+      "reported as skipped.\nExit status: 0 ok, 1 runtime error or relative error above 1e-2, 2 bad arguments.");
+  app.add_option("matrix", options.input_path,
+                 "Matrix Market file (.mtx, .mtx.gz) or preprocessed matrix (.b24, see --save)");
+  auto* xdys = app.add_option("--xdys", options.xdys_name,
+                              "Synthetic thesis matrix instead of a file: XdYs = X% dense tiles, Y% 2:4 tiles "
+                              "(e.g. 10d5s)");
+  app.add_option("--size", options.xdys_size, "Rows = columns of the --xdys matrix")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber)
+      ->needs(xdys);
+  auto* nmult = app.add_option("--nmult", options.nmult,
+                               "Width of B in blocks of 8 columns, as in the thesis (n = 8 * nmult)")
+                    ->check(CLI::PositiveNumber);
+  app.add_option("--n", options.width, "Width of B in columns, any n >= 1 (default 128 = --nmult 16)")
+      ->check(CLI::PositiveNumber)
+      ->excludes(nmult);
+  app.add_option("--kernel", options.kernel,
+                 "GPU kernel to run; split_pipelined (2:4 tiles on mma.sp, dense tiles on mma.sync) is the fastest")
+      ->capture_default_str()
+      ->check(CLI::IsMember(kernel_choices()));
+  app.add_option("--reps", options.reps, "Timed repetitions per kernel (median, min and max are reported)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", options.warmup, "Untimed runs per kernel before timing")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--cpu-reps", options.cpu_reps, "Timed repetitions of the CPU reference path")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--check,!--no-check", options.check,
+               "Compare every kernel with an fp64 Eigen product of the original matrix (default on; skipped with "
+               "a message when the dense reference would exceed --check-limit-gib)");
+  app.add_option("--check-limit-gib", options.check_limit_gib, "Host memory the reference check may use, GiB")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--scaling", options.scaling,
+                 "fp16 range handling: auto = power-of-two scale when values overflow or underflow fp16; "
+                 "none = fail on values beyond fp16")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "none"}));
+  app.add_option("--pattern-values", options.pattern_values,
+                 "Values given to the entries of a pattern (structure-only) Matrix Market file")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"ones", "random"}));
+  app.add_option("--seed", options.seed, "Seed for B, C0, pattern values and --xdys matrices")->capture_default_str();
+  app.add_flag("--json", options.json_output, "Print one JSON object on stdout instead of text");
+  app.add_option("--save", options.save_path, "Write the preprocessed matrix to this .b24 file");
+  app.add_flag("--fp16-out", options.fp16_out, "GPU kernels write C in fp16 (default fp32)");
+  app.add_option("--alpha", options.alpha, "C = alpha * A * B + beta * C")->capture_default_str();
+  app.add_option("--beta", options.beta, "C = alpha * A * B + beta * C (C0 is random when beta != 0)")
+      ->capture_default_str();
+  app.add_flag("--cpu-only", options.cpu_only, "Do not touch the GPU; run the CPU reference path");
+  app.add_flag("--flush-l2,!--no-flush", options.flush_l2,
+               "Overwrite the GPU's L2 cache before each timed repetition, as bench_spmm does (default on; "
+               "--no-flush times with A and B left in L2 by the previous run)");
+}
+
+/// Checks the combinations CLI11 cannot express.
+void validate(const Options& options) {
+  if (options.input_path.empty() == options.xdys_name.empty())
+    throw UsageError("give exactly one of a matrix file or --xdys NAME");
+  if (!std::isfinite(options.alpha) || !std::isfinite(options.beta))
+    throw UsageError("--alpha and --beta must be finite");
+  if (static_cast<std::int64_t>(options.nmult) * kNmultColumns > std::numeric_limits<std::int32_t>::max())
+    throw UsageError("--nmult is too large");
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Small helpers: time, progress, formatting, random fp16
+// ------------------------------------------------------------------------------------------------------------
+
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+/// One line of progress on stderr ("reading cant.mtx ... 1.23 s"), only on a terminal and never with --json,
+/// so that piped and machine-read output stays clean.
+class ProgressLine {
+ public:
+  ProgressLine(bool enabled, std::string label) : enabled_(enabled), label_(std::move(label)) {
+    if (enabled_) {
+      std::fprintf(stderr, "%s ...", label_.c_str());
+      std::fflush(stderr);
+    }
+  }
+  void percent(double fraction) {
+    if (!enabled_) return;
+    const int value = static_cast<int>(fraction * 100.0);
+    if (value == last_percent_) return;
+    last_percent_ = value;
+    std::fprintf(stderr, "\r%s ... %3d%%", label_.c_str(), value);
+    std::fflush(stderr);
+  }
+  void done(double seconds) {
+    if (enabled_) std::fprintf(stderr, "\r%s ... %.2f s    \n", label_.c_str(), seconds);
+  }
+
+ private:
+  bool enabled_;
+  std::string label_;
+  int last_percent_ = -1;
+};
+
+std::string format(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024.0 && unit < 4) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
+  return buffer;
+}
+
+/// splitmix64: a tiny generator whose stream is the same on every platform (std distributions are not).
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [-1, 1).
+  double symmetric_unit() { return double(next() >> 11) * 0x1p-52 - 1.0; }
+
+ private:
+  std::uint64_t state_;
+};
+
+/// Random fp16 values uniform in [-1, 1), row-major, rounded to fp16 (what the GPU sees, exactly).
+std::vector<bcsr24::fp16_t> random_fp16(std::int64_t count, std::uint64_t seed) {
+  Random random(seed);
+  std::vector<bcsr24::fp16_t> values(static_cast<std::size_t>(count));
+  for (auto& value : values) value = bcsr24::double_to_fp16(random.symmetric_unit());
+  return values;
+}
+
+std::string file_stem_without_mtx(const std::string& path) {
+  std::filesystem::path p(path);
+  std::string name = p.filename().string();
+  for (const char* suffix : {".gz", ".mtx", ".b24"}) {
+    const std::string s(suffix);
+    if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0)
+      name.erase(name.size() - s.size());
+  }
+  return name;
+}
+
+bool has_suffix(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+const char* field_name(bcsr24::MmField field) {
+  switch (field) {
+    case bcsr24::MmField::real: return "real";
+    case bcsr24::MmField::double_: return "double";
+    case bcsr24::MmField::integer: return "integer";
+    case bcsr24::MmField::pattern: return "pattern";
+    case bcsr24::MmField::complex: return "complex";
+  }
+  return "?";
+}
+
+const char* symmetry_name(bcsr24::MmSymmetry symmetry) {
+  switch (symmetry) {
+    case bcsr24::MmSymmetry::general: return "general";
+    case bcsr24::MmSymmetry::symmetric: return "symmetric";
+    case bcsr24::MmSymmetry::skew_symmetric: return "skew-symmetric";
+    case bcsr24::MmSymmetry::hermitian: return "hermitian";
+  }
+  return "?";
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Input: Matrix Market file, .b24 file or synthetic XdYs matrix
+// ------------------------------------------------------------------------------------------------------------
+
+/// Rebuilds a CSR matrix from the stored tiles (fp16 values times 2^exponent). A .b24 file carries no original
+/// matrix, so its reference is the stored one: the check then measures the kernels, not the fp16 rounding of A.
+bcsr24::CsrMatrix csr_from_stored_tiles(const bcsr24::Bcsr24Matrix& a) {
+  std::vector<std::int32_t> rows, cols;
+  std::vector<double> values;
+  rows.reserve(static_cast<std::size_t>(a.nnz));
+  cols.reserve(static_cast<std::size_t>(a.nnz));
+  values.reserve(static_cast<std::size_t>(a.nnz));
+  auto add = [&](std::int64_t row, std::int64_t col, bcsr24::fp16_t bits) {
+    const double value = std::ldexp(double(bcsr24::fp16_to_float(bits)), a.scaling.exponent);
+    if (value == 0.0 || row >= a.rows || col >= a.cols) return;  // padding of the last tile row/column
+    rows.push_back(static_cast<std::int32_t>(row));
+    cols.push_back(static_cast<std::int32_t>(col));
+    values.push_back(value);
+  };
+  for (std::int64_t tile_row = 0; tile_row < a.tile_rows; ++tile_row) {
+    const std::int64_t row0 = tile_row * bcsr24::kTileRows;
+    const bcsr24::TileList& dense = a.dense;
+    for (std::int64_t t = dense.row_ptr[tile_row]; t < dense.row_ptr[tile_row + 1]; ++t) {
+      const std::int64_t col0 = std::int64_t(dense.col_idx[t]) * bcsr24::kTileCols;
+      const bcsr24::fp16_t* tile = dense.values.data() + t * bcsr24::kDenseTileValues;
+      for (int r = 0; r < bcsr24::kTileRows; ++r)
+        for (int c = 0; c < bcsr24::kTileCols; ++c) add(row0 + r, col0 + c, tile[bcsr24::dense_value_index(r, c)]);
+    }
+    const bcsr24::TileList& sparse = a.sparse24;
+    for (std::int64_t t = sparse.row_ptr[tile_row]; t < sparse.row_ptr[tile_row + 1]; ++t) {
+      const std::int64_t col0 = std::int64_t(sparse.col_idx[t]) * bcsr24::kTileCols;
+      const bcsr24::fp16_t* tile = sparse.values.data() + t * bcsr24::kSparseTileValues;
+      const std::uint32_t* meta = sparse.metadata.data() + t * bcsr24::kSparseTileMetaWords;
+      for (int r = 0; r < bcsr24::kTileRows; ++r) {
+        for (int group = 0; group < bcsr24::kTileCols / bcsr24::kGroupCols; ++group) {
+          const unsigned nibble =
+              (meta[bcsr24::metadata_word(r, group)] >> bcsr24::metadata_shift(r, group)) & 0xFu;
+          // Compressed columns 2*group and 2*group+1 hold the kept values at the two 2-bit positions.
+          const int kept[2] = {int(nibble & 3u), int((nibble >> 2) & 3u)};
+          for (int k = 0; k < 2; ++k)
+            add(row0 + r, col0 + group * bcsr24::kGroupCols + kept[k],
+                tile[bcsr24::sparse_value_index(r, 2 * group + k)]);
+        }
+      }
+    }
+  }
+  return bcsr24::csr_from_triplets(a.rows, a.cols, rows, cols, values);
+}
+
+struct LoadedMatrix {
+  std::string name;
+  std::string source;  ///< "matrix_market", "b24" or "synthetic"
+  bcsr24::CsrMatrix reference_csr;  ///< the original matrix (or, for .b24, the stored one)
+  bool reference_is_original = true;
+  bcsr24::Bcsr24Matrix bcsr;
+  json matrix_json;
+  json preprocessing_json = json::object();
+};
+
+LoadedMatrix load_matrix(const Options& options, bool show_progress) {
+  LoadedMatrix loaded;
+  if (!options.xdys_name.empty()) {
+    bcsr24::XdYsSpec spec;
+    bcsr24::parse_xdys_name(options.xdys_name, spec.dense_percent, spec.sparse24_percent);
+    spec.rows = spec.cols = options.xdys_size;
+    spec.seed = options.seed;
+    loaded.name = options.xdys_name + "_" + std::to_string(options.xdys_size);
+    loaded.source = "synthetic";
+    ProgressLine progress(show_progress, "generating " + loaded.name);
+    Stopwatch watch;
+    loaded.reference_csr = bcsr24::generate_xdys(spec);
+    loaded.preprocessing_json["generate_s"] = watch.seconds();
+    progress.done(watch.seconds());
+    loaded.matrix_json = {{"xdys", options.xdys_name}, {"dense_percent", spec.dense_percent},
+                          {"sparse24_percent", spec.sparse24_percent}};
+  } else {
+    const std::string& path = options.input_path;
+    // The library would also fail, but naming the file here gives the same message for .mtx and .b24.
+    if (!std::filesystem::exists(path)) throw bcsr24::Error(path + ": no such file");
+    loaded.name = file_stem_without_mtx(path);
+    if (has_suffix(path, ".b24")) {
+      loaded.source = "b24";
+      ProgressLine progress(show_progress, "loading " + path);
+      Stopwatch watch;
+      loaded.bcsr = bcsr24::load_bcsr24(path);
+      loaded.preprocessing_json["load_s"] = watch.seconds();
+      progress.done(watch.seconds());
+      loaded.reference_csr = csr_from_stored_tiles(loaded.bcsr);
+      loaded.reference_is_original = false;
+      loaded.matrix_json = json::object();
+    } else {
+      loaded.source = "matrix_market";
+      bcsr24::MatrixMarketOptions mm_options;
+      mm_options.pattern_values =
+          options.pattern_values == "random" ? bcsr24::PatternValues::random : bcsr24::PatternValues::ones;
+      mm_options.seed = options.seed;
+      bcsr24::MatrixMarketInfo info;
+      ProgressLine progress(show_progress, "reading " + path);
+      Stopwatch watch;
+      loaded.reference_csr = bcsr24::read_matrix_market(path, mm_options, &info);
+      loaded.preprocessing_json["read_s"] = watch.seconds();
+      progress.done(watch.seconds());
+      loaded.matrix_json = {{"field", field_name(info.field)},
+                            {"symmetry", symmetry_name(info.symmetry)},
+                            {"file_entries", info.entries}};
+    }
+    loaded.matrix_json["path"] = path;
+  }
+
+  if (loaded.source != "b24") {
+    bcsr24::ConvertOptions convert_options;
+    convert_options.scaling =
+        options.scaling == "none" ? bcsr24::ScalingPolicy::none : bcsr24::ScalingPolicy::automatic;
+    ProgressLine progress(show_progress, "converting to BCSR-2:4");
+    Stopwatch watch;
+    loaded.bcsr = bcsr24::convert_to_bcsr24(loaded.reference_csr, convert_options);
+    loaded.preprocessing_json["convert_s"] = watch.seconds();
+    progress.done(watch.seconds());
+  }
+  if (!options.save_path.empty()) {
+    ProgressLine progress(show_progress, "saving " + options.save_path);
+    Stopwatch watch;
+    bcsr24::save_bcsr24(options.save_path, loaded.bcsr);
+    loaded.preprocessing_json["save_s"] = watch.seconds();
+    loaded.preprocessing_json["saved_to"] = options.save_path;
+    progress.done(watch.seconds());
+  }
+
+  // Common fields first, then what only this kind of source knows (file, banner, XdYs percentages).
+  json matrix = {{"name", loaded.name},
+                 {"source", loaded.source},
+                 {"rows", loaded.bcsr.rows},
+                 {"cols", loaded.bcsr.cols},
+                 {"nnz", loaded.bcsr.nnz},
+                 {"entries_with_explicit_zeros", loaded.reference_csr.nnz()},
+                 {"density", double(loaded.bcsr.nnz) /
+                                 std::max(1.0, double(loaded.bcsr.rows) * double(loaded.bcsr.cols))}};
+  matrix.update(loaded.matrix_json);
+  loaded.matrix_json = std::move(matrix);
+  return loaded;
+}
+
+json census_json(const bcsr24::TileCensus& census) {
+  return {{"tile_rows", census.tile_rows},
+          {"tile_cols", census.tile_cols},
+          {"dense_tiles", census.dense_tiles},
+          {"sparse24_tiles", census.sparse24_tiles},
+          {"zero_tiles", census.zero_tiles},
+          {"stored_tiles", census.stored_tiles()},
+          {"sparse24_share", census.sparse24_share()},
+          {"nnz", census.nnz},
+          {"dense_nnz", census.dense_nnz},
+          {"sparse24_nnz", census.sparse24_nnz},
+          {"nnz_per_tile", census.nnz_per_tile()},
+          {"dense_bytes", census.dense_bytes},
+          {"sparse24_bytes", census.sparse24_bytes},
+          {"empty_tile_rows", census.empty_tile_rows},
+          {"max_tiles_per_tile_row", census.max_tiles_per_tile_row}};
+}
+
+json scaling_json(const bcsr24::Fp16Scaling& scaling, const std::string& policy) {
+  return {{"policy", policy},
+          {"exponent", scaling.exponent},
+          {"scaled", scaling.exponent != 0},
+          {"max_abs", scaling.max_abs},
+          {"min_abs_nonzero", scaling.min_abs_nonzero},
+          {"overflow_count", scaling.overflow_count},
+          {"underflow_count", scaling.underflow_count},
+          {"flushed_count", scaling.flushed_count},
+          {"subnormal_count", scaling.subnormal_count}};
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// fp64 reference and error
+// ------------------------------------------------------------------------------------------------------------
+
+using DenseRowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using SparseRowMajorView = Eigen::Map<const Eigen::SparseMatrix<double, Eigen::RowMajor, std::int32_t>>;
+
+/// Host memory the reference check needs: the fp64 result, B, |B| and B^2, the fetched C and C0 (float), and
+/// three per-entry weight arrays beside the CSR.
+double reference_check_bytes(std::int64_t rows, std::int64_t cols, std::int64_t n, std::int64_t nnz) {
+  return 8.0 * double(rows) * double(n) + 8.0 * 3.0 * double(cols) * double(n) +
+         4.0 * 2.0 * double(rows) * double(n) + 3.0 * 8.0 * double(nnz);
+}
+
+/// What fp16 arithmetic lets a correct kernel's relative Frobenius error be.
+struct ErrorExpectation {
+  double typical = 0.0;  ///< RMS estimate from independent roundings: where correct kernels land
+  double bound = 0.0;    ///< worst case: a correct kernel never exceeds it
+};
+
+struct Reference {
+  std::vector<double> c;  ///< alpha * A * B + beta * C0 in fp64, rows x n row-major
+  double norm = 0.0;      ///< ||c||_F
+  ErrorExpectation f32_output, f16_output;
+  double seconds = 0.0;
+
+  const ErrorExpectation& expectation(bool fp16_output) const { return fp16_output ? f16_output : f32_output; }
+};
+
+/// Worst-case absolute error of storing `value` as fp16 after scaling by 2^-exponent: relative 2^-11 in the
+/// normal range, absolute 2^-25 (times the scale) among subnormals, the whole value when it flushes to zero.
+double fp16_storage_error(double value, std::int32_t exponent) {
+  const double magnitude = std::abs(value);
+  if (std::ldexp(magnitude, -exponent) >= bcsr24::kFp16MinNormal) return kUnitRoundoffFp16 * magnitude;
+  return std::min(magnitude, std::ldexp(0.5 * bcsr24::kFp16MinSubnormal, exponent));
+}
+
+/// The value `value` becomes once stored: rounded to fp16 after scaling by 2^-exponent (round to nearest even).
+double fp16_stored_value(double value, std::int32_t exponent) {
+  return std::ldexp(double(bcsr24::fp16_to_float(bcsr24::double_to_fp16(std::ldexp(value, -exponent)))), exponent);
+}
+
+/// Computes the fp64 product of the reference CSR with B and, in the same pass over row chunks, two error
+/// figures per output element. The worst-case bound is
+///   |alpha| sum_k (e_ik + gamma(k_i) |a_ik|) |b_kj| + |beta| |c0_ij| u32 + (3 u32 + u_out) |cref_ij|
+/// where e_ik bounds the fp16 storage error of a_ik (0 when the reference is the stored matrix itself), gamma(k)
+/// = k u / (1 - k u) with u = 2^-23 covers fp32 accumulation over the k_i nonzeros of row i (tensor cores
+/// truncate rather than round, hence 2^-23), 3 u32 the final scalings and u_out the output rounding. The typical
+/// error takes the storage error exactly, d_ik = fl16(a_ik) - a_ik, and the other roundings as independent:
+///   (alpha (D B)_ij)^2 + alpha^2 sum_k k_i u32^2 a_ik^2 b_kj^2 + (u_out^2 / 3) cref_ij^2.
+/// Every term is a sparse product with per-entry weights, so the figures cost three more products.
+Reference compute_reference(const LoadedMatrix& loaded, std::int32_t n, const std::vector<bcsr24::fp16_t>& b,
+                            const std::vector<bcsr24::fp16_t>& c0, double alpha, double beta, bool show_progress) {
+  constexpr double kAccumulationRoundoff = 0x1p-23;
+  const bcsr24::CsrMatrix& a = loaded.reference_csr;
+  const std::int32_t exponent = loaded.bcsr.scaling.exponent;
+  ProgressLine progress(show_progress, "fp64 reference product");
+  Stopwatch watch;
+  Reference reference;
+  reference.c.assign(static_cast<std::size_t>(a.rows) * n, 0.0);
+
+  std::vector<double> bound_weights(a.values.size()), storage_deltas(a.values.size()),
+      accumulation_variances(a.values.size());
+  for (std::int32_t row = 0; row < a.rows; ++row) {
+    const double k = double(a.row_ptr[row + 1] - a.row_ptr[row]);
+    const double gamma = k * kAccumulationRoundoff / (1.0 - k * kAccumulationRoundoff);
+    for (std::int32_t i = a.row_ptr[row]; i < a.row_ptr[row + 1]; ++i) {
+      const double value = a.values[i];
+      const bool rounded = loaded.reference_is_original;
+      bound_weights[i] = (rounded ? fp16_storage_error(value, exponent) : 0.0) + gamma * std::abs(value);
+      storage_deltas[i] = rounded ? fp16_stored_value(value, exponent) - value : 0.0;
+      accumulation_variances[i] = k * kUnitRoundoffFp32 * kUnitRoundoffFp32 * value * value;
+    }
+  }
+  auto view = [&](const std::vector<double>& values) {
+    return SparseRowMajorView(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), values.data());
+  };
+  const SparseRowMajorView a_view = view(a.values), bound_view = view(bound_weights),
+                           delta_view = view(storage_deltas), variance_view = view(accumulation_variances);
+  DenseRowMajor b_double(a.cols, n);
+  for (std::int64_t i = 0; i < std::int64_t(a.cols) * n; ++i) b_double.data()[i] = bcsr24::fp16_to_float(b[i]);
+  const DenseRowMajor b_abs = b_double.cwiseAbs();
+  const DenseRowMajor b_squared = b_double.cwiseAbs2();
+
+  // Row chunks keep the scratch small and give the progress line something to count.
+  const std::int32_t chunk_rows = std::max<std::int32_t>(1, std::min<std::int32_t>(a.rows, 4096));
+  DenseRowMajor bound_product, delta_product, variance_product;
+  double norm_sq = 0.0, bound_f32_sq = 0.0, bound_f16_sq = 0.0, typical_f32_sq = 0.0, typical_f16_sq = 0.0;
+  for (std::int32_t row0 = 0; row0 < a.rows; row0 += chunk_rows) {
+    const std::int32_t count = std::min(chunk_rows, a.rows - row0);
+    Eigen::Map<DenseRowMajor> c_chunk(reference.c.data() + std::int64_t(row0) * n, count, n);
+    c_chunk.noalias() = alpha * (a_view.middleRows(row0, count) * b_double);
+    bound_product.noalias() = bound_view.middleRows(row0, count) * b_abs;
+    delta_product.noalias() = delta_view.middleRows(row0, count) * b_double;
+    variance_product.noalias() = variance_view.middleRows(row0, count) * b_squared;
+    for (std::int32_t r = 0; r < count; ++r) {
+      for (std::int32_t j = 0; j < n; ++j) {
+        const std::int64_t index = (std::int64_t(row0) + r) * n + j;
+        double& value = reference.c[index];
+        const double c0_value = beta != 0.0 ? double(bcsr24::fp16_to_float(c0[index])) : 0.0;
+        value += beta * c0_value;
+        const double magnitude = std::abs(value);
+        const double bound = std::abs(alpha) * bound_product(r, j) +
+                             std::abs(beta) * std::abs(c0_value) * kUnitRoundoffFp32 +
+                             3.0 * kUnitRoundoffFp32 * magnitude;
+        const double bound_f32 = bound + kUnitRoundoffFp32 * magnitude;
+        const double bound_f16 = bound + kUnitRoundoffFp16 * magnitude;
+        const double storage = alpha * delta_product(r, j);
+        const double variance = storage * storage + alpha * alpha * variance_product(r, j);
+        norm_sq += value * value;
+        bound_f32_sq += bound_f32 * bound_f32;
+        bound_f16_sq += bound_f16 * bound_f16;
+        typical_f32_sq += variance + kUnitRoundoffFp32 * kUnitRoundoffFp32 / 3.0 * value * value;
+        typical_f16_sq += variance + kUnitRoundoffFp16 * kUnitRoundoffFp16 / 3.0 * value * value;
+      }
+    }
+    progress.percent(double(row0 + count) / double(a.rows));
+  }
+  reference.norm = std::sqrt(norm_sq);
+  const double denominator = reference.norm > 0.0 ? reference.norm : 1.0;
+  reference.f32_output = {std::sqrt(typical_f32_sq) / denominator, std::sqrt(bound_f32_sq) / denominator};
+  reference.f16_output = {std::sqrt(typical_f16_sq) / denominator, std::sqrt(bound_f16_sq) / denominator};
+  reference.seconds = watch.seconds();
+  progress.done(reference.seconds);
+  return reference;
+}
+
+/// ||C - Cref||_F / ||Cref||_F; an absolute norm when Cref is zero. NaN anywhere in C gives NaN.
+template <typename ValueAt>
+double relative_error(const Reference& reference, ValueAt value_at) {
+  double diff_sq = 0.0;
+  for (std::size_t i = 0; i < reference.c.size(); ++i) {
+    const double diff = value_at(i) - reference.c[i];
+    diff_sq += diff * diff;
+  }
+  return std::sqrt(diff_sq) / (reference.norm > 0.0 ? reference.norm : 1.0);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Results
+// ------------------------------------------------------------------------------------------------------------
+
+struct Timings {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+};
+
+Timings summarize(std::vector<double> milliseconds) {
+  std::sort(milliseconds.begin(), milliseconds.end());
+  Timings timings;
+  const std::size_t count = milliseconds.size();
+  timings.min_ms = milliseconds.front();
+  timings.max_ms = milliseconds.back();
+  timings.median_ms =
+      count % 2 ? milliseconds[count / 2] : 0.5 * (milliseconds[count / 2 - 1] + milliseconds[count / 2]);
+  return timings;
+}
+
+/// One row of the results table.
+json result_json(const std::string& kernel, const std::string& device, const Timings& timings,
+                 const bcsr24::SpmmCost& cost, bool floor_applies, std::optional<double> rel_error,
+                 const ErrorExpectation* expectation) {
+  const double seconds = timings.median_ms * 1e-3;
+  json result = {{"kernel", kernel},
+                 {"device", device},
+                 {"median_ms", timings.median_ms},
+                 {"min_ms", timings.min_ms},
+                 {"max_ms", timings.max_ms},
+                 {"tflops_thesis", cost.thesis_flops / seconds * 1e-12},
+                 {"tflops_useful", cost.useful_flops / seconds * 1e-12},
+                 {"bandwidth_gbs", cost.min_bytes / seconds * 1e-9},
+                 {"floor_fraction", nullptr},
+                 {"rel_error", nullptr},
+                 {"expected_rel_error", nullptr},
+                 {"rel_error_bound", nullptr},
+                 {"within_bound", nullptr}};
+  // The memory floor is a GPU figure (kReferenceBandwidth); it says nothing about the CPU path.
+  if (floor_applies) result["floor_fraction"] = (cost.min_bytes / bcsr24::kReferenceBandwidth) / seconds;
+  if (rel_error && expectation) {
+    // JSON has no NaN: a NaN error (poisoned C left unwritten) is reported as null with a flag.
+    if (std::isfinite(*rel_error)) result["rel_error"] = *rel_error;
+    else result["rel_error_not_finite"] = true;
+    result["expected_rel_error"] = expectation->typical;
+    result["rel_error_bound"] = expectation->bound;
+    result["within_bound"] = *rel_error <= expectation->bound;
+  }
+  return result;
+}
+
+bool result_failed(const json& result) {
+  if (result.value("rel_error_not_finite", false)) return true;
+  return result["rel_error"].is_number() && !(result["rel_error"].get<double>() <= kFailRelativeError);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Human-readable report
+// ------------------------------------------------------------------------------------------------------------
+
+void print_matrix(const json& matrix, const json& census, const json& scaling, const json& preprocessing) {
+  std::cout << "matrix      " << matrix["name"].get<std::string>();
+  if (matrix.contains("field"))
+    std::cout << " (Matrix Market, " << matrix["field"].get<std::string>() << ", "
+              << matrix["symmetry"].get<std::string>() << ")";
+  else if (matrix["source"] == "b24")
+    std::cout << " (preprocessed .b24)";
+  else
+    std::cout << " (synthetic XdYs)";
+  std::cout << "\n            " << matrix["rows"] << " x " << matrix["cols"] << ", " << matrix["nnz"]
+            << " nonzeros";
+  if (matrix["entries_with_explicit_zeros"] != matrix["nnz"])
+    std::cout << " (" << matrix["entries_with_explicit_zeros"] << " entries with explicit zeros)";
+  std::cout << ", density " << format("%.3g", matrix["density"].get<double>()) << "\n";
+
+  std::cout << "tiles       16x32: " << census["tile_rows"] << " tile rows x " << census["tile_cols"]
+            << " tile columns\n"
+            << "            stored " << census["stored_tiles"] << " = " << census["dense_tiles"] << " dense + "
+            << census["sparse24_tiles"] << " 2:4 (" << format("%.1f", 100.0 * census["sparse24_share"].get<double>())
+            << "% 2:4), zero " << census["zero_tiles"] << "\n"
+            << "            " << format("%.1f", census["nnz_per_tile"].get<double>()) << " nonzeros per stored tile ("
+            << format("%.1f%%", 100.0 * census["nnz_per_tile"].get<double>() / bcsr24::kDenseTileValues)
+            << " of 512)\n"
+            << "            dense list " << human_bytes(census["dense_bytes"].get<double>()) << ", 2:4 list "
+            << human_bytes(census["sparse24_bytes"].get<double>()) << "\n"
+            << "            " << census["empty_tile_rows"] << " empty tile rows, at most "
+            << census["max_tiles_per_tile_row"] << " tiles in one tile row\n";
+
+  std::cout << "fp16        ";
+  if (scaling["scaled"].get<bool>())
+    std::cout << "values scaled by 2^" << scaling["exponent"] << " (products rescaled exactly)";
+  else
+    std::cout << "no scaling needed";
+  std::cout << "; max |a| " << format("%.3g", scaling["max_abs"].get<double>()) << ", min |a| "
+            << format("%.3g", scaling["min_abs_nonzero"].get<double>()) << "\n"
+            << "            overflow " << scaling["overflow_count"] << ", underflow " << scaling["underflow_count"]
+            << ", flushed to zero " << scaling["flushed_count"] << ", subnormal " << scaling["subnormal_count"]
+            << "\n";
+
+  std::cout << "preprocess ";
+  static const std::pair<const char*, const char*> steps[] = {{"generate_s", "generate"}, {"read_s", "read"},
+                                                              {"load_s", "load .b24"}, {"convert_s", "convert"},
+                                                              {"save_s", "save .b24"}};
+  for (const auto& [key, label] : steps)
+    if (preprocessing.contains(key))
+      std::cout << " " << label << " " << format("%.3f s", preprocessing[key].get<double>());
+  std::cout << "\n";
+}
+
+void print_results_header() {
+  std::printf("%-18s %10s %10s %10s %9s %9s %9s %8s %10s  %s\n", "kernel", "median ms", "min ms", "max ms",
+              "TFLOPS", "useful", "GB/s", "floor", "rel.error", "check");
+  std::printf("%-18s %10s %10s %10s %9s %9s\n", "", "", "", "", "(thesis)", "TFLOPS");
+}
+
+void print_result(const json& result) {
+  std::string floor = result["floor_fraction"].is_number()
+                          ? format("%.1f%%", 100.0 * result["floor_fraction"].get<double>())
+                          : "n/a";
+  std::string error = "not run", verdict;
+  if (result.value("rel_error_not_finite", false)) {
+    error = "NaN/inf";
+    verdict = "FAILED";
+  } else if (result["rel_error"].is_number()) {
+    const double rel_error = result["rel_error"].get<double>();
+    error = format("%.2e", rel_error);
+    if (rel_error > kFailRelativeError)
+      verdict = "FAILED (> 1e-2)";
+    else
+      verdict = std::string(result["within_bound"].get<bool>() ? "ok" : "ABOVE fp16 bound") + " (typical " +
+                format("%.1e", result["expected_rel_error"].get<double>()) + ", bound " +
+                format("%.1e", result["rel_error_bound"].get<double>()) + ")";
+  }
+  std::printf("%-18s %10.4f %10.4f %10.4f %9.4g %9.4g %9.1f %8s %10s  %s\n",
+              result["kernel"].get<std::string>().c_str(), result["median_ms"].get<double>(),
+              result["min_ms"].get<double>(), result["max_ms"].get<double>(),
+              result["tflops_thesis"].get<double>(), result["tflops_useful"].get<double>(),
+              result["bandwidth_gbs"].get<double>(), floor.c_str(), error.c_str(), verdict.c_str());
+  std::fflush(stdout);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// GPU path
+// ------------------------------------------------------------------------------------------------------------
+
+void check_cuda(cudaError_t status, const char* call, int line) {
+  if (status != cudaSuccess)
+    throw bcsr24::CudaError(std::string(call) + " failed: " + cudaGetErrorString(status) + " (" + __FILE__ + ":" +
+                            std::to_string(line) + ")");
+}
+#define SPMM_RUN_CUDA(call) check_cuda((call), #call, __LINE__)
+
+/// Device memory owned for the lifetime of one run.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    SPMM_RUN_CUDA(cudaMalloc(&pointer_, std::max<std::size_t>(bytes, 1)));
+  }
+  ~DeviceBuffer() { cudaFree(pointer_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return pointer_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* pointer_ = nullptr;
+  std::size_t bytes_;
+};
+
+class CudaEvent {
+ public:
+  CudaEvent() { SPMM_RUN_CUDA(cudaEventCreate(&event_)); }
+  ~CudaEvent() { cudaEventDestroy(event_); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+class CudaStream {
+ public:
+  CudaStream() { SPMM_RUN_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~CudaStream() { cudaStreamDestroy(stream_); }
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+struct MultiplyInputs {
+  std::int32_t n = 0;
+  std::vector<bcsr24::fp16_t> b;   ///< cols x n
+  std::vector<bcsr24::fp16_t> c0;  ///< rows x n, only when beta != 0
+};
+
+/// Runs each kernel: one checked run from a known C (NaN-poisoned when beta == 0, so unwritten outputs show),
+/// then `warmup` untimed and `reps` timed runs on a scratch C, each timed run between two CUDA events.
+std::vector<json> run_gpu_kernels(const Options& options, const LoadedMatrix& loaded, const MultiplyInputs& inputs,
+                                  const Reference* reference, const bcsr24::DeviceInfo& device) {
+  const std::int32_t n = inputs.n;
+  const std::int64_t rows = loaded.bcsr.rows, cols = loaded.bcsr.cols;
+  const bool fp16_out = options.fp16_out;
+  const std::size_t c_element = fp16_out ? 2 : 4;
+  const std::size_t c_count = static_cast<std::size_t>(rows) * n;
+  const bcsr24::SpmmCost cost =
+      bcsr24::spmm_cost(loaded.bcsr.census(), rows, cols, n, int(c_element), options.beta != 0.0);
+
+  std::vector<bcsr24::KernelKind> kernels;
+  if (options.kernel == "all") kernels = bcsr24::all_kernels();
+  else kernels.push_back(bcsr24::kernel_from_name(options.kernel));
+  const bool needs_merged_dense = std::any_of(kernels.begin(), kernels.end(), [](bcsr24::KernelKind kind) {
+    return kind != bcsr24::KernelKind::split_pipelined;
+  });
+
+  const bcsr24::DeviceMatrix device_matrix(loaded.bcsr, needs_merged_dense);
+  DeviceBuffer b_device(inputs.b.size() * sizeof(bcsr24::fp16_t));
+  SPMM_RUN_CUDA(cudaMemcpy(b_device.get(), inputs.b.data(), b_device.bytes(), cudaMemcpyHostToDevice));
+  DeviceBuffer c_device(c_count * c_element);
+  // Our stream does not synchronise with the legacy default stream, which the upload may have used.
+  SPMM_RUN_CUDA(cudaDeviceSynchronize());
+
+  // C0 in the output type: the same fp16-representable values the reference used.
+  std::vector<unsigned char> c0_bytes;
+  if (options.beta != 0.0) {
+    c0_bytes.resize(c_count * c_element);
+    if (fp16_out) {
+      std::memcpy(c0_bytes.data(), inputs.c0.data(), c0_bytes.size());
+    } else {
+      auto* c0_float = reinterpret_cast<float*>(c0_bytes.data());
+      for (std::size_t i = 0; i < c_count; ++i) c0_float[i] = bcsr24::fp16_to_float(inputs.c0[i]);
+    }
+  }
+  std::optional<DeviceBuffer> l2_flush;
+  if (options.flush_l2 && device.l2_bytes > 0) {
+    l2_flush.emplace(static_cast<std::size_t>(device.l2_bytes) * 2);
+    SPMM_RUN_CUDA(cudaMemset(l2_flush->get(), 0x5a, l2_flush->bytes()));
+  }
+
+  const CudaStream stream;
+  const CudaEvent start, stop;
+  bcsr24::PlanOptions plan_options;
+  plan_options.output = fp16_out ? bcsr24::OutputType::f16 : bcsr24::OutputType::f32;
+  const float alpha = float(options.alpha), beta = float(options.beta);
+  std::vector<unsigned char> c_host(c_count * c_element);
+  std::vector<json> results;
+
+  for (bcsr24::KernelKind kind : kernels) {
+    const bcsr24::SpmmPlan plan(device_matrix, n, kind, plan_options);
+    auto reset_c = [&] {
+      if (options.beta == 0.0)
+        SPMM_RUN_CUDA(cudaMemsetAsync(c_device.get(), 0xFF, c_device.bytes(), stream.get()));  // NaN in f32 and f16
+      else
+        SPMM_RUN_CUDA(cudaMemcpyAsync(c_device.get(), c0_bytes.data(), c0_bytes.size(), cudaMemcpyHostToDevice,
+                                      stream.get()));
+    };
+
+    std::optional<double> rel_error;
+    if (reference) {
+      reset_c();
+      plan.run(static_cast<const bcsr24::fp16_t*>(b_device.get()), n, c_device.get(), n, alpha, beta, stream.get());
+      SPMM_RUN_CUDA(cudaMemcpyAsync(c_host.data(), c_device.get(), c_host.size(), cudaMemcpyDeviceToHost,
+                                    stream.get()));
+      SPMM_RUN_CUDA(cudaStreamSynchronize(stream.get()));
+      if (fp16_out) {
+        const auto* c = reinterpret_cast<const bcsr24::fp16_t*>(c_host.data());
+        rel_error = relative_error(*reference, [&](std::size_t i) { return double(bcsr24::fp16_to_float(c[i])); });
+      } else {
+        const auto* c = reinterpret_cast<const float*>(c_host.data());
+        rel_error = relative_error(*reference, [&](std::size_t i) { return double(c[i]); });
+      }
+    }
+
+    // Timed runs use C as it stands: with beta != 0 it accumulates, which changes values, not the work done.
+    reset_c();
+    for (int i = 0; i < options.warmup; ++i)
+      plan.run(static_cast<const bcsr24::fp16_t*>(b_device.get()), n, c_device.get(), n, alpha, beta, stream.get());
+    std::vector<double> milliseconds;
+    for (int i = 0; i < options.reps; ++i) {
+      if (l2_flush)
+        bcsr24::bench::flush_l2(l2_flush->get(), l2_flush->bytes(), static_cast<unsigned*>(l2_flush->get()),
+                                stream.get());
+      SPMM_RUN_CUDA(cudaEventRecord(start.get(), stream.get()));
+      plan.run(static_cast<const bcsr24::fp16_t*>(b_device.get()), n, c_device.get(), n, alpha, beta, stream.get());
+      SPMM_RUN_CUDA(cudaEventRecord(stop.get(), stream.get()));
+      SPMM_RUN_CUDA(cudaEventSynchronize(stop.get()));
+      float elapsed = 0.0f;
+      SPMM_RUN_CUDA(cudaEventElapsedTime(&elapsed, start.get(), stop.get()));
+      milliseconds.push_back(elapsed);
+    }
+    results.push_back(result_json(bcsr24::kernel_name(kind), "gpu", summarize(milliseconds), cost, true, rel_error,
+                                  reference ? &reference->expectation(fp16_out) : nullptr));
+    if (!options.json_output) print_result(results.back());
+  }
+  return results;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// CPU path: bcsr24::reference_spmm on the host format
+// ------------------------------------------------------------------------------------------------------------
+
+json run_cpu_reference(const Options& options, const LoadedMatrix& loaded, const MultiplyInputs& inputs,
+                       const Reference* reference, bool show_progress) {
+  const std::int32_t n = inputs.n;
+  const std::size_t c_count = static_cast<std::size_t>(loaded.bcsr.rows) * n;
+  const bcsr24::SpmmCost cost =
+      bcsr24::spmm_cost(loaded.bcsr.census(), loaded.bcsr.rows, loaded.bcsr.cols, n, 4, options.beta != 0.0);
+  std::vector<float> c(c_count);
+  auto reset_c = [&] {
+    if (options.beta == 0.0)
+      std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
+    else
+      for (std::size_t i = 0; i < c_count; ++i) c[i] = bcsr24::fp16_to_float(inputs.c0[i]);
+  };
+
+  std::vector<double> milliseconds;
+  std::optional<double> rel_error;
+  for (int rep = 0; rep < options.cpu_reps; ++rep) {
+    reset_c();
+    ProgressLine progress(show_progress, "CPU reference_spmm run " + std::to_string(rep + 1));
+    Stopwatch watch;
+    bcsr24::reference_spmm(loaded.bcsr, n, inputs.b.data(), n, c.data(), n, options.alpha, options.beta);
+    milliseconds.push_back(watch.seconds() * 1e3);
+    progress.done(watch.seconds());
+    if (rep == 0 && reference) {
+      rel_error = relative_error(*reference, [&](std::size_t i) { return double(c[i]); });
+    }
+  }
+  // reference_spmm writes float C, so the fp32-output expectation applies.
+  json result = result_json("cpu_reference", "cpu", summarize(milliseconds), cost, false, rel_error,
+                            reference ? &reference->expectation(false) : nullptr);
+  if (!options.json_output) print_result(result);
+  return result;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+
+int run(const Options& options) {
+  const bool show_progress = !options.json_output && isatty(STDERR_FILENO);
+  json report = {{"program", kProgram}};
+
+  LoadedMatrix loaded = load_matrix(options, show_progress);
+  const bcsr24::TileCensus census = loaded.bcsr.census();
+  report["matrix"] = loaded.matrix_json;
+  report["census"] = census_json(census);
+  report["scaling"] = scaling_json(loaded.bcsr.scaling, loaded.source == "b24" ? "from .b24" : options.scaling);
+  report["preprocessing"] = loaded.preprocessing_json;
+  if (!options.json_output)
+    print_matrix(report["matrix"], report["census"], report["scaling"], report["preprocessing"]);
+
+  // Which path runs: the GPU kernels when a device of sm_80+ is there and wanted, else the CPU reference.
+  bcsr24::DeviceInfo device;
+  if (options.cpu_only) {
+    device.reason = "--cpu-only given";
+  } else {
+    device = bcsr24::query_device();
+    if (device.available && device.compute_capability < 80) {
+      device.available = false;
+      device.reason = device.name + " is sm_" + std::to_string(device.compute_capability) +
+                      "; mma.sp and cp.async need sm_80 or newer";
+    }
+  }
+  report["gpu"] = {{"available", device.available},
+                   {"name", device.name},
+                   {"compute_capability", device.compute_capability},
+                   {"reason", device.available ? "" : device.reason}};
+
+  MultiplyInputs inputs;
+  inputs.n = options.n();
+  inputs.b = random_fp16(std::int64_t(loaded.bcsr.cols) * inputs.n, options.seed);
+  if (options.beta != 0.0)
+    inputs.c0 = random_fp16(std::int64_t(loaded.bcsr.rows) * inputs.n, options.seed ^ 0xC0C0C0C0C0C0C0C0ull);
+  report["multiply"] = {{"n", inputs.n},
+                        {"nmult", inputs.n % kNmultColumns == 0 ? json(inputs.n / kNmultColumns) : json(nullptr)},
+                        {"alpha", options.alpha},
+                        {"beta", options.beta},
+                        {"output", device.available && options.fp16_out ? "f16" : "f32"},
+                        {"seed", options.seed},
+                        {"reps", device.available ? options.reps : options.cpu_reps},
+                        {"warmup", device.available ? options.warmup : 0},
+                        {"flush_l2", device.available && options.flush_l2}};
+  if (!options.json_output) {
+    std::cout << "multiply    C = " << options.alpha << " * A * B + " << options.beta << " * C, n = " << inputs.n;
+    if (inputs.n % kNmultColumns == 0) std::cout << " (nmult " << inputs.n / kNmultColumns << ")";
+    std::cout << ", B random fp16 in [-1, 1) (seed " << options.seed << "), "
+              << (device.available && options.fp16_out ? "fp16" : "fp32") << " output\n";
+  }
+
+  // The fp64 reference, when it fits in the memory allowed.
+  std::optional<Reference> reference;
+  json check = {{"enabled", options.check},
+                {"reference", loaded.reference_is_original ? "original matrix" : "stored (decoded) matrix"},
+                {"fail_above", kFailRelativeError}};
+  if (options.check) {
+    const double needed = reference_check_bytes(loaded.bcsr.rows, loaded.bcsr.cols, inputs.n,
+                                                loaded.reference_csr.nnz());
+    const double limit = options.check_limit_gib * 1024.0 * 1024.0 * 1024.0;
+    if (needed > limit) {
+      check["skipped_reason"] = "the fp64 reference needs " + human_bytes(needed) + ", over --check-limit-gib " +
+                                format("%g", options.check_limit_gib);
+    } else {
+      reference = compute_reference(loaded, inputs.n, inputs.b, inputs.c0, options.alpha, options.beta,
+                                    show_progress);
+      check["reference_s"] = reference->seconds;
+      check["f32_output"] = {{"expected_rel_error", reference->f32_output.typical},
+                             {"rel_error_bound", reference->f32_output.bound}};
+      check["f16_output"] = {{"expected_rel_error", reference->f16_output.typical},
+                             {"rel_error_bound", reference->f16_output.bound}};
+    }
+  }
+  report["check"] = check;
+  if (!options.json_output) {
+    std::cout << "check       ";
+    if (!options.check)
+      std::cout << "off (--no-check)\n";
+    else if (!reference)
+      std::cout << "skipped: " << check["skipped_reason"].get<std::string>() << "\n";
+    else
+      std::cout << "fp64 Eigen product of the " << check["reference"].get<std::string>() << " ("
+                << format("%.2f s", reference->seconds) << ")\n            fp16-derived relative error: typical "
+                << format("%.1e", reference->expectation(options.fp16_out && device.available).typical)
+                << ", bound " << format("%.1e", reference->expectation(options.fp16_out && device.available).bound)
+                << "; a kernel fails above " << format("%.0e", kFailRelativeError) << "\n";
+  }
+
+  std::vector<json> results;
+  if (device.available) {
+    if (!options.json_output) {
+      std::cout << "gpu         " << device.name << " (sm_" << device.compute_capability << ", "
+                << device.multiprocessors << " SMs), " << options.warmup << " warm-up + " << options.reps
+                << " timed runs per kernel" << (options.flush_l2 ? ", L2 flushed before each" : "") << "\n\n";
+      print_results_header();
+    }
+    results = run_gpu_kernels(options, loaded, inputs, reference ? &*reference : nullptr, device);
+  } else {
+    if (!options.json_output) {
+      std::cout << "GPU kernels skipped: " << device.reason << "\n"
+                << "cpu         bcsr24::reference_spmm on the host format (double accumulation), "
+                << options.cpu_reps << " timed run(s)\n\n";
+      print_results_header();
+    }
+    results.push_back(run_cpu_reference(options, loaded, inputs, reference ? &*reference : nullptr, show_progress));
+  }
+  report["results"] = results;
+
+  if (options.json_output) std::cout << report.dump(2) << std::endl;
+
+  int status = 0;
+  for (const json& result : results) {
+    if (!result_failed(result)) continue;
+    const std::string error = result["rel_error"].is_number() ? format("%.3e", result["rel_error"].get<double>())
+                                                               : std::string("NaN/inf");
+    std::cerr << kProgram << ": error: kernel " << result["kernel"].get<std::string>() << " relative error "
+              << error << " exceeds " << format("%.0e", kFailRelativeError) << "\n";
+    status = kExitRuntimeError;
+  }
+  return status;
+}
+
+/// Prints "spmm_run: error: <message>" as one line (newlines inside a message would split it) and returns `code`.
+int report_error(const std::string& message, const char* suffix, int code) {
+  std::string line = message;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  std::cerr << kProgram << ": error: " << line << suffix << "\n";
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"", kProgram};
+  Options options;
+  try {
+    add_options(app, options);
+    app.parse(argc, argv);
+    validate(options);
+  } catch (const CLI::Success& success) {  // --help: CLI11 prints the help text on stdout
+    return app.exit(success);
+  } catch (const CLI::Error& error) {
+    return report_error(error.what(), " (see --help)", kExitUsage);
+  } catch (const UsageError& error) {
+    return report_error(error.what(), " (see --help)", kExitUsage);
+  } catch (const std::exception& error) {  // e.g. all_kernels() failing while the option list is built
+    return report_error(error.what(), "", kExitRuntimeError);
+  }
+
+  try {
+    return run(options);
+  } catch (const bcsr24::Error& error) {
+    return report_error(error.what(), "", kExitRuntimeError);
+  } catch (const std::exception& error) {
+    return report_error(error.what(), "", kExitRuntimeError);
+  }
+}

@@ -1,0 +1,51 @@
+// Matrix Market (.mtx, .mtx.gz) reader.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "bcsr24/csr_matrix.hpp"
+
+namespace bcsr24 {
+
+enum class MmFormat { coordinate, array };
+enum class MmField { real, double_, integer, pattern, complex };
+enum class MmSymmetry { general, symmetric, skew_symmetric, hermitian };
+
+/// What the banner and size line said.
+struct MatrixMarketInfo {
+  MmFormat format = MmFormat::coordinate;
+  MmField field = MmField::real;
+  MmSymmetry symmetry = MmSymmetry::general;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t entries = 0;  ///< entries listed in the file (before symmetric expansion)
+};
+
+enum class PatternValues {
+  ones,   ///< every pattern entry becomes 1.0
+  random  ///< uniform in [-1, 1), reproducible from MatrixMarketOptions::seed
+};
+
+struct MatrixMarketOptions {
+  PatternValues pattern_values = PatternValues::ones;
+  std::uint64_t seed = 1;
+};
+
+/// Reads a Matrix Market file (plain, or gzip when the content is gzip-compressed).
+/// Symmetric, skew-symmetric and hermitian-on-real files are expanded; duplicates are summed.
+/// @throw ParseError (file, 1-based line, problem) for malformed content;
+///        UnsupportedMatrixError for complex fields; SizeLimitError when dims/nnz exceed 32-bit indices.
+CsrMatrix read_matrix_market(const std::string& path, const MatrixMarketOptions& options = {},
+                             MatrixMarketInfo* info = nullptr);
+
+/// Same, from bytes in memory (already decompressed); `name` is used in error messages.
+CsrMatrix read_matrix_market_from_memory(const char* data, std::size_t size, const std::string& name,
+                                         const MatrixMarketOptions& options = {},
+                                         MatrixMarketInfo* info = nullptr);
+
+/// Writes a general real coordinate file (used by tools and tests).
+void write_matrix_market(const std::string& path, const CsrMatrix& a);
+
+}  // namespace bcsr24

@@ -1,0 +1,209 @@
+// SparseOperator: validates and copies the caller's CSR, converts it once, uploads it once (lazily, under a
+// mutex), and hands out SpmmPlans. Everything heavy is delegated to convert_to_bcsr24, DeviceMatrix, SpmmPlan.
+#include "bcsr24/sparse_operator.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <filesystem>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bcsr24/error.hpp"
+#include "bcsr24/serialize.hpp"
+#include "bcsr24/tile_layout.hpp"
+
+namespace bcsr24 {
+
+struct SparseOperator::State {
+  Bcsr24Matrix host;
+  TileCensus census;
+  OperatorOptions options;
+  // The device copy is created at most once; the mutex makes concurrent first uses safe.
+  mutable std::mutex upload_mutex;
+  mutable std::unique_ptr<DeviceMatrix> device;
+};
+
+namespace {
+
+/// Checks the raw CSR arrays before anything is read past row_ptr, naming the first broken rule.
+void check_csr_arrays(std::int32_t rows, std::int32_t cols, const std::int32_t* row_ptr,
+                      const std::int32_t* col_idx, const void* values) {
+  const std::string where = "SparseOperator::from_csr: ";
+  if (rows < 0 || cols < 0)
+    throw InvalidArgument(where + "negative dimensions " + std::to_string(rows) + " x " + std::to_string(cols));
+  if (row_ptr == nullptr) throw InvalidArgument(where + "row_ptr is null");
+  if (row_ptr[0] != 0) throw InvalidArgument(where + "row_ptr[0] is " + std::to_string(row_ptr[0]) + ", expected 0");
+  for (std::int32_t r = 0; r < rows; ++r)
+    if (row_ptr[r + 1] < row_ptr[r])
+      throw InvalidArgument(where + "row_ptr decreases at row " + std::to_string(r) + " (" +
+                            std::to_string(row_ptr[r]) + " -> " + std::to_string(row_ptr[r + 1]) + ")");
+  const std::int32_t nnz = row_ptr[rows];
+  if (nnz > 0 && col_idx == nullptr) throw InvalidArgument(where + "col_idx is null with nnz = " + std::to_string(nnz));
+  if (nnz > 0 && values == nullptr) throw InvalidArgument(where + "values is null with nnz = " + std::to_string(nnz));
+  for (std::int32_t r = 0; r < rows; ++r)
+    for (std::int32_t p = row_ptr[r]; p < row_ptr[r + 1]; ++p)
+      if (col_idx[p] < 0 || col_idx[p] >= cols)
+        throw InvalidArgument(where + "row " + std::to_string(r) + " has column index " + std::to_string(col_idx[p]) +
+                              " outside [0, " + std::to_string(cols) + ")");
+}
+
+/// Sorts each row by column and sums duplicates, in place; rows already strictly increasing are untouched.
+void sort_and_merge_rows(CsrMatrix& a) {
+  std::vector<std::int32_t> order;
+  std::vector<std::int32_t> cols_scratch;
+  std::vector<double> values_scratch;
+  std::int32_t write = 0;
+  std::int32_t row_begin = 0;
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    const std::int32_t begin = row_begin, end = a.row_ptr[r + 1];
+    row_begin = end;
+    bool increasing = true;
+    for (std::int32_t p = begin + 1; p < end && increasing; ++p) increasing = a.col_idx[p - 1] < a.col_idx[p];
+    if (increasing) {
+      for (std::int32_t p = begin; p < end; ++p, ++write) {
+        a.col_idx[write] = a.col_idx[p];
+        a.values[write] = a.values[p];
+      }
+    } else {
+      order.resize(static_cast<std::size_t>(end - begin));
+      std::iota(order.begin(), order.end(), begin);
+      // Stable: duplicates are summed in input order, so the rounding is deterministic.
+      std::stable_sort(order.begin(), order.end(), [&](std::int32_t x, std::int32_t y) { return a.col_idx[x] < a.col_idx[y]; });
+      cols_scratch.clear();
+      values_scratch.clear();
+      for (std::int32_t p : order) {
+        if (!cols_scratch.empty() && cols_scratch.back() == a.col_idx[p]) {
+          values_scratch.back() += a.values[p];
+        } else {
+          cols_scratch.push_back(a.col_idx[p]);
+          values_scratch.push_back(a.values[p]);
+        }
+      }
+      for (std::size_t i = 0; i < cols_scratch.size(); ++i, ++write) {
+        a.col_idx[write] = cols_scratch[i];
+        a.values[write] = values_scratch[i];
+      }
+    }
+    a.row_ptr[r + 1] = write;
+  }
+  a.col_idx.resize(static_cast<std::size_t>(write));
+  a.values.resize(static_cast<std::size_t>(write));
+}
+
+template <typename Value>
+CsrMatrix copy_csr(std::int32_t rows, std::int32_t cols, const std::int32_t* row_ptr, const std::int32_t* col_idx,
+                   const Value* values) {
+  check_csr_arrays(rows, cols, row_ptr, col_idx, values);
+  CsrMatrix a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr.assign(row_ptr, row_ptr + rows + 1);
+  const std::size_t nnz = static_cast<std::size_t>(row_ptr[rows]);
+  if (nnz > 0) {
+    a.col_idx.assign(col_idx, col_idx + nnz);
+    a.values.assign(values, values + nnz);  // float -> double is exact
+  }
+  sort_and_merge_rows(a);
+  return a;
+}
+
+void check_host_matrix(const Bcsr24Matrix& m) {
+  const std::string where = "SparseOperator::from_host: ";
+  if (m.rows < 0 || m.cols < 0) throw InvalidArgument(where + "negative dimensions");
+  if (m.tile_rows != (std::int64_t(m.rows) + kTileRows - 1) / kTileRows ||
+      m.tile_cols != (std::int64_t(m.cols) + kTileCols - 1) / kTileCols)
+    throw InvalidArgument(where + "tile_rows/tile_cols do not match " + std::to_string(m.rows) + " x " +
+                          std::to_string(m.cols));
+  const auto check_list = [&](const TileList& list, const char* name, std::size_t values_per_tile,
+                              std::size_t meta_per_tile) {
+    if (list.row_ptr.size() != static_cast<std::size_t>(m.tile_rows) + 1 ||
+        list.row_ptr.back() != list.tiles() || list.values.size() != std::size_t(list.tiles()) * values_per_tile ||
+        list.metadata.size() != std::size_t(list.tiles()) * meta_per_tile)
+      throw InvalidArgument(where + name + " tile list sizes are inconsistent");
+  };
+  check_list(m.sparse24, "2:4", kSparseTileValues, kSparseTileMetaWords);
+  check_list(m.dense, "dense", kDenseTileValues, 0);
+}
+
+bool has_b24_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return ext == ".b24";
+}
+
+}  // namespace
+
+SparseOperator::SparseOperator(std::unique_ptr<State> state) : state_(std::move(state)) {}
+SparseOperator::~SparseOperator() = default;
+SparseOperator::SparseOperator(SparseOperator&&) noexcept = default;
+SparseOperator& SparseOperator::operator=(SparseOperator&&) noexcept = default;
+
+SparseOperator SparseOperator::from_host(Bcsr24Matrix host, const OperatorOptions& options) {
+  check_host_matrix(host);
+  auto state = std::make_unique<State>();
+  state->host = std::move(host);
+  state->census = state->host.census();
+  state->options = options;
+  return SparseOperator(std::move(state));
+}
+
+SparseOperator SparseOperator::from_csr(const CsrMatrix& a, const OperatorOptions& options) {
+  if (a.row_ptr.size() != static_cast<std::size_t>(std::max(a.rows, 0)) + 1)
+    throw InvalidArgument("SparseOperator::from_csr: row_ptr has " + std::to_string(a.row_ptr.size()) +
+                          " entries, expected rows + 1");
+  if (a.col_idx.size() != a.values.size() ||
+      static_cast<std::int64_t>(a.col_idx.size()) != static_cast<std::int64_t>(a.row_ptr.back()))
+    throw InvalidArgument("SparseOperator::from_csr: col_idx, values and row_ptr[rows] disagree on nnz");
+  return from_csr(a.rows, a.cols, a.row_ptr.data(), a.col_idx.data(), a.values.data(), options);
+}
+
+SparseOperator SparseOperator::from_csr(std::int32_t rows, std::int32_t cols, const std::int32_t* row_ptr,
+                                        const std::int32_t* col_idx, const double* values,
+                                        const OperatorOptions& options) {
+  return from_host(convert_to_bcsr24(copy_csr(rows, cols, row_ptr, col_idx, values), options.convert), options);
+}
+
+SparseOperator SparseOperator::from_csr(std::int32_t rows, std::int32_t cols, const std::int32_t* row_ptr,
+                                        const std::int32_t* col_idx, const float* values,
+                                        const OperatorOptions& options) {
+  return from_host(convert_to_bcsr24(copy_csr(rows, cols, row_ptr, col_idx, values), options.convert), options);
+}
+
+SparseOperator SparseOperator::from_file(const std::string& path, const OperatorOptions& options) {
+  if (has_b24_extension(path)) return from_host(load_bcsr24(path), options);
+  // The reader's CSR is already sorted and unique, so it goes straight to the conversion.
+  return from_host(convert_to_bcsr24(read_matrix_market(path, options.matrix_market), options.convert), options);
+}
+
+std::int32_t SparseOperator::rows() const noexcept { return state_->host.rows; }
+std::int32_t SparseOperator::cols() const noexcept { return state_->host.cols; }
+std::int64_t SparseOperator::nnz() const noexcept { return state_->host.nnz; }
+const TileCensus& SparseOperator::census() const noexcept { return state_->census; }
+const Fp16Scaling& SparseOperator::scaling() const noexcept { return state_->host.scaling; }
+const Bcsr24Matrix& SparseOperator::host() const noexcept { return state_->host; }
+const OperatorOptions& SparseOperator::options() const noexcept { return state_->options; }
+
+void SparseOperator::upload() const { (void)device(); }
+
+bool SparseOperator::uploaded() const noexcept {
+  std::lock_guard<std::mutex> lock(state_->upload_mutex);
+  return state_->device != nullptr;
+}
+
+const DeviceMatrix& SparseOperator::device() const {
+  std::lock_guard<std::mutex> lock(state_->upload_mutex);
+  if (!state_->device)
+    state_->device = std::make_unique<DeviceMatrix>(state_->host, state_->options.upload_merged_dense);
+  return *state_->device;
+}
+
+SpmmPlan SparseOperator::make_plan(std::int32_t n, KernelKind kernel, const PlanOptions& options) const {
+  if (n < 1) throw InvalidArgument("SparseOperator::make_plan: n must be >= 1, got " + std::to_string(n));
+  return SpmmPlan(device(), n, kernel, options);
+}
+
+}  // namespace bcsr24

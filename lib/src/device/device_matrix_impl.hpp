@@ -1,0 +1,36 @@
+// What a DeviceMatrix holds on the GPU (private: used by the upload and by plans).
+#pragma once
+
+#include <cstdint>
+
+#include "bcsr24/device.hpp"
+#include "device/device_buffer.hpp"
+#include "kernels/spmm_params.hpp"
+
+namespace bcsr24 {
+
+struct DeviceTileList {
+  detail::DeviceBuffer<std::int32_t> row_ptr;
+  detail::DeviceBuffer<std::int32_t> col_idx;
+  detail::DeviceBuffer<std::uint16_t> values;
+  detail::DeviceBuffer<std::uint32_t> metadata;
+  std::int64_t tiles = 0;
+
+  kernels::TileListView view() const {
+    return {row_ptr.get(), col_idx.get(), values.get(), metadata.get()};
+  }
+  std::int64_t bytes() const { return std::int64_t(row_ptr.bytes() + col_idx.bytes() + values.bytes() + metadata.bytes()); }
+};
+
+struct DeviceMatrix::Impl {
+  std::int32_t rows = 0, cols = 0, tile_rows = 0, tile_cols = 0;
+  std::int32_t scale_exponent = 0;
+  DeviceTileList sparse24;
+  DeviceTileList dense;
+  DeviceTileList merged_dense;  // every stored tile as dense; empty unless requested
+  bool has_merged_dense = false;
+  detail::DeviceBuffer<kernels::TileRowWork> row_work;  // tile rows, most work first
+  int device = 0;
+};
+
+}  // namespace bcsr24

@@ -1,0 +1,28 @@
+// Names of the kernel ladder's rungs, as used on command lines and in reports.
+#include <string>
+
+#include "bcsr24/device.hpp"
+#include "bcsr24/error.hpp"
+
+namespace bcsr24 {
+
+const char* kernel_name(KernelKind kind) noexcept {
+  switch (kind) {
+    case KernelKind::dense_bt: return "dense_bt";
+    case KernelKind::dense_pipelined: return "dense_pipelined";
+    case KernelKind::split_pipelined: return "split_pipelined";
+  }
+  return "unknown";
+}
+
+std::vector<KernelKind> all_kernels() {
+  return {KernelKind::dense_bt, KernelKind::dense_pipelined, KernelKind::split_pipelined};
+}
+
+KernelKind kernel_from_name(const std::string& name) {
+  for (KernelKind k : all_kernels())
+    if (name == kernel_name(k)) return k;
+  throw InvalidArgument("unknown kernel '" + name + "' (expected dense_bt, dense_pipelined or split_pipelined)");
+}
+
+}  // namespace bcsr24

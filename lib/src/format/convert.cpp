@@ -1,0 +1,402 @@
+// CSR -> BCSR-2:4: tiles 16 CSR rows at a time, classifies each tile by occupancy masks, packs it in
+// fragment order, and maps values into fp16 range with an exact power-of-two scale.
+#include "bcsr24/convert.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "bcsr24/error.hpp"
+#include "bcsr24/half.hpp"
+#include "format/fp16_range.hpp"
+#include "format/fp16_rounding.hpp"
+#include "format/tile_codec.hpp"
+
+namespace bcsr24 {
+
+namespace {
+
+using detail::TileElements;
+using detail::TileOccupancy;
+
+std::int32_t ceil_div(std::int32_t n, std::int32_t d) { return static_cast<std::int32_t>((std::int64_t{n} + d - 1) / d); }
+
+/// Runs fn(0..chunks-1), chunk 0 on the calling thread, and rethrows the first chunk's exception.
+template <class Fn>
+void run_chunks(int chunks, const Fn& fn) {
+  if (chunks <= 1) {
+    fn(0);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(chunks));
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<std::size_t>(chunks - 1));
+  for (int c = 1; c < chunks; ++c)
+    workers.emplace_back([&, c] {
+      try {
+        fn(c);
+      } catch (...) {
+        errors[static_cast<std::size_t>(c)] = std::current_exception();
+      }
+    });
+  try {
+    fn(0);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (auto& w : workers) w.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+/// Splits the tile rows into `chunks` contiguous ranges holding about the same number of CSR entries, so the
+/// threads get equal work even when the nonzeros are concentrated in a few tile rows.
+std::vector<std::int32_t> split_tile_rows(const CsrMatrix& a, std::int32_t tile_rows, int chunks) {
+  std::vector<std::int32_t> bounds(static_cast<std::size_t>(chunks) + 1, tile_rows);
+  bounds[0] = 0;
+  const auto entries_before = [&](std::int32_t tile_row) {
+    return std::int64_t{a.row_ptr[static_cast<std::size_t>(std::min<std::int64_t>(a.rows, std::int64_t{tile_row} * kTileRows))]};
+  };
+  for (int c = 1; c < chunks; ++c) {
+    const std::int64_t target = a.nnz() * c / chunks;
+    std::int32_t lo = bounds[static_cast<std::size_t>(c) - 1], hi = tile_rows;
+    while (lo < hi) {  // first tile row that starts at or after `target`
+      const std::int32_t mid = lo + (hi - lo) / 2;
+      if (entries_before(mid) < target) lo = mid + 1; else hi = mid;
+    }
+    bounds[static_cast<std::size_t>(c)] = lo;
+  }
+  return bounds;
+}
+
+/// Light CSR checks the tiling relies on (sizes, monotone row pointers); columns are checked while scanning.
+void check_csr_shape(const CsrMatrix& a) {
+  if (a.rows < 0 || a.cols < 0) throw InvalidArgument("convert_to_bcsr24: negative matrix dimensions");
+  if (a.row_ptr.size() != static_cast<std::size_t>(a.rows) + 1)
+    throw InvalidArgument("convert_to_bcsr24: row_ptr has " + std::to_string(a.row_ptr.size()) +
+                          " entries, expected rows + 1 = " + std::to_string(std::int64_t{a.rows} + 1));
+  if (a.values.size() != a.col_idx.size())
+    throw InvalidArgument("convert_to_bcsr24: col_idx and values differ in length");
+  if (a.row_ptr[0] != 0 || a.row_ptr.back() != static_cast<std::int64_t>(a.col_idx.size()))
+    throw InvalidArgument("convert_to_bcsr24: row_ptr must start at 0 and end at nnz");
+  for (std::int32_t r = 0; r < a.rows; ++r)
+    if (a.row_ptr[static_cast<std::size_t>(r) + 1] < a.row_ptr[static_cast<std::size_t>(r)])
+      throw InvalidArgument("convert_to_bcsr24: row_ptr decreases at row " + std::to_string(r));
+}
+
+/// Magnitude statistics of the CSR rows of some tile rows, plus the column checks the packer relies on.
+struct RangeScan {
+  double max_abs = 0.0;
+  double min_abs_nonzero = std::numeric_limits<double>::infinity();
+  std::int64_t nonzeros = 0, overflow = 0, underflow = 0;
+};
+
+RangeScan scan_range(const CsrMatrix& a, std::int32_t row_begin, std::int32_t row_end) {
+  RangeScan s;
+  for (std::int32_t r = row_begin; r < row_end; ++r) {
+    std::int32_t previous_col = -1;
+    for (std::int32_t p = a.row_ptr[static_cast<std::size_t>(r)]; p < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++p) {
+      const std::int32_t c = a.col_idx[static_cast<std::size_t>(p)];
+      if (c <= previous_col || c >= a.cols)
+        throw InvalidArgument("convert_to_bcsr24: row " + std::to_string(r) + " has column " + std::to_string(c) +
+                              (c >= a.cols ? " out of range" : " out of order (columns must be sorted and unique)"));
+      previous_col = c;
+      const double v = std::fabs(a.values[static_cast<std::size_t>(p)]);
+      if (!std::isfinite(v)) {
+        std::ostringstream msg;
+        msg << "convert_to_bcsr24: entry (row " << r << ", column " << c << ", 0-based) is "
+            << a.values[static_cast<std::size_t>(p)] << "; fp16 conversion needs finite values";
+        throw RangeError(msg.str());
+      }
+      if (v == 0.0) continue;  // explicit zero: not a nonzero
+      ++s.nonzeros;
+      s.max_abs = std::max(s.max_abs, v);
+      s.min_abs_nonzero = std::min(s.min_abs_nonzero, v);
+      s.overflow += v >= detail::kFp16OverflowThreshold;
+      s.underflow += v <= detail::kFp16UnderflowThreshold;
+    }
+  }
+  return s;
+}
+
+/// One list's share of a chunk of tile rows; concatenated in chunk order afterwards.
+struct ListPart {
+  std::vector<std::int32_t> tiles_per_row;
+  std::vector<std::int32_t> col_idx;
+  std::vector<fp16_t> values;
+  std::vector<std::uint32_t> metadata;
+  std::int64_t nnz = 0;
+};
+
+struct ChunkPart {
+  ListPart sparse24, dense;
+  std::int64_t subnormal = 0, flushed = 0;
+};
+
+/// a * 2^-exponent, exactly (barring results far below the fp16 range), then rounded once to fp16.
+struct Fp16Store {
+  std::int32_t exponent = 0;
+  double factor = 1.0;
+  bool factor_exact = true;  // 2^-exponent is a normal double, so one multiplication is an exact scaling
+
+  explicit Fp16Store(std::int32_t e) : exponent(e), factor(std::ldexp(1.0, -e)), factor_exact(e >= -1000 && e <= 1000) {}
+  fp16_t operator()(double v) const {
+    return detail::round_double_to_fp16(factor_exact ? v * factor : std::ldexp(v, -exponent));
+  }
+};
+
+void convert_tile_rows(const CsrMatrix& a, std::int32_t tr_begin, std::int32_t tr_end, const Fp16Store& store,
+                       bool force_dense, ChunkPart& out) {
+  out.sparse24.tiles_per_row.assign(static_cast<std::size_t>(tr_end - tr_begin), 0);
+  out.dense.tiles_per_row.assign(static_cast<std::size_t>(tr_end - tr_begin), 0);
+  TileElements tile;
+  tile.fill(0);
+  TileOccupancy occupancy{};
+  std::int32_t cursor[kTileRows], row_end[kTileRows];
+  const std::int32_t* col_idx = a.col_idx.data();
+  const double* values = a.values.data();
+
+  for (std::int32_t tr = tr_begin; tr < tr_end; ++tr) {
+    const std::int32_t r0 = tr * kTileRows;
+    const int nrows = static_cast<int>(std::min<std::int64_t>(kTileRows, std::int64_t{a.rows} - r0));
+    for (int i = 0; i < nrows; ++i) {
+      cursor[i] = a.row_ptr[static_cast<std::size_t>(r0 + i)];
+      row_end[i] = a.row_ptr[static_cast<std::size_t>(r0 + i) + 1];
+    }
+    // Rows are sorted, so the tiles of this tile row come out in ascending column order by always taking
+    // the smallest tile column among the 16 row cursors: a 16-way merge, no sort and no scratch per column.
+    for (;;) {
+      std::int32_t tc = std::numeric_limits<std::int32_t>::max();
+      for (int i = 0; i < nrows; ++i)
+        if (cursor[i] < row_end[i]) tc = std::min(tc, col_idx[cursor[i]] / kTileCols);
+      if (tc == std::numeric_limits<std::int32_t>::max()) break;
+      const std::int64_t col_end = (std::int64_t{tc} + 1) * kTileCols;
+
+      int tile_nnz = 0;
+      for (int i = 0; i < nrows; ++i) {
+        std::int32_t p = cursor[i];
+        std::uint32_t mask = 0;
+        for (; p < row_end[i] && col_idx[p] < col_end; ++p) {
+          const double v = values[p];
+          if (v == 0.0) continue;  // explicit zeros do not count as nonzeros
+          const int c = col_idx[p] % kTileCols;
+          mask |= 1u << c;
+          const fp16_t h = store(v);
+          tile[static_cast<std::size_t>(i * kTileCols + c)] = h;
+          // A nonzero that became fp16 0 or a subnormal is counted, never silently lost.
+          const unsigned magnitude = h & 0x7FFFu;
+          out.flushed += magnitude == 0;
+          out.subnormal += magnitude != 0 && magnitude < 0x0400u;
+        }
+        cursor[i] = p;
+        occupancy[static_cast<std::size_t>(i)] = mask;
+        tile_nnz += __builtin_popcount(mask);
+      }
+      if (tile_nnz == 0) continue;  // only explicit zeros: a zero tile
+
+      bool dense = force_dense;
+      for (int i = 0; i < nrows && !dense; ++i) dense = detail::row_violates_24(occupancy[static_cast<std::size_t>(i)]);
+      ListPart& list = dense ? out.dense : out.sparse24;
+      list.tiles_per_row[static_cast<std::size_t>(tr - tr_begin)] += 1;
+      list.col_idx.push_back(tc);
+      list.nnz += tile_nnz;
+      const std::size_t value_offset = list.values.size();
+      if (dense) {
+        list.values.resize(value_offset + kDenseTileValues);
+        detail::pack_dense_tile(tile, list.values.data() + value_offset);
+      } else {
+        const std::size_t meta_offset = list.metadata.size();
+        list.values.resize(value_offset + kSparseTileValues);
+        list.metadata.resize(meta_offset + kSparseTileMetaWords);
+        detail::pack_sparse24_tile(tile, occupancy, list.values.data() + value_offset,
+                                   list.metadata.data() + meta_offset);
+      }
+
+      // Reset the scratch: wholesale for busy tiles, element by element for sparse ones.
+      if (tile_nnz > kDenseTileValues / 8) {
+        tile.fill(0);
+      } else {
+        for (int i = 0; i < nrows; ++i)
+          for (std::uint32_t m = occupancy[static_cast<std::size_t>(i)]; m != 0; m &= m - 1)
+            tile[static_cast<std::size_t>(i * kTileCols + __builtin_ctz(m))] = 0;
+      }
+      for (int i = 0; i < nrows; ++i) occupancy[static_cast<std::size_t>(i)] = 0;
+    }
+  }
+}
+
+/// Concatenates the chunks' parts of one list into a TileList with a global row_ptr.
+TileList assemble_list(std::vector<ChunkPart>& parts, ListPart ChunkPart::*which, std::int32_t tile_rows,
+                       bool with_metadata) {
+  TileList list;
+  list.row_ptr.reserve(static_cast<std::size_t>(tile_rows) + 1);
+  list.row_ptr.push_back(0);
+  std::size_t tiles = 0, values = 0, metadata = 0;
+  for (auto& part : parts) {
+    const ListPart& p = part.*which;
+    for (std::int32_t n : p.tiles_per_row) list.row_ptr.push_back(list.row_ptr.back() + n);
+    tiles += p.col_idx.size();
+    values += p.values.size();
+    metadata += p.metadata.size();
+  }
+  if (parts.size() == 1) {
+    ListPart& p = parts[0].*which;
+    list.col_idx = std::move(p.col_idx);
+    list.values = std::move(p.values);
+    list.metadata = std::move(p.metadata);
+  } else {
+    list.col_idx.reserve(tiles);
+    list.values.reserve(values);
+    list.metadata.reserve(metadata);
+    for (auto& part : parts) {
+      ListPart& p = part.*which;
+      list.col_idx.insert(list.col_idx.end(), p.col_idx.begin(), p.col_idx.end());
+      list.values.insert(list.values.end(), p.values.begin(), p.values.end());
+      list.metadata.insert(list.metadata.end(), p.metadata.begin(), p.metadata.end());
+      p = ListPart{};  // release the part's memory early
+    }
+  }
+  if (!with_metadata) list.metadata.clear();
+  return list;
+}
+
+}  // namespace
+
+TileKind classify_tile(const double* tile_row_major) {
+  bool any = false;
+  for (int r = 0; r < kTileRows; ++r) {
+    for (int grp = 0; grp < kTileCols / kGroupCols; ++grp) {
+      int count = 0;
+      for (int q = 0; q < kGroupCols; ++q) count += tile_row_major[r * kTileCols + grp * kGroupCols + q] != 0.0;
+      if (count > 2) return TileKind::dense;
+      any = any || count > 0;
+    }
+  }
+  return any ? TileKind::sparse24 : TileKind::zero;
+}
+
+Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options) {
+  check_csr_shape(a);
+  Bcsr24Matrix out;
+  out.rows = a.rows;
+  out.cols = a.cols;
+  out.tile_rows = ceil_div(a.rows, kTileRows);
+  out.tile_cols = ceil_div(a.cols, kTileCols);
+
+  const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int chunks = options.threads > 0 ? options.threads : hardware;
+  // Tiny matrices are not worth a thread; each chunk should have real work.
+  chunks = static_cast<int>(std::clamp<std::int64_t>(std::min<std::int64_t>(chunks, a.nnz() / 65536 + 1), 1,
+                                                     std::max<std::int32_t>(out.tile_rows, 1)));
+  const std::vector<std::int32_t> bounds = split_tile_rows(a, out.tile_rows, chunks);
+  const auto row_of = [&](std::int32_t tile_row) {
+    return static_cast<std::int32_t>(std::min<std::int64_t>(a.rows, std::int64_t{tile_row} * kTileRows));
+  };
+
+  // Pass 1: magnitudes (the scale must be known before any value is rounded to fp16).
+  std::vector<RangeScan> scans(static_cast<std::size_t>(chunks));
+  run_chunks(chunks, [&](int c) {
+    scans[static_cast<std::size_t>(c)] = scan_range(a, row_of(bounds[static_cast<std::size_t>(c)]),
+                                                    row_of(bounds[static_cast<std::size_t>(c) + 1]));
+  });
+  Fp16Scaling& scaling = out.scaling;
+  double min_abs = std::numeric_limits<double>::infinity();
+  for (const RangeScan& s : scans) {
+    scaling.max_abs = std::max(scaling.max_abs, s.max_abs);
+    min_abs = std::min(min_abs, s.min_abs_nonzero);
+    scaling.overflow_count += s.overflow;
+    scaling.underflow_count += s.underflow;
+    out.nnz += s.nonzeros;
+  }
+  scaling.min_abs_nonzero = out.nnz > 0 ? min_abs : 0.0;
+  scaling.exponent = detail::choose_scaling_exponent(scaling, out.nnz, options.scaling);
+
+  // Pass 2: tiles.
+  std::vector<ChunkPart> parts(static_cast<std::size_t>(chunks));
+  const Fp16Store store(scaling.exponent);
+  run_chunks(chunks, [&](int c) {
+    convert_tile_rows(a, bounds[static_cast<std::size_t>(c)], bounds[static_cast<std::size_t>(c) + 1], store,
+                      options.force_dense, parts[static_cast<std::size_t>(c)]);
+  });
+  for (const ChunkPart& p : parts) {
+    scaling.subnormal_count += p.subnormal;
+    scaling.flushed_count += p.flushed;
+    out.sparse24_nnz += p.sparse24.nnz;
+    out.dense_nnz += p.dense.nnz;
+  }
+  out.sparse24 = assemble_list(parts, &ChunkPart::sparse24, out.tile_rows, true);
+  out.dense = assemble_list(parts, &ChunkPart::dense, out.tile_rows, false);
+  return out;
+}
+
+TileList merge_to_dense_list(const Bcsr24Matrix& a) {
+  TileList merged;
+  merged.row_ptr.assign(static_cast<std::size_t>(a.tile_rows) + 1, 0);
+  const std::size_t tiles = static_cast<std::size_t>(a.sparse24.tiles() + a.dense.tiles());
+  merged.col_idx.reserve(tiles);
+  merged.values.reserve(tiles * kDenseTileValues);
+  TileElements tile;
+  for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
+    std::int32_t s = a.sparse24.row_ptr[static_cast<std::size_t>(tr)];
+    const std::int32_t s_end = a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1];
+    std::int32_t d = a.dense.row_ptr[static_cast<std::size_t>(tr)];
+    const std::int32_t d_end = a.dense.row_ptr[static_cast<std::size_t>(tr) + 1];
+    // Both lists are sorted by column within a tile row: merge them.
+    while (s < s_end || d < d_end) {
+      const bool take_sparse =
+          d >= d_end || (s < s_end && a.sparse24.col_idx[static_cast<std::size_t>(s)] < a.dense.col_idx[static_cast<std::size_t>(d)]);
+      const std::size_t offset = merged.values.size();
+      merged.values.resize(offset + kDenseTileValues);
+      if (take_sparse) {
+        merged.col_idx.push_back(a.sparse24.col_idx[static_cast<std::size_t>(s)]);
+        detail::unpack_sparse24_tile(a.sparse24.values.data() + static_cast<std::size_t>(s) * kSparseTileValues,
+                                     a.sparse24.metadata.data() + static_cast<std::size_t>(s) * kSparseTileMetaWords, tile);
+        detail::pack_dense_tile(tile, merged.values.data() + offset);
+        ++s;
+      } else {
+        merged.col_idx.push_back(a.dense.col_idx[static_cast<std::size_t>(d)]);
+        std::copy_n(a.dense.values.data() + static_cast<std::size_t>(d) * kDenseTileValues, kDenseTileValues,
+                    merged.values.data() + offset);
+        ++d;
+      }
+    }
+    merged.row_ptr[static_cast<std::size_t>(tr) + 1] = static_cast<std::int32_t>(merged.col_idx.size());
+  }
+  return merged;
+}
+
+std::vector<double> decode_to_dense(const Bcsr24Matrix& a) {
+  std::vector<double> out(static_cast<std::size_t>(a.rows) * static_cast<std::size_t>(a.cols), 0.0);
+  TileElements tile;
+  const auto scatter = [&](std::int32_t tr, std::int32_t tc) {
+    for (int r = 0; r < kTileRows; ++r) {
+      const std::int64_t row = std::int64_t{tr} * kTileRows + r;
+      if (row >= a.rows) break;
+      for (int c = 0; c < kTileCols; ++c) {
+        const std::int64_t col = std::int64_t{tc} * kTileCols + c;
+        if (col >= a.cols) break;
+        out[static_cast<std::size_t>(row * a.cols + col)] =
+            std::ldexp(static_cast<double>(fp16_to_float(tile[static_cast<std::size_t>(r * kTileCols + c)])),
+                       a.scaling.exponent);
+      }
+    }
+  };
+  for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
+    for (std::int32_t t = a.sparse24.row_ptr[static_cast<std::size_t>(tr)]; t < a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
+      detail::unpack_sparse24_tile(a.sparse24.values.data() + static_cast<std::size_t>(t) * kSparseTileValues,
+                                   a.sparse24.metadata.data() + static_cast<std::size_t>(t) * kSparseTileMetaWords, tile);
+      scatter(tr, a.sparse24.col_idx[static_cast<std::size_t>(t)]);
+    }
+    for (std::int32_t t = a.dense.row_ptr[static_cast<std::size_t>(tr)]; t < a.dense.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
+      detail::unpack_dense_tile(a.dense.values.data() + static_cast<std::size_t>(t) * kDenseTileValues, tile);
+      scatter(tr, a.dense.col_idx[static_cast<std::size_t>(t)]);
+    }
+  }
+  return out;
+}
+
+}  // namespace bcsr24

@@ -1,0 +1,17 @@
+// Work and traffic counts of one multiply (see metrics.hpp).
+#include "bcsr24/metrics.hpp"
+
+namespace bcsr24 {
+
+SpmmCost spmm_cost(const TileCensus& census, std::int64_t rows, std::int64_t cols, std::int64_t n,
+                   int c_element_bytes, bool reads_c) {
+  SpmmCost cost;
+  cost.thesis_flops = 2.0 * double(census.stored_tiles()) * kTileRows * kTileCols * double(n);
+  cost.useful_flops = 2.0 * double(census.nnz) * double(n);
+  const double b_bytes = double(cols) * double(n) * 2.0;
+  const double c_bytes = double(rows) * double(n) * c_element_bytes * (reads_c ? 2.0 : 1.0);
+  cost.min_bytes = double(census.sparse24_bytes + census.dense_bytes) + b_bytes + c_bytes;
+  return cost;
+}
+
+}  // namespace bcsr24

@@ -1,0 +1,94 @@
+// CPU reference SpMM on the host format: decodes each stored tile through tile_layout.hpp and multiplies in double.
+#include "bcsr24/reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "bcsr24/error.hpp"
+#include "bcsr24/half.hpp"
+#include "format/tile_codec.hpp"
+
+namespace bcsr24 {
+
+namespace {
+
+/// One nonzero of a decoded tile: position inside the tile and value (unscaled fp16, widened exactly).
+struct TileEntry {
+  int row, col;
+  double value;
+};
+
+/// Nonzero elements of a decoded tile. Zeros are skipped: they add nothing, and skipping them keeps a tile
+/// of a few nonzeros cheap.
+void collect_entries(const detail::TileElements& tile, std::vector<TileEntry>& entries) {
+  entries.clear();
+  for (int r = 0; r < kTileRows; ++r)
+    for (int c = 0; c < kTileCols; ++c) {
+      const fp16_t h = tile[static_cast<std::size_t>(r * kTileCols + c)];
+      if ((h & 0x7FFFu) != 0) entries.push_back({r, c, static_cast<double>(fp16_to_float(h))});
+    }
+}
+
+}  // namespace
+
+void reference_spmm(const Bcsr24Matrix& a, std::int32_t n, const fp16_t* b, std::int64_t ldb, float* c,
+                    std::int64_t ldc, double alpha, double beta) {
+  if (n < 1) throw InvalidArgument("reference_spmm: n must be at least 1, got " + std::to_string(n));
+  if (ldb < n || ldc < n)
+    throw InvalidArgument("reference_spmm: leading dimensions ldb = " + std::to_string(ldb) + ", ldc = " +
+                          std::to_string(ldc) + " must be at least n = " + std::to_string(n));
+  if ((a.cols > 0 && b == nullptr) || (a.rows > 0 && c == nullptr))
+    throw InvalidArgument("reference_spmm: null B or C");
+
+  // Widen B once; row k of B is used by every tile of tile column k / 32.
+  std::vector<double> bd(static_cast<std::size_t>(a.cols) * static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < a.cols; ++k)
+    for (std::int32_t j = 0; j < n; ++j)
+      bd[static_cast<std::size_t>(k * n + j)] = static_cast<double>(fp16_to_float(b[k * ldb + j]));
+
+  std::vector<double> acc(static_cast<std::size_t>(kTileRows) * static_cast<std::size_t>(n));
+  detail::TileElements tile;
+  std::vector<TileEntry> entries;
+  entries.reserve(kDenseTileValues);
+
+  const auto accumulate = [&](std::int32_t tc) {
+    collect_entries(tile, entries);
+    for (const TileEntry& e : entries) {
+      const std::int64_t k = std::int64_t{tc} * kTileCols + e.col;
+      // A nonzero in the padding would be a broken matrix; it cannot meet a row of B, so it is ignored here
+      // (load_bcsr24 rejects such files).
+      if (k >= a.cols) continue;
+      const double* b_row = &bd[static_cast<std::size_t>(k * n)];
+      double* acc_row = &acc[static_cast<std::size_t>(e.row) * static_cast<std::size_t>(n)];
+      for (std::int32_t j = 0; j < n; ++j) acc_row[j] += e.value * b_row[j];
+    }
+  };
+
+  for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (std::int32_t t = a.sparse24.row_ptr[static_cast<std::size_t>(tr)]; t < a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
+      detail::unpack_sparse24_tile(a.sparse24.values.data() + static_cast<std::size_t>(t) * kSparseTileValues,
+                                   a.sparse24.metadata.data() + static_cast<std::size_t>(t) * kSparseTileMetaWords, tile);
+      accumulate(a.sparse24.col_idx[static_cast<std::size_t>(t)]);
+    }
+    for (std::int32_t t = a.dense.row_ptr[static_cast<std::size_t>(tr)]; t < a.dense.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
+      detail::unpack_dense_tile(a.dense.values.data() + static_cast<std::size_t>(t) * kDenseTileValues, tile);
+      accumulate(a.dense.col_idx[static_cast<std::size_t>(t)]);
+    }
+    const std::int32_t rows_here = std::min<std::int32_t>(kTileRows, a.rows - tr * kTileRows);
+    for (std::int32_t r = 0; r < rows_here; ++r) {
+      float* c_row = c + (std::int64_t{tr} * kTileRows + r) * ldc;
+      const double* acc_row = &acc[static_cast<std::size_t>(r) * static_cast<std::size_t>(n)];
+      for (std::int32_t j = 0; j < n; ++j) {
+        // Stored values are A * 2^-exponent: scale the product back exactly (ldexp, not a rounded factor).
+        const double product = std::ldexp(alpha * acc_row[j], a.scaling.exponent);
+        // beta == 0 must not read C: 0 * NaN would keep a NaN the caller meant to overwrite.
+        c_row[j] = static_cast<float>(beta == 0.0 ? product : product + beta * static_cast<double>(c_row[j]));
+      }
+    }
+  }
+}
+
+}  // namespace bcsr24

@@ -1,0 +1,62 @@
+// One small wrapper per PTX instruction the kernels use (sm_80+): cp.async, ldmatrix, mma, mma.sp.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "bcsr24 kernels need sm_80 or newer (cp.async, mma.sp::ordered_metadata)"
+#endif
+
+namespace bcsr24::kernels::ptx {
+
+/// Shared-memory address as the 32-bit value PTX's .shared state space expects.
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/// 16-byte global -> shared copy that bypasses L1 (.cg). Only `src_bytes` (0..16) are read; the rest of
+/// the 16 destination bytes are zero-filled, which is how we pad B past its last row or column.
+__device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+/// Waits until at most `kPending` committed groups of this thread are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+/// Four transposed 8x8 fp16 matrices from shared memory. Lane l supplies the address of row l % 8 of
+/// matrix l / 8; lane 4g+t receives, of each matrix, the elements [row 2t, 2t+1][column g], which is the
+/// mma B-fragment order when the matrices are K-major rows of B.
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+/// D = A * B + D, dense m16n8k16, fp16 inputs, fp32 accumulators.
+__device__ __forceinline__ void mma_m16n8k16_f16_f32(float (&d)[4], const uint4& a, std::uint32_t b0,
+                                                     std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+}
+
+/// D = A * B + D, 2:4-sparse m16n8k32: A is the compressed 16x16 fragment, `meta` its ordered metadata,
+/// sparsity selector 0 (lanes 4g and 4g+1 supply the metadata).
+__device__ __forceinline__ void mma_sp_m16n8k32_f16_f32(float (&d)[4], const uint4& a,
+                                                        const std::uint32_t (&b)[4], std::uint32_t meta) {
+  asm volatile(
+      "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(meta));
+}
+
+}  // namespace bcsr24::kernels::ptx

@@ -1,0 +1,292 @@
+// The BCSR-2:4 SpMM kernel template behind all three rungs of the ladder (docs/KERNELS.md).
+//
+// Work distribution: one thread block of kWarps warps per (tile row, slice of output columns). The warps of
+// a block share the tile row: warp w takes tiles w, w + kWarps, ... of each list, so a long tile row is
+// split over kWarps warps instead of one, and the partial 16 x slice results are summed in shared memory in
+// a fixed order (deterministic: the same input gives bit-identical output). Tile rows are launched longest
+// first (the order of the row_work descriptors) so the longest rows do not end up in the tail of the grid.
+//
+// Each warp runs a software pipeline per list: kStages shared-memory stages, each holding one A tile (as
+// stored, in fragment order) and the 32 x slice block of B it multiplies, filled by cp.async kStages - 1
+// tiles ahead of the tile being computed. The 2:4 list and the dense list are two separate loops with no
+// branch on the tile kind inside either.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "bcsr24/tile_layout.hpp"
+#include "kernels/ptx_sm80.cuh"
+#include "kernels/spmm_params.hpp"
+
+namespace bcsr24::kernels {
+
+/// Warps per block: enough to split long tile rows, few enough that short rows waste little.
+inline constexpr int kWarpsPerBlock = 4;
+
+template <int kSliceWidth>
+struct SliceGeometry {
+  static_assert(kSliceWidth % 8 == 0 && kSliceWidth >= 8 && kSliceWidth <= 64, "slice is 8..64 columns");
+  /// 16-byte chunks (8 fp16) in one row of the B block.
+  static constexpr int kChunksPerRow = kSliceWidth / 8;
+  /// Row pitch of the B block in shared memory, in fp16. Rows of 16 bytes are conflict-free as they are;
+  /// wider rows get 16 bytes of padding so the 8 rows one ldmatrix phase reads fall in distinct banks.
+  static constexpr int kBPitch = kSliceWidth == 8 ? 8 : kSliceWidth + 8;
+  static constexpr int kBBytes = kTileCols * kBPitch * 2;
+  static constexpr int kNSteps = kSliceWidth / 8;  // n8 mma steps per tile
+  /// A stage holds one A tile as stored, then its B block. A dense tile is 1024 bytes; a 2:4 tile is 512 bytes
+  /// of values and 64 of metadata, so 2:4 stages are smaller and the 2:4 loop fits more of them in flight.
+  template <bool kSparse>
+  struct Stage {
+    static constexpr int kABytes = kSparse ? kSparseTileValues * 2 + kSparseTileMetaWords * 4 : kDenseTileValues * 2;
+    static constexpr int kMetaOffset = kSparseTileValues * 2;
+    static constexpr int kBytes = kABytes + kBBytes;
+    static_assert(kABytes % 16 == 0 && kBytes % 16 == 0, "cp.async and ldmatrix need 16-byte alignment");
+  };
+  static constexpr int kStageBytes = Stage<false>::kBytes;  // the larger of the two
+};
+
+/// Pipeline depth per slice width: deeper for narrow slices (little shared memory per stage, little math
+/// per byte), shallower for wide ones (a stage is 5.5 KB at 64 columns).
+template <int kSliceWidth>
+constexpr int pipelined_stages() {
+  return kSliceWidth <= 16 ? 4 : 3;
+}
+
+/// Stages of the 2:4 loop. Its stages are smaller (576 bytes of A instead of 1024), so it gets at least as
+/// many as fit in the dense loop's space, and at the narrowest slice two more: there the stage is mostly A,
+/// and bytes in flight per warp are what keeps DRAM busy (26 KB per block still fits 8 blocks per SM).
+template <int kSliceWidth, int kStages>
+constexpr int sparse24_stages() {
+  using G = SliceGeometry<kSliceWidth>;
+  constexpr int fitting = kStages * G::kStageBytes / G::template Stage<true>::kBytes;
+  return kStages == 1 ? 1 : (kSliceWidth == 8 ? fitting + 1 : fitting);
+}
+
+/// Shared memory of one warp's pipeline.
+template <int kSliceWidth, int kStages, bool kHasSparseList>
+constexpr int warp_pipeline_bytes() {
+  using G = SliceGeometry<kSliceWidth>;
+  constexpr int dense = kStages * G::kStageBytes;
+  constexpr int sparse = kHasSparseList ? sparse24_stages<kSliceWidth, kStages>() * G::template Stage<true>::kBytes : 0;
+  return dense > sparse ? dense : sparse;
+}
+
+template <int kSliceWidth, int kStages, bool kHasSparseList>
+constexpr int spmm_shared_bytes() {
+  constexpr int pipeline = kWarpsPerBlock * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList>();
+  constexpr int reduction = kWarpsPerBlock * kTileRows * kSliceWidth * 4;
+  return pipeline > reduction ? pipeline : reduction;
+}
+
+/// Copies tile `tile` of `list` and its B block into `stage` (asynchronously; the caller commits).
+template <int kSliceWidth, bool kSparse>
+__device__ __forceinline__ void load_tile_async(const TileListView& list, std::int32_t tile, std::int32_t tile_col,
+                                                unsigned char* stage, const SpmmParams& p, int n0, int lane) {
+  using G = SliceGeometry<kSliceWidth>;
+  using S = typename G::template Stage<kSparse>;
+  const std::uint32_t stage_addr = ptx::smem_addr(stage);
+  if constexpr (kSparse) {
+    const uint4* values = reinterpret_cast<const uint4*>(list.values) + std::size_t(tile) * (kSparseTileValues / 8);
+    ptx::cp_async_16(stage_addr + lane * 16, values + lane, 16);
+    if (lane < kSparseTileMetaWords / 4) {
+      const uint4* meta = reinterpret_cast<const uint4*>(list.metadata) + std::size_t(tile) * (kSparseTileMetaWords / 4);
+      ptx::cp_async_16(stage_addr + S::kMetaOffset + lane * 16, meta + lane, 16);
+    }
+  } else {
+    const uint4* values = reinterpret_cast<const uint4*>(list.values) + std::size_t(tile) * (kDenseTileValues / 8);
+    ptx::cp_async_16(stage_addr + lane * 16, values + lane, 16);
+    ptx::cp_async_16(stage_addr + 512 + lane * 16, values + 32 + lane, 16);
+  }
+  // B rows k0 .. k0+31, columns n0 .. n0+slice-1. Consecutive lanes take consecutive 16-byte chunks of a row
+  // (coalesced). Rows past K and columns past n are zero-filled, never read: the padded A columns are zero,
+  // but 0 * (whatever lies in memory) could be NaN.
+  const std::int32_t k0 = tile_col * kTileCols;
+  const std::uint32_t b_addr = stage_addr + S::kABytes;
+#pragma unroll
+  for (int it = 0; it < G::kChunksPerRow; ++it) {
+    const int q = lane + it * kWarpSize;  // 32 rows x kChunksPerRow chunks, kWarpSize at a time
+    const int r = q / G::kChunksPerRow;
+    const int chunk = q % G::kChunksPerRow;
+    const std::int32_t row = k0 + r;
+    const int col = n0 + chunk * 8;
+    int valid = p.n - col;
+    valid = valid < 0 ? 0 : (valid > 8 ? 8 : valid);
+    if (row >= p.k) valid = 0;
+    const std::uint16_t* src = valid ? p.b + std::size_t(row) * p.ldb + col : p.b;
+    ptx::cp_async_16(b_addr + (r * G::kBPitch + chunk * 8) * 2, src, valid * 2);
+  }
+}
+
+/// acc += (tile in `stage`) x (its B block), for all n8 steps of the slice.
+template <int kSliceWidth, bool kSparse>
+__device__ __forceinline__ void compute_tile(const unsigned char* stage, float (&acc)[kSliceWidth / 8][4], int lane) {
+  using G = SliceGeometry<kSliceWidth>;
+  using S = typename G::template Stage<kSparse>;
+  // Lane l addresses row l of the 32-row B block: rows 0-7, 8-15, 16-23, 24-31 are ldmatrix's four matrices.
+  const std::uint32_t b_row = ptx::smem_addr(stage + S::kABytes) + lane * G::kBPitch * 2;
+  if constexpr (kSparse) {
+    const uint4 a = *reinterpret_cast<const uint4*>(stage + lane * 16);
+    const std::uint32_t meta =
+        *reinterpret_cast<const std::uint32_t*>(stage + S::kMetaOffset + metadata_word_of_lane(lane) * 4);
+#pragma unroll
+    for (int j = 0; j < G::kNSteps; ++j) {
+      std::uint32_t b[4];
+      ptx::ldmatrix_x4_trans(b, b_row + j * 16);
+      ptx::mma_sp_m16n8k32_f16_f32(acc[j], a, b, meta);
+    }
+  } else {
+    const uint4 a_lo = *reinterpret_cast<const uint4*>(stage + lane * 16);        // columns 0-15
+    const uint4 a_hi = *reinterpret_cast<const uint4*>(stage + 512 + lane * 16);  // columns 16-31
+#pragma unroll
+    for (int j = 0; j < G::kNSteps; ++j) {
+      std::uint32_t b[4];
+      ptx::ldmatrix_x4_trans(b, b_row + j * 16);
+      ptx::mma_m16n8k16_f16_f32(acc[j], a_lo, b[0], b[1]);
+      ptx::mma_m16n8k16_f16_f32(acc[j], a_hi, b[2], b[3]);
+    }
+  }
+}
+
+/// One warp's pass over its share of one tile list of one tile row: tiles first, first + stride, ...
+/// kStages stages of this list's kind (1 = no pipelining).
+template <int kSliceWidth, int kStages, bool kSparse>
+__device__ __forceinline__ void run_tile_list(const TileListView& list, std::int32_t first, std::int32_t count,
+                                              std::int32_t stride, unsigned char* warp_smem, const SpmmParams& p,
+                                              int n0, float (&acc)[kSliceWidth / 8][4], int lane) {
+  using G = SliceGeometry<kSliceWidth>;
+  using S = typename G::template Stage<kSparse>;
+  // The B address of a tile depends on its column index. Reading col_idx right before each copy would put a
+  // dependent global load (hundreds of cycles) in front of every cp.async; instead each lane holds the column
+  // of one of the next 32 tiles and the issuing code takes it with a shuffle.
+  std::int32_t chunk_base = 0;
+  std::int32_t chunk_col = lane < count ? list.col_idx[first + lane * stride] : 0;
+  auto tile_col = [&](std::int32_t i) {  // i increases by one per call
+    if (i - chunk_base == kWarpSize) {
+      chunk_base = i;
+      chunk_col = i + lane < count ? list.col_idx[first + (i + lane) * stride] : 0;
+    }
+    return __shfl_sync(0xffffffffu, chunk_col, i - chunk_base);
+  };
+  if constexpr (kStages == 1) {
+    // Baseline: load, wait, compute, one tile at a time.
+    for (std::int32_t i = 0; i < count; ++i) {
+      load_tile_async<kSliceWidth, kSparse>(list, first + i * stride, tile_col(i), warp_smem, p, n0, lane);
+      ptx::cp_async_commit();
+      ptx::cp_async_wait<0>();
+      __syncwarp();
+      compute_tile<kSliceWidth, kSparse>(warp_smem, acc, lane);
+      __syncwarp();
+    }
+  } else {
+    // Prologue: kStages - 1 tiles in flight. Every iteration commits exactly one group (possibly empty), so
+    // "wait until kStages - 2 groups are pending" always means "the tile about to be computed has landed".
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < count)
+        load_tile_async<kSliceWidth, kSparse>(list, first + s * stride, tile_col(s), warp_smem + s * S::kBytes, p,
+                                              n0, lane);
+      ptx::cp_async_commit();
+    }
+    int read_stage = 0;
+    int write_stage = kStages - 1;
+    for (std::int32_t i = 0; i < count; ++i) {
+      ptx::cp_async_wait<kStages - 2>();
+      __syncwarp();
+      compute_tile<kSliceWidth, kSparse>(warp_smem + read_stage * S::kBytes, acc, lane);
+      __syncwarp();  // every lane is done reading the stage that the next copy overwrites
+      const std::int32_t next = i + kStages - 1;
+      if (next < count)
+        load_tile_async<kSliceWidth, kSparse>(list, first + next * stride, tile_col(next),
+                                              warp_smem + write_stage * S::kBytes, p, n0, lane);
+      ptx::cp_async_commit();
+      read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+      write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
+    }
+    ptx::cp_async_wait<0>();
+    __syncwarp();
+  }
+}
+
+template <typename OutT>
+__device__ __forceinline__ float load_output(const OutT* p);
+template <>
+__device__ __forceinline__ float load_output<float>(const float* p) { return *p; }
+template <>
+__device__ __forceinline__ float load_output<__half>(const __half* p) { return __half2float(*p); }
+template <typename OutT>
+__device__ __forceinline__ void store_output(OutT* p, float v);
+template <>
+__device__ __forceinline__ void store_output<float>(float* p, float v) { *p = v; }
+template <>
+__device__ __forceinline__ void store_output<__half>(__half* p, float v) { *p = __float2half_rn(v); }
+
+/// C[tile row, slice] = alpha * A[tile row, :] * B[:, slice] + beta * C[tile row, slice].
+/// kHasSparseList: run the 2:4 loop (split kernel) before the dense loop.
+template <int kSliceWidth, int kStages, bool kHasSparseList, typename OutT>
+__global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize) bcsr24_spmm_kernel(const SpmmParams p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  using G = SliceGeometry<kSliceWidth>;
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp = threadIdx.x / kWarpSize;
+  // One 32-byte descriptor (tile row and the tile ranges of its lists) instead of a row_order -> row_ptr
+  // chain of dependent loads before the first copy can be issued.
+  const TileRowWork work = p.row_work[blockIdx.x / p.n_slices];
+  const std::int32_t tile_row = work.tile_row;
+  const int n0 = (blockIdx.x % p.n_slices) * kSliceWidth;
+  unsigned char* warp_smem = smem + warp * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList>();
+
+  float acc[kSliceWidth / 8][4];
+#pragma unroll
+  for (int j = 0; j < kSliceWidth / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+
+  // Tiles of this warp in a list with tiles [begin, end): begin + warp, begin + warp + kWarps, ...
+  auto share = [&](std::int32_t begin, std::int32_t end, std::int32_t& first, std::int32_t& count) {
+    first = begin + warp;
+    count = end > first ? (end - first + kWarpsPerBlock - 1) / kWarpsPerBlock : 0;
+  };
+  std::int32_t first = 0, count = 0;
+  if constexpr (kHasSparseList) {
+    share(work.sparse24_begin, work.sparse24_end, first, count);
+    run_tile_list<kSliceWidth, sparse24_stages<kSliceWidth, kStages>(), true>(p.sparse24, first, count, kWarpsPerBlock,
+                                                                             warp_smem, p, n0, acc, lane);
+    share(work.dense_begin, work.dense_end, first, count);
+  } else {
+    share(work.merged_begin, work.merged_end, first, count);
+  }
+  run_tile_list<kSliceWidth, kStages, false>(p.dense, first, count, kWarpsPerBlock, warp_smem, p, n0, acc, lane);
+
+  // Cross-warp reduction in a fixed order. Accumulator element (j, e) of lane 4g+t is row g + 8*(e/2),
+  // column 8j + 2t + e%2 of the slice.
+  __syncthreads();  // every warp is done with its pipeline stages, which the reduction buffer reuses
+  float* partial = reinterpret_cast<float*>(smem) + warp * (kTileRows * kSliceWidth);
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int j = 0; j < kSliceWidth / 8; ++j) {
+    const int col = 8 * j + 2 * t;
+    partial[g * kSliceWidth + col] = acc[j][0];
+    partial[g * kSliceWidth + col + 1] = acc[j][1];
+    partial[(g + 8) * kSliceWidth + col] = acc[j][2];
+    partial[(g + 8) * kSliceWidth + col + 1] = acc[j][3];
+  }
+  __syncthreads();
+  const float* partials = reinterpret_cast<const float*>(smem);
+  OutT* c = static_cast<OutT*>(p.c);
+  for (int idx = threadIdx.x; idx < kTileRows * kSliceWidth; idx += blockDim.x) {
+    const int r = idx / kSliceWidth;
+    const int col = idx % kSliceWidth;
+    const std::int32_t out_row = tile_row * kTileRows + r;
+    const int out_col = n0 + col;
+    if (out_row >= p.rows || out_col >= p.n) continue;
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarpsPerBlock; ++w) sum += partials[w * kTileRows * kSliceWidth + idx];
+    OutT* out = c + std::size_t(out_row) * p.ldc + out_col;
+    // beta == 0 must not read C: it may hold NaN or garbage.
+    const float value = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * load_output<OutT>(out);
+    store_output<OutT>(out, value);
+  }
+}
+
+}  // namespace bcsr24::kernels

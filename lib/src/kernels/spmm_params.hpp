@@ -1,0 +1,62 @@
+// Arguments of the SpMM kernels: plain pointers and sizes, shared by the launcher and the kernels.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "bcsr24/device.hpp"
+
+namespace bcsr24::kernels {
+
+/// Device view of one tile list (see tile_layout.hpp for the order of values and metadata).
+struct TileListView {
+  const std::int32_t* row_ptr = nullptr;
+  const std::int32_t* col_idx = nullptr;
+  const std::uint16_t* values = nullptr;    // fp16 bits, 512 (dense) or 256 (2:4) per tile
+  const std::uint32_t* metadata = nullptr;  // 2:4 list only: 16 words per tile
+};
+
+/// What one block needs to know about its tile row, in one aligned 32-byte load: the row and the tile
+/// ranges of the 2:4 list, the dense list and the merged all-dense list.
+struct alignas(32) TileRowWork {
+  std::int32_t tile_row;
+  std::int32_t sparse24_begin, sparse24_end;
+  std::int32_t dense_begin, dense_end;
+  std::int32_t merged_begin, merged_end;
+  std::int32_t unused;
+};
+static_assert(sizeof(TileRowWork) == 32, "one sector");
+
+struct SpmmParams {
+  TileListView sparse24;            // split kernel only
+  TileListView dense;               // dense list (split kernel) or every tile as dense (dense kernels)
+  const TileRowWork* row_work = nullptr;  // one per tile row, longest rows first, so they start early
+  std::int32_t tile_rows = 0;
+  std::int32_t rows = 0;            // M
+  std::int32_t k = 0;               // cols of A = rows of B; B rows >= k are never read (zero-filled)
+  std::int32_t n = 0;
+  std::int32_t n_slices = 0;        // ceil(n / slice width)
+  const std::uint16_t* b = nullptr; // 16-byte aligned, ldb % 8 == 0 (the plan stages B otherwise)
+  std::int64_t ldb = 0;
+  void* c = nullptr;                // float or fp16 bits
+  std::int64_t ldc = 0;
+  float alpha = 1.0f;               // already multiplied by 2^scale_exponent
+  float beta = 0.0f;
+};
+
+/// Output columns one thread block computes: the accumulators of one warp are 16 x width fp32.
+int slice_width_for(std::int32_t n);
+
+/// Sets the kernel attributes (dynamic shared memory) once per plan; returns the dynamic shared bytes.
+int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out);
+
+/// Enqueues the kernel; checks the launch with cudaGetLastError (no synchronisation).
+void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, const SpmmParams& params,
+                        cudaStream_t stream);
+
+/// Copies B (any alignment and ldb) into a staging buffer of leading dimension round_up(n, 8).
+void launch_stage_b(const std::uint16_t* b, std::int64_t ldb, std::int32_t k, std::int32_t n,
+                    std::uint16_t* staged, std::int64_t staged_ld, cudaStream_t stream);
+
+}  // namespace bcsr24::kernels

@@ -1,0 +1,123 @@
+// GPU test harness: run one kernel on poisoned output, compare with Eigen's float64 product element-wise.
+#include "gpu/gpu_harness.hpp"
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include <cuda_runtime_api.h>
+#include <Eigen/Dense>
+
+#include "bcsr24/error.hpp"
+#include "bcsr24/half.hpp"
+#include "test_support.hpp"
+
+namespace bcsr24::test {
+
+namespace {
+
+void check_cuda(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(s));
+}
+
+/// Device allocation freed on scope exit (tests only).
+struct DeviceBytes {
+  void* ptr = nullptr;
+  explicit DeviceBytes(std::size_t bytes) { check_cuda(cudaMalloc(&ptr, bytes ? bytes : 16), "cudaMalloc"); }
+  ~DeviceBytes() { cudaFree(ptr); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+};
+
+}  // namespace
+
+GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
+                       const GpuCase& cfg) {
+  const std::int32_t m = a.rows, k = a.cols, n = cfg.n;
+  const std::int64_t ldb = n + cfg.ldb_pad, ldc = n + cfg.ldc_pad;
+  const bool half_out = cfg.output == OutputType::f16;
+  std::mt19937_64 rng(cfg.seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+
+  // B: compact copy for the reference, strided copy (with garbage in the padding) for the GPU.
+  const std::vector<std::uint16_t> b = random_fp16(k, n, cfg.seed * 7919 + 1);
+  std::vector<std::uint16_t> b_strided(static_cast<std::size_t>(std::max<std::int64_t>(k * ldb, 1)),
+                                       double_to_fp16(std::numeric_limits<double>::quiet_NaN()));
+  for (std::int64_t r = 0; r < k; ++r)
+    for (std::int32_t j = 0; j < n; ++j) b_strided[r * ldb + j] = b[r * n + j];
+
+  // C0: NaN poison when beta == 0 (must be overwritten, never read), random values otherwise.
+  const std::size_t c_count = static_cast<std::size_t>(std::max<std::int64_t>(m * ldc, 1));
+  std::vector<float> c0(static_cast<std::size_t>(m) * n);
+  std::vector<float> c_init(c_count, std::numeric_limits<float>::quiet_NaN());
+  for (std::int32_t i = 0; i < m; ++i)
+    for (std::int32_t j = 0; j < n; ++j) {
+      float v = cfg.beta == 0.0 ? std::numeric_limits<float>::quiet_NaN() : float(dist(rng));
+      if (half_out) v = fp16_to_float(float_to_fp16(v));
+      c0[std::size_t(i) * n + j] = v;
+      c_init[std::size_t(i) * ldc + j] = v;
+    }
+
+  const std::size_t elem = half_out ? 2 : 4;
+  DeviceBytes d_b((b_strided.size() + cfg.b_offset) * 2);
+  DeviceBytes d_c(c_count * elem);
+  auto* b_dev = static_cast<std::uint16_t*>(d_b.ptr) + cfg.b_offset;
+  check_cuda(cudaMemcpy(b_dev, b_strided.data(), b_strided.size() * 2, cudaMemcpyHostToDevice), "copy B");
+  if (half_out) {
+    std::vector<std::uint16_t> h(c_count);
+    for (std::size_t i = 0; i < c_count; ++i) h[i] = float_to_fp16(c_init[i]);
+    check_cuda(cudaMemcpy(d_c.ptr, h.data(), c_count * 2, cudaMemcpyHostToDevice), "copy C");
+  } else {
+    check_cuda(cudaMemcpy(d_c.ptr, c_init.data(), c_count * 4, cudaMemcpyHostToDevice), "copy C");
+  }
+
+  PlanOptions options;
+  options.output = cfg.output;
+  SpmmPlan plan(dev, n, kernel, options);
+  plan.run(b_dev, ldb, d_c.ptr, ldc, float(cfg.alpha), float(cfg.beta), nullptr);
+  check_cuda(cudaDeviceSynchronize(), "kernel");
+
+  GpuCheck out;
+  out.c.resize(c_count);
+  if (half_out) {
+    std::vector<std::uint16_t> h(c_count);
+    check_cuda(cudaMemcpy(h.data(), d_c.ptr, c_count * 2, cudaMemcpyDeviceToHost), "copy C back");
+    for (std::size_t i = 0; i < c_count; ++i) out.c[i] = fp16_to_float(h[i]);
+  } else {
+    check_cuda(cudaMemcpy(out.c.data(), d_c.ptr, c_count * 4, cudaMemcpyDeviceToHost), "copy C back");
+  }
+
+  // Reference in float64 from the original (unrounded) matrix and the fp16 B.
+  Eigen::MatrixXd bd(k, n);
+  for (std::int32_t r = 0; r < k; ++r)
+    for (std::int32_t j = 0; j < n; ++j) bd(r, j) = fp16_to_float(b[std::size_t(r) * n + j]);
+  const Eigen::MatrixXd ab = to_eigen(a) * bd;
+  const std::vector<float> c0_for_bound = cfg.beta == 0.0 ? std::vector<float>() : c0;
+  const std::vector<double> bound = spmm_error_bound(a, n, b, cfg.alpha, cfg.beta, c0_for_bound);
+
+  double err2 = 0.0, ref2 = 0.0, out2 = 0.0;
+  for (std::int32_t i = 0; i < m; ++i)
+    for (std::int32_t j = 0; j < n; ++j) {
+      double ref = cfg.alpha * ab(i, j);
+      if (cfg.beta != 0.0) ref += cfg.beta * double(c0[std::size_t(i) * n + j]);
+      const double got = out.c[std::size_t(i) * ldc + j];
+      double tol = bound[std::size_t(i) * n + j];
+      if (half_out) tol += std::fabs(ref) * std::ldexp(1.0, -11) + std::ldexp(1.0, -25);  // final fp16 rounding
+      const double e = std::fabs(got - ref);
+      ++out.checked;
+      if (!std::isfinite(got) || e > tol) ++out.violations;
+      if (std::isfinite(got)) out.max_ratio = std::max(out.max_ratio, e / tol);
+      err2 += e * e;
+      ref2 += ref * ref;
+      out2 += got * got;
+    }
+  out.rel_error = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  out.output_norm = std::sqrt(out2);
+  // Padding columns of C (ldc > n) must be untouched.
+  for (std::int32_t i = 0; i < m; ++i)
+    for (std::int64_t j = n; j < ldc; ++j)
+      if (!std::isnan(out.c[std::size_t(i) * ldc + j])) ++out.violations;
+  return out;
+}
+
+}  // namespace bcsr24::test

@@ -1,0 +1,38 @@
+// Runs one kernel on the GPU and checks it against Eigen's float64 product (shared by the GPU tests).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "bcsr24/bcsr24_matrix.hpp"
+#include "bcsr24/csr_matrix.hpp"
+#include "bcsr24/device.hpp"
+
+namespace bcsr24::test {
+
+struct GpuCase {
+  std::int32_t n = 8;
+  double alpha = 1.0;
+  double beta = 0.0;
+  std::int64_t ldb_pad = 0;       ///< ldb = n + ldb_pad
+  std::int64_t ldc_pad = 0;       ///< ldc = n + ldc_pad
+  std::int64_t b_offset = 0;      ///< B starts this many fp16 past an aligned allocation (0 = aligned)
+  OutputType output = OutputType::f32;
+  std::uint64_t seed = 1;
+};
+
+struct GpuCheck {
+  std::int64_t checked = 0;      ///< outputs compared
+  std::int64_t violations = 0;   ///< outputs outside the fp16-derived bound (or non-finite)
+  double max_ratio = 0.0;        ///< max |error| / bound
+  double rel_error = 0.0;        ///< ||C - ref||_F / ||ref||_F
+  double output_norm = 0.0;      ///< ||C||_F: a kernel writing nothing cannot pass
+  std::vector<float> c;          ///< the kernel's output (rows x ldc, as float)
+};
+
+/// Converts nothing: `host` must be convert_to_bcsr24(a). Runs `kernel` once on `dev` with B random fp16 and
+/// C poisoned (NaN when beta == 0, random otherwise), copies C back and compares every output element.
+GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
+                       const GpuCase& cfg);
+
+}  // namespace bcsr24::test

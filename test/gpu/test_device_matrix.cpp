@@ -1,0 +1,62 @@
+// DeviceMatrix and SpmmPlan contracts: upload, argument checks, move semantics.
+#include <catch2/catch.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include "bcsr24/convert.hpp"
+#include "bcsr24/device.hpp"
+#include "bcsr24/error.hpp"
+#include "bcsr24/synthetic.hpp"
+
+using namespace bcsr24;
+
+namespace {
+Bcsr24Matrix small_matrix() {
+  XdYsSpec spec;
+  spec.rows = 64;
+  spec.cols = 96;
+  spec.dense_percent = 25;
+  spec.sparse24_percent = 25;
+  return convert_to_bcsr24(generate_xdys(spec));
+}
+}  // namespace
+
+TEST_CASE("DeviceMatrix uploads and reports its size", "[gpu][device]") {
+  const Bcsr24Matrix host = small_matrix();
+  DeviceMatrix with(host, true), without(host, false);
+  CHECK(with.rows() == 64);
+  CHECK(with.cols() == 96);
+  CHECK(with.has_merged_dense());
+  CHECK_FALSE(without.has_merged_dense());
+  CHECK(with.device_bytes() > without.device_bytes());
+  DeviceMatrix moved(std::move(with));
+  CHECK(moved.rows() == 64);
+}
+
+TEST_CASE("SpmmPlan rejects bad arguments before launching", "[gpu][device]") {
+  const Bcsr24Matrix host = small_matrix();
+  DeviceMatrix dev(host, false);
+  CHECK_THROWS_AS(SpmmPlan(dev, 0, KernelKind::split_pipelined), InvalidArgument);
+  CHECK_THROWS_AS(SpmmPlan(dev, 8, KernelKind::dense_bt), InvalidArgument);  // no merged list uploaded
+
+  void* b = nullptr;
+  void* c = nullptr;
+  REQUIRE(cudaMalloc(&b, 96 * 16 * 2 + 16) == cudaSuccess);
+  REQUIRE(cudaMalloc(&c, 64 * 16 * 4) == cudaSuccess);
+  const auto* bp = static_cast<const fp16_t*>(b);
+  SpmmPlan plan(dev, 16, KernelKind::split_pipelined);
+  CHECK_THROWS_AS(plan.run(bp, 8, c, 16, 1.f, 0.f), InvalidArgument);        // ldb < n
+  CHECK_THROWS_AS(plan.run(bp, 16, c, 15, 1.f, 0.f), InvalidArgument);       // ldc < n
+  CHECK_THROWS_AS(plan.run(nullptr, 16, c, 16, 1.f, 0.f), InvalidArgument);  // null B
+  CHECK_NOTHROW(plan.run(bp, 16, c, 16, 1.f, 0.f));
+
+  PlanOptions strict;
+  strict.allow_unaligned_b = false;
+  SpmmPlan strict_plan(dev, 16, KernelKind::split_pipelined, strict);
+  CHECK(strict_plan.workspace_bytes() == 0);
+  CHECK_THROWS_AS(strict_plan.run(bp + 1, 16, c, 16, 1.f, 0.f), InvalidArgument);  // misaligned pointer
+  CHECK_THROWS_AS(strict_plan.run(bp, 17, c, 16, 1.f, 0.f), InvalidArgument);      // ldb % 8 != 0
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  cudaFree(b);
+  cudaFree(c);
+}

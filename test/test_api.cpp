@@ -1,0 +1,265 @@
+// Tests of the SparseOperator facade and the Eigen adapter (CPU only): every way in gives the same matrix,
+// bad CSR arrays are refused with InvalidArgument, census and scaling are exposed, and no-GPU is reported.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <Eigen/Sparse>
+
+#include "bcsr24/bcsr24.hpp"
+#include "bcsr24/eigen.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using bcsr24::CsrMatrix;
+using bcsr24::SparseOperator;
+
+namespace {
+
+/// A random rows x cols CSR with about `per_row` entries per row, mixing 2:4-friendly and dense-ish rows, so
+/// that both tile lists are populated. Values in [-4, 4) without exact zeros.
+CsrMatrix random_csr(std::int32_t rows, std::int32_t cols, int per_row, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int32_t> col(0, cols - 1);
+  std::uniform_real_distribution<double> value(-4.0, 4.0);
+  std::vector<std::int32_t> r, c;
+  std::vector<double> v;
+  for (std::int32_t i = 0; i < rows; ++i) {
+    const int count = (i % 5 == 0) ? per_row * 4 : per_row;  // every 5th row is crowded: dense tiles
+    for (int k = 0; k < count; ++k) {
+      double x = value(rng);
+      if (x == 0.0) x = 1.0;
+      r.push_back(i);
+      c.push_back(col(rng));
+      v.push_back(x);
+    }
+  }
+  return bcsr24::csr_from_triplets(rows, cols, r, c, v);
+}
+
+void require_same_host(const bcsr24::Bcsr24Matrix& a, const bcsr24::Bcsr24Matrix& b) {
+  REQUIRE(a.rows == b.rows);
+  REQUIRE(a.cols == b.cols);
+  CHECK(a.nnz == b.nnz);
+  CHECK(a.sparse24.row_ptr == b.sparse24.row_ptr);
+  CHECK(a.sparse24.col_idx == b.sparse24.col_idx);
+  CHECK(a.sparse24.values == b.sparse24.values);
+  CHECK(a.sparse24.metadata == b.sparse24.metadata);
+  CHECK(a.dense.row_ptr == b.dense.row_ptr);
+  CHECK(a.dense.col_idx == b.dense.col_idx);
+  CHECK(a.dense.values == b.dense.values);
+  CHECK(a.scaling.exponent == b.scaling.exponent);
+}
+
+void require_same_census(const bcsr24::TileCensus& a, const bcsr24::TileCensus& b) {
+  CHECK(a.tile_rows == b.tile_rows);
+  CHECK(a.tile_cols == b.tile_cols);
+  CHECK(a.zero_tiles == b.zero_tiles);
+  CHECK(a.sparse24_tiles == b.sparse24_tiles);
+  CHECK(a.dense_tiles == b.dense_tiles);
+  CHECK(a.nnz == b.nnz);
+  CHECK(a.sparse24_nnz == b.sparse24_nnz);
+  CHECK(a.dense_nnz == b.dense_nnz);
+}
+
+/// A temporary file path removed at scope exit.
+struct TempPath {
+  fs::path path;
+  explicit TempPath(const std::string& name) {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("bcsr24_api_" + std::to_string(rd()) + "_" + name);
+  }
+  ~TempPath() {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("from_csr, from_eigen (both orders, float) and from_file build the same matrix", "[api]") {
+  const std::uint64_t seed = bcsr24::test::test_seed(11);
+  INFO("seed " << seed);
+  const CsrMatrix a = random_csr(101, 77, 3, seed);
+  const SparseOperator from_arrays =
+      SparseOperator::from_csr(a.rows, a.cols, a.row_ptr.data(), a.col_idx.data(), a.values.data());
+  const bcsr24::Bcsr24Matrix reference = bcsr24::convert_to_bcsr24(a);
+  require_same_host(from_arrays.host(), reference);
+  CHECK(from_arrays.rows() == 101);
+  CHECK(from_arrays.cols() == 77);
+  CHECK(from_arrays.nnz() == a.nnz());
+  const bcsr24::TileCensus& census = from_arrays.census();
+  CHECK(census.sparse24_tiles > 0);
+  CHECK(census.dense_tiles > 0);
+  CHECK(census.nnz == a.nnz());
+
+  SECTION("CsrMatrix overload") { require_same_host(SparseOperator::from_csr(a).host(), reference); }
+  SECTION("Eigen row-major and column-major, double") {
+    const Eigen::SparseMatrix<double, Eigen::RowMajor> row_major = bcsr24::test::to_eigen(a);
+    const Eigen::SparseMatrix<double, Eigen::ColMajor> col_major = row_major;
+    require_same_host(bcsr24::from_eigen(row_major).host(), reference);
+    require_same_host(bcsr24::from_eigen(col_major).host(), reference);
+    require_same_census(bcsr24::from_eigen(col_major).census(), census);
+  }
+  SECTION("Eigen uncompressed (reserved room left between rows)") {
+    Eigen::SparseMatrix<double, Eigen::RowMajor> m(a.rows, a.cols);
+    m.reserve(Eigen::VectorXi::Constant(a.rows, 40));
+    for (std::int32_t i = 0; i < a.rows; ++i)
+      for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) m.insert(i, a.col_idx[p]) = a.values[p];
+    REQUIRE_FALSE(m.isCompressed());
+    require_same_host(bcsr24::from_eigen(m).host(), reference);
+  }
+  SECTION("float values, from arrays and from Eigen") {
+    // Values exactly representable in float so both paths see the same doubles.
+    CsrMatrix af = a;
+    for (double& v : af.values) v = static_cast<float>(v);
+    std::vector<float> values(af.values.begin(), af.values.end());
+    const auto expected = bcsr24::convert_to_bcsr24(af);
+    require_same_host(
+        SparseOperator::from_csr(af.rows, af.cols, af.row_ptr.data(), af.col_idx.data(), values.data()).host(),
+        expected);
+    const Eigen::SparseMatrix<float, Eigen::ColMajor> mf = bcsr24::test::to_eigen(af).cast<float>();
+    require_same_host(bcsr24::from_eigen(mf).host(), expected);
+  }
+  SECTION("Matrix Market and .b24 files") {
+    TempPath mtx("a.mtx"), b24("a.b24");
+    bcsr24::write_matrix_market(mtx.path.string(), a);
+    const SparseOperator from_mtx = SparseOperator::from_file(mtx.path.string());
+    require_same_host(from_mtx.host(), reference);
+    require_same_census(from_mtx.census(), census);
+    bcsr24::save_bcsr24(b24.path.string(), reference);
+    require_same_host(SparseOperator::from_file(b24.path.string()).host(), reference);
+  }
+}
+
+TEST_CASE("from_csr sorts columns within rows and sums duplicates", "[api]") {
+  // Row 0: columns 5, 1, 5 (duplicate) ; row 1 empty ; row 2: 3, 0.
+  const std::vector<std::int32_t> row_ptr{0, 3, 3, 5};
+  const std::vector<std::int32_t> col_idx{5, 1, 5, 3, 0};
+  const std::vector<double> values{1.0, 2.0, 0.5, -1.0, 4.0};
+  const SparseOperator op = SparseOperator::from_csr(3, 6, row_ptr.data(), col_idx.data(), values.data());
+  const CsrMatrix sorted =
+      bcsr24::csr_from_triplets(3, 6, {0, 0, 2, 2}, {1, 5, 0, 3}, {2.0, 1.5, 4.0, -1.0});
+  require_same_host(op.host(), bcsr24::convert_to_bcsr24(sorted));
+  const std::vector<double> dense = bcsr24::decode_to_dense(op.host());
+  CHECK(dense[0 * 6 + 5] == 1.5);
+  CHECK(dense[0 * 6 + 1] == 2.0);
+  CHECK(dense[2 * 6 + 0] == 4.0);
+  CHECK(dense[2 * 6 + 3] == -1.0);
+  CHECK(op.nnz() == 4);
+}
+
+TEST_CASE("invalid CSR arrays throw InvalidArgument naming the problem", "[api][errors]") {
+  const std::vector<std::int32_t> row_ptr{0, 2, 3};
+  const std::vector<std::int32_t> col_idx{0, 2, 1};
+  const std::vector<double> values{1.0, 2.0, 3.0};
+  const auto build = [](std::int32_t rows, std::int32_t cols, const std::int32_t* rp, const std::int32_t* ci,
+                        const double* v) { return SparseOperator::from_csr(rows, cols, rp, ci, v); };
+  CHECK_NOTHROW(build(2, 3, row_ptr.data(), col_idx.data(), values.data()));
+  CHECK_THROWS_AS(build(-1, 3, row_ptr.data(), col_idx.data(), values.data()), bcsr24::InvalidArgument);
+  CHECK_THROWS_WITH(build(2, -3, row_ptr.data(), col_idx.data(), values.data()), Catch::Contains("negative"));
+  CHECK_THROWS_WITH(build(2, 3, nullptr, col_idx.data(), values.data()), Catch::Contains("row_ptr is null"));
+  CHECK_THROWS_WITH(build(2, 3, row_ptr.data(), nullptr, values.data()), Catch::Contains("col_idx is null"));
+  CHECK_THROWS_WITH(build(2, 3, row_ptr.data(), col_idx.data(), nullptr), Catch::Contains("values is null"));
+  const std::vector<std::int32_t> bad_start{1, 2, 3};
+  CHECK_THROWS_WITH(build(2, 3, bad_start.data(), col_idx.data(), values.data()), Catch::Contains("row_ptr[0]"));
+  const std::vector<std::int32_t> decreasing{0, 3, 2};
+  CHECK_THROWS_WITH(build(2, 3, decreasing.data(), col_idx.data(), values.data()),
+                    Catch::Contains("decreases at row 1"));
+  const std::vector<std::int32_t> out_of_range{0, 2, 7};
+  CHECK_THROWS_WITH(build(2, 3, row_ptr.data(), out_of_range.data(), values.data()),
+                    Catch::Contains("row 1 has column index 7"));
+  const std::vector<std::int32_t> negative{0, -1, 1};
+  CHECK_THROWS_AS(build(2, 3, row_ptr.data(), negative.data(), values.data()), bcsr24::InvalidArgument);
+  // Every error is also a bcsr24::Error.
+  CHECK_THROWS_AS(build(2, 3, nullptr, nullptr, nullptr), bcsr24::Error);
+
+  // CsrMatrix whose arrays disagree.
+  CsrMatrix broken;
+  broken.rows = 2;
+  broken.cols = 3;
+  broken.row_ptr = {0, 2};
+  CHECK_THROWS_AS(SparseOperator::from_csr(broken), bcsr24::InvalidArgument);
+  broken.row_ptr = {0, 1, 2};
+  broken.col_idx = {0, 1};
+  broken.values = {1.0};
+  CHECK_THROWS_AS(SparseOperator::from_csr(broken), bcsr24::InvalidArgument);
+
+  // A host matrix with inconsistent lists.
+  bcsr24::Bcsr24Matrix host = bcsr24::convert_to_bcsr24(random_csr(40, 40, 2, 3));
+  host.dense.values.pop_back();
+  CHECK_THROWS_AS(SparseOperator::from_host(host), bcsr24::InvalidArgument);
+}
+
+TEST_CASE("non-finite values and fp16 overflow follow the scaling policy", "[api][scaling]") {
+  const std::vector<std::int32_t> row_ptr{0, 1, 2};
+  const std::vector<std::int32_t> col_idx{0, 1};
+  const std::vector<double> nan_values{1.0, std::nan("")};
+  CHECK_THROWS_AS(SparseOperator::from_csr(2, 2, row_ptr.data(), col_idx.data(), nan_values.data()),
+                  bcsr24::RangeError);
+
+  const std::vector<double> huge{1.0e9, 3.0e8};
+  const SparseOperator scaled = SparseOperator::from_csr(2, 2, row_ptr.data(), col_idx.data(), huge.data());
+  const bcsr24::Fp16Scaling& s = scaled.scaling();
+  CHECK(s.exponent > 0);
+  CHECK(s.max_abs == 1.0e9);
+  CHECK(s.min_abs_nonzero == 3.0e8);
+  CHECK(s.overflow_count == 2);
+  CHECK(s.flushed_count == 0);
+  // Stored values times 2^exponent give the matrix back to fp16 precision.
+  const std::vector<double> dense = bcsr24::decode_to_dense(scaled.host());
+  CHECK(std::fabs(dense[0] - 1.0e9) <= 1.0e9 * 0x1p-11);
+  CHECK(std::fabs(dense[3] - 3.0e8) <= 3.0e8 * 0x1p-11);
+
+  bcsr24::OperatorOptions no_scaling;
+  no_scaling.convert.scaling = bcsr24::ScalingPolicy::none;
+  CHECK_THROWS_AS(SparseOperator::from_csr(2, 2, row_ptr.data(), col_idx.data(), huge.data(), no_scaling),
+                  bcsr24::RangeError);
+  const std::vector<double> fine{1.0, -2.0};
+  CHECK(SparseOperator::from_csr(2, 2, row_ptr.data(), col_idx.data(), fine.data(), no_scaling).scaling().exponent ==
+        0);
+}
+
+TEST_CASE("empty matrices and moves", "[api]") {
+  const std::int32_t zero = 0;
+  const SparseOperator empty = SparseOperator::from_csr(0, 0, &zero, nullptr, static_cast<const double*>(nullptr));
+  CHECK(empty.rows() == 0);
+  CHECK(empty.nnz() == 0);
+  CHECK(empty.census().stored_tiles() == 0);
+  const std::vector<std::int32_t> row_ptr(6, 0);
+  const SparseOperator no_entries =
+      SparseOperator::from_csr(5, 9, row_ptr.data(), nullptr, static_cast<const float*>(nullptr));
+  CHECK(no_entries.census().zero_tiles == 1);
+  CHECK(bcsr24::from_eigen(Eigen::SparseMatrix<double>(0, 4)).cols() == 4);
+  CHECK(bcsr24::from_eigen(Eigen::SparseMatrix<double>(7, 0)).rows() == 7);
+
+  SparseOperator moved = SparseOperator::from_csr(random_csr(33, 65, 2, 5));
+  const std::int64_t tiles = moved.census().stored_tiles();
+  SparseOperator target = std::move(moved);
+  CHECK(target.census().stored_tiles() == tiles);
+  CHECK(target.rows() == 33);
+}
+
+TEST_CASE("the device side reports a missing GPU as NotSupported, and checks n first", "[api][device]") {
+  const SparseOperator op = SparseOperator::from_csr(random_csr(50, 50, 2, 9));
+  CHECK_FALSE(op.uploaded());
+  CHECK_THROWS_AS(op.make_plan(0), bcsr24::InvalidArgument);
+  if (bcsr24::query_device().available) {
+    WARN("a usable GPU is present: checking the upload instead of the NotSupported path");
+    op.upload();
+    CHECK(op.uploaded());
+    CHECK(op.device().rows() == 50);
+    CHECK(op.make_plan(8).n() == 8);
+    // Dense kernels need the merged dense upload, which is off by default.
+    CHECK_THROWS_AS(op.make_plan(8, bcsr24::KernelKind::dense_bt), bcsr24::InvalidArgument);
+  } else {
+    CHECK_THROWS_AS(op.upload(), bcsr24::NotSupported);
+    CHECK_THROWS_AS(op.make_plan(8), bcsr24::NotSupported);
+    CHECK_FALSE(op.uploaded());
+  }
+}

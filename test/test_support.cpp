@@ -1,0 +1,76 @@
+// Shared test helpers: data locations, seeds, Eigen conversion, fp16-derived error bounds.
+#include "test_support.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "bcsr24/half.hpp"
+
+namespace bcsr24::test {
+
+std::optional<std::string> shared_data_dir() {
+  const char* env = std::getenv("BCSR24_SHARED_DATA");
+  const std::string dir = env ? std::string(env) : std::string(BCSR24_SHARED_DATA_DIR);
+  if (std::filesystem::is_directory(dir)) return dir;
+  return std::nullopt;
+}
+
+std::string project_data_dir() { return BCSR24_TEST_DATA_DIR; }
+
+std::uint64_t test_seed(std::uint64_t fallback) {
+  if (const char* env = std::getenv("BCSR24_TEST_SEED")) return std::strtoull(env, nullptr, 10);
+  return fallback;
+}
+
+Eigen::SparseMatrix<double, Eigen::RowMajor> to_eigen(const CsrMatrix& a) {
+  std::vector<Eigen::Triplet<double>> t;
+  t.reserve(static_cast<std::size_t>(a.nnz()));
+  for (std::int32_t r = 0; r < a.rows; ++r)
+    for (std::int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) t.emplace_back(r, a.col_idx[p], a.values[p]);
+  Eigen::SparseMatrix<double, Eigen::RowMajor> m(a.rows, a.cols);
+  m.setFromTriplets(t.begin(), t.end());
+  return m;
+}
+
+std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(rows * cols));
+  for (auto& v : out) v = double_to_fp16(dist(rng));
+  return out;
+}
+
+std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const std::vector<std::uint16_t>& b,
+                                     double alpha, double beta, const std::vector<float>& c0,
+                                     bool a_rounded_to_fp16) {
+  // Unit roundoffs. Tensor-core fp32 accumulation is not guaranteed to round to nearest (it may truncate
+  // when aligning addends), so each fp32 addition is charged 2^-23 rather than 2^-24.
+  const double u16 = std::ldexp(1.0, -11);
+  const double u32 = std::ldexp(1.0, -23);
+  // fp16 subnormals carry an absolute rounding error of up to 2^-25.
+  const double sub16 = std::ldexp(1.0, -25);
+  std::vector<double> bound(static_cast<std::size_t>(a.rows) * n, 0.0);
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    const std::int32_t k_i = a.row_ptr[i + 1] - a.row_ptr[i];
+    // Additions that round: one per nonzero term, plus the cross-warp reduction and the alpha/beta update.
+    const double terms = double(k_i) + 8.0;
+    const double gamma = terms * u32 / (1.0 - terms * u32);
+    for (std::int32_t j = 0; j < n; ++j) {
+      double abs_sum = 0.0, abs_sub = 0.0;
+      for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+        const double bv = std::fabs(double(fp16_to_float(b[static_cast<std::size_t>(a.col_idx[p]) * n + j])));
+        abs_sum += std::fabs(a.values[p]) * bv;
+        abs_sub += bv;
+      }
+      double e = std::fabs(alpha) * (abs_sum * ((a_rounded_to_fp16 ? u16 : 0.0) + gamma) +
+                                     (a_rounded_to_fp16 ? abs_sub * sub16 : 0.0));
+      if (beta != 0.0 && !c0.empty()) e += std::fabs(beta) * std::fabs(double(c0[std::size_t(i) * n + j])) * 2 * u32;
+      bound[std::size_t(i) * n + j] = e + 1e-30;
+    }
+  }
+  return bound;
+}
+
+}  // namespace bcsr24::test

@@ -1,0 +1,40 @@
+// Helpers shared by the tests: data locations, seeds, Eigen references and fp16-derived tolerances.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Sparse>
+
+#include "bcsr24/bcsr24_matrix.hpp"
+#include "bcsr24/csr_matrix.hpp"
+
+namespace bcsr24::test {
+
+/// ../shared/data (or $BCSR24_SHARED_DATA) if it exists, else nullopt.
+std::optional<std::string> shared_data_dir();
+/// The project's data/ folder.
+std::string project_data_dir();
+
+/// Seed for random tests: $BCSR24_TEST_SEED if set, else `fallback`. Tests print the seed they use.
+std::uint64_t test_seed(std::uint64_t fallback);
+
+/// Eigen view of a CSR matrix (double).
+Eigen::SparseMatrix<double, Eigen::RowMajor> to_eigen(const CsrMatrix& a);
+
+/// Random fp16 matrix rows x cols (row-major, ld = cols), values uniform in [-1, 1) rounded to fp16.
+std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std::uint64_t seed);
+
+/// Element-wise error bound for C = alpha*A*B + beta*C0 computed with fp16 A (already rounded: the
+/// stored values) and fp16 B, accumulated in fp32, compared with a float64 reference computed from
+/// the *original* double A and the fp16 B. For each output (i, j):
+///   |alpha| * ( sum_k |a_ik| |b_kj| ) * (u16 + gamma32(k_i)) + |beta| |c0_ij| * u32 + tiny
+/// with u16 = 2^-11 (rounding of A to fp16), u32 = 2^-24 and gamma32(k) = k*u32 / (1 - k*u32)
+/// the fp32 summation bound over the k_i stored entries of row i. Returns the bound per element.
+std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const std::vector<std::uint16_t>& b,
+                                     double alpha, double beta, const std::vector<float>& c0,
+                                     bool a_rounded_to_fp16 = true);
+
+}  // namespace bcsr24::test
