@@ -159,8 +159,9 @@ void add_options(CLI::App& app, Options& options) {
       ->capture_default_str();
   app.add_flag("--cpu-only", options.cpu_only, "Do not touch the GPU; run the CPU reference path");
   app.add_flag("--flush-l2,!--no-flush", options.flush_l2,
-               "Overwrite the GPU's L2 cache before each timed repetition, as bench_spmm does (default on; "
-               "--no-flush times with A and B left in L2 by the previous run)");
+               "Evict A and B from the GPU's L2 (by reading a buffer of twice its size) before each timed "
+               "repetition, as bench_spmm does (default on; --no-flush times with A and B left in L2 by the "
+               "previous run)");
 }
 
 /// Checks the combinations CLI11 cannot express.

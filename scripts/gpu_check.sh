@@ -3,16 +3,18 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench"   which steps to run (default: all four)
+#   STEPS="build test sanitize bench sweep solver"   which steps to run (default: all)
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
 #                                libcli11-dev, nlohmann-json3-dev, zlib1g-dev), for machines without apt
 #   BENCH_MATRICES="10d0s 0d10s 5d5s"  BENCH_SIZE=16384  BENCH_N=8,32,128  BENCH_REPS=20
+#   BCSR24_SHARED_DATA=DIR       where suitesparse/ and mm-edge/ are (default ../shared/data)
 set -euo pipefail
 out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench}
+steps=${STEPS:-build test sanitize bench sweep solver}
+shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
 has() { [[ " $steps " == *" $1 "* ]]; }
@@ -55,4 +57,18 @@ if has bench; then
     "$build/apps/bench_spmm" --xdys "$m" --size "${BENCH_SIZE:-16384}" --n "${BENCH_N:-8,32,128}" \
       --reps "${BENCH_REPS:-20}" --csv "$out/bench.csv" 2>&1 | tee -a "$out/bench.log"
   done
+fi
+
+if has sweep; then
+  # Every real matrix with >= 50,000 nonzeros plus the thesis's synthetic set, n = 8..128.
+  echo "== sweep"
+  plot=()
+  python3 -c 'import matplotlib' 2>/dev/null || plot=(--no-plot)
+  python3 scripts/sweep.py --matrix-dir "$shared/suitesparse" --all-in-dir --min-nnz 50000 --synthetic \
+    --n 8,16,32,64,128 --bench "$build/apps/bench_spmm" --out "$out/sweep" "${plot[@]}" 2>&1 | tail -n 20
+fi
+
+if has solver; then
+  echo "== solver"
+  scripts/solver_check.sh "$out/solver" 2>&1 | tail -n 40
 fi

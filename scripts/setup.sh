@@ -11,4 +11,4 @@ $sudo apt-get install -y -qq --no-install-recommends \
 export PATH="/usr/local/cuda/bin:$PATH"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
 cmake --build build -j"$(nproc)"
-build/apps/spmm_run data/xdys_1000_5d5s.mtx --nmult 4
+build/apps/spmm_run data/xdys_1000x1000_2d3s.mtx --nmult 4

@@ -44,13 +44,13 @@ std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std
 
 std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const std::vector<std::uint16_t>& b,
                                      double alpha, double beta, const std::vector<float>& c0,
-                                     bool a_rounded_to_fp16) {
+                                     bool a_rounded_to_fp16, int scale_exponent) {
   // Unit roundoffs. Tensor-core fp32 accumulation is not guaranteed to round to nearest (it may truncate
   // when aligning addends), so each fp32 addition is charged 2^-23 rather than 2^-24.
   const double u16 = std::ldexp(1.0, -11);
   const double u32 = std::ldexp(1.0, -23);
   // fp16 subnormals carry an absolute rounding error of up to 2^-25.
-  const double sub16 = std::ldexp(1.0, -25);
+  const double sub16 = std::ldexp(1.0, -25 + scale_exponent);
   std::vector<double> bound(static_cast<std::size_t>(a.rows) * n, 0.0);
   for (std::int32_t i = 0; i < a.rows; ++i) {
     const std::int32_t k_i = a.row_ptr[i + 1] - a.row_ptr[i];

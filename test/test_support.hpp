@@ -33,8 +33,9 @@ std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std
 ///   |alpha| * ( sum_k |a_ik| |b_kj| ) * (u16 + gamma32(k_i)) + |beta| |c0_ij| * u32 + tiny
 /// with u16 = 2^-11 (rounding of A to fp16), u32 = 2^-24 and gamma32(k) = k*u32 / (1 - k*u32)
 /// the fp32 summation bound over the k_i stored entries of row i. Returns the bound per element.
+/// scale_exponent: A was stored as A * 2^-e, so its subnormal rounding error (2^-25 absolute) is 2^(e-25).
 std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const std::vector<std::uint16_t>& b,
                                      double alpha, double beta, const std::vector<float>& c0,
-                                     bool a_rounded_to_fp16 = true);
+                                     bool a_rounded_to_fp16 = true, int scale_exponent = 0);
 
 }  // namespace bcsr24::test

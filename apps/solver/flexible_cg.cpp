@@ -69,7 +69,7 @@ OuterResult flexible_cg(OuterSpace& space, const OuterOptions& options, const In
   int stored = 0, next = 0;
   bool use_inner = options.use_inner;
   int mode_start = 0;
-  std::vector<double> worst_history{max_of(relative)};
+  std::vector<double> best_history{max_of(relative)};  // best max relative residual up to each iteration
   int replacements_in_a_row = 0;
   double last_replacement_worst = std::numeric_limits<double>::infinity();
 
@@ -183,19 +183,20 @@ OuterResult flexible_cg(OuterSpace& space, const OuterOptions& options, const In
     set_relative(d.data());
     result.outer_iterations = it + 1;
     record.max_relative_residual = max_of(relative);
-    worst_history.push_back(record.max_relative_residual);
     result.history.push_back(record);
     if (observer) observer(record);
 
-    // Progress check over a window of iterations in the current mode.
+    // Progress check over a window of iterations in the current mode, on the best residual so far: CG
+    // residuals oscillate, so "the best value improved by 1 / stall_factor over the window" is the test.
+    best_history.push_back(std::min(best_history.back(), record.max_relative_residual));
     const int window = use_inner ? options.stall_window : options.fallback_window;
     const int done_in_mode = it + 1 - mode_start;
-    const double now = worst_history[static_cast<std::size_t>(it + 1)];
     if (window > 0 && done_in_mode >= window) {
-      const double before = worst_history[static_cast<std::size_t>(it + 1 - window)];
+      const double now = best_history[static_cast<std::size_t>(it + 1)];
+      const double before = best_history[static_cast<std::size_t>(it + 1 - window)];
       if (!(now <= options.stall_factor * before)) {
-        const std::string what = "the residual went from " + sci(before) + " to " + sci(now) + " over the last " +
-                                 std::to_string(window) + " outer iterations";
+        const std::string what = "the best residual went only from " + sci(before) + " to " + sci(now) +
+                                 " over the last " + std::to_string(window) + " outer iterations";
         if (use_inner && options.fallback == Fallback::jacobi) {
           use_inner = false;
           mode_start = it + 1;

@@ -46,16 +46,17 @@ enum class Fallback { jacobi, none };
 
 struct OuterOptions {
   double tolerance = 1e-10;  ///< on max_j |b_j - A x_j| / |b_j|, checked with the true fp64 residual
-  int max_outer = 10000;
+  int max_outer = 40000;
   int memory = 8;            ///< previous directions each new one is A-orthogonalised against (truncated FCG)
-  /// "Inner solve not helping": over the last stall_window outer iterations with the inner solve, the
-  /// residual fell by less than 1 / stall_factor.
+  /// "Inner solve not helping": over the last stall_window outer iterations with the inner solve, the best
+  /// residual so far fell by less than 1 / stall_factor.
   int stall_window = 5;
   double stall_factor = 0.5;
   /// What to do then: continue with a Jacobi-preconditioned fp64 outer iteration, or stop.
   Fallback fallback = Fallback::jacobi;
-  /// Stagnation in the Jacobi phase: less than 1 / stall_factor reduction over this many iterations.
-  int fallback_window = 500;
+  /// Stagnation in the Jacobi phase: less than 1 / stall_factor reduction over this many iterations. CG on
+  /// ill-conditioned matrices has long plateaus (bcsstk20 with Jacobi: ~2000 iterations), so the window is long.
+  int fallback_window = 4000;
   /// Recompute the true residual every this many iterations (limits drift of the recursive one).
   int replace_every = 50;
   bool use_inner = true;     ///< false: Jacobi-preconditioned fp64 FCG from the start (a reference)

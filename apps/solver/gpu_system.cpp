@@ -1,1 +1,541 @@
-// placeholder: being written
+// GPU solver spaces: every block allocated once at construction; each operation enqueues on one stream;
+// host synchronisation only where the algorithm needs numbers (dot products, Gram matrices).
+#include "gpu_system.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cusparse.h>
+
+#include "bcsr24/device.hpp"
+#include "bcsr24/error.hpp"
+#include "block_kernels.hpp"
+
+namespace bcsr24::solver {
+
+namespace {
+
+std::string where(const char* call, const char* file, int line) {
+  return std::string(call) + " (" + file + ":" + std::to_string(line) + ")";
+}
+void cuda_check(cudaError_t status, const char* call, const char* file, int line) {
+  if (status != cudaSuccess) throw CudaError(std::string(cudaGetErrorString(status)) + " in " + where(call, file, line));
+}
+void cusparse_check(cusparseStatus_t status, const char* call, const char* file, int line) {
+  if (status != CUSPARSE_STATUS_SUCCESS)
+    throw CusparseError(std::string(cusparseGetErrorString(status)) + " in " + where(call, file, line));
+}
+void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw CusparseError(std::string(cublasGetStatusString(status)) + " in " + where(call, file, line));
+}
+#define CUDA_OK(call) cuda_check((call), #call, __FILE__, __LINE__)
+#define CUSPARSE_OK(call) cusparse_check((call), #call, __FILE__, __LINE__)
+#define CUBLAS_OK(call) cublas_check((call), #call, __FILE__, __LINE__)
+
+/// Owner of one device allocation.
+template <typename T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::size_t count) : count_(count) {
+    if (count_ > 0) CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&ptr_), count_ * sizeof(T)));
+  }
+  DeviceArray(const T* host, std::size_t count) : DeviceArray(count) {
+    if (count_ > 0) CUDA_OK(cudaMemcpy(ptr_, host, count_ * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  ~DeviceArray() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  DeviceArray(DeviceArray&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(count_, o.count_);
+    return *this;
+  }
+  T* get() const noexcept { return ptr_; }
+  std::size_t bytes() const noexcept { return count_ * sizeof(T); }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+/// Page-locked host memory for the per-iteration small transfers (asynchronous copies need it).
+template <typename T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  explicit PinnedArray(std::size_t count) {
+    if (count > 0) CUDA_OK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), count * sizeof(T)));
+  }
+  ~PinnedArray() {
+    if (ptr_) cudaFreeHost(ptr_);
+  }
+  PinnedArray(PinnedArray&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
+  PinnedArray& operator=(PinnedArray&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    return *this;
+  }
+  T* get() const noexcept { return ptr_; }
+  T& operator[](std::size_t i) const noexcept { return ptr_[i]; }
+
+ private:
+  T* ptr_ = nullptr;
+};
+
+/// CUDA events around products. Intervals are read only in collect(), which the owner calls right after a
+/// host synchronisation of the stream, so reading never waits and events can be reused.
+class EventTimer {
+ public:
+  enum Category { fp16_convert, inner_spmm, outer_spmm, kCategories };
+  EventTimer() = default;
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  ~EventTimer() {
+    for (cudaEvent_t e : pool_) cudaEventDestroy(e);
+  }
+  cudaEvent_t record(cudaStream_t stream) {
+    if (used_ == pool_.size()) {
+      cudaEvent_t e = nullptr;
+      CUDA_OK(cudaEventCreate(&e));
+      pool_.push_back(e);
+    }
+    cudaEvent_t e = pool_[used_++];
+    CUDA_OK(cudaEventRecord(e, stream));
+    return e;
+  }
+  void interval(Category category, cudaEvent_t start, cudaEvent_t stop) { pending_.push_back({category, start, stop}); }
+  void collect() {
+    for (const Pending& p : pending_) {
+      float ms = 0.0f;
+      CUDA_OK(cudaEventElapsedTime(&ms, p.start, p.stop));
+      ms_[p.category] += ms;
+    }
+    pending_.clear();
+    used_ = 0;
+  }
+  double ms(Category category) const { return ms_[category]; }
+
+ private:
+  struct Pending {
+    Category category;
+    cudaEvent_t start, stop;
+  };
+  std::vector<cudaEvent_t> pool_;
+  std::size_t used_ = 0;
+  std::vector<Pending> pending_;
+  double ms_[kCategories] = {};
+};
+
+/// CSR arrays on the device with their cuSPARSE descriptor.
+struct DeviceCsr {
+  DeviceArray<std::int32_t> row_ptr, col_idx;
+  DeviceArray<double> values64;
+  DeviceArray<float> values32;
+  cusparseSpMatDescr_t descriptor = nullptr;
+
+  DeviceCsr(const CsrMatrix& a, bool fp32)
+      : row_ptr(a.row_ptr.data(), a.row_ptr.size()), col_idx(a.col_idx.data(), a.col_idx.size()) {
+    void* values = nullptr;
+    if (fp32) {
+      const std::vector<float> v(a.values.begin(), a.values.end());
+      values32 = DeviceArray<float>(v.data(), v.size());
+      values = values32.get();
+    } else {
+      values64 = DeviceArray<double>(a.values.data(), a.values.size());
+      values = values64.get();
+    }
+    CUSPARSE_OK(cusparseCreateCsr(&descriptor, a.rows, a.cols, a.nnz(), row_ptr.get(), col_idx.get(), values,
+                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                                  fp32 ? CUDA_R_32F : CUDA_R_64F));
+  }
+  DeviceCsr(const DeviceCsr&) = delete;
+  DeviceCsr& operator=(const DeviceCsr&) = delete;
+  ~DeviceCsr() {
+    if (descriptor) cusparseDestroySpMat(descriptor);
+  }
+  std::size_t bytes() const { return row_ptr.bytes() + col_idx.bytes() + values64.bytes() + values32.bytes(); }
+};
+
+/// One sparse x dense product C = alpha A B + beta C with row-major B and C of fixed shape; the data
+/// pointers are set per call (cusparseDnMatSetValues), so the workspace is sized once.
+class CusparseProduct {
+ public:
+  CusparseProduct(cusparseHandle_t handle, const DeviceCsr& a, std::int32_t rows, std::int32_t cols, int n,
+                  std::int64_t ld, cudaDataType type, void* any_b, void* any_c)
+      : handle_(handle), a_(a.descriptor), type_(type) {
+    CUSPARSE_OK(cusparseCreateDnMat(&b_, cols, n, ld, any_b, type, CUSPARSE_ORDER_ROW));
+    CUSPARSE_OK(cusparseCreateDnMat(&c_, rows, n, ld, any_c, type, CUSPARSE_ORDER_ROW));
+    std::size_t bytes = 0;
+    const double one64 = 1.0;
+    const float one32 = 1.0f;
+    CUSPARSE_OK(cusparseSpMM_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                        scalar(one64, one32), a_, b_, scalar(one64, one32), c_, type_,
+                                        CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
+    workspace_ = DeviceArray<unsigned char>(bytes);
+  }
+  CusparseProduct(const CusparseProduct&) = delete;
+  CusparseProduct& operator=(const CusparseProduct&) = delete;
+  ~CusparseProduct() {
+    if (b_) cusparseDestroyDnMat(b_);
+    if (c_) cusparseDestroyDnMat(c_);
+  }
+  void run(const void* b, void* c, double alpha, double beta) {
+    CUSPARSE_OK(cusparseDnMatSetValues(b_, const_cast<void*>(b)));
+    CUSPARSE_OK(cusparseDnMatSetValues(c_, c));
+    const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
+    CUSPARSE_OK(cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                             scalar(alpha, alpha32), a_, b_, scalar(beta, beta32), c_, type_,
+                             CUSPARSE_SPMM_ALG_DEFAULT, workspace_.get()));
+  }
+  std::size_t bytes() const { return workspace_.bytes(); }
+
+ private:
+  const void* scalar(const double& v64, const float& v32) const {
+    return type_ == CUDA_R_64F ? static_cast<const void*>(&v64) : static_cast<const void*>(&v32);
+  }
+  cusparseHandle_t handle_;
+  cusparseSpMatDescr_t a_;
+  cudaDataType type_;
+  cusparseDnMatDescr_t b_ = nullptr, c_ = nullptr;
+  DeviceArray<unsigned char> workspace_;
+};
+
+int round_up_8(int k) { return (k + 7) / 8 * 8; }
+
+}  // namespace
+
+struct GpuSystem::Impl {
+  class Inner;
+
+  std::int32_t n = 0;
+  int k = 0;
+  int inner_k = 0;  // k rounded up to 8: 16-byte aligned fp16 rows for bcsr24 and 32-byte aligned slots
+  int slot_count = 0;
+  const InnerMatrix* inner_matrix = nullptr;
+
+  cudaStream_t stream = nullptr;
+  cusparseHandle_t sparse = nullptr;
+  cublasHandle_t blas = nullptr;
+
+  // Outer fp64 side.
+  std::unique_ptr<DeviceCsr> a64;
+  std::unique_ptr<CusparseProduct> outer_product;
+  DeviceArray<double> blocks;  // slot_count blocks of n x k
+  DeviceArray<double> inverse_diagonal, inner_row_scale;
+  DeviceArray<double> coef, alpha, column_scale, column_unscale, column_mask;
+  DeviceArray<double> dots_partial, dots_out;
+  PinnedArray<double> dots_host;
+
+  // Inner fp32 side: two [X P R Q] blocks of n x 4 inner_k.
+  DeviceArray<float> inner_blocks[2];
+  int current = 0;
+  DeviceArray<float> gram_device, update_device;
+  PinnedArray<float> gram_host, update_host;
+  std::unique_ptr<SpmmPlan> plan;   // bcsr24
+  DeviceArray<std::uint16_t> p16;   // bcsr24: P in fp16, n x inner_k
+  std::unique_ptr<DeviceCsr> a32;   // cuSPARSE fp32
+  std::unique_ptr<CusparseProduct> inner_product32;
+  std::unique_ptr<Inner> inner;
+
+  EventTimer timer;
+  std::int64_t inner_products = 0, outer_products = 0;
+
+  double* slot(int i) const { return blocks.get() + std::size_t(i) * std::size_t(n) * std::size_t(k); }
+  float* current_block() const { return inner_blocks[current].get(); }
+  float* next_block() const { return inner_blocks[1 - current].get(); }
+  std::int64_t inner_ld() const { return 4 * std::int64_t(inner_k); }
+
+  void check_slot(int i) const {
+    if (i < 0 || i >= slot_count) throw InvalidArgument("GpuSystem: slot " + std::to_string(i) + " out of range");
+  }
+  void upload(const DeviceArray<double>& dst, const std::vector<double>& src) const {
+    // From pageable memory: the call returns once the source is staged, so `src` may die right after.
+    if (!src.empty())
+      CUDA_OK(cudaMemcpyAsync(dst.get(), src.data(), src.size() * sizeof(double), cudaMemcpyHostToDevice, stream));
+  }
+  void synchronize() {
+    CUDA_OK(cudaStreamSynchronize(stream));
+    timer.collect();
+  }
+  void outer_multiply(const double* p, double* q, double alpha_value, double beta_value) {
+    cudaEvent_t start = timer.record(stream);
+    outer_product->run(p, q, alpha_value, beta_value);
+    timer.interval(EventTimer::outer_spmm, start, timer.record(stream));
+    ++outer_products;
+  }
+
+  ~Impl() {
+    if (stream) cudaStreamSynchronize(stream);
+    inner.reset();
+    inner_product32.reset();
+    outer_product.reset();
+    plan.reset();
+    if (blas) cublasDestroy(blas);
+    if (sparse) cusparseDestroy(sparse);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+/// The inner block space on the device: Gram matrices and block updates with cuBLAS (fp32), products with
+/// the chosen backend.
+class GpuSystem::Impl::Inner final : public InnerBlockSpace {
+ public:
+  explicit Inner(Impl& s) : s_(s) {}
+  int k() const override { return s_.inner_k; }
+
+  void gram(Eigen::MatrixXd& g) override {
+    const int w = 3 * s_.inner_k;
+    const float one = 1.0f, zero = 0.0f;
+    // Row-major n x 4k is column-major 4k x n: the Gram of columns [P R Q] is B B^T of its rows k..4k-1.
+    const float* prq = s_.current_block() + s_.inner_k;
+    CUBLAS_OK(cublasSgemm(s_.blas, CUBLAS_OP_N, CUBLAS_OP_T, w, w, s_.n, &one, prq, int(s_.inner_ld()), prq,
+                          int(s_.inner_ld()), &zero, s_.gram_device.get(), w));
+    CUDA_OK(cudaMemcpyAsync(s_.gram_host.get(), s_.gram_device.get(), std::size_t(w) * w * sizeof(float),
+                            cudaMemcpyDeviceToHost, s_.stream));
+    s_.synchronize();
+    g.resize(w, w);
+    for (int j = 0; j < w; ++j)
+      for (int i = 0; i < w; ++i) g(i, j) = s_.gram_host[std::size_t(j) * w + i];
+  }
+
+  void update(const Eigen::MatrixXd& m) override {
+    const int rows = 4 * s_.inner_k, cols = 3 * s_.inner_k;
+    // next^T (3k x n) = m^T (3k x 4k) current^T (4k x n); m^T column-major = m row-major.
+    for (int b = 0; b < rows; ++b)
+      for (int a = 0; a < cols; ++a) s_.update_host[std::size_t(b) * cols + a] = static_cast<float>(m(b, a));
+    CUDA_OK(cudaMemcpyAsync(s_.update_device.get(), s_.update_host.get(), std::size_t(rows) * cols * sizeof(float),
+                            cudaMemcpyHostToDevice, s_.stream));
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_OK(cublasSgemm(s_.blas, CUBLAS_OP_N, CUBLAS_OP_N, cols, s_.n, rows, &one, s_.update_device.get(), cols,
+                          s_.current_block(), int(s_.inner_ld()), &zero, s_.next_block(), int(s_.inner_ld())));
+    s_.current = 1 - s_.current;
+  }
+
+  void product() override {
+    float* block = s_.current_block();
+    const float* p = block + s_.inner_k;
+    float* q = block + 3 * s_.inner_k;
+    cudaEvent_t start = s_.timer.record(s_.stream);
+    if (s_.plan) {
+      gpu::fp32_to_fp16(p, s_.inner_ld(), kDirectionToFp16Scale, s_.p16.get(), s_.inner_k, s_.n, s_.k, s_.stream);
+      cudaEvent_t converted = s_.timer.record(s_.stream);
+      s_.plan->run(s_.p16.get(), s_.inner_k, q, s_.inner_ld(), 1.0f / kDirectionToFp16Scale, 0.0f, s_.stream);
+      s_.timer.interval(EventTimer::fp16_convert, start, converted);
+      s_.timer.interval(EventTimer::inner_spmm, converted, s_.timer.record(s_.stream));
+    } else {
+      s_.inner_product32->run(p, q, 1.0, 0.0);
+      s_.timer.interval(EventTimer::inner_spmm, start, s_.timer.record(s_.stream));
+    }
+    ++s_.inner_products;
+  }
+
+ private:
+  Impl& s_;
+};
+
+GpuSystem::GpuSystem(const CsrMatrix& a, const InnerMatrix& inner, int k, int slots)
+    : impl_(std::make_unique<Impl>()) {
+  const DeviceInfo device = query_device();
+  if (!device.available) throw NotSupported("the GPU solver needs a CUDA device: " + device.reason);
+  if (k < 1 || k > 4096) throw InvalidArgument("GpuSystem: k must be in [1, 4096]");
+  if (a.rows != a.cols || a.rows < 1) throw InvalidArgument("GpuSystem: the matrix must be square and non-empty");
+  if (inner.backend == InnerBackend::bcsr24 && !inner.op) throw InvalidArgument("GpuSystem: bcsr24 backend without operator");
+  Impl& s = *impl_;
+  s.n = a.rows;
+  s.k = k;
+  s.inner_k = round_up_8(k);
+  s.slot_count = slots;
+  s.inner_matrix = &inner;
+  CUDA_OK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+  CUSPARSE_OK(cusparseCreate(&s.sparse));
+  CUSPARSE_OK(cusparseSetStream(s.sparse, s.stream));
+  CUBLAS_OK(cublasCreate(&s.blas));
+  CUBLAS_OK(cublasSetStream(s.blas, s.stream));
+  // Plain fp32 arithmetic in the Gram and update products (no TF32 shortcuts).
+  CUBLAS_OK(cublasSetMathMode(s.blas, CUBLAS_PEDANTIC_MATH));
+
+  const std::size_t block = std::size_t(s.n) * std::size_t(k);
+  s.blocks = DeviceArray<double>(block * std::size_t(slots));
+  CUDA_OK(cudaMemset(s.blocks.get(), 0, s.blocks.bytes()));
+  s.a64 = std::make_unique<DeviceCsr>(a, false);
+  s.outer_product = std::make_unique<CusparseProduct>(s.sparse, *s.a64, s.n, s.n, k, k, CUDA_R_64F, s.slot(0), s.slot(1));
+  const std::vector<double> inverse = inverse_diagonal(a);
+  s.inverse_diagonal = DeviceArray<double>(inverse.data(), inverse.size());
+  if (!inner.row_scale.empty()) s.inner_row_scale = DeviceArray<double>(inner.row_scale.data(), inner.row_scale.size());
+  s.coef = DeviceArray<double>(std::size_t(gpu::kMaxCombineTerms) * k);
+  s.alpha = DeviceArray<double>(std::size_t(k));
+  s.column_scale = DeviceArray<double>(std::size_t(k));
+  s.column_unscale = DeviceArray<double>(std::size_t(k));
+  s.column_mask = DeviceArray<double>(std::size_t(k));
+  s.dots_partial = DeviceArray<double>(std::size_t(gpu::kDotBlocks) * gpu::kMaxDotPairs * k);
+  s.dots_out = DeviceArray<double>(std::size_t(gpu::kMaxDotPairs) * k);
+  s.dots_host = PinnedArray<double>(std::size_t(gpu::kMaxDotPairs) * k);
+
+  const std::size_t inner_block = std::size_t(s.n) * std::size_t(s.inner_ld());
+  for (auto& b : s.inner_blocks) {
+    b = DeviceArray<float>(inner_block);
+    CUDA_OK(cudaMemset(b.get(), 0, b.bytes()));
+  }
+  const std::size_t w = 3 * std::size_t(s.inner_k);
+  s.gram_device = DeviceArray<float>(w * w);
+  s.gram_host = PinnedArray<float>(w * w);
+  s.update_device = DeviceArray<float>(4 * std::size_t(s.inner_k) * w);
+  s.update_host = PinnedArray<float>(4 * std::size_t(s.inner_k) * w);
+  if (inner.backend == InnerBackend::bcsr24) {
+    PlanOptions options;
+    options.output = OutputType::f32;
+    options.allow_unaligned_b = false;  // P16 rows are inner_k (multiple of 8) fp16 apart: always aligned
+    s.plan = std::make_unique<SpmmPlan>(inner.op->make_plan(k, KernelKind::split_pipelined, options));
+    s.p16 = DeviceArray<std::uint16_t>(std::size_t(s.n) * s.inner_k);
+    CUDA_OK(cudaMemset(s.p16.get(), 0, s.p16.bytes()));
+  } else {
+    s.a32 = std::make_unique<DeviceCsr>(inner.csr, true);
+    float* any = s.inner_blocks[0].get();
+    s.inner_product32 = std::make_unique<CusparseProduct>(s.sparse, *s.a32, s.n, s.n, k, s.inner_ld(), CUDA_R_32F,
+                                                          any + s.inner_k, any + 3 * s.inner_k);
+  }
+  s.inner = std::make_unique<Impl::Inner>(s);
+  CUDA_OK(cudaDeviceSynchronize());
+}
+
+GpuSystem::~GpuSystem() = default;
+
+int GpuSystem::k() const { return impl_->k; }
+
+void GpuSystem::set_slot(int slot, const std::vector<double>& values) {
+  Impl& s = *impl_;
+  s.check_slot(slot);
+  if (values.size() != std::size_t(s.n) * s.k) throw InvalidArgument("GpuSystem::set_slot: expected n x k values");
+  CUDA_OK(cudaMemcpyAsync(s.slot(slot), values.data(), values.size() * sizeof(double), cudaMemcpyHostToDevice, s.stream));
+  s.synchronize();
+}
+
+std::vector<double> GpuSystem::slot(int slot) {
+  Impl& s = *impl_;
+  s.check_slot(slot);
+  std::vector<double> out(std::size_t(s.n) * s.k);
+  CUDA_OK(cudaMemcpyAsync(out.data(), s.slot(slot), out.size() * sizeof(double), cudaMemcpyDeviceToHost, s.stream));
+  s.synchronize();
+  return out;
+}
+
+void GpuSystem::synchronize() { impl_->synchronize(); }
+
+GpuTimings GpuSystem::timings() const {
+  const Impl& s = *impl_;
+  GpuTimings t;
+  t.fp16_convert_ms = s.timer.ms(EventTimer::fp16_convert);
+  t.inner_spmm_ms = s.timer.ms(EventTimer::inner_spmm);
+  t.inner_product_ms = t.fp16_convert_ms + t.inner_spmm_ms;
+  t.outer_spmm_ms = s.timer.ms(EventTimer::outer_spmm);
+  t.inner_products = s.inner_products;
+  t.outer_products = s.outer_products;
+  return t;
+}
+
+std::int64_t GpuSystem::device_bytes() const {
+  const Impl& s = *impl_;
+  std::size_t bytes = s.a64->bytes() + s.outer_product->bytes() + s.blocks.bytes() + s.inverse_diagonal.bytes() +
+                      s.inner_row_scale.bytes() + s.dots_partial.bytes() + s.inner_blocks[0].bytes() +
+                      s.inner_blocks[1].bytes() + s.p16.bytes();
+  if (s.a32) bytes += s.a32->bytes() + s.inner_product32->bytes();
+  if (s.plan) bytes += std::size_t(s.inner_matrix->op->device().device_bytes() + s.plan->workspace_bytes());
+  return static_cast<std::int64_t>(bytes);
+}
+
+void GpuSystem::residual(int r, int b, int x) {
+  Impl& s = *impl_;
+  s.check_slot(r);
+  s.check_slot(b);
+  s.check_slot(x);
+  CUDA_OK(cudaMemcpyAsync(s.slot(r), s.slot(b), std::size_t(s.n) * s.k * sizeof(double), cudaMemcpyDeviceToDevice,
+                          s.stream));
+  s.outer_multiply(s.slot(x), s.slot(r), -1.0, 1.0);
+}
+
+void GpuSystem::multiply(int q, int p) {
+  Impl& s = *impl_;
+  s.check_slot(q);
+  s.check_slot(p);
+  s.outer_multiply(s.slot(p), s.slot(q), 1.0, 0.0);
+}
+
+void GpuSystem::dots(const std::vector<std::pair<int, int>>& pairs, std::vector<double>& out) {
+  Impl& s = *impl_;
+  out.clear();
+  for (std::size_t first = 0; first < pairs.size(); first += gpu::kMaxDotPairs) {
+    gpu::DotBatch batch;
+    batch.count = static_cast<int>(std::min<std::size_t>(gpu::kMaxDotPairs, pairs.size() - first));
+    for (int i = 0; i < batch.count; ++i) {
+      s.check_slot(pairs[first + i].first);
+      s.check_slot(pairs[first + i].second);
+      batch.x[i] = s.slot(pairs[first + i].first);
+      batch.y[i] = s.slot(pairs[first + i].second);
+    }
+    gpu::column_dots(batch, s.n, s.k, s.dots_partial.get(), s.dots_out.get(), s.stream);
+    const std::size_t values = std::size_t(batch.count) * s.k;
+    CUDA_OK(cudaMemcpyAsync(s.dots_host.get(), s.dots_out.get(), values * sizeof(double), cudaMemcpyDeviceToHost,
+                            s.stream));
+    s.synchronize();
+    out.insert(out.end(), s.dots_host.get(), s.dots_host.get() + values);
+  }
+}
+
+void GpuSystem::combine(int dst, int z, const std::vector<int>& p, const std::vector<double>& coef) {
+  Impl& s = *impl_;
+  if (p.size() > std::size_t(gpu::kMaxCombineTerms))
+    throw InvalidArgument("GpuSystem::combine: at most " + std::to_string(gpu::kMaxCombineTerms) + " directions");
+  s.check_slot(dst);
+  s.check_slot(z);
+  gpu::CombineTerms terms;
+  terms.count = static_cast<int>(p.size());
+  for (std::size_t t = 0; t < p.size(); ++t) {
+    s.check_slot(p[t]);
+    terms.p[t] = s.slot(p[t]);
+  }
+  s.upload(s.coef, coef);
+  gpu::combine(s.slot(dst), s.slot(z), terms, s.coef.get(), s.n, s.k, s.stream);
+}
+
+void GpuSystem::update(int x, int p, int r, int q, const std::vector<double>& alpha) {
+  Impl& s = *impl_;
+  for (int i : {x, p, r, q}) s.check_slot(i);
+  s.upload(s.alpha, alpha);
+  gpu::update_solution(s.slot(x), s.slot(p), s.slot(r), s.slot(q), s.alpha.get(), s.n, s.k, s.stream);
+}
+
+InnerStats GpuSystem::precondition_inner(int z, int r, const std::vector<double>& column_scale,
+                                         const InnerOptions& options) {
+  Impl& s = *impl_;
+  s.check_slot(z);
+  s.check_slot(r);
+  std::vector<double> unscale(column_scale.size());
+  for (std::size_t j = 0; j < unscale.size(); ++j) unscale[j] = column_scale[j] != 0.0 ? 1.0 / column_scale[j] : 0.0;
+  s.upload(s.column_scale, column_scale);
+  s.upload(s.column_unscale, unscale);
+  // X, P, Q start at zero in both blocks (finite values everywhere: the block update multiplies them by 0).
+  for (auto& b : s.inner_blocks) CUDA_OK(cudaMemsetAsync(b.get(), 0, b.bytes(), s.stream));
+  s.current = 0;
+  gpu::fp64_to_fp32(s.slot(r), s.inner_row_scale.get(), s.column_scale.get(), s.current_block() + 2 * s.inner_k,
+                    s.inner_ld(), s.n, s.k, s.stream);
+  const InnerStats stats = block_cg(*s.inner, options);
+  gpu::fp32_to_fp64(s.current_block(), s.inner_ld(), s.inner_row_scale.get(), s.column_unscale.get(), s.slot(z), s.n,
+                    s.k, s.stream);
+  return stats;
+}
+
+void GpuSystem::precondition_jacobi(int z, int r, const std::vector<double>& column_mask) {
+  Impl& s = *impl_;
+  s.check_slot(z);
+  s.check_slot(r);
+  s.upload(s.column_mask, column_mask);
+  gpu::scale_fp64(s.slot(r), s.inverse_diagonal.get(), s.column_mask.get(), s.slot(z), s.n, s.k, s.stream);
+}
+
+}  // namespace bcsr24::solver

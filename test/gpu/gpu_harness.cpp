@@ -93,7 +93,8 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
     for (std::int32_t j = 0; j < n; ++j) bd(r, j) = fp16_to_float(b[std::size_t(r) * n + j]);
   const Eigen::MatrixXd ab = to_eigen(a) * bd;
   const std::vector<float> c0_for_bound = cfg.beta == 0.0 ? std::vector<float>() : c0;
-  const std::vector<double> bound = spmm_error_bound(a, n, b, cfg.alpha, cfg.beta, c0_for_bound);
+  const std::vector<double> bound =
+      spmm_error_bound(a, n, b, cfg.alpha, cfg.beta, c0_for_bound, true, host.scaling.exponent);
 
   double err2 = 0.0, ref2 = 0.0, out2 = 0.0;
   for (std::int32_t i = 0; i < m; ++i)

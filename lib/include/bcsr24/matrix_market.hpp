@@ -40,7 +40,7 @@ struct MatrixMarketOptions {
 CsrMatrix read_matrix_market(const std::string& path, const MatrixMarketOptions& options = {},
                              MatrixMarketInfo* info = nullptr);
 
-/// Same, from bytes in memory (already decompressed); `name` is used in error messages.
+/// Same, from bytes in memory (plain, or gzip told by its magic bytes); `name` is used in error messages.
 CsrMatrix read_matrix_market_from_memory(const char* data, std::size_t size, const std::string& name,
                                          const MatrixMarketOptions& options = {},
                                          MatrixMarketInfo* info = nullptr);

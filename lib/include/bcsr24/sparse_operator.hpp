@@ -79,9 +79,11 @@ class SparseOperator {
   SparseOperator(const SparseOperator&) = delete;
   SparseOperator& operator=(const SparseOperator&) = delete;
 
+  /// Rows of A. Never throws.
   std::int32_t rows() const noexcept;
+  /// Columns of A. Never throws.
   std::int32_t cols() const noexcept;
-  /// Nonzeros of the source (explicit zeros excluded).
+  /// Nonzeros of the source (explicit zeros excluded). Never throws.
   std::int64_t nnz() const noexcept;
 
   /// Tile statistics: how many 16x32 tiles are 2:4 (sparse tensor cores), dense, or empty. Never throws.
@@ -90,6 +92,7 @@ class SparseOperator {
   const Fp16Scaling& scaling() const noexcept;
   /// The preprocessed host matrix (for save_bcsr24, reference_spmm, ...). Never throws.
   const Bcsr24Matrix& host() const noexcept;
+  /// The options the operator was built with. Never throws.
   const OperatorOptions& options() const noexcept;
 
   /// Copies the matrix to the current CUDA device if not done yet; later calls do nothing.

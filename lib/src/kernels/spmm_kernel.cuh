@@ -51,17 +51,15 @@ struct SliceGeometry {
 /// per byte), shallower for wide ones (a stage is 5.5 KB at 64 columns).
 template <int kSliceWidth>
 constexpr int pipelined_stages() {
-  return kSliceWidth <= 16 ? 4 : 3;
+  return kSliceWidth <= 16 ? 4 : (kSliceWidth == 32 ? 3 : 2);
 }
 
-/// Stages of the 2:4 loop. Its stages are smaller (576 bytes of A instead of 1024), so it gets at least as
-/// many as fit in the dense loop's space, and at the narrowest slice two more: there the stage is mostly A,
-/// and bytes in flight per warp are what keeps DRAM busy (26 KB per block still fits 8 blocks per SM).
+/// Stages of the 2:4 loop: its stages are smaller (576 bytes of A instead of 1024), so it gets as many as fit
+/// in the space of the dense loop's stages (5 instead of 4 at 8 columns).
 template <int kSliceWidth, int kStages>
 constexpr int sparse24_stages() {
   using G = SliceGeometry<kSliceWidth>;
-  constexpr int fitting = kStages * G::kStageBytes / G::template Stage<true>::kBytes;
-  return kStages == 1 ? 1 : (kSliceWidth == 8 ? fitting + 1 : fitting);
+  return kStages == 1 ? 1 : kStages * G::kStageBytes / G::template Stage<true>::kBytes;
 }
 
 /// Shared memory of one warp's pipeline.
@@ -80,12 +78,11 @@ constexpr int spmm_shared_bytes() {
   return pipeline > reduction ? pipeline : reduction;
 }
 
-/// Copies tile `tile` of `list` and its B block into `stage` (asynchronously; the caller commits).
+/// Copies tile `tile` of `list` into `stage` (asynchronously; the caller commits).
 template <int kSliceWidth, bool kSparse>
-__device__ __forceinline__ void load_tile_async(const TileListView& list, std::int32_t tile, std::int32_t tile_col,
-                                                unsigned char* stage, const SpmmParams& p, int n0, int lane) {
-  using G = SliceGeometry<kSliceWidth>;
-  using S = typename G::template Stage<kSparse>;
+__device__ __forceinline__ void load_a_async(const TileListView& list, std::int32_t tile, unsigned char* stage,
+                                             int lane) {
+  using S = typename SliceGeometry<kSliceWidth>::template Stage<kSparse>;
   const std::uint32_t stage_addr = ptx::smem_addr(stage);
   if constexpr (kSparse) {
     const uint4* values = reinterpret_cast<const uint4*>(list.values) + std::size_t(tile) * (kSparseTileValues / 8);
@@ -99,6 +96,15 @@ __device__ __forceinline__ void load_tile_async(const TileListView& list, std::i
     ptx::cp_async_16(stage_addr + lane * 16, values + lane, 16);
     ptx::cp_async_16(stage_addr + 512 + lane * 16, values + 32 + lane, 16);
   }
+}
+
+/// Copies the B block that a tile in tile column `tile_col` multiplies into `stage` (asynchronously).
+template <int kSliceWidth, bool kSparse>
+__device__ __forceinline__ void load_b_async(std::int32_t tile_col, unsigned char* stage, const SpmmParams& p, int n0,
+                                             int lane) {
+  using G = SliceGeometry<kSliceWidth>;
+  using S = typename G::template Stage<kSparse>;
+  const std::uint32_t stage_addr = ptx::smem_addr(stage);
   // B rows k0 .. k0+31, columns n0 .. n0+slice-1. Consecutive lanes take consecutive 16-byte chunks of a row
   // (coalesced). Rows past K and columns past n are zero-filled, never read: the padded A columns are zero,
   // but 0 * (whatever lies in memory) could be NaN.
@@ -117,6 +123,13 @@ __device__ __forceinline__ void load_tile_async(const TileListView& list, std::i
     const std::uint16_t* src = valid ? p.b + std::size_t(row) * p.ldb + col : p.b;
     ptx::cp_async_16(b_addr + (r * G::kBPitch + chunk * 8) * 2, src, valid * 2);
   }
+}
+
+template <int kSliceWidth, bool kSparse>
+__device__ __forceinline__ void load_tile_async(const TileListView& list, std::int32_t tile, std::int32_t tile_col,
+                                                unsigned char* stage, const SpmmParams& p, int n0, int lane) {
+  load_a_async<kSliceWidth, kSparse>(list, tile, stage, lane);
+  load_b_async<kSliceWidth, kSparse>(tile_col, stage, p, n0, lane);
 }
 
 /// acc += (tile in `stage`) x (its B block), for all n8 steps of the slice.
@@ -180,13 +193,17 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
       __syncwarp();
     }
   } else {
-    // Prologue: kStages - 1 tiles in flight. Every iteration commits exactly one group (possibly empty), so
-    // "wait until kStages - 2 groups are pending" always means "the tile about to be computed has landed".
+    // Prologue: kStages - 1 tiles in flight. The A tiles go first: their addresses need no column index, so
+    // they are on their way while the column indices (and then the B blocks) are still being fetched. Group s
+    // then holds B block s (group 0 all the prologue's A tiles too). Every iteration commits exactly one group
+    // (possibly empty), so "wait until kStages - 2 groups are pending" always means "the tile about to be
+    // computed has landed".
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s)
+      if (s < count) load_a_async<kSliceWidth, kSparse>(list, first + s * stride, warp_smem + s * S::kBytes, lane);
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (s < count)
-        load_tile_async<kSliceWidth, kSparse>(list, first + s * stride, tile_col(s), warp_smem + s * S::kBytes, p,
-                                              n0, lane);
+      if (s < count) load_b_async<kSliceWidth, kSparse>(tile_col(s), warp_smem + s * S::kBytes, p, n0, lane);
       ptx::cp_async_commit();
     }
     int read_stage = 0;
