@@ -953,10 +953,21 @@ int run(const Options& options) {
   const bcsr24::TileCensus census = loaded.bcsr.census();
   report["matrix"] = loaded.matrix_json;
   report["census"] = census_json(census);
+  const bcsr24::TileSuitability suitability = bcsr24::tile_suitability(census, loaded.bcsr.rows);
+  report["suitability"] = {{"tile_bytes", suitability.tile_bytes},
+                           {"csr_f16_bytes", suitability.csr_f16_bytes},
+                           {"byte_ratio", suitability.ratio},
+                           {"suits_tiles", suitability.suits_tiles}};
   report["scaling"] = scaling_json(loaded.bcsr.scaling, loaded.source == "b24" ? "from .b24" : options.scaling);
   report["preprocessing"] = loaded.preprocessing_json;
-  if (!options.json_output)
+  if (!options.json_output) {
     print_matrix(report["matrix"], report["census"], report["scaling"], report["preprocessing"]);
+    std::cout << "suitability tile lists " << human_bytes(suitability.tile_bytes) << " vs CSR fp16 "
+              << human_bytes(suitability.csr_f16_bytes) << " (" << format("%.1f", suitability.ratio) << "x)"
+              << (suitability.suits_tiles
+                      ? "\n"
+                      : ": too few nonzeros per tile for the tensor-core path; cuSPARSE CSR is likely faster here\n");
+  }
 
   // Which path runs: the GPU kernels when a device of sm_80+ is there and wanted, else the CPU reference.
   bcsr24::DeviceInfo device;

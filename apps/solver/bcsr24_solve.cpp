@@ -428,6 +428,17 @@ int run(const Options& o) {
     backends = {InnerBackend::bcsr24, InnerBackend::cusparse_csr_f32};
   else
     backends = {inner_backend_from_name(o.inner_backend)};
+  if (o.device == "gpu") {
+    // The first solve in a process pays for module loading and library handle creation (cuBLAS, cuSPARSE);
+    // one short untimed solve per backend keeps that out of the figures compared below.
+    std::printf("\n== warm-up (one outer iteration per backend, not reported)\n");
+    Options warm = o;
+    warm.max_outer = 1;
+    warm.verbose = false;
+    json scratch = matrix_json;
+    for (InnerBackend backend : backends) run_backend(problem, backend, warm, false, scratch);
+    std::fflush(stdout);
+  }
   std::vector<RunReport> reports;
   for (std::size_t i = 0; i < backends.size(); ++i) {
     std::printf("\n== inner backend %s\n", inner_backend_name(backends[i]));

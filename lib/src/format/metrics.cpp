@@ -14,4 +14,13 @@ SpmmCost spmm_cost(const TileCensus& census, std::int64_t rows, std::int64_t col
   return cost;
 }
 
+TileSuitability tile_suitability(const TileCensus& census, std::int64_t rows) {
+  TileSuitability s;
+  s.tile_bytes = double(census.sparse24_bytes + census.dense_bytes);
+  s.csr_f16_bytes = double(census.nnz) * 6.0 + (double(rows) + 1.0) * 4.0;
+  s.ratio = s.csr_f16_bytes > 0 ? s.tile_bytes / s.csr_f16_bytes : 0.0;
+  s.suits_tiles = s.ratio <= kMaxSuitableByteRatio;
+  return s;
+}
+
 }  // namespace bcsr24
