@@ -36,15 +36,15 @@ if has test; then
 fi
 
 if has sanitize; then
-  # The small-matrix cases cover every kernel, width class, output type and the staging copy; the large
-  # XdYs/SuiteSparse cases add nothing for the sanitizer but hours of instrumented runtime.
-  tags='[scalars],[split],[imbalance],[device],[determinism]'
+  # memcheck and racecheck run the whole GPU test executable (every kernel, width class, output type, the
+  # staging copy, the SuiteSparse matrices); SANITIZE_TAGS narrows it (Catch2 test spec) when time is short.
+  tags=${SANITIZE_TAGS:-}
   echo "== compute-sanitizer memcheck"
-  compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$build/test/bcsr24_gpu_tests" "$tags" \
+  compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$build/test/bcsr24_gpu_tests" $tags \
     2>&1 | tee "$out/memcheck.log" | tail -n 3
   echo "== compute-sanitizer racecheck"
-  compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 "$build/test/bcsr24_gpu_tests" \
-    '[split],[device]' 2>&1 | tee "$out/racecheck.log" | tail -n 3
+  compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 "$build/test/bcsr24_gpu_tests" $tags \
+    2>&1 | tee "$out/racecheck.log" | tail -n 3
   echo "== compute-sanitizer synccheck"
   compute-sanitizer --tool synccheck --error-exitcode 1 "$build/test/bcsr24_gpu_tests" '[split],[device]' \
     2>&1 | tee "$out/synccheck.log" | tail -n 3

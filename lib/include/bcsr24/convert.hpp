@@ -26,7 +26,8 @@ struct ConvertOptions {
 TileKind classify_tile(const double* tile_row_major);
 
 /// Converts a CSR matrix. Explicit zeros are dropped (they do not make a tile non-zero).
-/// @throw RangeError if a value is beyond fp16 range and options.scaling == none, or is not finite.
+/// @throw RangeError if a value is beyond fp16 range and options.scaling == none, or is not finite;
+///        SizeLimitError if the tiles do not fit in host memory.
 Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options = {});
 
 /// Expands every stored tile (2:4 ones decompressed) into one dense list in tile-row/column order:

@@ -45,7 +45,8 @@ DeviceInfo query_device();
 class DeviceMatrix {
  public:
   /// @param with_merged_dense also upload every tile as dense (needed by dense_bt / dense_pipelined).
-  /// @throw CudaError on allocation or copy failure; NotSupported on a device older than sm_80.
+  /// @throw SizeLimitError when the lists do not fit in the device's free memory (checked before allocating);
+  ///        CudaError on allocation or copy failure; NotSupported without a device of sm_80 or newer.
   explicit DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense = true);
   ~DeviceMatrix();
   DeviceMatrix(DeviceMatrix&&) noexcept;

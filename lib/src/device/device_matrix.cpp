@@ -61,6 +61,21 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
     throw InvalidArgument("host matrix tile lists are inconsistent (values or metadata size)");
   Impl& d = *impl_;
   BCSR24_CUDA_CHECK(cudaGetDevice(&d.device));
+  // Refuse a matrix that cannot fit before allocating any of it (an allocation failing halfway would also be
+  // reported, but as a bare out-of-memory error).
+  const std::int64_t needed = host.sparse24.bytes() + host.dense.bytes() +
+                              (with_merged_dense ? (host.sparse24.tiles() + host.dense.tiles()) * kDenseTileValues * 2 +
+                                                       host.dense.row_ptr.size() * 4
+                                                 : 0);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  BCSR24_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (needed > static_cast<std::int64_t>(free_bytes))
+    throw SizeLimitError("DeviceMatrix: the tile lists need " + std::to_string(needed >> 20) + " MiB of device memory, " +
+                         std::to_string(free_bytes >> 20) + " MiB are free" +
+                         (with_merged_dense ? " (without the merged dense list for the dense kernels it would be " +
+                                                  std::to_string((host.sparse24.bytes() + host.dense.bytes()) >> 20) +
+                                                  " MiB)"
+                                            : std::string()));
   d.rows = host.rows;
   d.cols = host.cols;
   d.tile_rows = host.tile_rows;

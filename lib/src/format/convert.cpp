@@ -6,6 +6,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <new>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -315,13 +316,20 @@ Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options
   scaling.min_abs_nonzero = out.nnz > 0 ? min_abs : 0.0;
   scaling.exponent = detail::choose_scaling_exponent(scaling, out.nnz, options.scaling);
 
-  // Pass 2: tiles.
+  // Pass 2: tiles. Each stored tile holds 512 (dense) or 256 (2:4) fp16 values however few nonzeros it has,
+  // so a scattered matrix can need far more memory than its CSR form: refuse with a message, not bad_alloc.
   std::vector<ChunkPart> parts(static_cast<std::size_t>(chunks));
   const Fp16Store store(scaling.exponent);
-  run_chunks(chunks, [&](int c) {
-    convert_tile_rows(a, bounds[static_cast<std::size_t>(c)], bounds[static_cast<std::size_t>(c) + 1], store,
-                      options.force_dense, parts[static_cast<std::size_t>(c)]);
-  });
+  try {
+    run_chunks(chunks, [&](int c) {
+      convert_tile_rows(a, bounds[static_cast<std::size_t>(c)], bounds[static_cast<std::size_t>(c) + 1], store,
+                        options.force_dense, parts[static_cast<std::size_t>(c)]);
+    });
+  } catch (const std::bad_alloc&) {
+    throw SizeLimitError("convert_to_bcsr24: out of host memory storing the tiles of a " + std::to_string(a.rows) +
+                         " x " + std::to_string(a.cols) + " matrix with " + std::to_string(out.nnz) +
+                         " nonzeros (each stored 16x32 tile takes up to 1 KiB)");
+  }
   for (const ChunkPart& p : parts) {
     scaling.subnormal_count += p.subnormal;
     scaling.flushed_count += p.flushed;
