@@ -30,10 +30,16 @@ struct SliceGeometry {
   static_assert(kSliceWidth % 8 == 0 && kSliceWidth >= 8 && kSliceWidth <= 64, "slice is 8..64 columns");
   /// 16-byte chunks (8 fp16) in one row of the B block.
   static constexpr int kChunksPerRow = kSliceWidth / 8;
-  /// Row pitch of the B block in shared memory, in fp16. Rows of 16 bytes are conflict-free as they are;
-  /// wider rows get 16 bytes of padding so the 8 rows one ldmatrix phase reads fall in distinct banks.
-  static constexpr int kBPitch = kSliceWidth == 8 ? 8 : kSliceWidth + 8;
-  static constexpr int kBBytes = kTileCols * kBPitch * 2;
+  /// The B block is stored unpadded (32 rows x kChunksPerRow 16-byte chunks), with chunk c of row r at
+  /// position c ^ swizzle(r). One ldmatrix phase reads the same logical chunk of 8 consecutive rows; the XOR
+  /// spreads those 8 chunks over the 8 distinct 16-byte bank groups of a 128-byte line, so the read is
+  /// conflict-free without the shared memory that padding each row would cost.
+  static constexpr int kBBytes = kTileCols * kChunksPerRow * 16;
+  static constexpr int kRowBytes = kChunksPerRow * 16;
+  __device__ __forceinline__ static int swizzle(int row) {
+    // Rows r and r + 8/C start in the same bank group (C chunks per row); flip the chunk index every 8/C rows.
+    return kChunksPerRow >= 8 ? (row & 7) : (row / (8 / kChunksPerRow)) % kChunksPerRow;
+  }
   static constexpr int kNSteps = kSliceWidth / 8;  // n8 mma steps per tile
   /// A stage holds one A tile as stored, then its B block. A dense tile is 1024 bytes; a 2:4 tile is 512 bytes
   /// of values and 64 of metadata, so 2:4 stages are smaller and the 2:4 loop fits more of them in flight.
@@ -47,11 +53,12 @@ struct SliceGeometry {
   static constexpr int kStageBytes = Stage<false>::kBytes;  // the larger of the two
 };
 
-/// Pipeline depth per slice width: deeper for narrow slices (little shared memory per stage, little math
-/// per byte), shallower for wide ones (a stage is 5.5 KB at 64 columns).
+/// Pipeline depth per slice width. A block's shared memory is 4 warps x stages x (A tile + B block); up to
+/// 32 columns the depth keeps it near 24 KB, so 9 blocks fit on an SM and a matrix of ~1000 tile rows runs in
+/// a single wave (deeper pipelines measured slower there: the second wave costs more than the depth gains).
 template <int kSliceWidth>
 constexpr int pipelined_stages() {
-  return kSliceWidth <= 16 ? 4 : (kSliceWidth == 32 ? 3 : 2);
+  return kSliceWidth == 8 ? 4 : (kSliceWidth == 16 ? 3 : 2);
 }
 
 /// Stages of the 2:4 loop: its stages are smaller (576 bytes of A instead of 1024), so it gets as many as fit
@@ -121,7 +128,7 @@ __device__ __forceinline__ void load_b_async(std::int32_t tile_col, unsigned cha
     valid = valid < 0 ? 0 : (valid > 8 ? 8 : valid);
     if (row >= p.k) valid = 0;
     const std::uint16_t* src = valid ? p.b + std::size_t(row) * p.ldb + col : p.b;
-    ptx::cp_async_16(b_addr + (r * G::kBPitch + chunk * 8) * 2, src, valid * 2);
+    ptx::cp_async_16(b_addr + r * G::kRowBytes + ((chunk ^ G::swizzle(r)) * 16), src, valid * 2);
   }
 }
 
@@ -138,7 +145,8 @@ __device__ __forceinline__ void compute_tile(const unsigned char* stage, float (
   using G = SliceGeometry<kSliceWidth>;
   using S = typename G::template Stage<kSparse>;
   // Lane l addresses row l of the 32-row B block: rows 0-7, 8-15, 16-23, 24-31 are ldmatrix's four matrices.
-  const std::uint32_t b_row = ptx::smem_addr(stage + S::kABytes) + lane * G::kBPitch * 2;
+  const std::uint32_t b_row = ptx::smem_addr(stage + S::kABytes) + lane * G::kRowBytes;
+  const int b_swizzle = G::swizzle(lane);
   if constexpr (kSparse) {
     const uint4 a = *reinterpret_cast<const uint4*>(stage + lane * 16);
     const std::uint32_t meta =
@@ -146,7 +154,7 @@ __device__ __forceinline__ void compute_tile(const unsigned char* stage, float (
 #pragma unroll
     for (int j = 0; j < G::kNSteps; ++j) {
       std::uint32_t b[4];
-      ptx::ldmatrix_x4_trans(b, b_row + j * 16);
+      ptx::ldmatrix_x4_trans(b, b_row + ((j ^ b_swizzle) * 16));
       ptx::mma_sp_m16n8k32_f16_f32(acc[j], a, b, meta);
     }
   } else {
@@ -155,7 +163,7 @@ __device__ __forceinline__ void compute_tile(const unsigned char* stage, float (
 #pragma unroll
     for (int j = 0; j < G::kNSteps; ++j) {
       std::uint32_t b[4];
-      ptx::ldmatrix_x4_trans(b, b_row + j * 16);
+      ptx::ldmatrix_x4_trans(b, b_row + ((j ^ b_swizzle) * 16));
       ptx::mma_m16n8k16_f16_f32(acc[j], a_lo, b[0], b[1]);
       ptx::mma_m16n8k16_f16_f32(acc[j], a_hi, b[2], b[3]);
     }
@@ -241,8 +249,18 @@ __device__ __forceinline__ void store_output<__half>(__half* p, float v) { *p = 
 
 /// C[tile row, slice] = alpha * A[tile row, :] * B[:, slice] + beta * C[tile row, slice].
 /// kHasSparseList: run the 2:4 loop (split kernel) before the dense loop.
+/// Blocks per SM the register allocation must allow. Up to 32 columns, shared memory admits 9 blocks of ~24 KB;
+/// letting the 2:4 + dense kernel take more registers than 65536 / (9 x 128) = 56 would cut that to 7 and put a
+/// matrix of ~1000 tile rows into a second wave (measured: 14% slower at n = 32). At 64 columns shared memory
+/// admits 5 blocks, and registers are capped to match.
+template <int kSliceWidth>
+constexpr int min_blocks_per_sm() {
+  return kSliceWidth <= 32 ? 9 : 5;
+}
+
 template <int kSliceWidth, int kStages, bool kHasSparseList, typename OutT>
-__global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize) bcsr24_spmm_kernel(const SpmmParams p) {
+__global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<kSliceWidth>())
+    bcsr24_spmm_kernel(const SpmmParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   using G = SliceGeometry<kSliceWidth>;
   const int lane = threadIdx.x % kWarpSize;
