@@ -23,6 +23,11 @@ struct CsrMatrix {
 CsrMatrix csr_from_triplets(std::int32_t rows, std::int32_t cols, const std::vector<std::int32_t>& row,
                             const std::vector<std::int32_t>& col, const std::vector<double>& value);
 
+/// Sorts the columns of every row and sums duplicate entries (in their input order, so the rounding is
+/// deterministic), compacting the arrays in place. Explicit zeros are kept. Rows already strictly increasing
+/// are left as they are. Precondition: consistent sizes and in-range columns (validated by the caller).
+void sort_rows_and_sum_duplicates(CsrMatrix& a);
+
 /// Checks the CSR invariants (sizes, monotone row_ptr, sorted unique in-range columns).
 /// @throw InvalidArgument naming the first broken invariant.
 void validate_csr(const CsrMatrix& a);

@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <filesystem>
 #include <mutex>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,49 +50,6 @@ void check_csr_arrays(std::int32_t rows, std::int32_t cols, const std::int32_t* 
                               " outside [0, " + std::to_string(cols) + ")");
 }
 
-/// Sorts each row by column and sums duplicates, in place; rows already strictly increasing are untouched.
-void sort_and_merge_rows(CsrMatrix& a) {
-  std::vector<std::int32_t> order;
-  std::vector<std::int32_t> cols_scratch;
-  std::vector<double> values_scratch;
-  std::int32_t write = 0;
-  std::int32_t row_begin = 0;
-  for (std::int32_t r = 0; r < a.rows; ++r) {
-    const std::int32_t begin = row_begin, end = a.row_ptr[r + 1];
-    row_begin = end;
-    bool increasing = true;
-    for (std::int32_t p = begin + 1; p < end && increasing; ++p) increasing = a.col_idx[p - 1] < a.col_idx[p];
-    if (increasing) {
-      for (std::int32_t p = begin; p < end; ++p, ++write) {
-        a.col_idx[write] = a.col_idx[p];
-        a.values[write] = a.values[p];
-      }
-    } else {
-      order.resize(static_cast<std::size_t>(end - begin));
-      std::iota(order.begin(), order.end(), begin);
-      // Stable: duplicates are summed in input order, so the rounding is deterministic.
-      std::stable_sort(order.begin(), order.end(), [&](std::int32_t x, std::int32_t y) { return a.col_idx[x] < a.col_idx[y]; });
-      cols_scratch.clear();
-      values_scratch.clear();
-      for (std::int32_t p : order) {
-        if (!cols_scratch.empty() && cols_scratch.back() == a.col_idx[p]) {
-          values_scratch.back() += a.values[p];
-        } else {
-          cols_scratch.push_back(a.col_idx[p]);
-          values_scratch.push_back(a.values[p]);
-        }
-      }
-      for (std::size_t i = 0; i < cols_scratch.size(); ++i, ++write) {
-        a.col_idx[write] = cols_scratch[i];
-        a.values[write] = values_scratch[i];
-      }
-    }
-    a.row_ptr[r + 1] = write;
-  }
-  a.col_idx.resize(static_cast<std::size_t>(write));
-  a.values.resize(static_cast<std::size_t>(write));
-}
-
 template <typename Value>
 CsrMatrix copy_csr(std::int32_t rows, std::int32_t cols, const std::int32_t* row_ptr, const std::int32_t* col_idx,
                    const Value* values) {
@@ -107,7 +63,7 @@ CsrMatrix copy_csr(std::int32_t rows, std::int32_t cols, const std::int32_t* row
     a.col_idx.assign(col_idx, col_idx + nnz);
     a.values.assign(values, values + nnz);  // float -> double is exact
   }
-  sort_and_merge_rows(a);
+  sort_rows_and_sum_duplicates(a);
   return a;
 }
 

@@ -92,6 +92,12 @@ CsrMatrix csr_from_triplets(std::int32_t rows, std::int32_t cols, const std::vec
     }
   }
 
+  sort_rows_and_sum_duplicates(a);
+  return a;
+}
+
+void sort_rows_and_sum_duplicates(CsrMatrix& a) {
+  const std::int32_t rows = a.rows;
   // Sort each row by column and sum duplicates, compacting in place. Explicit zeros stay: they are
   // entries of the file, and dropping them is the BCSR conversion's decision, not the reader's.
   std::vector<std::uint64_t> keys;
@@ -120,7 +126,6 @@ CsrMatrix csr_from_triplets(std::int32_t rows, std::int32_t cols, const std::vec
   a.row_ptr[static_cast<std::size_t>(rows)] = write;
   a.col_idx.resize(static_cast<std::size_t>(write));
   a.values.resize(static_cast<std::size_t>(write));
-  return a;
 }
 
 void validate_csr(const CsrMatrix& a) {
