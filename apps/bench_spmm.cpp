@@ -1,7 +1,7 @@
 // GPU benchmark: every bcsr24 kernel and the cuSPARSE/cuBLAS baselines on one matrix, timed in one run.
 //
-// Method: CUDA events around each multiply only; warm-up runs first; L2 flushed (a read of twice its
-// size, leaving no dirty lines behind) before every timed run so that matrices smaller than L2 are not measured from cache; median, min
+// Method (gpu_timing.hpp): CUDA events around each multiply only; warm-up runs first; L2 flushed (a read of
+// twice its size, leaving no dirty lines behind) before every timed run so that matrices smaller than L2 are not measured from cache; median, min
 // and max over --reps runs. Each method's output is checked against a float64 product (cuSPARSE CSR fp64
 // on the same device) and its relative Frobenius error is printed next to its time.
 #include <algorithm>
@@ -29,7 +29,7 @@
 #include "bcsr24/metrics.hpp"
 #include "bcsr24/synthetic.hpp"
 #include "cusparse_baselines.hpp"
-#include "l2_flush.hpp"
+#include "gpu_timing.hpp"
 
 namespace {
 
@@ -69,26 +69,7 @@ std::vector<std::string> split(const std::string& text) {
   return out;
 }
 
-Timing time_method(const std::function<void(cudaStream_t)>& run, int warmup, int reps, void* flush, std::size_t flush_bytes,
-                   cudaStream_t stream) {
-  cudaEvent_t start, stop;
-  cuda_ok(cudaEventCreate(&start), "event");
-  cuda_ok(cudaEventCreate(&stop), "event");
-  for (int i = 0; i < warmup; ++i) run(stream);
-  cuda_ok(cudaStreamSynchronize(stream), "warm-up");
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    if (flush) bcsr24::bench::flush_l2(flush, flush_bytes, static_cast<unsigned*>(flush) , stream);
-    cuda_ok(cudaEventRecord(start, stream), "record");
-    run(stream);
-    cuda_ok(cudaEventRecord(stop, stream), "record");
-    cuda_ok(cudaEventSynchronize(stop), "sync");
-    float t = 0;
-    cuda_ok(cudaEventElapsedTime(&t, start, stop), "elapsed");
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+Timing summarize(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   Timing out;
   out.min_ms = ms.front();
@@ -170,9 +151,8 @@ int main(int argc, char** argv) {
     cuda_ok(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     bench::Baselines baselines(csr, std::int64_t(free_bytes / 4), std::int64_t(free_bytes / 4));
 
-    const std::size_t flush_bytes = no_flush ? 0 : std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2;
-    DeviceArray flush(flush_bytes);
-    if (flush_bytes) cuda_ok(cudaMemset(flush.p, 0x5a, flush_bytes), "fill flush buffer");
+    std::unique_ptr<bench::L2Flush> flush;
+    if (!no_flush) flush = std::make_unique<bench::L2Flush>(std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2);
     cudaStream_t stream;
     cuda_ok(cudaStreamCreate(&stream), "stream");
 
@@ -249,7 +229,7 @@ int main(int argc, char** argv) {
           for (std::size_t i = 0; i < c.size(); ++i) err += (double(c[i]) - ref[i]) * (double(c[i]) - ref[i]);
           rel = ref_norm > 0 ? std::sqrt(err) / ref_norm : std::sqrt(err);
         }
-        const Timing t = time_method(run, warmup, reps, flush.p, flush_bytes, stream);
+        const Timing t = summarize(bench::time_gpu_runs(run, warmup, reps, flush.get(), stream));
         const double sec = t.median_ms * 1e-3;
         const double thesis = cost.thesis_flops / sec * 1e-12, useful = cost.useful_flops / sec * 1e-12;
         const double gbs = cost.min_bytes / sec * 1e-9;

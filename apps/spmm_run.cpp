@@ -22,7 +22,7 @@
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
 
-#include "l2_flush.hpp"
+#include "gpu_timing.hpp"
 #include "bcsr24/bcsr24_matrix.hpp"
 #include "bcsr24/convert.hpp"
 #include "bcsr24/csr_matrix.hpp"
@@ -774,18 +774,6 @@ class DeviceBuffer {
   std::size_t bytes_;
 };
 
-class CudaEvent {
- public:
-  CudaEvent() { SPMM_RUN_CUDA(cudaEventCreate(&event_)); }
-  ~CudaEvent() { cudaEventDestroy(event_); }
-  CudaEvent(const CudaEvent&) = delete;
-  CudaEvent& operator=(const CudaEvent&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
 class CudaStream {
  public:
   CudaStream() { SPMM_RUN_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
@@ -841,14 +829,10 @@ std::vector<json> run_gpu_kernels(const Options& options, const LoadedMatrix& lo
       for (std::size_t i = 0; i < c_count; ++i) c0_float[i] = bcsr24::fp16_to_float(inputs.c0[i]);
     }
   }
-  std::optional<DeviceBuffer> l2_flush;
-  if (options.flush_l2 && device.l2_bytes > 0) {
-    l2_flush.emplace(static_cast<std::size_t>(device.l2_bytes) * 2);
-    SPMM_RUN_CUDA(cudaMemset(l2_flush->get(), 0x5a, l2_flush->bytes()));
-  }
+  std::optional<bcsr24::bench::L2Flush> l2_flush;
+  if (options.flush_l2 && device.l2_bytes > 0) l2_flush.emplace(static_cast<std::size_t>(device.l2_bytes) * 2);
 
   const CudaStream stream;
-  const CudaEvent start, stop;
   bcsr24::PlanOptions plan_options;
   plan_options.output = fp16_out ? bcsr24::OutputType::f16 : bcsr24::OutputType::f32;
   const float alpha = float(options.alpha), beta = float(options.beta);
@@ -883,21 +867,11 @@ std::vector<json> run_gpu_kernels(const Options& options, const LoadedMatrix& lo
 
     // Timed runs use C as it stands: with beta != 0 it accumulates, which changes values, not the work done.
     reset_c();
-    for (int i = 0; i < options.warmup; ++i)
-      plan.run(static_cast<const bcsr24::fp16_t*>(b_device.get()), n, c_device.get(), n, alpha, beta, stream.get());
-    std::vector<double> milliseconds;
-    for (int i = 0; i < options.reps; ++i) {
-      if (l2_flush)
-        bcsr24::bench::flush_l2(l2_flush->get(), l2_flush->bytes(), static_cast<unsigned*>(l2_flush->get()),
-                                stream.get());
-      SPMM_RUN_CUDA(cudaEventRecord(start.get(), stream.get()));
-      plan.run(static_cast<const bcsr24::fp16_t*>(b_device.get()), n, c_device.get(), n, alpha, beta, stream.get());
-      SPMM_RUN_CUDA(cudaEventRecord(stop.get(), stream.get()));
-      SPMM_RUN_CUDA(cudaEventSynchronize(stop.get()));
-      float elapsed = 0.0f;
-      SPMM_RUN_CUDA(cudaEventElapsedTime(&elapsed, start.get(), stop.get()));
-      milliseconds.push_back(elapsed);
-    }
+    const std::vector<double> milliseconds = bcsr24::bench::time_gpu_runs(
+        [&](cudaStream_t s) {
+          plan.run(static_cast<const bcsr24::fp16_t*>(b_device.get()), n, c_device.get(), n, alpha, beta, s);
+        },
+        options.warmup, options.reps, l2_flush ? &*l2_flush : nullptr, stream.get());
     results.push_back(result_json(bcsr24::kernel_name(kind), "gpu", summarize(milliseconds), cost, true, rel_error,
                                   reference ? &reference->expectation(fp16_out) : nullptr));
     if (!options.json_output) print_result(results.back());
