@@ -26,6 +26,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/matrix_market.hpp"
+#include "bcsr24/mesh.hpp"
 #include "bcsr24/metrics.hpp"
 #include "bcsr24/synthetic.hpp"
 #include "cusparse_baselines.hpp"
@@ -82,13 +83,16 @@ Timing summarize(std::vector<double> ms) {
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_spmm: time bcsr24's kernels against cuSPARSE and cuBLAS on one matrix"};
-  std::string matrix_path, xdys_name, name, n_list = "8,32,128", methods_text = "all", csv_path;
+  std::string matrix_path, xdys_name, mesh_text, name, n_list = "8,32,128", methods_text = "all", csv_path;
   std::int32_t size = 16384;
   std::uint64_t seed = 1;
   int reps = 20, warmup = 5;
   bool no_check = false, no_flush = false;
   auto* src = app.add_option("--matrix", matrix_path, "Matrix Market file");
-  app.add_option("--xdys", xdys_name, "synthetic matrix, e.g. 10d0s (X% dense, Y% 2:4 tiles)")->excludes(src);
+  auto* xdys = app.add_option("--xdys", xdys_name, "synthetic matrix, e.g. 10d0s (X% dense, Y% 2:4 tiles)")->excludes(src);
+  app.add_option("--mesh", mesh_text, "3-D mesh matrix, NXxNYxNZ[,dofs=D][,stencil=7|27][,order=lex|random][,seed=S]")
+      ->excludes(src)
+      ->excludes(xdys);
   app.add_option("--size", size, "rows = cols of the synthetic matrix")->capture_default_str();
   app.add_option("--seed", seed, "seed for the synthetic matrix and B")->capture_default_str();
   app.add_option("--name", name, "label in the output (default: file stem or xdys name)");
@@ -110,7 +114,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_spmm: no usable GPU: %s\n", dev_info.reason.c_str());
       return 1;
     }
-    if (matrix_path.empty() && xdys_name.empty()) throw InvalidArgument("give --matrix FILE or --xdys NAME");
+    if (matrix_path.empty() && xdys_name.empty() && mesh_text.empty())
+      throw InvalidArgument("give --matrix FILE, --xdys NAME or --mesh SPEC");
     if (reps < 1) throw InvalidArgument("--reps must be >= 1");
 
     const auto t0 = std::chrono::steady_clock::now();
@@ -118,6 +123,10 @@ int main(int argc, char** argv) {
     if (!matrix_path.empty()) {
       csr = read_matrix_market(matrix_path);
       if (name.empty()) name = std::filesystem::path(matrix_path).stem().string();
+    } else if (!mesh_text.empty()) {
+      const MeshSpec spec = parse_mesh_spec(mesh_text);
+      csr = generate_mesh_matrix(spec);
+      if (name.empty()) name = mesh_name(spec);
     } else {
       XdYsSpec spec;
       parse_xdys_name(xdys_name, spec.dense_percent, spec.sparse24_percent);

@@ -30,6 +30,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/matrix_market.hpp"
+#include "bcsr24/mesh.hpp"
 #include "bcsr24/metrics.hpp"
 #include "bcsr24/reference.hpp"
 #include "bcsr24/serialize.hpp"
@@ -68,7 +69,8 @@ class UsageError : public std::runtime_error {
 // ------------------------------------------------------------------------------------------------------------
 
 struct Options {
-  std::string input_path;  ///< .mtx, .mtx.gz or .b24; empty when --xdys is given
+  std::string input_path;  ///< .mtx, .mtx.gz or .b24; empty when --xdys or --mesh is given
+  std::string mesh_spec;   ///< --mesh, e.g. "40x40x40,dofs=3,order=random" (bcsr24::parse_mesh_spec)
   std::string xdys_name;   ///< e.g. "10d5s"
   std::int32_t xdys_size = 16384;
   std::int32_t nmult = 0;  ///< 0 = not given
@@ -116,6 +118,10 @@ void add_options(CLI::App& app, Options& options) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber)
       ->needs(xdys);
+  app.add_option("--mesh", options.mesh_spec,
+                 "3-D mesh matrix instead of a file: NXxNYxNZ[,dofs=D][,stencil=7|27][,order=lex|random][,seed=S] "
+                 "(e.g. 40x40x40,dofs=3,order=random)")
+      ->excludes(xdys);
   auto* nmult = app.add_option("--nmult", options.nmult,
                                "Width of B in blocks of 8 columns, as in the thesis (n = 8 * nmult)")
                     ->check(CLI::PositiveNumber);
@@ -166,8 +172,15 @@ void add_options(CLI::App& app, Options& options) {
 
 /// Checks the combinations CLI11 cannot express.
 void validate(const Options& options) {
-  if (options.input_path.empty() == options.xdys_name.empty())
-    throw UsageError("give exactly one of a matrix file or --xdys NAME");
+  if (int(!options.input_path.empty()) + int(!options.xdys_name.empty()) + int(!options.mesh_spec.empty()) != 1)
+    throw UsageError("give exactly one of a matrix file, --xdys NAME or --mesh SPEC");
+  if (!options.mesh_spec.empty()) {
+    try {
+      bcsr24::mesh_nonzeros(bcsr24::parse_mesh_spec(options.mesh_spec));  // a bad spec is a usage error
+    } catch (const bcsr24::InvalidArgument& error) {
+      throw UsageError(std::string("--mesh: ") + error.what());
+    }
+  }
   if (!std::isfinite(options.alpha) || !std::isfinite(options.beta))
     throw UsageError("--alpha and --beta must be finite");
   if (static_cast<std::int64_t>(options.nmult) * kNmultColumns > std::numeric_limits<std::int32_t>::max())
@@ -357,7 +370,19 @@ struct LoadedMatrix {
 
 LoadedMatrix load_matrix(const Options& options, bool show_progress) {
   LoadedMatrix loaded;
-  if (!options.xdys_name.empty()) {
+  if (!options.mesh_spec.empty()) {
+    const bcsr24::MeshSpec spec = bcsr24::parse_mesh_spec(options.mesh_spec);
+    loaded.name = bcsr24::mesh_name(spec);
+    loaded.source = "synthetic";
+    ProgressLine progress(show_progress, "generating " + loaded.name);
+    Stopwatch watch;
+    loaded.reference_csr = bcsr24::generate_mesh_matrix(spec);
+    loaded.preprocessing_json["generate_s"] = watch.seconds();
+    progress.done(watch.seconds());
+    loaded.matrix_json = {{"mesh", options.mesh_spec}, {"dofs_per_node", spec.dofs_per_node},
+                          {"stencil", spec.stencil},
+                          {"node_order", spec.order == bcsr24::NodeOrder::random ? "random" : "lexicographic"}};
+  } else if (!options.xdys_name.empty()) {
     bcsr24::XdYsSpec spec;
     bcsr24::parse_xdys_name(options.xdys_name, spec.dense_percent, spec.sparse24_percent);
     spec.rows = spec.cols = options.xdys_size;
@@ -673,7 +698,7 @@ void print_matrix(const json& matrix, const json& census, const json& scaling, c
   else if (matrix["source"] == "b24")
     std::cout << " (preprocessed .b24)";
   else
-    std::cout << " (synthetic XdYs)";
+    std::cout << (matrix.contains("mesh") ? " (3-D mesh)" : " (synthetic XdYs)");
   std::cout << "\n            " << matrix["rows"] << " x " << matrix["cols"] << ", " << matrix["nnz"]
             << " nonzeros";
   if (matrix["entries_with_explicit_zeros"] != matrix["nnz"])

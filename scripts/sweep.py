@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Benchmark sweep: run bench_spmm over the thesis's SuiteSparse set (or a directory, or the synthetic XdYs set)
-and several widths n of B, collecting one CSV (resumable), then summarise and plot it with plot_sweep.py.
+"""Benchmark sweep: run bench_spmm over the thesis's SuiteSparse set (or a directory, or the synthetic XdYs set and
+3-D mesh matrices) and several widths n of B, collecting one CSV (resumable), then summarise and plot it with plot_sweep.py.
 
 Examples:
   scripts/sweep.py --matrix-dir ~/suitesparse --out sweep-h100                 # the thesis's nine matrices
-  scripts/sweep.py --synthetic --out sweep-h100                                # XdYs at 16384 x 16384
+  scripts/sweep.py --synthetic --out sweep-h100                                # XdYs at 16384 x 16384 + 2 meshes
+  scripts/sweep.py --mesh 30x30x30,dofs=3,order=random --out mesh              # one 3-D mesh matrix
   scripts/sweep.py --matrix-dir ~/ss --all-in-dir --min-nnz 200000 --out all   # every .mtx in a folder
 Run it again with the same --out to finish an interrupted sweep: (matrix, n) pairs already in the CSV are skipped.
 """
@@ -25,6 +26,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_LIST = REPO_ROOT / "data" / "suitesparse_thesis.tsv"
 # The thesis's synthetic matrices (section 3.1.2): X% dense tiles, Y% 2:4 tiles, the rest zero.
 DEFAULT_SYNTHETIC = ["10d0s", "20d0s", "0d10s", "0d20s", "5d5s", "1d9s", "9d1s", "10d10s"]
+# Mesh matrices --synthetic adds (bench_spmm --mesh): the same FEM-like matrix in two node orders.
+DEFAULT_MESHES = ["40x40x40,dofs=3,stencil=27,order=lex", "40x40x40,dofs=3,stencil=27,order=random"]
 DEFAULT_WIDTHS = "8,16,32,64,128,256"
 CSV_COLUMNS = ["matrix", "rows", "cols", "nnz", "n", "method", "median_ms", "min_ms", "max_ms", "tflops_thesis",
                "tflops_useful", "bandwidth_gbs", "floor_fraction", "rel_error", "dense_tiles", "sparse24_tiles",
@@ -37,7 +40,7 @@ class Job:
 
     def __init__(self, key, source_args, widths):
         self.key = key                  # name in the CSV's matrix column
-        self.source_args = source_args  # ["--matrix", path] or ["--xdys", name, "--size", size]
+        self.source_args = source_args  # ["--matrix", path], ["--xdys", name, "--size", size] or ["--mesh", spec]
         self.widths = widths
 
 
@@ -49,6 +52,53 @@ def parse_widths(text):
     if not widths or min(widths) < 1:
         raise SystemExit(f"sweep.py: error: --n wants widths >= 1, got {text!r}")
     return widths
+
+
+def mesh_name(spec):
+    """The CSV name bench_spmm gives a --mesh SPEC (bcsr24::mesh_name), e.g. mesh40x40x40_d3_s27_lex; a spec
+    that bcsr24::parse_mesh_spec would reject stops the sweep before anything runs."""
+    def fail(why):
+        raise SystemExit(f"sweep.py: error: --mesh {spec!r}: {why} "
+                         "(expected NXxNYxNZ[,dofs=D][,stencil=7|27][,order=lex|random][,seed=S])")
+    parts = spec.split(",")
+    sizes = re.fullmatch(r"(\d+)[xX](\d+)[xX](\d+)", parts[0])
+    if not sizes or min(int(v) for v in sizes.groups()) < 1:
+        fail(f"sizes {parts[0]!r} must be three positive integers NXxNYxNZ")
+    fields = {"dofs": "3", "stencil": "27", "order": "lex", "seed": "1", "margin": None}
+    seen = set()
+    for part in parts[1:]:
+        key, eq, value = part.partition("=")
+        if not eq:
+            fail(f"{part!r} is not KEY=VALUE")
+        if key not in fields:
+            fail(f"unknown key {key!r}")
+        if key in seen:
+            fail(f"key {key!r} given twice")
+        seen.add(key)
+        fields[key] = value
+    if not re.fullmatch(r"\d+", fields["dofs"]) or int(fields["dofs"]) < 1:
+        fail(f"dofs {fields['dofs']!r} must be a positive integer")
+    if fields["stencil"] not in ("7", "27"):
+        fail(f"stencil {fields['stencil']!r} must be 7 or 27")
+    order = {"lex": "lex", "lexicographic": "lex", "random": "random"}.get(fields["order"])
+    if order is None:
+        fail(f"order {fields['order']!r} must be lex or random")
+    if not re.fullmatch(r"\d+", fields["seed"]):
+        fail(f"seed {fields['seed']!r} must be a non-negative integer")
+    nx, ny, nz = (int(v) for v in sizes.groups())
+    name = f"mesh{nx}x{ny}x{nz}_d{int(fields['dofs'])}_s{fields['stencil']}_{order}"
+    if int(fields["seed"]) != 1:
+        name += f"_seed{int(fields['seed'])}"
+    if fields["margin"] is not None:
+        try:
+            margin = float(fields["margin"])
+        except ValueError:
+            fail(f"margin {fields['margin']!r} must be a number > 0")
+        if not margin > 0:
+            fail(f"margin {fields['margin']!r} must be a number > 0")
+        if margin != 0.01:
+            name += f"_m{margin:g}"
+    return name
 
 
 def read_matrix_list(path):
@@ -136,6 +186,11 @@ def collect_matrices(args):
                 raise SystemExit(f"sweep.py: error: synthetic name {spec!r} is not of the form XdYs (e.g. 10d5s)")
             key = f"{spec}_{args.synthetic_size}"
             selected.append((key, ["--xdys", spec, "--size", str(args.synthetic_size)]))
+    meshes = list(args.mesh) + (DEFAULT_MESHES if args.synthetic else [])
+    for spec in dict.fromkeys(meshes):  # in order, each once
+        key = mesh_name(spec)
+        if key not in (k for k, _ in selected):
+            selected.append((key, ["--mesh", spec]))
     return selected, missing
 
 
@@ -200,10 +255,15 @@ def main():
                         help="take every .mtx/.mtx.gz under --matrix-dir instead of --list")
     source.add_argument("--min-nnz", type=int, default=50000,
                         help="with --all-in-dir: skip matrices with fewer nonzeros (from the header; default 50000)")
-    source.add_argument("--synthetic", action="store_true", help="also run the synthetic XdYs matrices")
+    source.add_argument("--synthetic", action="store_true",
+                        help="also run the synthetic XdYs matrices and two 3-D meshes (" + " and ".join(DEFAULT_MESHES)
+                        + ")")
     source.add_argument("--synthetic-set", default=",".join(DEFAULT_SYNTHETIC),
                         help="comma-separated XdYs names (default: %(default)s)")
     source.add_argument("--synthetic-size", type=int, default=16384, help="rows = cols of synthetic matrices")
+    source.add_argument("--mesh", action="append", default=[], metavar="SPEC",
+                        help="also run this 3-D mesh matrix (bench_spmm --mesh SPEC, e.g. 40x40x40,dofs=3,order=random; "
+                             "repeatable); its CSV name is e.g. mesh40x40x40_d3_s27_random")
     bench = parser.add_argument_group("benchmark")
     bench.add_argument("--n", default=DEFAULT_WIDTHS, help="comma-separated widths of B (default: %(default)s)")
     bench.add_argument("--bench", default=None, help="bench_spmm program (default: build*/apps/bench_spmm, PATH)")
@@ -220,8 +280,8 @@ def main():
     output.add_argument("--dry-run", action="store_true", help="print what would run, run nothing")
     args = parser.parse_args()
 
-    if not args.matrix_dir and not args.synthetic:
-        parser.error("give --matrix-dir DIR and/or --synthetic")
+    if not args.matrix_dir and not args.synthetic and not args.mesh:
+        parser.error("give --matrix-dir DIR, --synthetic and/or --mesh SPEC")
     widths = parse_widths(args.n)
     args.bench = args.bench or default_bench_path()
     out_dir = Path(args.out)

@@ -53,6 +53,11 @@ void require_same_host(const bcsr24::Bcsr24Matrix& a, const bcsr24::Bcsr24Matrix
   CHECK(a.dense.row_ptr == b.dense.row_ptr);
   CHECK(a.dense.col_idx == b.dense.col_idx);
   CHECK(a.dense.values == b.dense.values);
+  CHECK(a.sparse24.b_rows == b.sparse24.b_rows);
+  CHECK(a.dense.b_rows == b.dense.b_rows);
+  CHECK(a.row_order == b.row_order);
+  CHECK(a.layout == b.layout);
+  CHECK(a.reordering == b.reordering);
   CHECK(a.scaling.exponent == b.scaling.exponent);
 }
 
@@ -94,9 +99,20 @@ TEST_CASE("from_csr, from_eigen (both orders, float) and from_file build the sam
   CHECK(from_arrays.cols() == 77);
   CHECK(from_arrays.nnz() == a.nnz());
   const bcsr24::TileCensus& census = from_arrays.census();
-  CHECK(census.sparse24_tiles > 0);
-  CHECK(census.dense_tiles > 0);
+  CHECK(census.sparse24_tiles + census.dense_tiles > 0);
   CHECK(census.nnz == a.nnz());
+  {
+    // Aligned tiles in file order hold both tile kinds here (condensing packs this matrix into 2:4 tiles only).
+    bcsr24::OperatorOptions aligned;
+    aligned.convert.layout = bcsr24::TileLayout::aligned;
+    aligned.convert.reorder = bcsr24::Reordering::none;
+    const SparseOperator op =
+        SparseOperator::from_csr(a.rows, a.cols, a.row_ptr.data(), a.col_idx.data(), a.values.data(), aligned);
+    CHECK(op.census().sparse24_tiles > 0);
+    CHECK(op.census().dense_tiles > 0);
+    CHECK(op.layout_report().baseline_stored_tiles == op.census().stored_tiles());
+    CHECK(op.layout_report().reason == "requested");
+  }
 
   SECTION("CsrMatrix overload") { require_same_host(SparseOperator::from_csr(a).host(), reference); }
   SECTION("Eigen row-major and column-major, double") {
@@ -192,7 +208,9 @@ TEST_CASE("invalid CSR arrays throw InvalidArgument naming the problem", "[api][
 
   // A host matrix with inconsistent lists.
   bcsr24::Bcsr24Matrix host = bcsr24::convert_to_bcsr24(random_csr(40, 40, 2, 3));
-  host.dense.values.pop_back();
+  bcsr24::TileList& list = host.dense.tiles() > 0 ? host.dense : host.sparse24;
+  REQUIRE(list.tiles() > 0);
+  list.values.pop_back();
   CHECK_THROWS_AS(SparseOperator::from_host(host), bcsr24::InvalidArgument);
 }
 

@@ -1,4 +1,4 @@
-// CSR -> BCSR-2:4 conversion checked against brute force: tile layout, classification, packing, scaling.
+// CSR -> BCSR-2:4 conversion (aligned layout) checked against brute force: tile layout, classification, packing, scaling.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -18,6 +18,14 @@
 using namespace bcsr24;
 
 namespace {
+
+/// These tests check the aligned file-order layout (the thesis's BCSR) against brute force; test_layout.cpp
+/// covers the reordered and condensed layouts that the default (automatic) options may choose.
+Bcsr24Matrix aligned_bcsr24(const CsrMatrix& a, ConvertOptions options = {}) {
+  options.layout = TileLayout::aligned;
+  options.reorder = Reordering::none;
+  return convert_to_bcsr24(a, options);
+}
 
 /// A matrix given densely, with a mask of stored entries (a stored 0.0 is an explicit zero).
 struct DenseSource {
@@ -296,7 +304,7 @@ TEST_CASE("every 4-column pattern in every group position classifies and packs l
         const int bits = __builtin_popcount(pattern);
         const TileKind want = bits == 0 ? TileKind::zero : bits <= 2 ? TileKind::sparse24 : TileKind::dense;
         REQUIRE(classify_tile(tile) == want);
-        const Bcsr24Matrix b = convert_to_bcsr24(m.csr());
+        const Bcsr24Matrix b = aligned_bcsr24(m.csr());
         REQUIRE(b.sparse24.tiles() == (want == TileKind::sparse24 ? 1 : 0));
         REQUIRE(b.dense.tiles() == (want == TileKind::dense ? 1 : 0));
         check_against_brute_force(m, b);
@@ -340,7 +348,7 @@ TEST_CASE("classify_tile agrees with brute force on random tiles", "[convert]") 
       }
     const TileKind kind = classify_tile(tile);
     REQUIRE(kind == brute_force_kind(m, 0, 0));
-    const Bcsr24Matrix b = convert_to_bcsr24(m.csr());
+    const Bcsr24Matrix b = aligned_bcsr24(m.csr());
     REQUIRE(b.sparse24.tiles() == (kind == TileKind::sparse24 ? 1 : 0));
     REQUIRE(b.dense.tiles() == (kind == TileKind::dense ? 1 : 0));
     check_against_brute_force(m, b);
@@ -357,7 +365,7 @@ TEST_CASE("random matrices of awkward sizes convert exactly like brute force", "
     for (int rep = 0; rep < 3; ++rep) {
       CAPTURE(rows, cols, rep);
       const DenseSource m = random_mixed_matrix(rows, cols, rng);
-      const Bcsr24Matrix b = convert_to_bcsr24(m.csr());
+      const Bcsr24Matrix b = aligned_bcsr24(m.csr());
       check_against_brute_force(m, b);
       const TileCensus census = b.census();
       REQUIRE(census.tile_rows == b.tile_rows);
@@ -380,7 +388,7 @@ TEST_CASE("explicit zeros do not make a tile nonzero nor a group dense", "[conve
   m.set(17, 33, 0.0);
   m.set(17, 34, 0.0);
   m.set(17, 35, -2.0);
-  const Bcsr24Matrix b = convert_to_bcsr24(m.csr());
+  const Bcsr24Matrix b = aligned_bcsr24(m.csr());
   REQUIRE(b.nnz == 2);
   REQUIRE(b.dense.tiles() == 0);
   REQUIRE(b.sparse24.tiles() == 1);
@@ -398,7 +406,7 @@ TEST_CASE("empty and degenerate matrices", "[convert]") {
   for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{0, 0}, {0, 5}, {5, 0}, {3, 3}}) {
     CAPTURE(rows, cols);
     DenseSource m(rows, cols);
-    const Bcsr24Matrix b = convert_to_bcsr24(m.csr());
+    const Bcsr24Matrix b = aligned_bcsr24(m.csr());
     check_against_brute_force(m, b);
     CHECK(b.nnz == 0);
     CHECK(b.scaling.exponent == 0);
@@ -411,10 +419,10 @@ TEST_CASE("force_dense puts every nonzero tile in the dense list", "[convert]") 
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   const DenseSource m = random_mixed_matrix(70, 90, rng);
-  const Bcsr24Matrix normal = convert_to_bcsr24(m.csr());
+  const Bcsr24Matrix normal = aligned_bcsr24(m.csr());
   ConvertOptions options;
   options.force_dense = true;
-  const Bcsr24Matrix forced = convert_to_bcsr24(m.csr(), options);
+  const Bcsr24Matrix forced = aligned_bcsr24(m.csr(), options);
   REQUIRE(forced.sparse24.tiles() == 0);
   REQUIRE(forced.dense.tiles() == normal.sparse24.tiles() + normal.dense.tiles());
   REQUIRE(decode_to_dense(forced) == decode_to_dense(normal));
@@ -432,7 +440,7 @@ TEST_CASE("parallel conversion gives the same lists as one thread", "[convert]")
   ConvertOptions one, many;
   one.threads = 1;
   many.threads = 3;
-  const Bcsr24Matrix a = convert_to_bcsr24(csr, one), b = convert_to_bcsr24(csr, many);
+  const Bcsr24Matrix a = aligned_bcsr24(csr, one), b = aligned_bcsr24(csr, many);
   for (const auto& [x, y] : {std::pair{&a.sparse24, &b.sparse24}, std::pair{&a.dense, &b.dense}}) {
     REQUIRE(x->row_ptr == y->row_ptr);
     REQUIRE(x->col_idx == y->col_idx);
@@ -449,7 +457,7 @@ TEST_CASE("merge_to_dense_list holds every stored tile, dense, in tile-row and c
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   const DenseSource m = random_mixed_matrix(90, 130, rng);
-  const Bcsr24Matrix b = convert_to_bcsr24(m.csr());
+  const Bcsr24Matrix b = aligned_bcsr24(m.csr());
   REQUIRE(b.sparse24.tiles() > 0);
   REQUIRE(b.dense.tiles() > 0);
   const TileList merged = merge_to_dense_list(b);
@@ -478,7 +486,7 @@ TEST_CASE("fp16 range: large values are scaled down by an exact power of two", "
   DenseSource m = random_mixed_matrix(40, 50, rng);
   for (std::size_t i = 0; i < m.values.size(); ++i) m.values[i] *= 1e6;
   m.set(3, 4, 1e6);
-  const Bcsr24Matrix b = convert_to_bcsr24(m.csr());
+  const Bcsr24Matrix b = aligned_bcsr24(m.csr());
   CHECK(b.scaling.exponent > 0);
   CHECK(b.scaling.max_abs == 1e6);
   CHECK(b.scaling.overflow_count > 0);
@@ -489,9 +497,9 @@ TEST_CASE("fp16 range: large values are scaled down by an exact power of two", "
 
   ConvertOptions none;
   none.scaling = ScalingPolicy::none;
-  CHECK_THROWS_AS(convert_to_bcsr24(m.csr(), none), RangeError);
+  CHECK_THROWS_AS(aligned_bcsr24(m.csr(), none), RangeError);
   try {
-    convert_to_bcsr24(m.csr(), none);
+    aligned_bcsr24(m.csr(), none);
   } catch (const RangeError& e) {
     const std::string what = e.what();
     CHECK(what.find(std::to_string(b.scaling.overflow_count)) != std::string::npos);
@@ -501,7 +509,7 @@ TEST_CASE("fp16 range: large values are scaled down by an exact power of two", "
   DenseSource p(1, 3);
   p.set(0, 0, std::ldexp(1.0, 20));
   p.set(0, 2, -std::ldexp(3.0, 17));
-  const Bcsr24Matrix pb = convert_to_bcsr24(p.csr());
+  const Bcsr24Matrix pb = aligned_bcsr24(p.csr());
   CHECK(pb.scaling.exponent == 5);  // 2^20 * 2^-5 = 32768 <= 65504 < 65536
   CHECK(decode_to_dense(pb) == p.values);
 }
@@ -513,7 +521,7 @@ TEST_CASE("fp16 range: tiny values are scaled up and counted", "[convert][scalin
   DenseSource m = random_mixed_matrix(40, 50, rng);
   for (std::size_t i = 0; i < m.values.size(); ++i) m.values[i] *= 1e-9;
   m.set(0, 0, 1e-9);
-  const Bcsr24Matrix b = convert_to_bcsr24(m.csr());
+  const Bcsr24Matrix b = aligned_bcsr24(m.csr());
   CHECK(b.scaling.exponent < 0);
   CHECK(b.scaling.underflow_count > 0);
   // As far up as possible while the maximum stays within the 2^15 headroom.
@@ -525,7 +533,7 @@ TEST_CASE("fp16 range: tiny values are scaled up and counted", "[convert][scalin
   // Without scaling the values flush to zero, and the report says so.
   ConvertOptions none;
   none.scaling = ScalingPolicy::none;
-  const Bcsr24Matrix unscaled = convert_to_bcsr24(m.csr(), none);
+  const Bcsr24Matrix unscaled = aligned_bcsr24(m.csr(), none);
   CHECK(unscaled.scaling.exponent == 0);
   CHECK(unscaled.scaling.flushed_count == unscaled.scaling.underflow_count);
   CHECK(unscaled.scaling.flushed_count > 0);
@@ -536,7 +544,7 @@ TEST_CASE("fp16 range: tiny values are scaled up and counted", "[convert][scalin
   DenseSource wide(1, 2);
   wide.set(0, 0, 1000.0);
   wide.set(0, 1, 1e-12);
-  const Bcsr24Matrix w = convert_to_bcsr24(wide.csr());
+  const Bcsr24Matrix w = aligned_bcsr24(wide.csr());
   CHECK(w.scaling.exponent == -5);  // 1000 * 2^5 = 32000 <= 32768
   CHECK(w.scaling.flushed_count == 1);
   CHECK(w.scaling.min_abs_nonzero == 1e-12);
@@ -544,7 +552,7 @@ TEST_CASE("fp16 range: tiny values are scaled up and counted", "[convert][scalin
   DenseSource normal(1, 2);
   normal.set(0, 0, 1e-3);
   normal.set(0, 1, 2.0);
-  CHECK(convert_to_bcsr24(normal.csr()).scaling.exponent == 0);
+  CHECK(aligned_bcsr24(normal.csr()).scaling.exponent == 0);
 }
 
 TEST_CASE("subnormal results are counted", "[convert][scaling]") {
@@ -552,7 +560,7 @@ TEST_CASE("subnormal results are counted", "[convert][scaling]") {
   m.set(0, 0, 40000.0);          // prevents scaling up
   m.set(0, 1, 1e-6);             // fp16 subnormal
   m.set(0, 2, 1e-9);             // flushes
-  const Bcsr24Matrix b = convert_to_bcsr24(m.csr());
+  const Bcsr24Matrix b = aligned_bcsr24(m.csr());
   CHECK(b.scaling.exponent == 0);
   CHECK(b.scaling.subnormal_count == 1);
   CHECK(b.scaling.flushed_count == 1);
@@ -568,10 +576,10 @@ TEST_CASE("non-finite input raises RangeError, malformed CSR raises InvalidArgum
     m.set(1, 1, 1.0);
     m.set(18, 37, bad);
     CAPTURE(bad);
-    CHECK_THROWS_AS(convert_to_bcsr24(m.csr()), RangeError);
+    CHECK_THROWS_AS(aligned_bcsr24(m.csr()), RangeError);
     ConvertOptions none;
     none.scaling = ScalingPolicy::none;
-    CHECK_THROWS_AS(convert_to_bcsr24(m.csr(), none), RangeError);
+    CHECK_THROWS_AS(aligned_bcsr24(m.csr(), none), RangeError);
   }
   CsrMatrix unsorted;
   unsorted.rows = 1;
@@ -579,11 +587,11 @@ TEST_CASE("non-finite input raises RangeError, malformed CSR raises InvalidArgum
   unsorted.row_ptr = {0, 2};
   unsorted.col_idx = {2, 1};
   unsorted.values = {1.0, 1.0};
-  CHECK_THROWS_AS(convert_to_bcsr24(unsorted), InvalidArgument);
+  CHECK_THROWS_AS(aligned_bcsr24(unsorted), InvalidArgument);
   CsrMatrix out_of_range = unsorted;
   out_of_range.col_idx = {1, 4};
-  CHECK_THROWS_AS(convert_to_bcsr24(out_of_range), InvalidArgument);
+  CHECK_THROWS_AS(aligned_bcsr24(out_of_range), InvalidArgument);
   CsrMatrix short_ptr = unsorted;
   short_ptr.row_ptr = {0};
-  CHECK_THROWS_AS(convert_to_bcsr24(short_ptr), InvalidArgument);
+  CHECK_THROWS_AS(aligned_bcsr24(short_ptr), InvalidArgument);
 }

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -83,7 +84,11 @@ void require_identical(const Bcsr24Matrix& a, const Bcsr24Matrix& b) {
     REQUIRE(x->col_idx == y->col_idx);
     REQUIRE(x->values == y->values);
     REQUIRE(x->metadata == y->metadata);
+    REQUIRE(x->b_rows == y->b_rows);
   }
+  REQUIRE(a.layout == b.layout);
+  REQUIRE(a.reordering == b.reordering);
+  REQUIRE(a.row_order == b.row_order);
   REQUIRE(a.scaling.exponent == b.scaling.exponent);
   REQUIRE(std::memcmp(&a.scaling.max_abs, &b.scaling.max_abs, sizeof(double)) == 0);
   REQUIRE(std::memcmp(&a.scaling.min_abs_nonzero, &b.scaling.min_abs_nonzero, sizeof(double)) == 0);
@@ -103,6 +108,14 @@ Bcsr24Matrix sample_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t s
   CsrMatrix a = generate_xdys(spec);
   for (double& v : a.values) v *= scale;
   return convert_to_bcsr24(a);
+}
+
+/// Aligned tiles in file order: the layout the byte offsets of the forging tests assume.
+ConvertOptions aligned_options() {
+  ConvertOptions options;
+  options.layout = TileLayout::aligned;
+  options.reorder = Reordering::none;
+  return options;
 }
 
 /// Expects load to fail with FileFormatError whose message names the file (and `fragment`, if given).
@@ -220,15 +233,15 @@ TEST_CASE("structurally broken content is rejected even with a valid checksum", 
     }
     m.row_ptr[std::size_t(r) + 1] = std::int32_t(m.col_idx.size());
   }
-  const Bcsr24Matrix a = convert_to_bcsr24(m);
+  const Bcsr24Matrix a = convert_to_bcsr24(m, aligned_options());
   REQUIRE(a.sparse24.tiles() == 1);
   REQUIRE(a.dense.tiles() == 1);
   TempFile file("full"), bad("forged");
   save_bcsr24(file.path(), a);
   const std::vector<unsigned char> bytes = read_bytes(file.path());
-  // Payload offsets (docs/FORMAT.md): header 136 bytes, then 2:4 row_ptr (2 x 4), col_idx (4), values (512),
-  // metadata (64), dense row_ptr (8), col_idx (4), values (1024), CRC (4).
-  const std::size_t sparse_row_ptr = 136, sparse_col = sparse_row_ptr + 8, sparse_values = sparse_col + 4,
+  // Payload offsets (docs/FORMAT.md): header 160 bytes, no row_order, then 2:4 row_ptr (2 x 4), col_idx (4),
+  // values (512), metadata (64), no b_rows, dense row_ptr (8), col_idx (4), values (1024), no b_rows, CRC (4).
+  const std::size_t sparse_row_ptr = 160, sparse_col = sparse_row_ptr + 8, sparse_values = sparse_col + 4,
                     sparse_meta = sparse_values + 512, dense_row_ptr = sparse_meta + 64, dense_col = dense_row_ptr + 8,
                     dense_values = dense_col + 4;
   REQUIRE(bytes.size() == dense_values + 1024 + 4);
@@ -259,12 +272,12 @@ TEST_CASE("structurally broken content is rejected even with a valid checksum", 
   small.row_ptr[0] = 0;
   small.col_idx = {0};
   small.values = {2.0};
-  const Bcsr24Matrix edge = convert_to_bcsr24(small);
+  const Bcsr24Matrix edge = convert_to_bcsr24(small, aligned_options());
   TempFile edge_file("edge");
   save_bcsr24(edge_file.path(), edge);
   std::vector<unsigned char> edge_bytes = read_bytes(edge_file.path());
   // Row 15 of the tile lies beyond the matrix's 8 rows; its group 0 names columns (0, 1). Store a 1 there.
-  const std::size_t values_at = 136 + 8 + 4;
+  const std::size_t values_at = 160 + 8 + 4;
   const std::size_t index = std::size_t(sparse_value_index(15, 0));
   const std::uint16_t one = 0x3C00;
   std::memcpy(edge_bytes.data() + values_at + 2 * index, &one, 2);
@@ -276,4 +289,397 @@ TEST_CASE("structurally broken content is rejected even with a valid checksum", 
 TEST_CASE("save reports an unwritable path", "[serialize]") {
   const Bcsr24Matrix a = sample_matrix(16, 32, 1);
   CHECK_THROWS_AS(save_bcsr24("/nonexistent_dir_bcsr24/x.b24", a), Error);
+}
+
+// ---- version 2: layout, reordering, row_order, b_rows ---------------------------------------------------
+
+namespace {
+
+/// B-row indices equal to the implicit ones of an aligned list: tile column c, slot j -> 32c + j, -1 past cols.
+std::vector<std::int32_t> implicit_b_rows(const TileList& list, std::int32_t cols) {
+  std::vector<std::int32_t> b_rows;
+  for (const std::int32_t c : list.col_idx)
+    for (int j = 0; j < kTileCols; ++j) {
+      const std::int64_t row = std::int64_t{c} * kTileCols + j;
+      b_rows.push_back(row < cols ? std::int32_t(row) : -1);
+    }
+  return b_rows;
+}
+
+/// Stored row i is original row rows-1-i; padding rows of the last band are -1.
+std::vector<std::int32_t> reversed_row_order(const Bcsr24Matrix& a) {
+  std::vector<std::int32_t> order(std::size_t(a.tile_rows) * kTileRows, -1);
+  for (std::int32_t i = 0; i < a.rows; ++i) order[std::size_t(i)] = a.rows - 1 - i;
+  return order;
+}
+
+/// A hand-built version-2 matrix from an aligned one: gathered B rows (the implicit ones) and a row map.
+/// condensed: col_idx becomes each tile's ordinal among its band's tiles (both lists).
+Bcsr24Matrix gathered_variant(Bcsr24Matrix a, bool condensed) {
+  a.sparse24.b_rows = implicit_b_rows(a.sparse24, a.cols);
+  a.dense.b_rows = implicit_b_rows(a.dense, a.cols);
+  a.row_order = reversed_row_order(a);
+  a.reordering = Reordering::rcm;
+  if (condensed) {
+    a.layout = TileLayout::condensed;
+    for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
+      std::vector<std::int32_t> band;
+      for (const TileList* list : {&a.sparse24, &a.dense})
+        for (std::int32_t t = list->row_ptr[std::size_t(tr)]; t < list->row_ptr[std::size_t(tr) + 1]; ++t)
+          band.push_back(list->col_idx[std::size_t(t)]);
+      std::sort(band.begin(), band.end());
+      for (TileList* list : {&a.sparse24, &a.dense})
+        for (std::int32_t t = list->row_ptr[std::size_t(tr)]; t < list->row_ptr[std::size_t(tr) + 1]; ++t) {
+          std::int32_t& c = list->col_idx[std::size_t(t)];
+          c = std::int32_t(std::lower_bound(band.begin(), band.end(), c) - band.begin());
+        }
+    }
+  }
+  return a;
+}
+
+Bcsr24Matrix aligned_sample(std::int32_t rows, std::int32_t cols, std::uint64_t seed) {
+  XdYsSpec spec;
+  spec.rows = rows;
+  spec.cols = cols;
+  spec.dense_percent = 30;
+  spec.sparse24_percent = 30;
+  spec.seed = seed;
+  return convert_to_bcsr24(generate_xdys(spec), aligned_options());
+}
+
+/// Byte offsets of a version-2 file's arrays (docs/FORMAT.md).
+struct V2Offsets {
+  std::size_t row_order, sparse_row_ptr, sparse_col, sparse_values, sparse_meta, sparse_b_rows, dense_row_ptr,
+      dense_col, dense_values, dense_b_rows, crc;
+};
+V2Offsets v2_offsets(const Bcsr24Matrix& a) {
+  V2Offsets o{};
+  const std::size_t S = std::size_t(a.sparse24.tiles()), D = std::size_t(a.dense.tiles());
+  const std::size_t row_ptr = (std::size_t(a.tile_rows) + 1) * 4;
+  o.row_order = 160;
+  o.sparse_row_ptr = o.row_order + a.row_order.size() * 4;
+  o.sparse_col = o.sparse_row_ptr + row_ptr;
+  o.sparse_values = o.sparse_col + 4 * S;
+  o.sparse_meta = o.sparse_values + 512 * S;
+  o.sparse_b_rows = o.sparse_meta + 64 * S;
+  o.dense_row_ptr = o.sparse_b_rows + 4 * a.sparse24.b_rows.size();
+  o.dense_col = o.dense_row_ptr + row_ptr;
+  o.dense_values = o.dense_col + 4 * D;
+  o.dense_b_rows = o.dense_values + 1024 * D;
+  o.crc = o.dense_b_rows + 4 * a.dense.b_rows.size();
+  return o;
+}
+
+/// The version-1 layout, written independently of the library (docs/FORMAT.md, version 1 table).
+std::vector<unsigned char> v1_bytes(const Bcsr24Matrix& a) {
+  std::vector<unsigned char> out;
+  const auto put = [&](const auto& v) {
+    const auto* p = reinterpret_cast<const unsigned char*>(&v);
+    out.insert(out.end(), p, p + sizeof v);
+  };
+  const auto put_array = [&](const auto& v) {
+    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+    out.insert(out.end(), p, p + v.size() * sizeof(v[0]));
+  };
+  out.insert(out.end(), {'B', 'C', 'S', 'R', '2', '4', 0, 0});
+  put(std::uint32_t{1});
+  put(std::uint32_t{0});
+  put(a.rows);
+  put(a.cols);
+  put(a.tile_rows);
+  put(a.tile_cols);
+  put(std::int64_t{a.nnz});
+  put(std::int64_t{a.sparse24_nnz});
+  put(std::int64_t{a.dense_nnz});
+  put(std::int64_t{a.sparse24.tiles()});
+  put(std::int64_t{a.dense.tiles()});
+  put(a.scaling.exponent);
+  put(std::uint32_t{0});
+  put(a.scaling.max_abs);
+  put(a.scaling.min_abs_nonzero);
+  put(std::int64_t{a.scaling.overflow_count});
+  put(std::int64_t{a.scaling.underflow_count});
+  put(std::int64_t{a.scaling.subnormal_count});
+  put(std::int64_t{a.scaling.flushed_count});
+  const std::uint64_t payload = 2 * (std::uint64_t(a.tile_rows) + 1) * 4 + std::uint64_t(a.sparse24.tiles()) * 580 +
+                                std::uint64_t(a.dense.tiles()) * 1028;
+  put(payload);
+  REQUIRE(out.size() == 136);
+  put_array(a.sparse24.row_ptr);
+  put_array(a.sparse24.col_idx);
+  put_array(a.sparse24.values);
+  put_array(a.sparse24.metadata);
+  put_array(a.dense.row_ptr);
+  put_array(a.dense.col_idx);
+  put_array(a.dense.values);
+  REQUIRE(out.size() == 136 + payload);
+  out.resize(out.size() + 4);
+  fix_checksum(out);
+  return out;
+}
+
+void put_u32(std::vector<unsigned char>& bytes, std::size_t offset, std::uint32_t value) {
+  std::memcpy(bytes.data() + offset, &value, 4);
+}
+
+}  // namespace
+
+TEST_CASE("version 2 round-trips layout, reordering, row_order and b_rows bit-exactly", "[serialize]") {
+  const std::uint64_t seed = bcsr24::test::test_seed(7);
+  INFO("seed " << seed);
+  const Bcsr24Matrix base = aligned_sample(37, 70, seed);  // edge tiles in both directions
+  REQUIRE(base.sparse24.tiles() > 0);
+  REQUIRE(base.dense.tiles() > 0);
+
+  std::vector<Bcsr24Matrix> samples = {gathered_variant(base, false), gathered_variant(base, true)};
+  Bcsr24Matrix rows_only = base;  // a row map without gathered B rows (rcm rows of a non-square matrix)
+  rows_only.row_order = reversed_row_order(base);
+  rows_only.reordering = Reordering::rcm;
+  samples.push_back(rows_only);
+  Bcsr24Matrix one_list = base;  // only one list gathered
+  one_list.dense.b_rows = implicit_b_rows(one_list.dense, one_list.cols);
+  samples.push_back(one_list);
+  Bcsr24Matrix condensed_empty;  // condensed, no tiles at all: b_rows may be empty
+  condensed_empty.rows = 20;
+  condensed_empty.cols = 40;
+  condensed_empty.tile_rows = 2;
+  condensed_empty.tile_cols = 2;
+  condensed_empty.sparse24.row_ptr.assign(3, 0);
+  condensed_empty.dense.row_ptr.assign(3, 0);
+  condensed_empty.layout = TileLayout::condensed;
+  samples.push_back(condensed_empty);
+  // Whatever the converter makes of the new options must round-trip too.
+  for (const TileLayout layout : {TileLayout::condensed, TileLayout::aligned}) {
+    ConvertOptions options;
+    options.layout = layout;
+    options.reorder = Reordering::rcm;
+    XdYsSpec spec;
+    spec.rows = 100;
+    spec.cols = 100;
+    spec.dense_percent = 10;
+    spec.sparse24_percent = 20;
+    spec.seed = seed + 1;
+    samples.push_back(convert_to_bcsr24(generate_xdys(spec), options));
+  }
+
+  for (const Bcsr24Matrix& a : samples) {
+    CAPTURE(a.rows, a.cols, layout_name(a.layout), reordering_name(a.reordering), a.row_order.size(),
+            a.sparse24.b_rows.size(), a.dense.b_rows.size());
+    TempFile file("v2");
+    save_bcsr24(file.path(), a);
+    const std::vector<unsigned char> bytes = read_bytes(file.path());
+    std::uint32_t version = 0;
+    std::memcpy(&version, bytes.data() + 8, 4);
+    REQUIRE(version == 2);
+    REQUIRE(version == kB24FileVersion);
+    REQUIRE(bytes[12] == std::uint8_t(a.layout));
+    REQUIRE(bytes[13] == std::uint8_t(a.reordering));
+    REQUIRE(bytes.size() == v2_offsets(a).crc + 4);
+    const Bcsr24Matrix b = load_bcsr24(file.path());
+    require_identical(a, b);
+    TempFile again("v2again");
+    save_bcsr24(again.path(), b);
+    REQUIRE(read_bytes(again.path()) == bytes);
+  }
+}
+
+TEST_CASE("version 1 files still load, as aligned tiles in file order", "[serialize]") {
+  const std::uint64_t seed = bcsr24::test::test_seed(8);
+  INFO("seed " << seed);
+  for (const Bcsr24Matrix& a : {aligned_sample(37, 70, seed), aligned_sample(64, 64, seed + 1),
+                                aligned_sample(0, 0, seed), aligned_sample(3, 1, seed)}) {
+    CAPTURE(a.rows, a.cols);
+    TempFile file("v1");
+    const std::vector<unsigned char> bytes = v1_bytes(a);
+    write_bytes(file.path(), bytes, bytes.size());
+    const Bcsr24Matrix b = load_bcsr24(file.path());
+    require_identical(a, b);
+    CHECK(b.layout == TileLayout::aligned);
+    CHECK(b.reordering == Reordering::none);
+    CHECK(b.row_order.empty());
+    CHECK(b.sparse24.b_rows.empty());
+    CHECK(b.dense.b_rows.empty());
+    // Saving it writes version 2.
+    TempFile v2("v1to2");
+    save_bcsr24(v2.path(), b);
+    const std::vector<unsigned char> v2_bytes = read_bytes(v2.path());
+    REQUIRE(v2_bytes.size() == bytes.size() + 24);
+    require_identical(a, load_bcsr24(v2.path()));
+  }
+
+  // The version-1 reading path still checks everything: truncation, checksum, structure.
+  const Bcsr24Matrix a = aligned_sample(37, 70, seed);
+  const std::vector<unsigned char> bytes = v1_bytes(a);
+  TempFile bad("v1bad");
+  for (std::size_t size = 0; size < bytes.size(); size += (size < 200 ? 1 : 101)) {
+    CAPTURE(size);
+    write_bytes(bad.path(), bytes, size);
+    require_rejected(bad.path());
+  }
+  std::vector<unsigned char> flipped = bytes;
+  flipped[300] ^= 1;
+  write_bytes(bad.path(), flipped, flipped.size());
+  require_rejected(bad.path(), "checksum");
+  std::vector<unsigned char> forged = bytes;
+  put_u32(forged, 136 + 4 * (std::size_t(a.tile_rows) + 1), std::uint32_t(a.tile_cols));  // first 2:4 tile column
+  fix_checksum(forged);
+  write_bytes(bad.path(), forged, forged.size());
+  require_rejected(bad.path(), "tile column");
+}
+
+TEST_CASE("truncated or flipped version 2 files with row_order and b_rows are rejected", "[serialize]") {
+  const Bcsr24Matrix a = gathered_variant(aligned_sample(20, 40, bcsr24::test::test_seed(9)), true);
+  TempFile file("full"), cut("cut");
+  save_bcsr24(file.path(), a);
+  const std::vector<unsigned char> bytes = read_bytes(file.path());
+  const V2Offsets o = v2_offsets(a);
+  REQUIRE(bytes.size() == o.crc + 4);
+  for (std::size_t size = 0; size < bytes.size(); size += (size < o.sparse_values + 16 ? 1 : 37)) {
+    CAPTURE(size);
+    write_bytes(cut.path(), bytes, size);
+    require_rejected(cut.path());
+  }
+  for (const std::size_t size : {o.sparse_b_rows, o.sparse_b_rows + 5, o.dense_b_rows, o.crc, o.crc + 3}) {
+    CAPTURE(size);
+    write_bytes(cut.path(), bytes, size);
+    require_rejected(cut.path(), "truncated");
+  }
+  // Every byte of the header and the index arrays, flipped.
+  std::vector<std::size_t> positions;
+  for (std::size_t i = 0; i < o.sparse_row_ptr; ++i) positions.push_back(i);
+  for (std::size_t i = o.sparse_b_rows; i < o.dense_row_ptr; ++i) positions.push_back(i);
+  for (std::size_t i = o.dense_b_rows; i < bytes.size(); ++i) positions.push_back(i);
+  for (const std::size_t i : positions) {
+    CAPTURE(i);
+    std::vector<unsigned char> damaged = bytes;
+    damaged[i] ^= 0x01;
+    write_bytes(cut.path(), damaged, damaged.size());
+    require_rejected(cut.path());
+  }
+}
+
+TEST_CASE("bad layout, row_order and b_rows are rejected even with a valid checksum", "[serialize]") {
+  const Bcsr24Matrix base = aligned_sample(37, 70, bcsr24::test::test_seed(10));
+  const Bcsr24Matrix a = gathered_variant(base, true);
+  REQUIRE(a.rows == 37);  // last band: stored rows 37..47 are padding
+  TempFile file("full"), bad("forged");
+  save_bcsr24(file.path(), a);
+  const std::vector<unsigned char> bytes = read_bytes(file.path());
+  const V2Offsets o = v2_offsets(a);
+
+  const auto forge = [&](const std::vector<unsigned char>& source, std::size_t offset, std::uint32_t value,
+                         const std::string& fragment) {
+    CAPTURE(offset, value, fragment);
+    std::vector<unsigned char> damaged = source;
+    std::memcpy(damaged.data() + offset, &value, 4);
+    fix_checksum(damaged);
+    write_bytes(bad.path(), damaged, damaged.size());
+    require_rejected(bad.path(), fragment);
+  };
+  const auto row_order_at = [&](std::size_t i) { return o.row_order + 4 * i; };
+  forge(bytes, row_order_at(3), 37, "outside [-1, 37)");              // out of range
+  forge(bytes, row_order_at(3), std::uint32_t(-2), "outside [-1, 37)");
+  forge(bytes, row_order_at(3), std::uint32_t(a.row_order[4]), "appears twice");  // duplicate
+  forge(bytes, row_order_at(0), std::uint32_t(-1), "marked as padding");         // -1 inside the matrix
+  forge(bytes, row_order_at(40), 0, "padding row");                               // padding row mapped
+  forge(bytes, o.sparse_b_rows + 4 * 5, 70, "b_rows");                             // past cols
+  forge(bytes, o.sparse_b_rows + 4 * 5, std::uint32_t(-2), "b_rows");
+  forge(bytes, o.dense_b_rows, 70, "b_rows");
+  forge(bytes, o.sparse_col, std::uint32_t(-1), "band ordinal");                  // condensed ordinals
+  forge(bytes, o.dense_col, 99, "band ordinal");
+
+  // Layout and reordering bytes.
+  std::vector<unsigned char> patched = bytes;
+  patched[12] = std::uint8_t(TileLayout::automatic);
+  fix_checksum(patched);
+  write_bytes(bad.path(), patched, patched.size());
+  require_rejected(bad.path(), "layout");
+  patched = bytes;
+  patched[13] = std::uint8_t(Reordering::automatic);
+  fix_checksum(patched);
+  write_bytes(bad.path(), patched, patched.size());
+  require_rejected(bad.path(), "reordering");
+  patched = bytes;
+  patched[14] = 1;
+  fix_checksum(patched);
+  write_bytes(bad.path(), patched, patched.size());
+  require_rejected(bad.path(), "reserved");
+
+  // Array counts in the header that are neither 0 nor the full size.
+  forge(bytes, 136, std::uint32_t(a.row_order.size() - 1), "row_order has");
+  forge(bytes, 144, 32, "b_rows has");
+  forge(bytes, 152, 0, "");  // file now longer than described
+
+  // Condensed tiles without b_rows: an aligned file (no b_rows) whose layout byte says condensed.
+  TempFile plain("plain");
+  save_bcsr24(plain.path(), base);
+  patched = read_bytes(plain.path());
+  patched[12] = std::uint8_t(TileLayout::condensed);
+  fix_checksum(patched);
+  write_bytes(bad.path(), patched, patched.size());
+  require_rejected(bad.path(), "no b_rows");
+
+  // A nonzero in a column whose b_rows entry is -1: gathered lists use b_rows, not column >= cols.
+  bool found = false;
+  for (std::int64_t t = 0; t < a.dense.tiles() && !found; ++t)
+    for (int c = 0; c < kTileCols && !found; ++c) {
+      if (a.dense.b_rows[std::size_t(t * kTileCols + c)] == -1) continue;
+      for (int r = 0; r < kTileRows && !found; ++r)
+        if ((a.dense.values[std::size_t(t * kDenseTileValues + dense_value_index(r, c))] & 0x7FFF) != 0) {
+          found = true;
+          forge(bytes, o.dense_b_rows + 4 * std::size_t(t * kTileCols + c), std::uint32_t(-1), "outside the matrix");
+        }
+    }
+  REQUIRE(found);
+}
+
+TEST_CASE("unknown versions are refused naming the version", "[serialize]") {
+  const Bcsr24Matrix a = aligned_sample(20, 40, 11);
+  TempFile file("full"), bad("version");
+  save_bcsr24(file.path(), a);
+  const std::vector<unsigned char> bytes = read_bytes(file.path());
+  for (const std::uint32_t version : {0u, 3u, 0xFFFFFFFFu}) {
+    CAPTURE(version);
+    std::vector<unsigned char> patched = bytes;
+    put_u32(patched, 8, version);
+    fix_checksum(patched);
+    write_bytes(bad.path(), patched, patched.size());
+    require_rejected(bad.path(), "version " + std::to_string(version));
+    require_rejected(bad.path(), "reads versions 1 to 2");
+  }
+  // A version-2 file relabelled as version 1 (and the reverse) does not load.
+  std::vector<unsigned char> relabelled = bytes;
+  put_u32(relabelled, 8, 1);
+  fix_checksum(relabelled);
+  write_bytes(bad.path(), relabelled, relabelled.size());
+  require_rejected(bad.path());
+  relabelled = v1_bytes(a);
+  put_u32(relabelled, 8, 2);
+  fix_checksum(relabelled);
+  write_bytes(bad.path(), relabelled, relabelled.size());
+  require_rejected(bad.path());
+  // Too short to hold the version.
+  write_bytes(bad.path(), bytes, 10);
+  require_rejected(bad.path(), "truncated");
+}
+
+TEST_CASE("save refuses inconsistent layout fields", "[serialize]") {
+  const Bcsr24Matrix base = aligned_sample(37, 70, 12);
+  TempFile file("refused");
+  Bcsr24Matrix a = base;
+  a.layout = TileLayout::automatic;
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+  a = base;
+  a.reordering = Reordering::automatic;
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+  a = base;
+  a.row_order = {0, 1, 2};
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+  a = base;
+  a.sparse24.b_rows = {0};
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+  a = base;
+  a.layout = TileLayout::condensed;  // without b_rows
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -326,6 +327,55 @@ TEST_CASE("spmm_run generates synthetic XdYs matrices", "[app]") {
     const AppRun run = run_spmm(dir, "--xdys tenpercent --size 256 --cpu-only");
     CHECK(run.exit_code != 0);
     require_one_error_line(run);
+  }
+}
+
+TEST_CASE("spmm_run generates 3-D mesh matrices with --mesh", "[app][mesh]") {
+  TempDir dir;
+  SECTION("lexicographic and random node order, same size, checked on the CPU path") {
+    for (const std::string order : {"lex", "random"}) {
+      INFO("order " << order);
+      const json report = parse_json(run_spmm(dir, "--mesh 6x5x4,dofs=2,order=" + order + " --cpu-only --json --n 8"));
+      const json& matrix = report.at("matrix");
+      CHECK(matrix.at("name") == "mesh6x5x4_d2_s27_" + order);
+      CHECK(matrix.at("source") == "synthetic");
+      CHECK(matrix.at("rows") == 240);
+      CHECK(matrix.at("cols") == 240);
+      // 27-point: (3n - 2) neighbour pairs per axis, 2 x 2 blocks: 16 * 13 * 10 * 4.
+      CHECK(matrix.at("entries_with_explicit_zeros") == 8320);
+      CHECK(matrix.at("dofs_per_node") == 2);
+      CHECK(matrix.at("stencil") == 27);
+      CHECK(matrix.at("node_order") == (order == "lex" ? "lexicographic" : "random"));
+      CHECK(report.at("preprocessing").at("generate_s").get<double>() >= 0.0);
+      check_cpu_result(report);
+    }
+  }
+  SECTION("human output names the mesh") {
+    const AppRun run = run_spmm(dir, "--mesh 6x5x4,dofs=2 --cpu-only --n 8");
+    REQUIRE(run.exit_code == 0);
+    CHECK(run.out.find("mesh6x5x4_d2_s27_lex (3-D mesh)") != std::string::npos);
+  }
+  SECTION("a bad spec, or --mesh with another input, is a usage error (exit 2) with one line") {
+    const std::string matrix = dir.file("known.mtx");
+    write_text(matrix, known_census_mtx());
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"--mesh 6x5 --cpu-only", "6x5"},
+        {"--mesh 6x5x0,dofs=2 --cpu-only", "NZ"},
+        {"--mesh 6x5x4,dofs=two --cpu-only", "dofs"},
+        {"--mesh 6x5x4,stencil=9 --cpu-only", "stencil"},
+        {"--mesh 6x5x4,order=sorted --cpu-only", "order"},
+        {"--mesh 6x5x4,colour=red --cpu-only", "colour"},
+        {"--mesh 6x5x4 --xdys 10d5s --cpu-only", "xdys"},
+        {"'" + matrix + "' --mesh 6x5x4 --cpu-only", "--mesh"},
+    };
+    for (const auto& [arguments, named] : bad) {
+      INFO("arguments: " << arguments);
+      const AppRun run = run_spmm(dir, arguments);
+      CHECK(run.exit_code == 2);
+      require_one_error_line(run);
+      CHECK(run.err.find(named) != std::string::npos);
+      CHECK(run.out.empty());
+    }
   }
 }
 

@@ -73,4 +73,22 @@ std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const s
   return bound;
 }
 
+CsrMatrix scattered_csr(std::int32_t rows, std::int32_t cols, int per_row, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<std::int32_t> ri, ci;
+  std::vector<double> vi;
+  for (std::int32_t r = 0; r < rows; ++r) {
+    if (r % 7 == 3) continue;
+    for (int q = 0; q < per_row; ++q) {
+      std::int32_t c = static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(cols));
+      if (c % 5 == 2) c = (c + 1) % cols;
+      ri.push_back(r);
+      ci.push_back(c);
+      vi.push_back(value(rng));
+    }
+  }
+  return csr_from_triplets(rows, cols, ri, ci, vi);
+}
+
 }  // namespace bcsr24::test

@@ -24,6 +24,10 @@ std::uint64_t test_seed(std::uint64_t fallback);
 /// Eigen view of a CSR matrix (double).
 Eigen::SparseMatrix<double, Eigen::RowMajor> to_eigen(const CsrMatrix& a);
 
+/// Scattered random CSR with empty rows and columns: `per_row` entries per row in random columns (values in
+/// [-1, 1)), rows r with r % 7 == 3 left empty, columns c with c % 5 == 2 never used.
+CsrMatrix scattered_csr(std::int32_t rows, std::int32_t cols, int per_row, std::uint64_t seed);
+
 /// Random fp16 matrix rows x cols (row-major, ld = cols), values uniform in [-1, 1) rounded to fp16.
 std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std::uint64_t seed);
 

@@ -25,8 +25,17 @@ struct Prepared {
   DeviceMatrix dev;
 };
 
-Prepared prepare(CsrMatrix csr) {
-  Bcsr24Matrix host = convert_to_bcsr24(csr);
+/// The tests of this file were written for the aligned file-order layout (they count tiles of each kind on the
+/// tile grid); test_layouts.cpp runs the same kernels on every layout and reordering.
+ConvertOptions aligned_file_order() {
+  ConvertOptions options;
+  options.layout = TileLayout::aligned;
+  options.reorder = Reordering::none;
+  return options;
+}
+
+Prepared prepare(CsrMatrix csr, const ConvertOptions& options = aligned_file_order()) {
+  Bcsr24Matrix host = convert_to_bcsr24(csr, options);
   DeviceMatrix dev(host, true);
   return Prepared{std::move(csr), std::move(host), std::move(dev)};
 }
@@ -191,15 +200,19 @@ TEST_CASE("real SuiteSparse matrices", "[gpu][suitesparse]") {
       WARN("missing " << path);
       continue;
     }
-    Prepared p = prepare(read_matrix_market(path));
-    for (KernelKind kernel : all_kernels())
-      for (std::int32_t n : {8, 33}) {
-        GpuCase cfg;
-        cfg.n = n;
-        cfg.seed = 1000 + n;
-        INFO(name << " " << kernel_name(kernel) << " n=" << n);
-        require_pass(run_and_check(p.csr, p.host, p.dev, kernel, cfg));
-      }
+    // The thesis layout and whatever the default (automatic) policy picks for the matrix.
+    for (const ConvertOptions& options : {aligned_file_order(), ConvertOptions{}}) {
+      Prepared p = prepare(read_matrix_market(path), options);
+      for (KernelKind kernel : all_kernels())
+        for (std::int32_t n : {8, 33}) {
+          GpuCase cfg;
+          cfg.n = n;
+          cfg.seed = 1000 + n;
+          INFO(name << " " << layout_name(p.host.layout) << "/" << reordering_name(p.host.reordering) << " "
+                    << kernel_name(kernel) << " n=" << n);
+          require_pass(run_and_check(p.csr, p.host, p.dev, kernel, cfg));
+        }
+    }
     ++ran;
   }
   REQUIRE(ran > 0);

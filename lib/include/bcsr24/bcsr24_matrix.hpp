@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "bcsr24/half.hpp"
@@ -16,18 +17,51 @@ enum class TileKind : std::uint8_t {
   dense      ///< anything else
 };
 
+/// How the columns of a 16-row band are cut into 32-column tiles (docs/FORMAT.md, "Layouts").
+enum class TileLayout : std::uint8_t {
+  aligned,    ///< tile column t holds (permuted) columns 32t .. 32t+31: the thesis's BCSR
+  condensed,  ///< each band's nonzero columns, packed densely into as few tiles as possible and arranged
+              ///< inside each tile so that as many tiles as possible are 2:4; B rows gathered by index
+  automatic,  ///< options only: whichever of the two stores fewer bytes
+};
+/// How the rows (and, for aligned tiles of a square matrix, the columns) are ordered before tiling.
+enum class Reordering : std::uint8_t {
+  none,       ///< the file's order
+  rcm,        ///< reverse Cuthill-McKee with supervariables (reorder.hpp)
+  automatic,  ///< options only: rcm when it stores fewer tiles, else none
+};
+const char* layout_name(TileLayout layout) noexcept;
+const char* reordering_name(Reordering reordering) noexcept;
+
+/// Index bytes of one B-row slot (b_rows).
+inline constexpr int kBRowIndexBytes = 4;
+
 /// One BCSR tile list: tile-row pointers, tile-column indices, values in fragment order (tile_layout.hpp).
-/// Tiles of a tile row are sorted by column.
+/// Tiles of a tile row are sorted by col_idx.
 struct TileList {
   std::vector<std::int32_t> row_ptr;   ///< tile_rows + 1 entries
-  std::vector<std::int32_t> col_idx;   ///< one per tile: tile column (column / 32)
+  /// One per tile. Aligned layout: tile column (stored column / 32). Condensed layout: the tile's position
+  /// among its band's tiles (unique within a band across both lists).
+  std::vector<std::int32_t> col_idx;
   std::vector<fp16_t> values;          ///< 512 (dense) or 256 (2:4) per tile
   std::vector<std::uint32_t> metadata; ///< 2:4 list only: 16 words per tile
+  /// Empty: tile column j of tile t multiplies row col_idx[t] * 32 + j of B (aligned layout, file order).
+  /// Otherwise 32 per tile: the row of B (= original column of A) that tile column j multiplies, or -1 for a
+  /// padding column (all zero in A; B is not read).
+  std::vector<std::int32_t> b_rows;
 
+  bool gathered() const noexcept { return !b_rows.empty(); }
+  /// Row of B that tile column j (0..31) of tile t multiplies, or -1 for a padding column; cols = columns of A.
+  std::int64_t b_row(std::int64_t t, int j, std::int32_t cols) const noexcept {
+    const std::int64_t k = b_rows.empty() ? std::int64_t{col_idx[static_cast<std::size_t>(t)]} * kTileCols + j
+                                          : b_rows[static_cast<std::size_t>(t * kTileCols + j)];
+    return k < cols ? k : -1;
+  }
   std::int64_t tiles() const noexcept { return static_cast<std::int64_t>(col_idx.size()); }
+  std::int64_t index_bytes() const noexcept { return static_cast<std::int64_t>(b_rows.size()) * kBRowIndexBytes; }
   std::int64_t bytes() const noexcept {
     return static_cast<std::int64_t>(row_ptr.size() * 4 + col_idx.size() * 4 + values.size() * 2 +
-                                     metadata.size() * 4);
+                                     metadata.size() * 4) + index_bytes();
   }
 };
 
@@ -51,7 +85,11 @@ struct TileCensus {
   std::int64_t sparse24_nnz = 0, dense_nnz = 0;
   std::int64_t max_tiles_per_tile_row = 0;
   std::int64_t empty_tile_rows = 0;
-  std::int64_t sparse24_bytes = 0, dense_bytes = 0;  ///< bytes of each list (pointers, indices, values, metadata)
+  std::int64_t sparse24_bytes = 0, dense_bytes = 0;  ///< bytes of each list (pointers, indices, values, metadata,
+                                                     ///< B-row indices)
+  std::int64_t index_bytes = 0;  ///< B-row indices (both lists) and the row map: the cost of gathering
+  TileLayout layout = TileLayout::aligned;
+  Reordering reordering = Reordering::none;
 
   std::int64_t stored_tiles() const noexcept { return sparse24_tiles + dense_tiles; }
   double sparse24_share() const noexcept {
@@ -74,8 +112,38 @@ struct Bcsr24Matrix {
   TileList sparse24;           ///< 2:4 tiles, compressed, with metadata
   TileList dense;              ///< dense tiles
   Fp16Scaling scaling;
+  TileLayout layout = TileLayout::aligned;   ///< never automatic
+  Reordering reordering = Reordering::none;  ///< never automatic
+  /// Empty: stored row i is row i of A and of C. Otherwise tile_rows * 16 entries: stored row i is original
+  /// row row_order[i] (-1 for the padding rows of the last band). Both lists share the row order.
+  std::vector<std::int32_t> row_order;
 
   TileCensus census() const;
+  /// Row of A and C held by stored row i (0 <= i < tile_rows * 16), or -1 for a padding row.
+  std::int32_t original_row(std::int64_t i) const noexcept {
+    if (!row_order.empty()) return row_order[static_cast<std::size_t>(i)];
+    return i < rows ? static_cast<std::int32_t>(i) : -1;
+  }
+  /// True when some tile gathers its B rows by index (condensed, or columns reordered).
+  bool gathered() const noexcept { return sparse24.gathered() || dense.gathered(); }
+  /// Bytes of the row map.
+  std::int64_t row_order_bytes() const noexcept { return static_cast<std::int64_t>(row_order.size()) * 4; }
+};
+
+/// What the layout choice cost and bought, against the thesis baseline (aligned tiles, file order).
+struct LayoutReport {
+  TileLayout layout = TileLayout::aligned;
+  Reordering reordering = Reordering::none;
+  std::string reason;                       ///< one line: why automatic picked what it did, or "requested"
+  std::int64_t baseline_stored_tiles = 0;   ///< aligned, file order (-1 when not computed)
+  std::int64_t baseline_sparse24_tiles = 0;
+  std::int64_t baseline_bytes = 0;
+  std::int64_t condensed_tiles_file_order = -1;  ///< sum over bands of ceil(distinct columns / 32), -1 if unknown
+  std::int64_t condensed_tiles_rcm = -1;
+  double reorder_seconds = 0.0;   ///< computing the reordering
+  double baseline_seconds = 0.0;  ///< counting the baseline's tiles
+  double pack_seconds = 0.0;      ///< building the chosen layout (condensing, 2:4 packing, fp16 conversion)
+  double total_seconds = 0.0;
 };
 
 }  // namespace bcsr24

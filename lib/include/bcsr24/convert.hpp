@@ -20,6 +20,10 @@ struct ConvertOptions {
   bool force_dense = false;
   /// Host threads converting tile rows in parallel; 0 = std::thread::hardware_concurrency().
   int threads = 0;
+  /// Tile layout; automatic (the default) stores whichever of aligned and condensed takes fewer bytes.
+  TileLayout layout = TileLayout::automatic;
+  /// Row ordering before tiling; automatic (the default) uses RCM when it gives fewer condensed tiles.
+  Reordering reorder = Reordering::automatic;
 };
 
 /// Classifies one 16x32 tile given as a row-major 16x32 array (exact zeros are absent entries).
@@ -28,7 +32,8 @@ TileKind classify_tile(const double* tile_row_major);
 /// Converts a CSR matrix. Explicit zeros are dropped (they do not make a tile non-zero).
 /// @throw RangeError if a value is beyond fp16 range and options.scaling == none, or is not finite;
 ///        SizeLimitError if the tiles do not fit in host memory.
-Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options = {});
+Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options = {},
+                               LayoutReport* report = nullptr);
 
 /// Expands every stored tile (2:4 ones decompressed) into one dense list in tile-row/column order:
 /// the input of the all-dense kernels.

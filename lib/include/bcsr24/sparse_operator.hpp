@@ -16,7 +16,8 @@ namespace bcsr24 {
 
 /// Choices fixed when a SparseOperator is built.
 struct OperatorOptions {
-  /// fp16 scaling policy, host threads of the conversion, force_dense (see convert.hpp).
+  /// fp16 scaling policy, host threads, tile layout (aligned / condensed / automatic) and row reordering
+  /// (none / rcm / automatic) of the conversion (see convert.hpp); both default to automatic.
   ConvertOptions convert;
   /// How from_file() fills pattern files (ones or seeded random values).
   MatrixMarketOptions matrix_market;
@@ -88,6 +89,10 @@ class SparseOperator {
 
   /// Tile statistics: how many 16x32 tiles are 2:4 (sparse tensor cores), dense, or empty. Never throws.
   const TileCensus& census() const noexcept;
+  /// The layout and row order the conversion chose (OperatorOptions::convert.layout / .reorder), why, the
+  /// thesis baseline it was compared with and the preprocessing time of each step. For from_host / .b24 input,
+  /// only layout and reordering are filled (the baseline fields are -1). Never throws.
+  const LayoutReport& layout_report() const noexcept;
   /// The fp16 range findings and the power-of-two scale chosen by the conversion. Never throws.
   const Fp16Scaling& scaling() const noexcept;
   /// The preprocessed host matrix (for save_bcsr24, reference_spmm, ...). Never throws.
@@ -118,6 +123,8 @@ class SparseOperator {
  private:
   struct State;
   explicit SparseOperator(std::unique_ptr<State> state);
+  static SparseOperator convert_and_adopt(const CsrMatrix& a, const OperatorOptions& options);
+  static SparseOperator from_host_with_report(Bcsr24Matrix host, LayoutReport report, const OperatorOptions& options);
   std::unique_ptr<State> state_;
 };
 

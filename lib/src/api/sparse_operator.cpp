@@ -20,6 +20,7 @@ namespace bcsr24 {
 struct SparseOperator::State {
   Bcsr24Matrix host;
   TileCensus census;
+  LayoutReport layout_report;
   OperatorOptions options;
   // The device copy is created at most once; the mutex makes concurrent first uses safe.
   mutable std::mutex upload_mutex;
@@ -83,6 +84,26 @@ void check_host_matrix(const Bcsr24Matrix& m) {
   };
   check_list(m.sparse24, "2:4", kSparseTileValues, kSparseTileMetaWords);
   check_list(m.dense, "dense", kDenseTileValues, 0);
+  // Gathered layouts: 32 B rows per tile, each a column of A or -1; a row order maps every row exactly once.
+  const bool gathered = m.gathered();
+  for (const TileList* list : {&m.sparse24, &m.dense}) {
+    if (gathered && list->tiles() > 0 && list->b_rows.size() != std::size_t(list->tiles()) * kTileCols)
+      throw InvalidArgument(where + "B-row indices of a gathered tile list are inconsistent");
+    for (const std::int32_t k : list->b_rows)
+      if (k < -1 || k >= m.cols) throw InvalidArgument(where + "B-row index " + std::to_string(k) + " out of range");
+  }
+  if (!m.row_order.empty()) {
+    if (m.row_order.size() != std::size_t(m.tile_rows) * kTileRows)
+      throw InvalidArgument(where + "row order has the wrong length");
+    std::vector<bool> seen(static_cast<std::size_t>(m.rows), false);
+    for (const std::int32_t r : m.row_order) {
+      if (r < -1 || r >= m.rows || (r >= 0 && seen[static_cast<std::size_t>(r)]))
+        throw InvalidArgument(where + "row order is not a permutation (entry " + std::to_string(r) + ")");
+      if (r >= 0) seen[static_cast<std::size_t>(r)] = true;
+    }
+    if (std::find(seen.begin(), seen.end(), false) != seen.end())
+      throw InvalidArgument(where + "row order misses a row");
+  }
 }
 
 bool has_b24_extension(const std::string& path) {
@@ -99,12 +120,28 @@ SparseOperator::SparseOperator(SparseOperator&&) noexcept = default;
 SparseOperator& SparseOperator::operator=(SparseOperator&&) noexcept = default;
 
 SparseOperator SparseOperator::from_host(Bcsr24Matrix host, const OperatorOptions& options) {
+  LayoutReport report;
+  report.layout = host.layout;
+  report.reordering = host.reordering;
+  report.reason = "preprocessed matrix";
+  report.baseline_stored_tiles = report.baseline_sparse24_tiles = report.baseline_bytes = -1;
+  return from_host_with_report(std::move(host), std::move(report), options);
+}
+
+SparseOperator SparseOperator::from_host_with_report(Bcsr24Matrix host, LayoutReport report, const OperatorOptions& options) {
   check_host_matrix(host);
   auto state = std::make_unique<State>();
   state->host = std::move(host);
   state->census = state->host.census();
+  state->layout_report = std::move(report);
   state->options = options;
   return SparseOperator(std::move(state));
+}
+
+SparseOperator SparseOperator::convert_and_adopt(const CsrMatrix& a, const OperatorOptions& options) {
+  LayoutReport report;
+  Bcsr24Matrix host = convert_to_bcsr24(a, options.convert, &report);
+  return from_host_with_report(std::move(host), std::move(report), options);
 }
 
 SparseOperator SparseOperator::from_csr(const CsrMatrix& a, const OperatorOptions& options) {
@@ -120,25 +157,26 @@ SparseOperator SparseOperator::from_csr(const CsrMatrix& a, const OperatorOption
 SparseOperator SparseOperator::from_csr(std::int32_t rows, std::int32_t cols, const std::int32_t* row_ptr,
                                         const std::int32_t* col_idx, const double* values,
                                         const OperatorOptions& options) {
-  return from_host(convert_to_bcsr24(copy_csr(rows, cols, row_ptr, col_idx, values), options.convert), options);
+  return convert_and_adopt(copy_csr(rows, cols, row_ptr, col_idx, values), options);
 }
 
 SparseOperator SparseOperator::from_csr(std::int32_t rows, std::int32_t cols, const std::int32_t* row_ptr,
                                         const std::int32_t* col_idx, const float* values,
                                         const OperatorOptions& options) {
-  return from_host(convert_to_bcsr24(copy_csr(rows, cols, row_ptr, col_idx, values), options.convert), options);
+  return convert_and_adopt(copy_csr(rows, cols, row_ptr, col_idx, values), options);
 }
 
 SparseOperator SparseOperator::from_file(const std::string& path, const OperatorOptions& options) {
   if (has_b24_extension(path)) return from_host(load_bcsr24(path), options);
   // The reader's CSR is already sorted and unique, so it goes straight to the conversion.
-  return from_host(convert_to_bcsr24(read_matrix_market(path, options.matrix_market), options.convert), options);
+  return convert_and_adopt(read_matrix_market(path, options.matrix_market), options);
 }
 
 std::int32_t SparseOperator::rows() const noexcept { return state_->host.rows; }
 std::int32_t SparseOperator::cols() const noexcept { return state_->host.cols; }
 std::int64_t SparseOperator::nnz() const noexcept { return state_->host.nnz; }
 const TileCensus& SparseOperator::census() const noexcept { return state_->census; }
+const LayoutReport& SparseOperator::layout_report() const noexcept { return state_->layout_report; }
 const Fp16Scaling& SparseOperator::scaling() const noexcept { return state_->host.scaling; }
 const Bcsr24Matrix& SparseOperator::host() const noexcept { return state_->host; }
 const OperatorOptions& SparseOperator::options() const noexcept { return state_->options; }

@@ -22,6 +22,7 @@ DeviceTileList upload(const TileList& list, std::int32_t tile_rows) {
   d.col_idx = detail::DeviceBuffer<std::int32_t>(list.col_idx);
   d.values = detail::DeviceBuffer<std::uint16_t>(list.values);
   d.metadata = detail::DeviceBuffer<std::uint32_t>(list.metadata);
+  d.b_rows = detail::DeviceBuffer<std::int32_t>(list.b_rows);
   d.tiles = list.tiles();
   return d;
 }
@@ -59,14 +60,23 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
       host.sparse24.metadata.size() != std::size_t(host.sparse24.tiles()) * kSparseTileMetaWords ||
       host.dense.values.size() != std::size_t(host.dense.tiles()) * kDenseTileValues)
     throw InvalidArgument("host matrix tile lists are inconsistent (values or metadata size)");
+  const bool gathered = host.gathered();
+  for (const TileList* list : {&host.sparse24, &host.dense})
+    if (gathered && list->tiles() > 0 && list->b_rows.size() != std::size_t(list->tiles()) * kTileCols)
+      throw InvalidArgument("host matrix tile lists are inconsistent (B-row indices of a gathered layout)");
+  if (!host.row_order.empty() && host.row_order.size() != std::size_t(host.tile_rows) * kTileRows)
+    throw InvalidArgument("host matrix row order has " + std::to_string(host.row_order.size()) + " entries, expected " +
+                          std::to_string(std::int64_t(host.tile_rows) * kTileRows));
   Impl& d = *impl_;
   BCSR24_CUDA_CHECK(cudaGetDevice(&d.device));
   // Refuse a matrix that cannot fit before allocating any of it (an allocation failing halfway would also be
   // reported, but as a bare out-of-memory error).
-  const std::int64_t needed = host.sparse24.bytes() + host.dense.bytes() +
-                              (with_merged_dense ? (host.sparse24.tiles() + host.dense.tiles()) * kDenseTileValues * 2 +
-                                                       host.dense.row_ptr.size() * 4
-                                                 : 0);
+  const std::int64_t all_tiles = host.sparse24.tiles() + host.dense.tiles();
+  const std::int64_t needed =
+      host.sparse24.bytes() + host.dense.bytes() + host.row_order_bytes() +
+      (with_merged_dense
+           ? all_tiles * (kDenseTileValues * 2 + 4 + (gathered ? kTileCols * kBRowIndexBytes : 0)) + host.dense.row_ptr.size() * 4
+           : 0);
   std::size_t free_bytes = 0, total_bytes = 0;
   BCSR24_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (needed > static_cast<std::int64_t>(free_bytes))
@@ -81,6 +91,8 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
   d.tile_rows = host.tile_rows;
   d.tile_cols = host.tile_cols;
   d.scale_exponent = host.scaling.exponent;
+  d.gathered = gathered;
+  d.row_map = detail::DeviceBuffer<std::int32_t>(host.row_order);
   d.sparse24 = upload(host.sparse24, host.tile_rows);
   d.dense = upload(host.dense, host.tile_rows);
   const std::vector<kernels::TileRowWork> work = longest_rows_first(host);
@@ -107,7 +119,7 @@ std::int32_t DeviceMatrix::scale_exponent() const noexcept { return impl_->scale
 bool DeviceMatrix::has_merged_dense() const noexcept { return impl_->has_merged_dense; }
 std::int64_t DeviceMatrix::device_bytes() const noexcept {
   return impl_->sparse24.bytes() + impl_->dense.bytes() + impl_->merged_dense.bytes() +
-         std::int64_t(impl_->row_work.bytes());
+         std::int64_t(impl_->row_work.bytes()) + std::int64_t(impl_->row_map.bytes());
 }
 
 }  // namespace bcsr24

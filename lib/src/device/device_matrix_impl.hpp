@@ -14,12 +14,15 @@ struct DeviceTileList {
   detail::DeviceBuffer<std::int32_t> col_idx;
   detail::DeviceBuffer<std::uint16_t> values;
   detail::DeviceBuffer<std::uint32_t> metadata;
+  detail::DeviceBuffer<std::int32_t> b_rows;  // gathered layouts only
   std::int64_t tiles = 0;
 
   kernels::TileListView view() const {
-    return {row_ptr.get(), col_idx.get(), values.get(), metadata.get()};
+    return {row_ptr.get(), col_idx.get(), values.get(), metadata.get(), b_rows.get()};
   }
-  std::int64_t bytes() const { return std::int64_t(row_ptr.bytes() + col_idx.bytes() + values.bytes() + metadata.bytes()); }
+  std::int64_t bytes() const {
+    return std::int64_t(row_ptr.bytes() + col_idx.bytes() + values.bytes() + metadata.bytes() + b_rows.bytes());
+  }
 };
 
 struct DeviceMatrix::Impl {
@@ -29,6 +32,8 @@ struct DeviceMatrix::Impl {
   DeviceTileList dense;
   DeviceTileList merged_dense;  // every stored tile as dense; empty unless requested
   bool has_merged_dense = false;
+  bool gathered = false;                          // tiles name their B rows (b_rows)
+  detail::DeviceBuffer<std::int32_t> row_map;     // reordered layouts: C row of each stored row; empty = identity
   detail::DeviceBuffer<kernels::TileRowWork> row_work;  // tile rows, most work first
   int device = 0;
 };

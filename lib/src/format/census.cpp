@@ -11,7 +11,8 @@ TileCensus Bcsr24Matrix::census() const {
   c.tile_cols = tile_cols;
   c.sparse24_tiles = sparse24.tiles();
   c.dense_tiles = dense.tiles();
-  c.zero_tiles = std::int64_t{tile_rows} * tile_cols - c.sparse24_tiles - c.dense_tiles;
+  // For the condensed layout, "zero" is relative to the aligned grid of the same matrix.
+  c.zero_tiles = std::max<std::int64_t>(0, std::int64_t{tile_rows} * tile_cols - c.sparse24_tiles - c.dense_tiles);
   // Nonzeros come from the conversion's count of source nonzeros: counting nonzero fp16 values instead would
   // miss values that flushed to zero and count nothing for the padding of 2:4 groups.
   c.nnz = nnz;
@@ -28,6 +29,9 @@ TileCensus Bcsr24Matrix::census() const {
   }
   c.sparse24_bytes = sparse24.bytes();
   c.dense_bytes = dense.bytes();
+  c.index_bytes = sparse24.index_bytes() + dense.index_bytes() + row_order_bytes();
+  c.layout = layout;
+  c.reordering = reordering;
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include "bcsr24/convert.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -15,44 +16,23 @@
 #include "bcsr24/half.hpp"
 #include "format/fp16_range.hpp"
 #include "format/fp16_rounding.hpp"
+#include "bcsr24/reorder.hpp"
+#include "format/condense.hpp"
+#include "format/tile_build.hpp"
 #include "format/tile_codec.hpp"
 
 namespace bcsr24 {
 
 namespace {
 
+using detail::ChunkPart;
+using detail::Fp16Store;
+using detail::ListPart;
+using detail::run_chunks;
 using detail::TileElements;
 using detail::TileOccupancy;
 
 std::int32_t ceil_div(std::int32_t n, std::int32_t d) { return static_cast<std::int32_t>((std::int64_t{n} + d - 1) / d); }
-
-/// Runs fn(0..chunks-1), chunk 0 on the calling thread, and rethrows the first chunk's exception.
-template <class Fn>
-void run_chunks(int chunks, const Fn& fn) {
-  if (chunks <= 1) {
-    fn(0);
-    return;
-  }
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(chunks));
-  std::vector<std::thread> workers;
-  workers.reserve(static_cast<std::size_t>(chunks - 1));
-  for (int c = 1; c < chunks; ++c)
-    workers.emplace_back([&, c] {
-      try {
-        fn(c);
-      } catch (...) {
-        errors[static_cast<std::size_t>(c)] = std::current_exception();
-      }
-    });
-  try {
-    fn(0);
-  } catch (...) {
-    errors[0] = std::current_exception();
-  }
-  for (auto& w : workers) w.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
 
 /// Splits the tile rows into `chunks` contiguous ranges holding about the same number of CSR entries, so the
 /// threads get equal work even when the nonzeros are concentrated in a few tile rows.
@@ -124,34 +104,10 @@ RangeScan scan_range(const CsrMatrix& a, std::int32_t row_begin, std::int32_t ro
   return s;
 }
 
-/// One list's share of a chunk of tile rows; concatenated in chunk order afterwards.
-struct ListPart {
-  std::vector<std::int32_t> tiles_per_row;
-  std::vector<std::int32_t> col_idx;
-  std::vector<fp16_t> values;
-  std::vector<std::uint32_t> metadata;
-  std::int64_t nnz = 0;
-};
-
-struct ChunkPart {
-  ListPart sparse24, dense;
-  std::int64_t subnormal = 0, flushed = 0;
-};
-
-/// a * 2^-exponent, exactly (barring results far below the fp16 range), then rounded once to fp16.
-struct Fp16Store {
-  std::int32_t exponent = 0;
-  double factor = 1.0;
-  bool factor_exact = true;  // 2^-exponent is a normal double, so one multiplication is an exact scaling
-
-  explicit Fp16Store(std::int32_t e) : exponent(e), factor(std::ldexp(1.0, -e)), factor_exact(e >= -1000 && e <= 1000) {}
-  fp16_t operator()(double v) const {
-    return detail::round_double_to_fp16(factor_exact ? v * factor : std::ldexp(v, -exponent));
-  }
-};
-
+/// Aligned tiles of file-order tile rows [tr_begin, tr_end). count_only: classify and count the tiles
+/// (tiles_per_row, nnz) without storing them, for the layout choice's baseline.
 void convert_tile_rows(const CsrMatrix& a, std::int32_t tr_begin, std::int32_t tr_end, const Fp16Store& store,
-                       bool force_dense, ChunkPart& out) {
+                       bool force_dense, bool count_only, ChunkPart& out) {
   out.sparse24.tiles_per_row.assign(static_cast<std::size_t>(tr_end - tr_begin), 0);
   out.dense.tiles_per_row.assign(static_cast<std::size_t>(tr_end - tr_begin), 0);
   TileElements tile;
@@ -199,22 +155,15 @@ void convert_tile_rows(const CsrMatrix& a, std::int32_t tr_begin, std::int32_t t
       }
       if (tile_nnz == 0) continue;  // only explicit zeros: a zero tile
 
-      bool dense = force_dense;
-      for (int i = 0; i < nrows && !dense; ++i) dense = detail::row_violates_24(occupancy[static_cast<std::size_t>(i)]);
-      ListPart& list = dense ? out.dense : out.sparse24;
-      list.tiles_per_row[static_cast<std::size_t>(tr - tr_begin)] += 1;
-      list.col_idx.push_back(tc);
-      list.nnz += tile_nnz;
-      const std::size_t value_offset = list.values.size();
-      if (dense) {
-        list.values.resize(value_offset + kDenseTileValues);
-        detail::pack_dense_tile(tile, list.values.data() + value_offset);
+      if (count_only) {
+        bool dense = force_dense;
+        for (int i = 0; i < nrows && !dense; ++i) dense = detail::row_violates_24(occupancy[static_cast<std::size_t>(i)]);
+        ListPart& list = dense ? out.dense : out.sparse24;
+        list.tiles_per_row[static_cast<std::size_t>(tr - tr_begin)] += 1;
+        list.nnz += tile_nnz;
       } else {
-        const std::size_t meta_offset = list.metadata.size();
-        list.values.resize(value_offset + kSparseTileValues);
-        list.metadata.resize(meta_offset + kSparseTileMetaWords);
-        detail::pack_sparse24_tile(tile, occupancy, list.values.data() + value_offset,
-                                   list.metadata.data() + meta_offset);
+        detail::append_tile(tile, occupancy, nrows, tile_nnz, tc, force_dense, out,
+                            static_cast<std::size_t>(tr - tr_begin), nullptr);
       }
 
       // Reset the scratch: wholesale for busy tiles, element by element for sparse ones.
@@ -228,41 +177,6 @@ void convert_tile_rows(const CsrMatrix& a, std::int32_t tr_begin, std::int32_t t
       for (int i = 0; i < nrows; ++i) occupancy[static_cast<std::size_t>(i)] = 0;
     }
   }
-}
-
-/// Concatenates the chunks' parts of one list into a TileList with a global row_ptr.
-TileList assemble_list(std::vector<ChunkPart>& parts, ListPart ChunkPart::*which, std::int32_t tile_rows,
-                       bool with_metadata) {
-  TileList list;
-  list.row_ptr.reserve(static_cast<std::size_t>(tile_rows) + 1);
-  list.row_ptr.push_back(0);
-  std::size_t tiles = 0, values = 0, metadata = 0;
-  for (auto& part : parts) {
-    const ListPart& p = part.*which;
-    for (std::int32_t n : p.tiles_per_row) list.row_ptr.push_back(list.row_ptr.back() + n);
-    tiles += p.col_idx.size();
-    values += p.values.size();
-    metadata += p.metadata.size();
-  }
-  if (parts.size() == 1) {
-    ListPart& p = parts[0].*which;
-    list.col_idx = std::move(p.col_idx);
-    list.values = std::move(p.values);
-    list.metadata = std::move(p.metadata);
-  } else {
-    list.col_idx.reserve(tiles);
-    list.values.reserve(values);
-    list.metadata.reserve(metadata);
-    for (auto& part : parts) {
-      ListPart& p = part.*which;
-      list.col_idx.insert(list.col_idx.end(), p.col_idx.begin(), p.col_idx.end());
-      list.values.insert(list.values.end(), p.values.begin(), p.values.end());
-      list.metadata.insert(list.metadata.end(), p.metadata.begin(), p.metadata.end());
-      p = ListPart{};  // release the part's memory early
-    }
-  }
-  if (!with_metadata) list.metadata.clear();
-  return list;
 }
 
 }  // namespace
@@ -280,20 +194,67 @@ TileKind classify_tile(const double* tile_row_major) {
   return any ? TileKind::sparse24 : TileKind::zero;
 }
 
-Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options) {
-  check_csr_shape(a);
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// Bytes of an aligned file-order matrix with these tile counts (row pointers of both lists, column indices,
+/// values, metadata), as TileList::bytes() would count them.
+std::int64_t aligned_bytes(std::int32_t tile_rows, std::int64_t sparse24_tiles, std::int64_t dense_tiles) {
+  return 2 * (std::int64_t{tile_rows} + 1) * 4 + sparse24_tiles * (4 + kSparseTileValues * 2 + kSparseTileMetaWords * 4) +
+         dense_tiles * (4 + kDenseTileValues * 2);
+}
+
+std::int64_t stored_bytes(const Bcsr24Matrix& m) { return m.sparse24.bytes() + m.dense.bytes() + m.row_order_bytes(); }
+
+/// The file-order aligned tiles of `a` (the thesis's BCSR), split over `bounds`. count_only: only counts.
+Bcsr24Matrix convert_aligned(const CsrMatrix& a, const std::vector<std::int32_t>& bounds, const Fp16Store& store,
+                             bool force_dense, bool count_only) {
   Bcsr24Matrix out;
   out.rows = a.rows;
   out.cols = a.cols;
   out.tile_rows = ceil_div(a.rows, kTileRows);
   out.tile_cols = ceil_div(a.cols, kTileCols);
+  const int chunks = static_cast<int>(bounds.size()) - 1;
+  // Each stored tile holds 512 (dense) or 256 (2:4) fp16 values however few nonzeros it has, so a scattered
+  // matrix can need far more memory than its CSR form: refuse with a message, not bad_alloc.
+  std::vector<ChunkPart> parts(static_cast<std::size_t>(chunks));
+  try {
+    run_chunks(chunks, [&](int c) {
+      convert_tile_rows(a, bounds[static_cast<std::size_t>(c)], bounds[static_cast<std::size_t>(c) + 1], store,
+                        force_dense, count_only, parts[static_cast<std::size_t>(c)]);
+    });
+  } catch (const std::bad_alloc&) {
+    throw SizeLimitError("convert_to_bcsr24: out of host memory storing the tiles of a " + std::to_string(a.rows) +
+                         " x " + std::to_string(a.cols) + " matrix with " + std::to_string(a.nnz()) +
+                         " entries (each stored 16x32 tile takes up to 1 KiB)");
+  }
+  for (const ChunkPart& p : parts) {
+    out.scaling.subnormal_count += p.subnormal;
+    out.scaling.flushed_count += p.flushed;
+    out.sparse24_nnz += p.sparse24.nnz;
+    out.dense_nnz += p.dense.nnz;
+  }
+  out.nnz = out.sparse24_nnz + out.dense_nnz;
+  out.sparse24 = detail::assemble_list(parts, &ChunkPart::sparse24, out.tile_rows, true);
+  out.dense = detail::assemble_list(parts, &ChunkPart::dense, out.tile_rows, false);
+  return out;
+}
+
+}  // namespace
+
+Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options, LayoutReport* report) {
+  const Clock::time_point start = Clock::now();
+  check_csr_shape(a);
+  const std::int32_t tile_rows = ceil_div(a.rows, kTileRows);
 
   const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int chunks = options.threads > 0 ? options.threads : hardware;
+  const int threads = options.threads > 0 ? options.threads : hardware;
   // Tiny matrices are not worth a thread; each chunk should have real work.
-  chunks = static_cast<int>(std::clamp<std::int64_t>(std::min<std::int64_t>(chunks, a.nnz() / 65536 + 1), 1,
-                                                     std::max<std::int32_t>(out.tile_rows, 1)));
-  const std::vector<std::int32_t> bounds = split_tile_rows(a, out.tile_rows, chunks);
+  const int chunks = static_cast<int>(std::clamp<std::int64_t>(std::min<std::int64_t>(threads, a.nnz() / 65536 + 1), 1,
+                                                               std::max<std::int32_t>(tile_rows, 1)));
+  const std::vector<std::int32_t> bounds = split_tile_rows(a, tile_rows, chunks);
   const auto row_of = [&](std::int32_t tile_row) {
     return static_cast<std::int32_t>(std::min<std::int64_t>(a.rows, std::int64_t{tile_row} * kTileRows));
   };
@@ -304,42 +265,160 @@ Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options
     scans[static_cast<std::size_t>(c)] = scan_range(a, row_of(bounds[static_cast<std::size_t>(c)]),
                                                     row_of(bounds[static_cast<std::size_t>(c) + 1]));
   });
-  Fp16Scaling& scaling = out.scaling;
+  Fp16Scaling scaling;
+  std::int64_t nonzeros = 0;
   double min_abs = std::numeric_limits<double>::infinity();
   for (const RangeScan& s : scans) {
     scaling.max_abs = std::max(scaling.max_abs, s.max_abs);
     min_abs = std::min(min_abs, s.min_abs_nonzero);
     scaling.overflow_count += s.overflow;
     scaling.underflow_count += s.underflow;
-    out.nnz += s.nonzeros;
+    nonzeros += s.nonzeros;
   }
-  scaling.min_abs_nonzero = out.nnz > 0 ? min_abs : 0.0;
-  scaling.exponent = detail::choose_scaling_exponent(scaling, out.nnz, options.scaling);
-
-  // Pass 2: tiles. Each stored tile holds 512 (dense) or 256 (2:4) fp16 values however few nonzeros it has,
-  // so a scattered matrix can need far more memory than its CSR form: refuse with a message, not bad_alloc.
-  std::vector<ChunkPart> parts(static_cast<std::size_t>(chunks));
+  scaling.min_abs_nonzero = nonzeros > 0 ? min_abs : 0.0;
+  scaling.exponent = detail::choose_scaling_exponent(scaling, nonzeros, options.scaling);
   const Fp16Store store(scaling.exponent);
-  try {
-    run_chunks(chunks, [&](int c) {
-      convert_tile_rows(a, bounds[static_cast<std::size_t>(c)], bounds[static_cast<std::size_t>(c) + 1], store,
-                        options.force_dense, parts[static_cast<std::size_t>(c)]);
-    });
-  } catch (const std::bad_alloc&) {
-    throw SizeLimitError("convert_to_bcsr24: out of host memory storing the tiles of a " + std::to_string(a.rows) +
-                         " x " + std::to_string(a.cols) + " matrix with " + std::to_string(out.nnz) +
-                         " nonzeros (each stored 16x32 tile takes up to 1 KiB)");
+
+  LayoutReport rep;
+  TileLayout layout = options.layout;
+  const Reordering reorder = options.reorder;
+  Bcsr24Matrix out;
+  bool built = false;
+  if (layout == TileLayout::aligned && reorder == Reordering::none) {
+    // The thesis's layout as asked: no alternative is examined.
+    Clock::time_point t = Clock::now();
+    out = convert_aligned(a, bounds, store, options.force_dense, false);
+    rep.pack_seconds = seconds_since(t);
+    rep.baseline_stored_tiles = out.sparse24.tiles() + out.dense.tiles();
+    rep.baseline_sparse24_tiles = out.sparse24.tiles();
+    rep.baseline_bytes = stored_bytes(out);
+    rep.reason = "requested";
+    built = true;
+  } else {
+    // Baseline: the aligned file-order tiles, counted and classified but not stored.
+    Clock::time_point t = Clock::now();
+    const Bcsr24Matrix counted = convert_aligned(a, bounds, store, options.force_dense, true);
+    const std::int64_t baseline_sparse24 = counted.sparse24.row_ptr.back();
+    const std::int64_t baseline_dense = counted.dense.row_ptr.back();
+    rep.baseline_stored_tiles = baseline_sparse24 + baseline_dense;
+    rep.baseline_sparse24_tiles = baseline_sparse24;
+    rep.baseline_bytes = aligned_bytes(tile_rows, baseline_sparse24, baseline_dense);
+    rep.baseline_seconds = seconds_since(t);
+
+    // Row order.
+    std::vector<std::int32_t> order;
+    bool symmetric = false;
+    const TileLayout counted_layout = layout == TileLayout::aligned ? TileLayout::aligned : TileLayout::condensed;
+    std::string why_order;
+    if (reorder != Reordering::none && a.rows > 0) {
+      t = Clock::now();
+      RowOrdering ro = reverse_cuthill_mckee(a);
+      rep.reorder_seconds = seconds_since(t);
+      bool use = reorder == Reordering::rcm;
+      if (reorder == Reordering::automatic) {
+        detail::BandLayoutRequest file_order{counted_layout, nullptr, false, options.force_dense, threads};
+        detail::BandLayoutRequest rcm_order{counted_layout, &ro.order, counted_layout == TileLayout::aligned && ro.symmetric,
+                                            options.force_dense, threads};
+        const std::int64_t tiles_file =
+            counted_layout == TileLayout::aligned ? rep.baseline_stored_tiles : detail::count_band_tiles(a, file_order);
+        const std::int64_t tiles_rcm = detail::count_band_tiles(a, rcm_order);
+        if (counted_layout == TileLayout::condensed) {
+          rep.condensed_tiles_file_order = tiles_file;
+          rep.condensed_tiles_rcm = tiles_rcm;
+        }
+        // Keep the file's order unless RCM saves a clear share of the tiles: a reordered matrix pays a row map
+        // and gathers C rows.
+        use = tiles_rcm < tiles_file - tiles_file / 20;
+        why_order = std::string(use ? "rcm" : "file order") + " (" + layout_name(counted_layout) + " tiles: file order " +
+                    std::to_string(tiles_file) + ", rcm " + std::to_string(tiles_rcm) + ")";
+      }
+      if (use) {
+        order = std::move(ro.order);
+        symmetric = ro.symmetric;
+      }
+    }
+
+    t = Clock::now();
+    const auto build = [&](TileLayout l) {
+      detail::BandLayoutRequest request{l, &order, l == TileLayout::aligned && symmetric && !order.empty(),
+                                        options.force_dense, threads};
+      return detail::build_band_layout(a, request, store);
+    };
+    if (layout == TileLayout::aligned) {
+      out = order.empty() ? convert_aligned(a, bounds, store, options.force_dense, false) : build(TileLayout::aligned);
+      rep.reason = why_order.empty() ? "requested" : why_order;
+    } else {
+      out = build(TileLayout::condensed);
+      if (layout == TileLayout::automatic) {
+        const std::int64_t condensed = stored_bytes(out);
+        if (rep.baseline_bytes <= condensed) {
+          rep.reason = "aligned: " + std::to_string(rep.baseline_bytes) + " bytes vs condensed " + std::to_string(condensed);
+          out = convert_aligned(a, bounds, store, options.force_dense, false);
+        } else {
+          rep.reason = "condensed: " + std::to_string(condensed) + " bytes vs aligned " + std::to_string(rep.baseline_bytes);
+        }
+        if (!why_order.empty()) rep.reason += "; order: " + why_order;
+      } else {
+        rep.reason = why_order.empty() ? "requested" : why_order;
+      }
+    }
+    rep.pack_seconds = seconds_since(t);
+    built = true;
   }
-  for (const ChunkPart& p : parts) {
-    scaling.subnormal_count += p.subnormal;
-    scaling.flushed_count += p.flushed;
-    out.sparse24_nnz += p.sparse24.nnz;
-    out.dense_nnz += p.dense.nnz;
-  }
-  out.sparse24 = assemble_list(parts, &ChunkPart::sparse24, out.tile_rows, true);
-  out.dense = assemble_list(parts, &ChunkPart::dense, out.tile_rows, false);
+  (void)built;
+  // The magnitudes and scale come from pass 1; the builders counted what fp16 rounding did to each value.
+  scaling.subnormal_count = out.scaling.subnormal_count;
+  scaling.flushed_count = out.scaling.flushed_count;
+  out.scaling = scaling;
+  out.nnz = nonzeros;
+  rep.layout = out.layout;
+  rep.reordering = out.reordering;
+  rep.total_seconds = seconds_since(start);
+  if (report) *report = std::move(rep);
   return out;
 }
+
+namespace detail {
+
+TileList assemble_list(std::vector<ChunkPart>& parts, ListPart ChunkPart::*which, std::int32_t tile_rows,
+                       bool with_metadata) {
+  TileList list;
+  list.row_ptr.reserve(static_cast<std::size_t>(tile_rows) + 1);
+  list.row_ptr.push_back(0);
+  std::size_t tiles = 0, values = 0, metadata = 0, b_rows = 0;
+  for (auto& part : parts) {
+    const ListPart& p = part.*which;
+    for (std::int32_t n : p.tiles_per_row) list.row_ptr.push_back(list.row_ptr.back() + n);
+    tiles += p.col_idx.size();
+    values += p.values.size();
+    metadata += p.metadata.size();
+    b_rows += p.b_rows.size();
+  }
+  if (parts.size() == 1) {
+    ListPart& p = parts[0].*which;
+    list.col_idx = std::move(p.col_idx);
+    list.values = std::move(p.values);
+    list.metadata = std::move(p.metadata);
+    list.b_rows = std::move(p.b_rows);
+  } else {
+    list.col_idx.reserve(tiles);
+    list.values.reserve(values);
+    list.metadata.reserve(metadata);
+    list.b_rows.reserve(b_rows);
+    for (auto& part : parts) {
+      ListPart& p = part.*which;
+      list.col_idx.insert(list.col_idx.end(), p.col_idx.begin(), p.col_idx.end());
+      list.values.insert(list.values.end(), p.values.begin(), p.values.end());
+      list.metadata.insert(list.metadata.end(), p.metadata.begin(), p.metadata.end());
+      list.b_rows.insert(list.b_rows.end(), p.b_rows.begin(), p.b_rows.end());
+      p = ListPart{};  // release the part's memory early
+    }
+  }
+  if (!with_metadata) list.metadata.clear();
+  return list;
+}
+
+}  // namespace detail
 
 TileList merge_to_dense_list(const Bcsr24Matrix& a) {
   TileList merged;
@@ -347,6 +426,13 @@ TileList merge_to_dense_list(const Bcsr24Matrix& a) {
   const std::size_t tiles = static_cast<std::size_t>(a.sparse24.tiles() + a.dense.tiles());
   merged.col_idx.reserve(tiles);
   merged.values.reserve(tiles * kDenseTileValues);
+  const bool gathered = a.gathered();
+  if (gathered) merged.b_rows.reserve(tiles * kTileCols);
+  // A list with no tiles has no b_rows even in a gathered matrix; a tile of it is never taken.
+  const auto copy_b_rows = [&](const TileList& list, std::int32_t t) {
+    const auto first = list.b_rows.begin() + static_cast<std::ptrdiff_t>(t) * kTileCols;
+    merged.b_rows.insert(merged.b_rows.end(), first, first + kTileCols);
+  };
   TileElements tile;
   for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
     std::int32_t s = a.sparse24.row_ptr[static_cast<std::size_t>(tr)];
@@ -361,12 +447,14 @@ TileList merge_to_dense_list(const Bcsr24Matrix& a) {
       merged.values.resize(offset + kDenseTileValues);
       if (take_sparse) {
         merged.col_idx.push_back(a.sparse24.col_idx[static_cast<std::size_t>(s)]);
+        if (gathered) copy_b_rows(a.sparse24, s);
         detail::unpack_sparse24_tile(a.sparse24.values.data() + static_cast<std::size_t>(s) * kSparseTileValues,
                                      a.sparse24.metadata.data() + static_cast<std::size_t>(s) * kSparseTileMetaWords, tile);
         detail::pack_dense_tile(tile, merged.values.data() + offset);
         ++s;
       } else {
         merged.col_idx.push_back(a.dense.col_idx[static_cast<std::size_t>(d)]);
+        if (gathered) copy_b_rows(a.dense, d);
         std::copy_n(a.dense.values.data() + static_cast<std::size_t>(d) * kDenseTileValues, kDenseTileValues,
                     merged.values.data() + offset);
         ++d;
@@ -380,16 +468,17 @@ TileList merge_to_dense_list(const Bcsr24Matrix& a) {
 std::vector<double> decode_to_dense(const Bcsr24Matrix& a) {
   std::vector<double> out(static_cast<std::size_t>(a.rows) * static_cast<std::size_t>(a.cols), 0.0);
   TileElements tile;
-  const auto scatter = [&](std::int32_t tr, std::int32_t tc) {
+  const auto scatter = [&](std::int32_t tr, const TileList& list, std::int64_t t) {
     for (int r = 0; r < kTileRows; ++r) {
-      const std::int64_t row = std::int64_t{tr} * kTileRows + r;
-      if (row >= a.rows) break;
+      const std::int32_t row = a.original_row(std::int64_t{tr} * kTileRows + r);
+      if (row < 0) continue;
       for (int c = 0; c < kTileCols; ++c) {
-        const std::int64_t col = std::int64_t{tc} * kTileCols + c;
-        if (col >= a.cols) break;
-        out[static_cast<std::size_t>(row * a.cols + col)] =
-            std::ldexp(static_cast<double>(fp16_to_float(tile[static_cast<std::size_t>(r * kTileCols + c)])),
-                       a.scaling.exponent);
+        const std::int64_t col = list.b_row(t, c, a.cols);
+        if (col < 0) continue;
+        const fp16_t h = tile[static_cast<std::size_t>(r * kTileCols + c)];
+        if ((h & 0x7FFFu) == 0) continue;
+        out[static_cast<std::size_t>(std::int64_t{row} * a.cols + col)] =
+            std::ldexp(static_cast<double>(fp16_to_float(h)), a.scaling.exponent);
       }
     }
   };
@@ -397,11 +486,11 @@ std::vector<double> decode_to_dense(const Bcsr24Matrix& a) {
     for (std::int32_t t = a.sparse24.row_ptr[static_cast<std::size_t>(tr)]; t < a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
       detail::unpack_sparse24_tile(a.sparse24.values.data() + static_cast<std::size_t>(t) * kSparseTileValues,
                                    a.sparse24.metadata.data() + static_cast<std::size_t>(t) * kSparseTileMetaWords, tile);
-      scatter(tr, a.sparse24.col_idx[static_cast<std::size_t>(t)]);
+      scatter(tr, a.sparse24, t);
     }
     for (std::int32_t t = a.dense.row_ptr[static_cast<std::size_t>(tr)]; t < a.dense.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
       detail::unpack_dense_tile(a.dense.values.data() + static_cast<std::size_t>(t) * kDenseTileValues, tile);
-      scatter(tr, a.dense.col_idx[static_cast<std::size_t>(t)]);
+      scatter(tr, a.dense, t);
     }
   }
   return out;

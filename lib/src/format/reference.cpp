@@ -53,13 +53,14 @@ void reference_spmm(const Bcsr24Matrix& a, std::int32_t n, const fp16_t* b, std:
   std::vector<TileEntry> entries;
   entries.reserve(kDenseTileValues);
 
-  const auto accumulate = [&](std::int32_t tc) {
+  // Tile column e.col multiplies the B row the list names for it (aligned: its column; gathered: b_rows).
+  const auto accumulate = [&](const TileList& list, std::int64_t t) {
     collect_entries(tile, entries);
     for (const TileEntry& e : entries) {
-      const std::int64_t k = std::int64_t{tc} * kTileCols + e.col;
+      const std::int64_t k = list.b_row(t, e.col, a.cols);
       // A nonzero in the padding would be a broken matrix; it cannot meet a row of B, so it is ignored here
       // (load_bcsr24 rejects such files).
-      if (k >= a.cols) continue;
+      if (k < 0) continue;
       const double* b_row = &bd[static_cast<std::size_t>(k * n)];
       double* acc_row = &acc[static_cast<std::size_t>(e.row) * static_cast<std::size_t>(n)];
       for (std::int32_t j = 0; j < n; ++j) acc_row[j] += e.value * b_row[j];
@@ -71,15 +72,17 @@ void reference_spmm(const Bcsr24Matrix& a, std::int32_t n, const fp16_t* b, std:
     for (std::int32_t t = a.sparse24.row_ptr[static_cast<std::size_t>(tr)]; t < a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
       detail::unpack_sparse24_tile(a.sparse24.values.data() + static_cast<std::size_t>(t) * kSparseTileValues,
                                    a.sparse24.metadata.data() + static_cast<std::size_t>(t) * kSparseTileMetaWords, tile);
-      accumulate(a.sparse24.col_idx[static_cast<std::size_t>(t)]);
+      accumulate(a.sparse24, t);
     }
     for (std::int32_t t = a.dense.row_ptr[static_cast<std::size_t>(tr)]; t < a.dense.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
       detail::unpack_dense_tile(a.dense.values.data() + static_cast<std::size_t>(t) * kDenseTileValues, tile);
-      accumulate(a.dense.col_idx[static_cast<std::size_t>(t)]);
+      accumulate(a.dense, t);
     }
-    const std::int32_t rows_here = std::min<std::int32_t>(kTileRows, a.rows - tr * kTileRows);
-    for (std::int32_t r = 0; r < rows_here; ++r) {
-      float* c_row = c + (std::int64_t{tr} * kTileRows + r) * ldc;
+    for (std::int32_t r = 0; r < kTileRows; ++r) {
+      // Stored row r of the band is row original_row(...) of C (reordered layouts); padding rows have none.
+      const std::int32_t row = a.original_row(std::int64_t{tr} * kTileRows + r);
+      if (row < 0) continue;
+      float* c_row = c + std::int64_t{row} * ldc;
       const double* acc_row = &acc[static_cast<std::size_t>(r) * static_cast<std::size_t>(n)];
       for (std::int32_t j = 0; j < n; ++j) {
         // Stored values are A * 2^-exponent: scale the product back exactly (ldexp, not a rounded factor).

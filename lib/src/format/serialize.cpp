@@ -1,8 +1,10 @@
-// .b24 files: a fixed little-endian header, the two tile lists' arrays, and a CRC-32 trailer (docs/FORMAT.md).
+// .b24 files: a fixed little-endian header, the row map, the two tile lists' arrays, and a CRC-32 trailer
+// (docs/FORMAT.md). Writes version 2; reads versions 1 and 2.
 #include "bcsr24/serialize.hpp"
 
 #include <zlib.h>
 
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -25,15 +27,27 @@ namespace {
 
 constexpr char kMagic[8] = {'B', 'C', 'S', 'R', '2', '4', '\0', '\0'};
 /// Fixed header size of version 1 (magic .. payload_bytes), see docs/FORMAT.md.
-constexpr std::size_t kHeaderBytes = 136;
+constexpr std::size_t kHeaderBytesV1 = 136;
+/// Version 2: the version 1 header (bytes 12-15 now hold layout, reordering and a reserved u16) followed by
+/// three i64 counts: row_order entries, 2:4 b_rows entries, dense b_rows entries.
+constexpr std::size_t kHeaderBytesV2 = 160;
+constexpr std::size_t kVersionEnd = 12;   // magic + version
 constexpr std::size_t kTrailerBytes = 4;  // CRC-32 of every byte after the magic and before the trailer
 /// Scale exponents beyond this cannot come from a finite double input.
 constexpr std::int32_t kMaxAbsExponent = 1100;
+/// Smallest number of file bytes one stored tile occupies (col_idx + values (+ metadata)), without b_rows.
+constexpr std::int64_t kMinSparseTileBytes = 4 + kSparseTileValues * 2 + kSparseTileMetaWords * 4;
+constexpr std::int64_t kMinDenseTileBytes = 4 + kDenseTileValues * 2;
+
+static_assert(kB24FileVersion == 2 && kB24OldestFileVersion == 1, "update the reading paths of load_bcsr24");
 
 /// The header fields after magic and version, in file order.
 struct Header {
   std::uint32_t version = 0;
-  std::uint32_t reserved0 = 0;
+  // Version 1: one reserved u32 at byte 12. Version 2: layout (u8), reordering (u8), reserved (u16).
+  std::uint32_t reserved0 = 0;  // version 1 only
+  std::uint8_t layout = 0, reordering = 0;
+  std::uint16_t reserved2 = 0;
   std::int32_t rows = 0, cols = 0, tile_rows = 0, tile_cols = 0;
   std::int64_t nnz = 0, sparse24_nnz = 0, dense_nnz = 0;
   std::int64_t sparse24_tiles = 0, dense_tiles = 0;
@@ -42,14 +56,21 @@ struct Header {
   double max_abs = 0.0, min_abs_nonzero = 0.0;
   std::int64_t overflow_count = 0, underflow_count = 0, subnormal_count = 0, flushed_count = 0;
   std::uint64_t payload_bytes = 0;
+  // Version 2 only (0 for version 1).
+  std::int64_t row_order_count = 0, sparse24_b_rows_count = 0, dense_b_rows_count = 0;
 };
 
-/// Bytes of the arrays for the given sizes (both row_ptr arrays, col_idx, values, metadata).
-std::uint64_t payload_bytes_for(std::int64_t tile_rows, std::int64_t sparse24_tiles, std::int64_t dense_tiles) {
-  const std::uint64_t row_ptrs = 2 * (static_cast<std::uint64_t>(tile_rows) + 1) * 4;
-  const std::uint64_t sparse = static_cast<std::uint64_t>(sparse24_tiles) * (4 + kSparseTileValues * 2 + kSparseTileMetaWords * 4);
-  const std::uint64_t dense = static_cast<std::uint64_t>(dense_tiles) * (4 + kDenseTileValues * 2);
-  return row_ptrs + sparse + dense;
+/// Bytes of the arrays for the given sizes (row_order, both row_ptr arrays, col_idx, values, metadata, b_rows).
+/// Callers bound every count first (tile counts by the file size, the others to 0 or a multiple of them), so
+/// this cannot overflow.
+std::uint64_t payload_bytes_for(const Header& h) {
+  const std::uint64_t row_ptrs = 2 * (static_cast<std::uint64_t>(h.tile_rows) + 1) * 4;
+  const std::uint64_t sparse = static_cast<std::uint64_t>(h.sparse24_tiles) * kMinSparseTileBytes;
+  const std::uint64_t dense = static_cast<std::uint64_t>(h.dense_tiles) * kMinDenseTileBytes;
+  const std::uint64_t indices = 4 * (static_cast<std::uint64_t>(h.row_order_count) +
+                                     static_cast<std::uint64_t>(h.sparse24_b_rows_count) +
+                                     static_cast<std::uint64_t>(h.dense_b_rows_count));
+  return row_ptrs + sparse + dense + indices;
 }
 
 // ---- writing -------------------------------------------------------------------------------------------
@@ -92,12 +113,17 @@ class Writer {
 };
 
 void check_list_sizes(const TileList& list, std::int32_t tile_rows, int values_per_tile, int meta_per_tile,
-                      const char* name) {
+                      TileLayout layout, const char* name) {
   const std::size_t tiles = list.col_idx.size();
   if (list.row_ptr.size() != static_cast<std::size_t>(tile_rows) + 1 ||
       list.values.size() != tiles * static_cast<std::size_t>(values_per_tile) ||
       list.metadata.size() != tiles * static_cast<std::size_t>(meta_per_tile))
     throw InvalidArgument(std::string("save_bcsr24: the ") + name + " list's array sizes are inconsistent");
+  if (!list.b_rows.empty() && list.b_rows.size() != tiles * kTileCols)
+    throw InvalidArgument(std::string("save_bcsr24: the ") + name + " list has " + std::to_string(list.b_rows.size()) +
+                          " b_rows entries; expected 0 or 32 per tile (" + std::to_string(tiles * kTileCols) + ")");
+  if (layout == TileLayout::condensed && tiles > 0 && list.b_rows.empty())
+    throw InvalidArgument(std::string("save_bcsr24: condensed layout but the ") + name + " list has no b_rows");
 }
 
 // ---- reading -------------------------------------------------------------------------------------------
@@ -141,40 +167,58 @@ std::vector<unsigned char> read_whole_file(const std::string& path) {
   return bytes;
 }
 
-/// Checks one list's row pointers and column indices (monotone, in range, strictly increasing per tile row).
-void check_list_structure(const std::string& path, const TileList& list, const char* name, std::int32_t tile_cols) {
-  const auto fail = [&](const std::string& why) {
-    throw FileFormatError(path + ": " + name + " list: " + why);
-  };
+std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
+
+/// Row pointers start at 0, are monotone and end at the list's tile count.
+void check_row_ptr(const std::string& path, const TileList& list, const char* name) {
+  const auto fail = [&](const std::string& why) { throw FileFormatError(path + ": " + name + " list: " + why); };
   if (list.row_ptr.front() != 0) fail("row_ptr[0] is " + std::to_string(list.row_ptr.front()) + ", expected 0");
   for (std::size_t tr = 0; tr + 1 < list.row_ptr.size(); ++tr) {
     const std::int32_t begin = list.row_ptr[tr], end = list.row_ptr[tr + 1];
     if (end < begin || end > list.tiles())
       fail("row_ptr is not monotone within [0, tiles] at tile row " + std::to_string(tr));
-    for (std::int32_t t = begin; t < end; ++t) {
-      const std::int32_t c = list.col_idx[static_cast<std::size_t>(t)];
-      if (c < 0 || c >= tile_cols)
-        fail("tile " + std::to_string(t) + " has tile column " + std::to_string(c) + " outside [0, " +
-             std::to_string(tile_cols) + ")");
-      if (t > begin && c <= list.col_idx[static_cast<std::size_t>(t) - 1])
-        fail("tile columns of tile row " + std::to_string(tr) + " are not strictly increasing");
-    }
   }
   if (list.row_ptr.back() != list.tiles())
     fail("row_ptr ends at " + std::to_string(list.row_ptr.back()) + " but the list has " +
          std::to_string(list.tiles()) + " tiles");
 }
 
-/// A tile column stored in both lists would be counted twice by the kernels.
+/// Column indices: in range and strictly increasing per tile row. Aligned layout: tile columns in
+/// [0, tile_cols). Condensed layout: ordinals in [0, tiles of the band in both lists). Needs both lists'
+/// row_ptr checked.
+void check_col_idx(const std::string& path, const Bcsr24Matrix& a, const TileList& list, const char* name) {
+  const auto fail = [&](const std::string& why) { throw FileFormatError(path + ": " + name + " list: " + why); };
+  const bool condensed = a.layout == TileLayout::condensed;
+  for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
+    const std::int32_t begin = list.row_ptr[at(tr)], end = list.row_ptr[at(tr) + 1];
+    const std::int64_t limit =
+        condensed ? std::int64_t{a.sparse24.row_ptr[at(tr) + 1]} - a.sparse24.row_ptr[at(tr)] +
+                        a.dense.row_ptr[at(tr) + 1] - a.dense.row_ptr[at(tr)]
+                  : std::int64_t{a.tile_cols};
+    for (std::int32_t t = begin; t < end; ++t) {
+      const std::int32_t c = list.col_idx[at(t)];
+      if (c < 0 || c >= limit)
+        fail("tile " + std::to_string(t) + " has " +
+             (condensed ? "band ordinal " + std::to_string(c) + " outside [0, " + std::to_string(limit) +
+                              ") (the tiles of tile row " + std::to_string(tr) + " in both lists)"
+                        : "tile column " + std::to_string(c) + " outside [0, " + std::to_string(limit) + ")"));
+      if (t > begin && c <= list.col_idx[at(t) - 1])
+        fail(std::string(condensed ? "band ordinals" : "tile columns") + " of tile row " + std::to_string(tr) +
+             " are not strictly increasing");
+    }
+  }
+}
+
+/// A tile column (condensed: a band ordinal) stored in both lists would be counted twice by the kernels.
 void check_lists_disjoint(const std::string& path, const Bcsr24Matrix& a) {
   for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
-    std::int32_t s = a.sparse24.row_ptr[static_cast<std::size_t>(tr)];
-    std::int32_t d = a.dense.row_ptr[static_cast<std::size_t>(tr)];
-    const std::int32_t s_end = a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1];
-    const std::int32_t d_end = a.dense.row_ptr[static_cast<std::size_t>(tr) + 1];
+    std::int32_t s = a.sparse24.row_ptr[at(tr)];
+    std::int32_t d = a.dense.row_ptr[at(tr)];
+    const std::int32_t s_end = a.sparse24.row_ptr[at(tr) + 1];
+    const std::int32_t d_end = a.dense.row_ptr[at(tr) + 1];
     while (s < s_end && d < d_end) {
-      const std::int32_t cs = a.sparse24.col_idx[static_cast<std::size_t>(s)];
-      const std::int32_t cd = a.dense.col_idx[static_cast<std::size_t>(d)];
+      const std::int32_t cs = a.sparse24.col_idx[at(s)];
+      const std::int32_t cd = a.dense.col_idx[at(d)];
       if (cs == cd)
         throw FileFormatError(path + ": tile (" + std::to_string(tr) + ", " + std::to_string(cs) +
                               ") is stored in both the 2:4 and the dense list");
@@ -183,7 +227,47 @@ void check_lists_disjoint(const std::string& path, const Bcsr24Matrix& a) {
   }
 }
 
-/// Values must be finite, metadata nibbles valid, and the padding of edge tiles zero (kernels may multiply it).
+/// The row map: stored rows < rows hold a permutation of the original rows 0..rows-1, the padding rows of the
+/// last band (stored rows >= rows) hold -1.
+void check_row_order(const std::string& path, const Bcsr24Matrix& a) {
+  if (a.row_order.empty()) return;
+  const auto fail = [&](const std::string& why) { throw FileFormatError(path + ": row_order: " + why); };
+  std::vector<std::int32_t> stored_at(at(a.rows), -1);
+  for (std::size_t i = 0; i < a.row_order.size(); ++i) {
+    const std::int32_t v = a.row_order[i];
+    if (v < -1 || v >= a.rows)
+      fail("entry " + std::to_string(i) + " is " + std::to_string(v) + ", outside [-1, " + std::to_string(a.rows) +
+           ")");
+    if (i >= at(a.rows)) {
+      if (v != -1)
+        fail("stored row " + std::to_string(i) + " is a padding row (rows = " + std::to_string(a.rows) +
+             ") but maps to original row " + std::to_string(v) + "; expected -1");
+      continue;
+    }
+    if (v == -1)
+      fail("stored row " + std::to_string(i) + " lies inside the matrix (rows = " + std::to_string(a.rows) +
+           ") but is marked as padding (-1)");
+    if (stored_at[at(v)] >= 0)
+      fail("original row " + std::to_string(v) + " appears twice (stored rows " + std::to_string(stored_at[at(v)]) +
+           " and " + std::to_string(i) + "): not a permutation");
+    stored_at[at(v)] = static_cast<std::int32_t>(i);
+  }
+  // rows entries in [0, rows), no duplicate: every original row appears exactly once.
+}
+
+void check_b_rows(const std::string& path, const Bcsr24Matrix& a, const TileList& list, const char* name) {
+  for (std::size_t k = 0; k < list.b_rows.size(); ++k) {
+    const std::int32_t v = list.b_rows[k];
+    if (v < -1 || v >= a.cols)
+      throw FileFormatError(path + ": " + name + " list: b_rows entry " + std::to_string(k) + " (tile " +
+                            std::to_string(k / kTileCols) + ", column " + std::to_string(k % kTileCols) + ") is " +
+                            std::to_string(v) + ", outside [-1, " + std::to_string(a.cols) + ")");
+  }
+}
+
+/// Values must be finite, metadata nibbles valid, and the padding of tiles zero (kernels may multiply it).
+/// Padding: rows >= rows in the last tile row; columns >= cols in the last tile column (lists without
+/// b_rows) or columns whose b_rows entry is -1 (gathered lists).
 void check_tile_contents(const std::string& path, const Bcsr24Matrix& a) {
   for (std::size_t i = 0; i < a.sparse24.values.size() || i < a.dense.values.size(); ++i) {
     if ((i < a.sparse24.values.size() && (a.sparse24.values[i] & 0x7C00u) == 0x7C00u) ||
@@ -197,42 +281,61 @@ void check_tile_contents(const std::string& path, const Bcsr24Matrix& a) {
   const std::int32_t last_rows = a.rows - (a.tile_rows - 1) * kTileRows;  // rows used in the last tile row
   const std::int32_t last_cols = a.cols - (a.tile_cols - 1) * kTileCols;  // columns used in the last tile column
   detail::TileElements tile;
-  const auto check_padding = [&](std::int32_t tr, std::int32_t tc, const char* name) {
-    const int used_rows = tr == a.tile_rows - 1 ? last_rows : kTileRows;
-    const int used_cols = tc == a.tile_cols - 1 ? last_cols : kTileCols;
-    for (int r = 0; r < kTileRows; ++r)
-      for (int c = 0; c < kTileCols; ++c)
-        if ((r >= used_rows || c >= used_cols) && (tile[static_cast<std::size_t>(r * kTileCols + c)] & 0x7FFFu) != 0)
-          throw FileFormatError(path + ": " + name + " tile (" + std::to_string(tr) + ", " + std::to_string(tc) +
-                                ") has a nonzero outside the matrix");
+  std::array<bool, kTileCols> padding_col{};
+  const auto check_list = [&](const TileList& list, bool sparse, const char* name) {
+    const bool gathered = list.gathered();
+    for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
+      const int used_rows = tr == a.tile_rows - 1 ? last_rows : kTileRows;
+      for (std::int32_t t = list.row_ptr[at(tr)]; t < list.row_ptr[at(tr) + 1]; ++t) {
+        const std::int32_t tc = list.col_idx[at(t)];
+        bool any_padding_col = false;
+        for (int c = 0; c < kTileCols; ++c) {
+          padding_col[at(c)] = gathered ? list.b_rows[at(t) * kTileCols + at(c)] == -1
+                                        : tc == a.tile_cols - 1 && c >= last_cols;
+          any_padding_col = any_padding_col || padding_col[at(c)];
+        }
+        if (used_rows == kTileRows && !any_padding_col) continue;  // interior tile: no padding
+        if (sparse)
+          detail::unpack_sparse24_tile(list.values.data() + at(t) * kSparseTileValues,
+                                       list.metadata.data() + at(t) * kSparseTileMetaWords, tile);
+        else
+          detail::unpack_dense_tile(list.values.data() + at(t) * kDenseTileValues, tile);
+        for (int r = 0; r < kTileRows; ++r)
+          for (int c = 0; c < kTileCols; ++c)
+            if ((r >= used_rows || padding_col[at(c)]) && (tile[at(r * kTileCols + c)] & 0x7FFFu) != 0)
+              throw FileFormatError(
+                  path + ": " + name + " tile (" + std::to_string(tr) + ", " + std::to_string(tc) +
+                  ") has a nonzero outside the matrix (tile row " + std::to_string(r) + ", tile column " +
+                  std::to_string(c) +
+                  (r >= used_rows ? std::string(": a padding row)")
+                                  : gathered ? std::string(": b_rows is -1)") : std::string(": beyond cols)")));
+      }
+    }
   };
-  for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
-    for (std::int32_t t = a.sparse24.row_ptr[static_cast<std::size_t>(tr)]; t < a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
-      const std::int32_t tc = a.sparse24.col_idx[static_cast<std::size_t>(t)];
-      if (tr != a.tile_rows - 1 && tc != a.tile_cols - 1) continue;  // interior tiles have no padding
-      detail::unpack_sparse24_tile(a.sparse24.values.data() + std::size_t(t) * kSparseTileValues,
-                                   a.sparse24.metadata.data() + std::size_t(t) * kSparseTileMetaWords, tile);
-      check_padding(tr, tc, "2:4");
-    }
-    for (std::int32_t t = a.dense.row_ptr[static_cast<std::size_t>(tr)]; t < a.dense.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
-      const std::int32_t tc = a.dense.col_idx[static_cast<std::size_t>(t)];
-      if (tr != a.tile_rows - 1 && tc != a.tile_cols - 1) continue;
-      detail::unpack_dense_tile(a.dense.values.data() + std::size_t(t) * kDenseTileValues, tile);
-      check_padding(tr, tc, "dense");
-    }
-  }
+  check_list(a.sparse24, true, "2:4");
+  check_list(a.dense, false, "dense");
 }
 
 }  // namespace
 
 void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
-  check_list_sizes(a.sparse24, a.tile_rows, kSparseTileValues, kSparseTileMetaWords, "2:4");
-  check_list_sizes(a.dense, a.tile_rows, kDenseTileValues, 0, "dense");
+  if (a.layout != TileLayout::aligned && a.layout != TileLayout::condensed)
+    throw InvalidArgument("save_bcsr24: the matrix's layout must be aligned or condensed (not automatic)");
+  if (a.reordering != Reordering::none && a.reordering != Reordering::rcm)
+    throw InvalidArgument("save_bcsr24: the matrix's reordering must be none or rcm (not automatic)");
+  check_list_sizes(a.sparse24, a.tile_rows, kSparseTileValues, kSparseTileMetaWords, a.layout, "2:4");
+  check_list_sizes(a.dense, a.tile_rows, kDenseTileValues, 0, a.layout, "dense");
+  if (!a.row_order.empty() && a.row_order.size() != static_cast<std::size_t>(a.tile_rows) * kTileRows)
+    throw InvalidArgument("save_bcsr24: row_order has " + std::to_string(a.row_order.size()) +
+                          " entries; expected 0 or 16 per tile row (" +
+                          std::to_string(static_cast<std::int64_t>(a.tile_rows) * kTileRows) + ")");
 
   Writer w(path);
   w.bytes(kMagic, sizeof kMagic, false);
   Header h;
   h.version = kB24FileVersion;
+  h.layout = static_cast<std::uint8_t>(a.layout);
+  h.reordering = static_cast<std::uint8_t>(a.reordering);
   h.rows = a.rows;
   h.cols = a.cols;
   h.tile_rows = a.tile_rows;
@@ -249,10 +352,15 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
   h.underflow_count = a.scaling.underflow_count;
   h.subnormal_count = a.scaling.subnormal_count;
   h.flushed_count = a.scaling.flushed_count;
-  h.payload_bytes = payload_bytes_for(a.tile_rows, h.sparse24_tiles, h.dense_tiles);
+  h.row_order_count = static_cast<std::int64_t>(a.row_order.size());
+  h.sparse24_b_rows_count = static_cast<std::int64_t>(a.sparse24.b_rows.size());
+  h.dense_b_rows_count = static_cast<std::int64_t>(a.dense.b_rows.size());
+  h.payload_bytes = payload_bytes_for(h);
   // Field by field (never the struct as a whole: no padding bytes reach the file).
   w.value(h.version);
-  w.value(h.reserved0);
+  w.value(h.layout);
+  w.value(h.reordering);
+  w.value(h.reserved2);
   w.value(h.rows);
   w.value(h.cols);
   w.value(h.tile_rows);
@@ -271,13 +379,19 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
   w.value(h.subnormal_count);
   w.value(h.flushed_count);
   w.value(h.payload_bytes);
+  w.value(h.row_order_count);
+  w.value(h.sparse24_b_rows_count);
+  w.value(h.dense_b_rows_count);
+  w.array(a.row_order);
   w.array(a.sparse24.row_ptr);
   w.array(a.sparse24.col_idx);
   w.array(a.sparse24.values);
   w.array(a.sparse24.metadata);
+  w.array(a.sparse24.b_rows);
   w.array(a.dense.row_ptr);
   w.array(a.dense.col_idx);
   w.array(a.dense.values);
+  w.array(a.dense.b_rows);
   w.finish();
 }
 
@@ -287,18 +401,31 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
 
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     fail("not a .b24 file (the first 8 bytes are not \"BCSR24\\0\\0\")");
-  if (bytes.size() < kHeaderBytes + kTrailerBytes)
-    fail("truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
-         std::to_string(kHeaderBytes + kTrailerBytes) + "-byte header and trailer");
+  if (bytes.size() < kVersionEnd)
+    fail("truncated: " + std::to_string(bytes.size()) + " bytes, too short to hold the version");
 
   Reader r(bytes);
   r.skip(sizeof kMagic);
   Header h;
   h.version = r.value<std::uint32_t>();
-  if (h.version != kB24FileVersion)
-    fail(".b24 version " + std::to_string(h.version) + "; this build reads version " + std::to_string(kB24FileVersion) +
-         " (re-run the conversion to regenerate the file)");
-  h.reserved0 = r.value<std::uint32_t>();
+  if (h.version < kB24OldestFileVersion || h.version > kB24FileVersion)
+    fail("unsupported .b24 version " + std::to_string(h.version) + ": this build reads versions " +
+         std::to_string(kB24OldestFileVersion) + " to " + std::to_string(kB24FileVersion) + " and writes version " +
+         std::to_string(kB24FileVersion) + " (re-run the conversion to regenerate the file)");
+  const bool v1 = h.version == 1;
+  const std::size_t header_bytes = v1 ? kHeaderBytesV1 : kHeaderBytesV2;
+  if (bytes.size() < header_bytes + kTrailerBytes)
+    fail("truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
+         std::to_string(header_bytes + kTrailerBytes) + "-byte header and trailer of a version " +
+         std::to_string(h.version) + " file");
+
+  if (v1) {
+    h.reserved0 = r.value<std::uint32_t>();
+  } else {
+    h.layout = r.value<std::uint8_t>();
+    h.reordering = r.value<std::uint8_t>();
+    h.reserved2 = r.value<std::uint16_t>();
+  }
   h.rows = r.value<std::int32_t>();
   h.cols = r.value<std::int32_t>();
   h.tile_rows = r.value<std::int32_t>();
@@ -317,7 +444,20 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
   h.subnormal_count = r.value<std::int64_t>();
   h.flushed_count = r.value<std::int64_t>();
   h.payload_bytes = r.value<std::uint64_t>();
-  if (r.offset() != kHeaderBytes) fail("internal error: header size mismatch");
+  if (!v1) {
+    h.row_order_count = r.value<std::int64_t>();
+    h.sparse24_b_rows_count = r.value<std::int64_t>();
+    h.dense_b_rows_count = r.value<std::int64_t>();
+  }
+  if (r.offset() != header_bytes) fail("internal error: header size mismatch");
+
+  // Layout and reordering: version 1 files are aligned tiles in file order.
+  if (h.layout > static_cast<std::uint8_t>(TileLayout::condensed))
+    fail("layout byte " + std::to_string(h.layout) + " is not a stored layout (0 = aligned, 1 = condensed)");
+  if (h.reordering > static_cast<std::uint8_t>(Reordering::rcm))
+    fail("reordering byte " + std::to_string(h.reordering) + " is not a stored reordering (0 = none, 1 = rcm)");
+  const auto layout = static_cast<TileLayout>(h.layout);
+  if (!v1 && (h.reserved2 != 0 || h.reserved1 != 0)) fail("reserved header fields are not 0");
 
   // Sizes first, so every later count is known to fit in the file that is really there.
   if (h.rows < 0 || h.cols < 0) fail("negative matrix dimensions in the header");
@@ -326,12 +466,30 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
     fail("tile grid " + std::to_string(h.tile_rows) + " x " + std::to_string(h.tile_cols) +
          " does not match the matrix size " + std::to_string(h.rows) + " x " + std::to_string(h.cols));
   const std::int64_t grid = std::int64_t{h.tile_rows} * h.tile_cols;
-  if (h.sparse24_tiles < 0 || h.dense_tiles < 0 || h.sparse24_tiles > grid || h.dense_tiles > grid - h.sparse24_tiles)
+  const auto file_size = static_cast<std::int64_t>(bytes.size());
+  if (h.sparse24_tiles < 0 || h.dense_tiles < 0)
+    fail("negative tile counts " + std::to_string(h.sparse24_tiles) + " + " + std::to_string(h.dense_tiles));
+  // Aligned tiles are cells of the grid. Condensed bands are counted by ordinal, so bound them by the file.
+  if (layout == TileLayout::aligned && (h.sparse24_tiles > grid || h.dense_tiles > grid - h.sparse24_tiles))
     fail("tile counts " + std::to_string(h.sparse24_tiles) + " + " + std::to_string(h.dense_tiles) +
          " do not fit the " + std::to_string(grid) + "-tile grid");
-  const std::uint64_t payload = payload_bytes_for(h.tile_rows, h.sparse24_tiles, h.dense_tiles);
-  if (h.payload_bytes != payload) fail("payload size in the header disagrees with the tile counts");
-  const std::uint64_t expected = kHeaderBytes + payload + kTrailerBytes;
+  if (h.sparse24_tiles > file_size / kMinSparseTileBytes || h.dense_tiles > file_size / kMinDenseTileBytes)
+    fail("truncated: tile counts " + std::to_string(h.sparse24_tiles) + " + " + std::to_string(h.dense_tiles) +
+         " cannot fit in the " + std::to_string(file_size) + "-byte file");
+  const std::int64_t band_rows = std::int64_t{h.tile_rows} * kTileRows;
+  if (h.row_order_count != 0 && h.row_order_count != band_rows)
+    fail("row_order has " + std::to_string(h.row_order_count) + " entries; expected 0 or 16 per tile row (" +
+         std::to_string(band_rows) + ")");
+  const auto check_b_rows_count = [&](std::int64_t count, std::int64_t tiles, const char* name) {
+    if (count != 0 && count != tiles * kTileCols)
+      fail(std::string(name) + " list: b_rows has " + std::to_string(count) +
+           " entries; expected 0 or 32 per tile (" + std::to_string(tiles * kTileCols) + ")");
+  };
+  check_b_rows_count(h.sparse24_b_rows_count, h.sparse24_tiles, "2:4");
+  check_b_rows_count(h.dense_b_rows_count, h.dense_tiles, "dense");
+  const std::uint64_t payload = payload_bytes_for(h);
+  if (h.payload_bytes != payload) fail("payload size in the header disagrees with the array sizes");
+  const std::uint64_t expected = header_bytes + payload + kTrailerBytes;
   if (bytes.size() != expected)
     fail(std::string(bytes.size() < expected ? "truncated" : "trailing bytes") + ": the header describes " +
          std::to_string(expected) + " bytes, the file has " + std::to_string(bytes.size()));
@@ -348,6 +506,10 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
     fail("nonzero counts are inconsistent with the tile counts");
   if (h.exponent < -kMaxAbsExponent || h.exponent > kMaxAbsExponent)
     fail("scale exponent " + std::to_string(h.exponent) + " is out of range");
+  if (layout == TileLayout::condensed) {
+    if (h.sparse24_tiles > 0 && h.sparse24_b_rows_count == 0) fail("condensed layout but the 2:4 list has no b_rows");
+    if (h.dense_tiles > 0 && h.dense_b_rows_count == 0) fail("condensed layout but the dense list has no b_rows");
+  }
 
   Bcsr24Matrix a;
   a.rows = h.rows;
@@ -364,16 +526,27 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
   a.scaling.underflow_count = h.underflow_count;
   a.scaling.subnormal_count = h.subnormal_count;
   a.scaling.flushed_count = h.flushed_count;
+  a.layout = layout;
+  a.reordering = static_cast<Reordering>(h.reordering);
+  a.row_order = r.array<std::int32_t>(h.row_order_count);
   a.sparse24.row_ptr = r.array<std::int32_t>(std::int64_t{h.tile_rows} + 1);
   a.sparse24.col_idx = r.array<std::int32_t>(h.sparse24_tiles);
   a.sparse24.values = r.array<fp16_t>(h.sparse24_tiles * kSparseTileValues);
   a.sparse24.metadata = r.array<std::uint32_t>(h.sparse24_tiles * kSparseTileMetaWords);
+  a.sparse24.b_rows = r.array<std::int32_t>(h.sparse24_b_rows_count);
   a.dense.row_ptr = r.array<std::int32_t>(std::int64_t{h.tile_rows} + 1);
   a.dense.col_idx = r.array<std::int32_t>(h.dense_tiles);
   a.dense.values = r.array<fp16_t>(h.dense_tiles * kDenseTileValues);
+  a.dense.b_rows = r.array<std::int32_t>(h.dense_b_rows_count);
+  if (r.offset() != bytes.size() - kTrailerBytes) fail("internal error: payload size mismatch");
 
-  check_list_structure(path, a.sparse24, "2:4", a.tile_cols);
-  check_list_structure(path, a.dense, "dense", a.tile_cols);
+  check_row_order(path, a);
+  check_b_rows(path, a, a.sparse24, "2:4");
+  check_b_rows(path, a, a.dense, "dense");
+  check_row_ptr(path, a.sparse24, "2:4");
+  check_row_ptr(path, a.dense, "dense");
+  check_col_idx(path, a, a.sparse24, "2:4");
+  check_col_idx(path, a, a.dense, "dense");
   check_lists_disjoint(path, a);
   check_tile_contents(path, a);
   return a;

@@ -105,9 +105,11 @@ __device__ __forceinline__ void load_a_async(const TileListView& list, std::int3
   }
 }
 
-/// Copies the B block that a tile in tile column `tile_col` multiplies into `stage` (asynchronously).
-template <int kSliceWidth, bool kSparse>
-__device__ __forceinline__ void load_b_async(std::int32_t tile_col, unsigned char* stage, const SpmmParams& p, int n0,
+/// Copies the B block that a tile multiplies into `stage` (asynchronously). Aligned tiles: `b_source` is the
+/// tile column, and tile column j multiplies B row 32 * tile_col + j. Gathered tiles (kGathered): `b_source` is,
+/// in lane j, the B row of tile column j (-1 for a padding column), and lanes trade rows by shuffle.
+template <int kSliceWidth, bool kSparse, bool kGathered>
+__device__ __forceinline__ void load_b_async(std::int32_t b_source, unsigned char* stage, const SpmmParams& p, int n0,
                                              int lane) {
   using G = SliceGeometry<kSliceWidth>;
   using S = typename G::template Stage<kSparse>;
@@ -115,28 +117,31 @@ __device__ __forceinline__ void load_b_async(std::int32_t tile_col, unsigned cha
   // B rows k0 .. k0+31, columns n0 .. n0+slice-1. Consecutive lanes take consecutive 16-byte chunks of a row
   // (coalesced). Rows past K and columns past n are zero-filled, never read: the padded A columns are zero,
   // but 0 * (whatever lies in memory) could be NaN.
-  const std::int32_t k0 = tile_col * kTileCols;
   const std::uint32_t b_addr = stage_addr + S::kABytes;
 #pragma unroll
   for (int it = 0; it < G::kChunksPerRow; ++it) {
     const int q = lane + it * kWarpSize;  // 32 rows x kChunksPerRow chunks, kWarpSize at a time
     const int r = q / G::kChunksPerRow;
     const int chunk = q % G::kChunksPerRow;
-    const std::int32_t row = k0 + r;
+    std::int32_t row;
+    if constexpr (kGathered)
+      row = __shfl_sync(0xffffffffu, b_source, r);
+    else
+      row = b_source * kTileCols + r;
     const int col = n0 + chunk * 8;
     int valid = p.n - col;
     valid = valid < 0 ? 0 : (valid > 8 ? 8 : valid);
-    if (row >= p.k) valid = 0;
+    if (row < 0 || row >= p.k) valid = 0;
     const std::uint16_t* src = valid ? p.b + std::size_t(row) * p.ldb + col : p.b;
     ptx::cp_async_16(b_addr + r * G::kRowBytes + ((chunk ^ G::swizzle(r)) * 16), src, valid * 2);
   }
 }
 
-template <int kSliceWidth, bool kSparse>
-__device__ __forceinline__ void load_tile_async(const TileListView& list, std::int32_t tile, std::int32_t tile_col,
+template <int kSliceWidth, bool kSparse, bool kGathered>
+__device__ __forceinline__ void load_tile_async(const TileListView& list, std::int32_t tile, std::int32_t b_source,
                                                 unsigned char* stage, const SpmmParams& p, int n0, int lane) {
   load_a_async<kSliceWidth, kSparse>(list, tile, stage, lane);
-  load_b_async<kSliceWidth, kSparse>(tile_col, stage, p, n0, lane);
+  load_b_async<kSliceWidth, kSparse, kGathered>(b_source, stage, p, n0, lane);
 }
 
 /// acc += (tile in `stage`) x (its B block), for all n8 steps of the slice.
@@ -172,17 +177,20 @@ __device__ __forceinline__ void compute_tile(const unsigned char* stage, float (
 
 /// One warp's pass over its share of one tile list of one tile row: tiles first, first + stride, ...
 /// kStages stages of this list's kind (1 = no pipelining).
-template <int kSliceWidth, int kStages, bool kSparse>
+template <int kSliceWidth, int kStages, bool kSparse, bool kGathered>
 __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int32_t first, std::int32_t count,
                                               std::int32_t stride, unsigned char* warp_smem, const SpmmParams& p,
                                               int n0, float (&acc)[kSliceWidth / 8][4], int lane) {
   using G = SliceGeometry<kSliceWidth>;
   using S = typename G::template Stage<kSparse>;
-  // The B address of a tile depends on its column index. Reading col_idx right before each copy would put a
-  // dependent global load (hundreds of cycles) in front of every cp.async; instead each lane holds the column
-  // of one of the next 32 tiles and the issuing code takes it with a shuffle.
+  // The B addresses of a tile depend on its column index (aligned) or its 32 B rows (gathered). Reading them
+  // right before each copy would put a dependent global load (hundreds of cycles) in front of every cp.async.
+  // Aligned: each lane holds the column of one of the next 32 tiles and the issuing code takes it with a
+  // shuffle. Gathered: lane j holds B row j of the next tiles in a two-deep register ring, loaded two tiles
+  // before its copies are issued.
   std::int32_t chunk_base = 0;
-  std::int32_t chunk_col = lane < count ? list.col_idx[first + lane * stride] : 0;
+  std::int32_t chunk_col = 0;
+  if constexpr (!kGathered) chunk_col = lane < count ? list.col_idx[first + lane * stride] : 0;
   auto tile_col = [&](std::int32_t i) {  // i increases by one per call
     if (i - chunk_base == kWarpSize) {
       chunk_base = i;
@@ -190,10 +198,15 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
     }
     return __shfl_sync(0xffffffffu, chunk_col, i - chunk_base);
   };
+  auto slot_row = [&](std::int32_t i) -> std::int32_t {  // B row of tile column `lane` of the warp's tile i
+    return i < count ? list.b_rows[std::size_t(first + i * stride) * kTileCols + lane] : -1;
+  };
   if constexpr (kStages == 1) {
     // Baseline: load, wait, compute, one tile at a time.
     for (std::int32_t i = 0; i < count; ++i) {
-      load_tile_async<kSliceWidth, kSparse>(list, first + i * stride, tile_col(i), warp_smem, p, n0, lane);
+      std::int32_t source;
+      if constexpr (kGathered) source = slot_row(i); else source = tile_col(i);
+      load_tile_async<kSliceWidth, kSparse, kGathered>(list, first + i * stride, source, warp_smem, p, n0, lane);
       ptx::cp_async_commit();
       ptx::cp_async_wait<0>();
       __syncwarp();
@@ -209,10 +222,25 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s)
       if (s < count) load_a_async<kSliceWidth, kSparse>(list, first + s * stride, warp_smem + s * S::kBytes, lane);
+    std::int32_t ring0 = 0, ring1 = 0;  // gathered: B rows of tiles next and next + 1
+    if constexpr (kGathered) {
+      std::int32_t prologue_rows[kStages - 1];
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
-      if (s < count) load_b_async<kSliceWidth, kSparse>(tile_col(s), warp_smem + s * S::kBytes, p, n0, lane);
-      ptx::cp_async_commit();
+      for (int s = 0; s < kStages - 1; ++s) prologue_rows[s] = slot_row(s);
+      ring0 = slot_row(kStages - 1);
+      ring1 = slot_row(kStages);
+#pragma unroll
+      for (int s = 0; s < kStages - 1; ++s) {
+        if (s < count)
+          load_b_async<kSliceWidth, kSparse, true>(prologue_rows[s], warp_smem + s * S::kBytes, p, n0, lane);
+        ptx::cp_async_commit();
+      }
+    } else {
+#pragma unroll
+      for (int s = 0; s < kStages - 1; ++s) {
+        if (s < count) load_b_async<kSliceWidth, kSparse, false>(tile_col(s), warp_smem + s * S::kBytes, p, n0, lane);
+        ptx::cp_async_commit();
+      }
     }
     int read_stage = 0;
     int write_stage = kStages - 1;
@@ -222,10 +250,17 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
       compute_tile<kSliceWidth, kSparse>(warp_smem + read_stage * S::kBytes, acc, lane);
       __syncwarp();  // every lane is done reading the stage that the next copy overwrites
       const std::int32_t next = i + kStages - 1;
-      if (next < count)
-        load_tile_async<kSliceWidth, kSparse>(list, first + next * stride, tile_col(next),
-                                              warp_smem + write_stage * S::kBytes, p, n0, lane);
+      if (next < count) {
+        std::int32_t source;
+        if constexpr (kGathered) source = ring0; else source = tile_col(next);
+        load_tile_async<kSliceWidth, kSparse, kGathered>(list, first + next * stride, source,
+                                                         warp_smem + write_stage * S::kBytes, p, n0, lane);
+      }
       ptx::cp_async_commit();
+      if constexpr (kGathered) {
+        ring0 = ring1;
+        ring1 = slot_row(next + 2);
+      }
       read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
       write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
     }
@@ -258,7 +293,7 @@ constexpr int min_blocks_per_sm() {
   return kSliceWidth <= 32 ? 9 : 5;
 }
 
-template <int kSliceWidth, int kStages, bool kHasSparseList, typename OutT>
+template <int kSliceWidth, int kStages, bool kHasSparseList, bool kGathered, typename OutT>
 __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<kSliceWidth>())
     bcsr24_spmm_kernel(const SpmmParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -284,13 +319,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   std::int32_t first = 0, count = 0;
   if constexpr (kHasSparseList) {
     share(work.sparse24_begin, work.sparse24_end, first, count);
-    run_tile_list<kSliceWidth, sparse24_stages<kSliceWidth, kStages>(), true>(p.sparse24, first, count, kWarpsPerBlock,
-                                                                             warp_smem, p, n0, acc, lane);
+    run_tile_list<kSliceWidth, sparse24_stages<kSliceWidth, kStages>(), true, kGathered>(
+        p.sparse24, first, count, kWarpsPerBlock, warp_smem, p, n0, acc, lane);
     share(work.dense_begin, work.dense_end, first, count);
   } else {
     share(work.merged_begin, work.merged_end, first, count);
   }
-  run_tile_list<kSliceWidth, kStages, false>(p.dense, first, count, kWarpsPerBlock, warp_smem, p, n0, acc, lane);
+  run_tile_list<kSliceWidth, kStages, false, kGathered>(p.dense, first, count, kWarpsPerBlock, warp_smem, p, n0, acc,
+                                                       lane);
 
   // Cross-warp reduction in a fixed order. Accumulator element (j, e) of lane 4g+t is row g + 8*(e/2),
   // column 8j + 2t + e%2 of the slice.
@@ -311,9 +347,11 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   for (int idx = threadIdx.x; idx < kTileRows * kSliceWidth; idx += blockDim.x) {
     const int r = idx / kSliceWidth;
     const int col = idx % kSliceWidth;
-    const std::int32_t out_row = tile_row * kTileRows + r;
+    // Reordered layouts write stored row r of the band to the C row it came from: C stays in the caller's order.
+    const std::int32_t stored_row = tile_row * kTileRows + r;
+    const std::int32_t out_row = p.row_map ? p.row_map[stored_row] : stored_row;
     const int out_col = n0 + col;
-    if (out_row >= p.rows || out_col >= p.n) continue;
+    if (out_row < 0 || out_row >= p.rows || out_col >= p.n) continue;
     float sum = 0.0f;
 #pragma unroll
     for (int w = 0; w < kWarpsPerBlock; ++w) sum += partials[w * kTileRows * kSliceWidth + idx];

@@ -15,6 +15,7 @@ struct TileListView {
   const std::int32_t* col_idx = nullptr;
   const std::uint16_t* values = nullptr;    // fp16 bits, 512 (dense) or 256 (2:4) per tile
   const std::uint32_t* metadata = nullptr;  // 2:4 list only: 16 words per tile
+  const std::int32_t* b_rows = nullptr;     // gathered layouts: 32 B rows per tile (-1 = padding column)
 };
 
 /// What one block needs to know about its tile row, in one aligned 32-byte load: the row and the tile
@@ -34,6 +35,7 @@ struct SpmmParams {
   const TileRowWork* row_work = nullptr;  // one per tile row, longest rows first, so they start early
   std::int32_t tile_rows = 0;
   std::int32_t rows = 0;            // M
+  const std::int32_t* row_map = nullptr;  // reordered layouts: C row of each stored row (-1 = padding); null = identity
   std::int32_t k = 0;               // cols of A = rows of B; B rows >= k are never read (zero-filled)
   std::int32_t n = 0;
   std::int32_t n_slices = 0;        // ceil(n / slice width)
@@ -49,10 +51,11 @@ struct SpmmParams {
 int slice_width_for(std::int32_t n);
 
 /// Sets the kernel attributes (dynamic shared memory) once per plan; returns the dynamic shared bytes.
-int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out);
+/// gathered: the tiles name their B rows (b_rows) instead of implying them from the tile column.
+int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, bool gathered);
 
 /// Enqueues the kernel; checks the launch with cudaGetLastError (no synchronisation).
-void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, const SpmmParams& params,
+void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, bool gathered, const SpmmParams& params,
                         cudaStream_t stream);
 
 /// Copies B (any alignment and ldb) into a staging buffer of leading dimension round_up(n, 8).

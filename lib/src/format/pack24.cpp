@@ -1,0 +1,88 @@
+// First-fit-decreasing packing of a band's columns into 2:4-compliant 4-slot groups (pack24.hpp).
+#include "format/pack24.hpp"
+
+#include <algorithm>
+
+#include "bcsr24/tile_layout.hpp"
+
+namespace bcsr24::detail {
+
+namespace {
+constexpr int kGroupsPerTile = kTileCols / kGroupCols;  // 8
+}
+
+std::int32_t BandPacker::find_open(std::int32_t g) {
+  // next_open_[g] == g marks an open group; closed groups point further right. Path halving keeps chains short.
+  while (next_open_[static_cast<std::size_t>(g)] != g) {
+    const std::int32_t up = next_open_[static_cast<std::size_t>(g)];
+    next_open_[static_cast<std::size_t>(g)] = next_open_[static_cast<std::size_t>(up)];
+    g = up;
+  }
+  return g;
+}
+
+void BandPacker::pack(const std::uint16_t* masks, std::int32_t columns, std::uint16_t rows_mask,
+                      std::vector<std::int32_t>& slots) {
+  const std::int32_t tiles = (columns + kTileCols - 1) / kTileCols;
+  const std::int32_t groups = tiles * kGroupsPerTile;
+  slots.assign(static_cast<std::size_t>(tiles) * kTileCols, -1);
+  if (columns == 0) return;
+
+  // Decreasing nonzero count, ties in local-column order: a counting sort over the 17 possible counts.
+  bucket_start_.assign(18, 0);
+  for (std::int32_t c = 0; c < columns; ++c) ++bucket_start_[static_cast<std::size_t>(16 - __builtin_popcount(masks[c])) + 1];
+  for (int b = 0; b < 17; ++b) bucket_start_[static_cast<std::size_t>(b) + 1] += bucket_start_[static_cast<std::size_t>(b)];
+  order_.resize(static_cast<std::size_t>(columns));
+  for (std::int32_t c = 0; c < columns; ++c)
+    order_[static_cast<std::size_t>(bucket_start_[static_cast<std::size_t>(16 - __builtin_popcount(masks[c]))]++)] = c;
+
+  once_.assign(static_cast<std::size_t>(groups), 0);   // rows with at least one nonzero in the group
+  twice_.assign(static_cast<std::size_t>(groups), 0);  // rows with two: the group takes no column touching them
+  used_.assign(static_cast<std::size_t>(groups), 0);
+  next_open_.resize(static_cast<std::size_t>(groups) + 1);
+  for (std::int32_t g = 0; g <= groups; ++g) next_open_[static_cast<std::size_t>(g)] = g;  // groups = sentinel
+  overflow_.clear();
+
+  for (const std::int32_t c : order_) {
+    const std::uint16_t m = masks[c];
+    bool placed = false;
+    std::int32_t g = find_open(0);
+    for (int looked = 0; g < groups && looked < kSearchGroups; ++looked, g = find_open(g + 1)) {
+      const std::size_t gi = static_cast<std::size_t>(g);
+      if (m & twice_[gi]) continue;
+      slots[static_cast<std::size_t>(g / kGroupsPerTile) * kTileCols + static_cast<std::size_t>(g % kGroupsPerTile) * kGroupCols +
+            used_[gi]] = c;
+      twice_[gi] = static_cast<std::uint16_t>(twice_[gi] | (once_[gi] & m));
+      once_[gi] = static_cast<std::uint16_t>(once_[gi] | m);
+      ++used_[gi];
+      if (used_[gi] == kGroupCols || (twice_[gi] & rows_mask) == rows_mask) next_open_[gi] = g + 1;
+      placed = true;
+      break;
+    }
+    if (!placed) overflow_.push_back(c);
+  }
+  if (overflow_.empty()) return;
+
+  // The columns that fit nowhere go, with the contents of the fewest trailing tiles that can hold them all, into
+  // those trailing tiles (which will be dense). First fit leaves the trailing tiles the emptiest.
+  std::int32_t dense_tiles = 0;
+  std::int64_t held = 0;
+  const auto tile_columns = [&](std::int32_t t) {
+    std::int64_t n = 0;
+    for (int k = 0; k < kTileCols; ++k) n += slots[static_cast<std::size_t>(t) * kTileCols + k] >= 0;
+    return n;
+  };
+  while (held + static_cast<std::int64_t>(overflow_.size()) > std::int64_t{dense_tiles} * kTileCols) {
+    ++dense_tiles;
+    held += tile_columns(tiles - dense_tiles);
+  }
+  moved_.assign(overflow_.begin(), overflow_.end());
+  const std::size_t first_slot = static_cast<std::size_t>(tiles - dense_tiles) * kTileCols;
+  for (std::size_t s = first_slot; s < slots.size(); ++s)
+    if (slots[s] >= 0) moved_.push_back(slots[s]);
+  std::sort(moved_.begin(), moved_.end());
+  std::fill(slots.begin() + static_cast<std::ptrdiff_t>(first_slot), slots.end(), -1);
+  std::copy(moved_.begin(), moved_.end(), slots.begin() + static_cast<std::ptrdiff_t>(first_slot));
+}
+
+}  // namespace bcsr24::detail
