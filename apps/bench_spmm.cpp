@@ -84,6 +84,7 @@ Timing summarize(std::vector<double> ms) {
 int main(int argc, char** argv) {
   CLI::App app{"bench_spmm: time bcsr24's kernels against cuSPARSE and cuBLAS on one matrix"};
   std::string matrix_path, xdys_name, mesh_text, name, n_list = "8,32,128", methods_text = "all", csv_path;
+  std::string layout_text = "auto", reorder_text = "auto";
   std::int32_t size = 16384;
   std::uint64_t seed = 1;
   int reps = 20, warmup = 5;
@@ -101,6 +102,12 @@ int main(int argc, char** argv) {
                  "comma list of dense_bt,dense_pipelined,split_pipelined,cusparse_csr_f16,cusparse_csr_f32,"
                  "cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense, or all")
       ->capture_default_str();
+  app.add_option("--layout", layout_text, "tile layout of bcsr24's kernels: aligned, condensed or auto")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"aligned", "condensed", "auto"}));
+  app.add_option("--reorder", reorder_text, "row order before tiling: none, rcm or auto")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "rcm", "auto"}));
   app.add_option("--reps", reps, "timed runs per method (median reported)")->capture_default_str();
   app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
   app.add_option("--csv", csv_path, "append one row per (n, method) to this CSV file");
@@ -135,14 +142,24 @@ int main(int argc, char** argv) {
       csr = generate_xdys(spec);
       if (name.empty()) name = xdys_name + "_" + std::to_string(size);
     }
-    const Bcsr24Matrix host = convert_to_bcsr24(csr);
+    ConvertOptions convert_options;
+    convert_options.layout = layout_from_name(layout_text);
+    convert_options.reorder = reordering_from_name(reorder_text);
+    LayoutReport layout_report;
+    const Bcsr24Matrix host = convert_to_bcsr24(csr, convert_options, &layout_report);
     const TileCensus census = host.census();
     const double prep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const bool chosen_is_thesis_layout = host.layout == TileLayout::aligned && host.reordering == Reordering::none;
 
+    // split_aligned: the default kernel on the thesis layout (aligned tiles, file order), timed in the same run
+    // as the chosen layout so the two compare directly; listed only when the chosen layout differs.
     std::vector<std::string> methods = methods_text == "all"
-        ? std::vector<std::string>{"dense_bt", "dense_pipelined", "split_pipelined", "cusparse_csr_f16",
-                                   "cusparse_csr_f32", "cusparse_bsr16_f16", "cusparse_bsr16_f32", "cublas_dense"}
+        ? std::vector<std::string>{"dense_bt", "dense_pipelined", "split_pipelined", "split_aligned",
+                                   "cusparse_csr_f16", "cusparse_csr_f32", "cusparse_bsr16_f16", "cusparse_bsr16_f32",
+                                   "cublas_dense"}
         : split(methods_text);
+    if (chosen_is_thesis_layout)
+      methods.erase(std::remove(methods.begin(), methods.end(), "split_aligned"), methods.end());
     bool need_merged = false;
     for (const auto& m : methods) need_merged |= (m == "dense_bt" || m == "dense_pipelined");
 
@@ -154,6 +171,26 @@ int main(int argc, char** argv) {
                 static_cast<long long>(census.dense_tiles), static_cast<long long>(census.sparse24_tiles),
                 100.0 * census.sparse24_share(), static_cast<long long>(census.zero_tiles), census.nnz_per_tile(),
                 double(census.sparse24_bytes + census.dense_bytes) / (1 << 20), host.scaling.exponent);
+    std::printf("layout: %s, %s (%s); thesis layout: %lld tiles, %.1f%% 2:4, %.1f MiB; preprocessing %.3f s "
+                "(reorder %.3f s, baseline count %.3f s, build %.3f s)\n",
+                layout_name(host.layout), reordering_name(host.reordering), layout_report.reason.c_str(),
+                static_cast<long long>(layout_report.baseline_stored_tiles),
+                layout_report.baseline_stored_tiles > 0
+                    ? 100.0 * double(layout_report.baseline_sparse24_tiles) / double(layout_report.baseline_stored_tiles)
+                    : 0.0,
+                double(layout_report.baseline_bytes) / (1 << 20), layout_report.total_seconds,
+                layout_report.reorder_seconds, layout_report.baseline_seconds, layout_report.pack_seconds);
+    std::unique_ptr<Bcsr24Matrix> thesis_host;
+    std::unique_ptr<DeviceMatrix> thesis_dev;
+    TileCensus thesis_census;
+    if (std::find(methods.begin(), methods.end(), "split_aligned") != methods.end()) {
+      ConvertOptions thesis_options;
+      thesis_options.layout = TileLayout::aligned;
+      thesis_options.reorder = Reordering::none;
+      thesis_host = std::make_unique<Bcsr24Matrix>(convert_to_bcsr24(csr, thesis_options));
+      thesis_census = thesis_host->census();
+      thesis_dev = std::make_unique<DeviceMatrix>(*thesis_host, false);
+    }
 
     DeviceMatrix dev(host, need_merged);
     std::size_t free_bytes = 0, total_bytes = 0;
@@ -172,7 +209,7 @@ int main(int argc, char** argv) {
       if (!csv) throw Error("cannot open " + csv_path);
       if (new_csv)
         csv << "matrix,rows,cols,nnz,n,method,median_ms,min_ms,max_ms,tflops_thesis,tflops_useful,bandwidth_gbs,"
-               "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device\n";
+               "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device,layout\n";
     }
 
     std::printf("\n| n | method | median ms | min ms | max ms | TFLOPS (thesis) | TFLOPS (useful) | GB/s | floor/t | rel error |\n");
@@ -203,12 +240,20 @@ int main(int argc, char** argv) {
         for (double v : ref) ref_norm += v * v;
         ref_norm = std::sqrt(ref_norm);
       }
-      const SpmmCost cost = spmm_cost(census, csr.rows, csr.cols, n);
+      const SpmmCost chosen_cost = spmm_cost(census, csr.rows, csr.cols, n);
 
       for (const std::string& method : methods) {
         std::function<void(cudaStream_t)> run;
         std::unique_ptr<SpmmPlan> plan;
-        if (method == "dense_bt" || method == "dense_pipelined" || method == "split_pipelined") {
+        const bool thesis_layout_method = method == "split_aligned";
+        const TileCensus& method_census = thesis_layout_method ? thesis_census : census;
+        const SpmmCost cost = thesis_layout_method ? spmm_cost(thesis_census, csr.rows, csr.cols, n) : chosen_cost;
+        if (thesis_layout_method) {
+          plan = std::make_unique<SpmmPlan>(*thesis_dev, n, KernelKind::split_pipelined);
+          run = [&, n](cudaStream_t s) {
+            plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
+          };
+        } else if (method == "dense_bt" || method == "dense_pipelined" || method == "split_pipelined") {
           plan = std::make_unique<SpmmPlan>(dev, n, kernel_from_name(method));
           run = [&, n](cudaStream_t s) {
             plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
@@ -249,8 +294,11 @@ int main(int argc, char** argv) {
         if (csv.is_open())
           csv << name << ',' << csr.rows << ',' << csr.cols << ',' << csr.nnz() << ',' << n << ',' << method << ','
               << t.median_ms << ',' << t.min_ms << ',' << t.max_ms << ',' << thesis << ',' << useful << ',' << gbs << ','
-              << floor_frac << ',' << rel << ',' << census.dense_tiles << ',' << census.sparse24_tiles << ','
-              << census.zero_tiles << ',' << census.sparse24_share() << ',' << '"' << dev_info.name << '"' << '\n';
+              << floor_frac << ',' << rel << ',' << method_census.dense_tiles << ',' << method_census.sparse24_tiles << ','
+              << method_census.zero_tiles << ',' << method_census.sparse24_share() << ',' << '"' << dev_info.name << '"'
+              << ',' << (thesis_layout_method ? "aligned/none"
+                                              : std::string(layout_name(host.layout)) + "/" + reordering_name(host.reordering))
+              << '\n';
       }
     }
     cudaStreamDestroy(stream);

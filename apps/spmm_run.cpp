@@ -82,6 +82,8 @@ struct Options {
   bool check = true;
   double check_limit_gib = 4.0;
   std::string scaling = "auto";
+  std::string layout = "auto";   ///< --layout aligned|condensed|auto
+  std::string reorder = "auto";  ///< --reorder none|rcm|auto
   std::string pattern_values = "ones";
   std::uint64_t seed = 1;
   bool json_output = false;
@@ -152,6 +154,17 @@ void add_options(CLI::App& app, Options& options) {
                  "none = fail on values beyond fp16")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "none"}));
+  app.add_option("--layout", options.layout,
+                 "Tile layout: aligned = 16x32 tiles on the matrix's own grid (the thesis's BCSR); condensed = each "
+                 "16-row band's nonzero columns packed into as few tiles as possible, arranged for 2:4, B rows "
+                 "gathered by index; auto = whichever stores fewer bytes")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"aligned", "condensed", "auto"}));
+  app.add_option("--reorder", options.reorder,
+                 "Row order before tiling: none = the file's; rcm = reverse Cuthill-McKee (with supervariables); "
+                 "auto = rcm when it stores clearly fewer tiles. B and C stay in the caller's order")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "rcm", "auto"}));
   app.add_option("--pattern-values", options.pattern_values,
                  "Values given to the entries of a pattern (structure-only) Matrix Market file")
       ->capture_default_str()
@@ -313,51 +326,6 @@ const char* symmetry_name(bcsr24::MmSymmetry symmetry) {
 // Input: Matrix Market file, .b24 file or synthetic XdYs matrix
 // ------------------------------------------------------------------------------------------------------------
 
-/// Rebuilds a CSR matrix from the stored tiles (fp16 values times 2^exponent). A .b24 file carries no original
-/// matrix, so its reference is the stored one: the check then measures the kernels, not the fp16 rounding of A.
-bcsr24::CsrMatrix csr_from_stored_tiles(const bcsr24::Bcsr24Matrix& a) {
-  std::vector<std::int32_t> rows, cols;
-  std::vector<double> values;
-  rows.reserve(static_cast<std::size_t>(a.nnz));
-  cols.reserve(static_cast<std::size_t>(a.nnz));
-  values.reserve(static_cast<std::size_t>(a.nnz));
-  auto add = [&](std::int64_t row, std::int64_t col, bcsr24::fp16_t bits) {
-    const double value = std::ldexp(double(bcsr24::fp16_to_float(bits)), a.scaling.exponent);
-    if (value == 0.0 || row >= a.rows || col >= a.cols) return;  // padding of the last tile row/column
-    rows.push_back(static_cast<std::int32_t>(row));
-    cols.push_back(static_cast<std::int32_t>(col));
-    values.push_back(value);
-  };
-  for (std::int64_t tile_row = 0; tile_row < a.tile_rows; ++tile_row) {
-    const std::int64_t row0 = tile_row * bcsr24::kTileRows;
-    const bcsr24::TileList& dense = a.dense;
-    for (std::int64_t t = dense.row_ptr[tile_row]; t < dense.row_ptr[tile_row + 1]; ++t) {
-      const std::int64_t col0 = std::int64_t(dense.col_idx[t]) * bcsr24::kTileCols;
-      const bcsr24::fp16_t* tile = dense.values.data() + t * bcsr24::kDenseTileValues;
-      for (int r = 0; r < bcsr24::kTileRows; ++r)
-        for (int c = 0; c < bcsr24::kTileCols; ++c) add(row0 + r, col0 + c, tile[bcsr24::dense_value_index(r, c)]);
-    }
-    const bcsr24::TileList& sparse = a.sparse24;
-    for (std::int64_t t = sparse.row_ptr[tile_row]; t < sparse.row_ptr[tile_row + 1]; ++t) {
-      const std::int64_t col0 = std::int64_t(sparse.col_idx[t]) * bcsr24::kTileCols;
-      const bcsr24::fp16_t* tile = sparse.values.data() + t * bcsr24::kSparseTileValues;
-      const std::uint32_t* meta = sparse.metadata.data() + t * bcsr24::kSparseTileMetaWords;
-      for (int r = 0; r < bcsr24::kTileRows; ++r) {
-        for (int group = 0; group < bcsr24::kTileCols / bcsr24::kGroupCols; ++group) {
-          const unsigned nibble =
-              (meta[bcsr24::metadata_word(r, group)] >> bcsr24::metadata_shift(r, group)) & 0xFu;
-          // Compressed columns 2*group and 2*group+1 hold the kept values at the two 2-bit positions.
-          const int kept[2] = {int(nibble & 3u), int((nibble >> 2) & 3u)};
-          for (int k = 0; k < 2; ++k)
-            add(row0 + r, col0 + group * bcsr24::kGroupCols + kept[k],
-                tile[bcsr24::sparse_value_index(r, 2 * group + k)]);
-        }
-      }
-    }
-  }
-  return bcsr24::csr_from_triplets(a.rows, a.cols, rows, cols, values);
-}
-
 struct LoadedMatrix {
   std::string name;
   std::string source;  ///< "matrix_market", "b24" or "synthetic"
@@ -366,7 +334,31 @@ struct LoadedMatrix {
   bcsr24::Bcsr24Matrix bcsr;
   json matrix_json;
   json preprocessing_json = json::object();
+  json layout_json = json::object();  ///< the layout choice against the thesis baseline (layout_json())
 };
+
+/// The layout and order chosen, why, and the tiles and bytes before (aligned, file order) and after.
+json layout_json(const bcsr24::LayoutReport& r, const bcsr24::TileCensus& after) {
+  json j = {{"layout", bcsr24::layout_name(r.layout)},
+            {"reordering", bcsr24::reordering_name(r.reordering)},
+            {"reason", r.reason},
+            {"baseline_stored_tiles", r.baseline_stored_tiles},
+            {"baseline_sparse24_tiles", r.baseline_sparse24_tiles},
+            {"baseline_sparse24_share",
+             r.baseline_stored_tiles > 0 ? double(r.baseline_sparse24_tiles) / double(r.baseline_stored_tiles) : 0.0},
+            {"baseline_bytes", r.baseline_bytes},
+            {"stored_tiles", after.stored_tiles()},
+            {"sparse24_share", after.sparse24_share()},
+            {"bytes", after.total_bytes()},
+            {"index_bytes", after.index_bytes},
+            {"reorder_s", r.reorder_seconds},
+            {"baseline_s", r.baseline_seconds},
+            {"pack_s", r.pack_seconds},
+            {"total_s", r.total_seconds}};
+  if (r.condensed_tiles_file_order >= 0) j["condensed_tiles_file_order"] = r.condensed_tiles_file_order;
+  if (r.condensed_tiles_rcm >= 0) j["condensed_tiles_rcm"] = r.condensed_tiles_rcm;
+  return j;
+}
 
 LoadedMatrix load_matrix(const Options& options, bool show_progress) {
   LoadedMatrix loaded;
@@ -408,7 +400,9 @@ LoadedMatrix load_matrix(const Options& options, bool show_progress) {
       loaded.bcsr = bcsr24::load_bcsr24(path);
       loaded.preprocessing_json["load_s"] = watch.seconds();
       progress.done(watch.seconds());
-      loaded.reference_csr = csr_from_stored_tiles(loaded.bcsr);
+      // A .b24 file carries no original matrix, so its reference is the stored one: the check then
+      // measures the kernels, not the fp16 rounding of A.
+      loaded.reference_csr = bcsr24::stored_matrix_csr(loaded.bcsr);
       loaded.reference_is_original = false;
       loaded.matrix_json = json::object();
     } else {
@@ -434,11 +428,19 @@ LoadedMatrix load_matrix(const Options& options, bool show_progress) {
     bcsr24::ConvertOptions convert_options;
     convert_options.scaling =
         options.scaling == "none" ? bcsr24::ScalingPolicy::none : bcsr24::ScalingPolicy::automatic;
+    convert_options.layout = bcsr24::layout_from_name(options.layout);
+    convert_options.reorder = bcsr24::reordering_from_name(options.reorder);
     ProgressLine progress(show_progress, "converting to BCSR-2:4");
     Stopwatch watch;
-    loaded.bcsr = bcsr24::convert_to_bcsr24(loaded.reference_csr, convert_options);
+    bcsr24::LayoutReport report;
+    loaded.bcsr = bcsr24::convert_to_bcsr24(loaded.reference_csr, convert_options, &report);
     loaded.preprocessing_json["convert_s"] = watch.seconds();
     progress.done(watch.seconds());
+    loaded.layout_json = layout_json(report, loaded.bcsr.census());
+  } else {
+    loaded.layout_json = {{"layout", bcsr24::layout_name(loaded.bcsr.layout)},
+                          {"reordering", bcsr24::reordering_name(loaded.bcsr.reordering)},
+                          {"reason", "preprocessed .b24 file"}};
   }
   if (!options.save_path.empty()) {
     ProgressLine progress(show_progress, "saving " + options.save_path);
@@ -478,7 +480,11 @@ json census_json(const bcsr24::TileCensus& census) {
           {"dense_bytes", census.dense_bytes},
           {"sparse24_bytes", census.sparse24_bytes},
           {"empty_tile_rows", census.empty_tile_rows},
-          {"max_tiles_per_tile_row", census.max_tiles_per_tile_row}};
+          {"max_tiles_per_tile_row", census.max_tiles_per_tile_row},
+          {"index_bytes", census.index_bytes},
+          {"row_order_bytes", census.row_order_bytes},
+          {"layout", bcsr24::layout_name(census.layout)},
+          {"reordering", bcsr24::reordering_name(census.reordering)}};
 }
 
 json scaling_json(const bcsr24::Fp16Scaling& scaling, const std::string& policy) {
@@ -689,6 +695,24 @@ bool result_failed(const json& result) {
 // ------------------------------------------------------------------------------------------------------------
 // Human-readable report
 // ------------------------------------------------------------------------------------------------------------
+
+/// "layout" lines: what was chosen and why, and the thesis baseline (aligned, file order) beside it.
+void print_layout(const json& layout) {
+  std::cout << "layout      " << layout["layout"].get<std::string>() << ", rows " << 
+      (layout["reordering"] == "rcm" ? "reordered by RCM" : "in file order") << " ("
+            << layout["reason"].get<std::string>() << ")\n";
+  if (!layout.contains("baseline_stored_tiles") || layout["baseline_stored_tiles"].get<std::int64_t>() < 0) return;
+  std::cout << "            before (aligned, file order): " << layout["baseline_stored_tiles"] << " tiles, "
+            << format("%.1f%%", 100.0 * layout["baseline_sparse24_share"].get<double>()) << " 2:4, "
+            << human_bytes(layout["baseline_bytes"].get<double>()) << "\n"
+            << "            after:                        " << layout["stored_tiles"] << " tiles, "
+            << format("%.1f%%", 100.0 * layout["sparse24_share"].get<double>()) << " 2:4, "
+            << human_bytes(layout["bytes"].get<double>()) << " (B-row indices and row map "
+            << human_bytes(layout["index_bytes"].get<double>()) << ")\n"
+            << "            time: reorder " << format("%.3f s", layout["reorder_s"].get<double>()) << ", baseline count "
+            << format("%.3f s", layout["baseline_s"].get<double>()) << ", build " << format("%.3f s", layout["pack_s"].get<double>())
+            << ", conversion total " << format("%.3f s", layout["total_s"].get<double>()) << "\n";
+}
 
 void print_matrix(const json& matrix, const json& census, const json& scaling, const json& preprocessing) {
   std::cout << "matrix      " << matrix["name"].get<std::string>();
@@ -952,6 +976,7 @@ int run(const Options& options) {
   const bcsr24::TileCensus census = loaded.bcsr.census();
   report["matrix"] = loaded.matrix_json;
   report["census"] = census_json(census);
+  report["layout"] = loaded.layout_json;
   const bcsr24::TileSuitability suitability = bcsr24::tile_suitability(census, loaded.bcsr.rows);
   report["suitability"] = {{"tile_bytes", suitability.tile_bytes},
                            {"csr_f16_bytes", suitability.csr_f16_bytes},
@@ -961,6 +986,7 @@ int run(const Options& options) {
   report["preprocessing"] = loaded.preprocessing_json;
   if (!options.json_output) {
     print_matrix(report["matrix"], report["census"], report["scaling"], report["preprocessing"]);
+    print_layout(report["layout"]);
     std::cout << "suitability tile lists " << human_bytes(suitability.tile_bytes) << " vs CSR fp16 "
               << human_bytes(suitability.csr_f16_bytes) << " (" << format("%.1f", suitability.ratio) << "x)"
               << (suitability.suits_tiles

@@ -3,7 +3,7 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench sweep solver"   which steps to run (default: all)
+#   STEPS="build test sanitize bench layout sweep solver"   which steps to run (default: all)
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
 #                                libcli11-dev, nlohmann-json3-dev, zlib1g-dev), for machines without apt
 #   BENCH_MATRICES="10d0s 0d10s 5d5s"  BENCH_SIZE=16384  BENCH_N=8,32,128  BENCH_REPS=20
@@ -13,7 +13,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench sweep solver}
+steps=${STEPS:-build test sanitize bench layout sweep solver}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -56,6 +56,25 @@ if has bench; then
   for m in ${BENCH_MATRICES:-10d0s 0d10s 5d5s}; do
     "$build/apps/bench_spmm" --xdys "$m" --size "${BENCH_SIZE:-16384}" --n "${BENCH_N:-8,32,128}" \
       --reps "${BENCH_REPS:-20}" --csv "$out/bench.csv" 2>&1 | tee -a "$out/bench.log"
+  done
+fi
+
+if has layout; then
+  # The tile layouts (issue: reordering, condensing, 2:4 packing): the default (auto) layout against the thesis
+  # layout (split_aligned) and cuSPARSE, on 3-D meshes in both node orders and on scattered real matrices.
+  echo "== layouts"
+  rm -f "$out/layouts.csv"
+  ln=${LAYOUT_N:-8,32,128}
+  methods=split_pipelined,split_aligned,cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32
+  for spec in ${LAYOUT_MESHES:-27x27x27,dofs=3,order=lex 27x27x27,dofs=3,order=random}; do
+    "$build/apps/bench_spmm" --mesh "$spec" --n "$ln" --methods "$methods" --reps "${BENCH_REPS:-20}" \
+      --csv "$out/layouts.csv" 2>&1 | tee -a "$out/layouts.log" | grep -E "^(matrix|tiles|layout)|split|cusparse"
+  done
+  for m in ${LAYOUT_MATRICES:-bcsstk16 Andrews memplus delaunay_n14 bcsstk13 bayer10}; do
+    f="$shared/suitesparse/$m.mtx"
+    [[ -f "$f" ]] || { echo "missing $f"; continue; }
+    "$build/apps/bench_spmm" --matrix "$f" --n "$ln" --methods "$methods" --reps "${BENCH_REPS:-20}" \
+      --csv "$out/layouts.csv" 2>&1 | tee -a "$out/layouts.log" | grep -E "^(matrix|tiles|layout)|split|cusparse"
   done
 fi
 

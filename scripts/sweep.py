@@ -31,7 +31,7 @@ DEFAULT_MESHES = ["40x40x40,dofs=3,stencil=27,order=lex", "40x40x40,dofs=3,stenc
 DEFAULT_WIDTHS = "8,16,32,64,128,256"
 CSV_COLUMNS = ["matrix", "rows", "cols", "nnz", "n", "method", "median_ms", "min_ms", "max_ms", "tflops_thesis",
                "tflops_useful", "bandwidth_gbs", "floor_fraction", "rel_error", "dense_tiles", "sparse24_tiles",
-               "zero_tiles", "sparse24_share", "device"]
+               "zero_tiles", "sparse24_share", "device", "layout"]
 MATRIX_SUFFIXES = (".mtx", ".mtx.gz")
 
 

@@ -252,6 +252,21 @@ TEST_CASE("reverse_cuthill_mckee merges the dofs of a mesh node into one superva
   }
 }
 
+TEST_CASE("reverse_cuthill_mckee merges rows of a rectangular matrix with identical patterns", "[reorder]") {
+  // Rows 0 3 5 hold {0, 1}, rows 1 4 hold {1, 2}, row 2 holds {3}, row 6 is empty; 5 columns, column 4 empty.
+  const CsrMatrix a = pattern_matrix(7, 5, {0, 0, 3, 3, 5, 5, 1, 1, 4, 4, 2}, {0, 1, 0, 1, 0, 1, 1, 2, 1, 2, 3});
+  const RowOrdering o = reverse_cuthill_mckee(a);
+  REQUIRE(is_permutation_of_rows(o.order, 7));
+  CHECK_FALSE(o.symmetric);
+  CHECK(o.supervariables == 4);  // {0 3 5}, {1 4}, {2}, and the empty row on its own
+  CHECK(o.components == 3);      // rows sharing column 1, row 2, row 6
+  // The first component comes first, each supervariable's rows together and ascending; then row 2, then 6.
+  const std::vector<std::int32_t> head(o.order.begin(), o.order.begin() + 5);
+  CHECK((head == std::vector<std::int32_t>{0, 3, 5, 1, 4} || head == std::vector<std::int32_t>{1, 4, 0, 3, 5}));
+  CHECK(o.order[5] == 2);
+  CHECK(o.order[6] == 6);
+}
+
 TEST_CASE("reverse_cuthill_mckee recovers a narrow band from randomly permuted grids", "[reorder]") {
   const std::uint64_t seed = test::test_seed(31);
   CAPTURE(seed);

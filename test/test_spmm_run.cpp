@@ -241,8 +241,11 @@ TEST_CASE("spmm_run --cpu-only --json gives the census and a checked CPU result"
   TempDir dir;
   const std::string matrix = dir.file("known.mtx");
   write_text(matrix, known_census_mtx());
-  const json report = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --nmult 2"));
+  // The known census is that of the thesis layout (aligned tiles, file order).
+  const json report = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --nmult 2 --layout aligned --reorder none"));
   check_known_census(report);
+  CHECK(report.at("layout").at("layout") == "aligned");
+  CHECK(report.at("layout").at("reason") == "requested");
   check_cpu_result(report);
   CHECK(report.at("gpu").at("reason").get<std::string>().find("--cpu-only") != std::string::npos);
   CHECK(report.at("multiply").at("n") == 16);
@@ -259,7 +262,7 @@ TEST_CASE("spmm_run human output shows the census and says the GPU kernels were 
   const std::string matrix = dir.file("known.mtx");
   write_text(matrix, known_census_mtx());
 
-  const AppRun cpu_only = run_spmm(dir, "'" + matrix + "' --cpu-only --n 8");
+  const AppRun cpu_only = run_spmm(dir, "'" + matrix + "' --cpu-only --n 8 --layout aligned --reorder none");
   REQUIRE(cpu_only.exit_code == 0);
   CHECK(cpu_only.out.find("GPU kernels skipped: --cpu-only") != std::string::npos);
   CHECK(cpu_only.out.find("cpu_reference") != std::string::npos);
@@ -298,7 +301,8 @@ TEST_CASE("spmm_run --save writes a .b24 that spmm_run reads back with the same 
   TempDir dir;
   const std::string matrix = dir.file("known.mtx"), saved = dir.file("known.b24");
   write_text(matrix, known_census_mtx());
-  const json first = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --save '" + saved + "'"));
+  const json first =
+      parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --layout aligned --reorder none --save '" + saved + "'"));
   REQUIRE(fs::exists(saved));
   CHECK(first.at("preprocessing").at("saved_to") == saved);
   const json second = parse_json(run_spmm(dir, "'" + saved + "' --cpu-only --json"));
@@ -306,6 +310,36 @@ TEST_CASE("spmm_run --save writes a .b24 that spmm_run reads back with the same 
   check_cpu_result(second);
   CHECK(second.at("matrix").at("source") == "b24");
   CHECK(second.at("check").at("reference") == "stored (decoded) matrix");
+}
+
+TEST_CASE("spmm_run --layout and --reorder: every policy is checked, reported and survives a .b24 round trip", "[app]") {
+  TempDir dir;
+  const std::string matrix = dir.file("known.mtx");
+  write_text(matrix, known_census_mtx());
+  for (const std::string layout : {"aligned", "condensed", "auto"})
+    for (const std::string reorder : {"none", "rcm", "auto"}) {
+      CAPTURE(layout, reorder);
+      const std::string saved = dir.file("known_" + layout + "_" + reorder + ".b24");
+      const json first = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --n 9 --layout " + layout +
+                                                      " --reorder " + reorder + " --save '" + saved + "'"));
+      check_cpu_result(first);
+      const json& chosen = first.at("layout");
+      if (layout != "auto") CHECK(chosen.at("layout") == layout);
+      if (reorder == "none") CHECK(chosen.at("reordering") == "none");
+      CHECK(chosen.at("baseline_stored_tiles") == 4);  // the thesis layout of this matrix (check_known_census)
+      CHECK(chosen.at("stored_tiles") == first.at("census").at("stored_tiles"));
+      CHECK(first.at("census").at("layout") == chosen.at("layout"));
+      const json second = parse_json(run_spmm(dir, "'" + saved + "' --cpu-only --json --n 9"));
+      check_cpu_result(second);
+      CHECK(second.at("census") == first.at("census"));
+      CHECK(second.at("layout").at("layout") == chosen.at("layout"));
+    }
+  const AppRun human = run_spmm(dir, "'" + matrix + "' --cpu-only --n 8 --layout condensed");
+  REQUIRE(human.exit_code == 0);
+  CHECK(human.out.find("layout      condensed") != std::string::npos);
+  CHECK(human.out.find("before (aligned, file order): 4 tiles") != std::string::npos);
+  const AppRun bad = run_spmm(dir, "'" + matrix + "' --cpu-only --layout diagonal");
+  CHECK(bad.exit_code == 2);
 }
 
 TEST_CASE("spmm_run generates synthetic XdYs matrices", "[app]") {

@@ -32,6 +32,10 @@ enum class Reordering : std::uint8_t {
 };
 const char* layout_name(TileLayout layout) noexcept;
 const char* reordering_name(Reordering reordering) noexcept;
+/// Inverses of the names above ("aligned", "condensed", "auto"; "none", "rcm", "auto").
+/// @throw InvalidArgument naming the accepted values.
+TileLayout layout_from_name(const std::string& name);
+Reordering reordering_from_name(const std::string& name);
 
 /// Index bytes of one B-row slot (b_rows).
 inline constexpr int kBRowIndexBytes = 4;
@@ -88,6 +92,7 @@ struct TileCensus {
   std::int64_t sparse24_bytes = 0, dense_bytes = 0;  ///< bytes of each list (pointers, indices, values, metadata,
                                                      ///< B-row indices)
   std::int64_t index_bytes = 0;  ///< B-row indices (both lists) and the row map: the cost of gathering
+  std::int64_t row_order_bytes = 0;  ///< the row map alone (not part of either list's bytes)
   TileLayout layout = TileLayout::aligned;
   Reordering reordering = Reordering::none;
 
@@ -96,6 +101,8 @@ struct TileCensus {
     return stored_tiles() ? double(sparse24_tiles) / double(stored_tiles()) : 0.0;
   }
   double nnz_per_tile() const noexcept { return stored_tiles() ? double(nnz) / double(stored_tiles()) : 0.0; }
+  /// Everything the kernels read of A: both lists and the row map.
+  std::int64_t total_bytes() const noexcept { return sparse24_bytes + dense_bytes + row_order_bytes; }
 };
 
 /// The preprocessed matrix. rows x cols is the logical size; the last tile row/column is zero-padded.

@@ -43,4 +43,9 @@ TileList merge_to_dense_list(const Bcsr24Matrix& a);
 /// times 2^scaling.exponent (for tests on small matrices).
 std::vector<double> decode_to_dense(const Bcsr24Matrix& a);
 
+/// The stored matrix (fp16 values times 2^scaling.exponent, in the caller's row and column order) as CSR: the
+/// reference for a matrix loaded from a .b24 file, whatever its layout. Values that flushed to fp16 zero are
+/// absent.
+CsrMatrix stored_matrix_csr(const Bcsr24Matrix& a);
+
 }  // namespace bcsr24

@@ -30,6 +30,7 @@ TileCensus Bcsr24Matrix::census() const {
   c.sparse24_bytes = sparse24.bytes();
   c.dense_bytes = dense.bytes();
   c.index_bytes = sparse24.index_bytes() + dense.index_bytes() + row_order_bytes();
+  c.row_order_bytes = row_order_bytes();
   c.layout = layout;
   c.reordering = reordering;
   return c;

@@ -465,20 +465,23 @@ TileList merge_to_dense_list(const Bcsr24Matrix& a) {
   return merged;
 }
 
-std::vector<double> decode_to_dense(const Bcsr24Matrix& a) {
-  std::vector<double> out(static_cast<std::size_t>(a.rows) * static_cast<std::size_t>(a.cols), 0.0);
+namespace {
+
+/// Calls fn(row, col, value) for every stored nonzero fp16 value, in the caller's row and column numbering,
+/// with value = fp16 * 2^exponent (exact). Padding positions are skipped.
+template <class Fn>
+void for_each_stored_value(const Bcsr24Matrix& a, const Fn& fn) {
   TileElements tile;
-  const auto scatter = [&](std::int32_t tr, const TileList& list, std::int64_t t) {
+  const auto visit = [&](std::int32_t tr, const TileList& list, std::int64_t t) {
     for (int r = 0; r < kTileRows; ++r) {
       const std::int32_t row = a.original_row(std::int64_t{tr} * kTileRows + r);
       if (row < 0) continue;
       for (int c = 0; c < kTileCols; ++c) {
-        const std::int64_t col = list.b_row(t, c, a.cols);
-        if (col < 0) continue;
         const fp16_t h = tile[static_cast<std::size_t>(r * kTileCols + c)];
         if ((h & 0x7FFFu) == 0) continue;
-        out[static_cast<std::size_t>(std::int64_t{row} * a.cols + col)] =
-            std::ldexp(static_cast<double>(fp16_to_float(h)), a.scaling.exponent);
+        const std::int64_t col = list.b_row(t, c, a.cols);
+        if (col < 0) continue;
+        fn(row, static_cast<std::int32_t>(col), std::ldexp(static_cast<double>(fp16_to_float(h)), a.scaling.exponent));
       }
     }
   };
@@ -486,14 +489,37 @@ std::vector<double> decode_to_dense(const Bcsr24Matrix& a) {
     for (std::int32_t t = a.sparse24.row_ptr[static_cast<std::size_t>(tr)]; t < a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
       detail::unpack_sparse24_tile(a.sparse24.values.data() + static_cast<std::size_t>(t) * kSparseTileValues,
                                    a.sparse24.metadata.data() + static_cast<std::size_t>(t) * kSparseTileMetaWords, tile);
-      scatter(tr, a.sparse24, t);
+      visit(tr, a.sparse24, t);
     }
     for (std::int32_t t = a.dense.row_ptr[static_cast<std::size_t>(tr)]; t < a.dense.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
       detail::unpack_dense_tile(a.dense.values.data() + static_cast<std::size_t>(t) * kDenseTileValues, tile);
-      scatter(tr, a.dense, t);
+      visit(tr, a.dense, t);
     }
   }
+}
+
+}  // namespace
+
+std::vector<double> decode_to_dense(const Bcsr24Matrix& a) {
+  std::vector<double> out(static_cast<std::size_t>(a.rows) * static_cast<std::size_t>(a.cols), 0.0);
+  for_each_stored_value(a, [&](std::int32_t row, std::int32_t col, double v) {
+    out[static_cast<std::size_t>(std::int64_t{row} * a.cols + col)] = v;
+  });
   return out;
+}
+
+CsrMatrix stored_matrix_csr(const Bcsr24Matrix& a) {
+  std::vector<std::int32_t> rows, cols;
+  std::vector<double> values;
+  rows.reserve(static_cast<std::size_t>(a.nnz));
+  cols.reserve(static_cast<std::size_t>(a.nnz));
+  values.reserve(static_cast<std::size_t>(a.nnz));
+  for_each_stored_value(a, [&](std::int32_t row, std::int32_t col, double v) {
+    rows.push_back(row);
+    cols.push_back(col);
+    values.push_back(v);
+  });
+  return csr_from_triplets(a.rows, a.cols, rows, cols, values);
 }
 
 }  // namespace bcsr24
