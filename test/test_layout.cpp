@@ -233,6 +233,23 @@ TEST_CASE("the packer never adds a tile and fills 2:4 groups when the masks allo
   }
 }
 
+TEST_CASE("the packer keeps the matrix's own arrangement where it is 2:4 and first fit is not", "[layout][pack24]") {
+  // 32 columns of 16 rows, 2:4 by construction: in column c, even rows are set when c % 4 < 2, odd rows when
+  // c % 4 >= 2. In this order every row holds exactly 2 nonzeros per group of 4; half-full columns packed by
+  // first fit decreasing do not find that.
+  std::vector<std::uint16_t> masks(32);
+  std::vector<std::int32_t> natural(32);
+  for (int c = 0; c < 32; ++c) {
+    masks[std::size_t(c)] = (c % 4 < 2) ? 0x5555 : 0xAAAA;
+    natural[std::size_t(c)] = c;
+  }
+  detail::BandPacker packer;
+  std::vector<std::int32_t> slots;
+  packer.pack(masks.data(), 32, 0xFFFF, slots, natural.data());
+  REQUIRE(slots.size() == 32);
+  REQUIRE(detail::BandPacker::compliant_tiles(masks.data(), slots) == 1);
+}
+
 TEST_CASE("2:4-aware packing: a lexicographic 3-D mesh is almost all 2:4 and random order is restored", "[layout][mesh]") {
   MeshSpec spec;
   spec.nx = spec.ny = spec.nz = 12;

@@ -44,7 +44,7 @@ struct BandScratch {
   std::vector<std::int32_t> column_of_local;  // original column (condensed) or key (aligned)
   std::vector<std::uint16_t> masks;
   std::vector<BandEntry> entries;
-  std::vector<std::int32_t> slots, slot_of_local, tile_start, by_tile, tile_keys;
+  std::vector<std::int32_t> slots, slot_of_local, tile_start, by_tile, tile_keys, natural;
   BandPacker packer;
 
   explicit BandScratch(std::int32_t cols) : local_of_column(static_cast<std::size_t>(cols), -1) {}
@@ -103,7 +103,13 @@ int gather_band(const CsrMatrix& a, const RowMap& row_of, std::int32_t band, con
 void assign_slots(TileLayout layout, std::uint16_t rows_mask, BandScratch& s) {
   const std::int32_t columns = static_cast<std::int32_t>(s.column_of_local.size());
   if (layout == TileLayout::condensed) {
-    s.packer.pack(s.masks.data(), columns, rows_mask, s.slots);
+    // The band's columns in the matrix's order: the packer keeps that arrangement where it is already better.
+    s.natural.resize(static_cast<std::size_t>(columns));
+    for (std::int32_t local = 0; local < columns; ++local) s.natural[static_cast<std::size_t>(local)] = local;
+    std::sort(s.natural.begin(), s.natural.end(), [&](std::int32_t x, std::int32_t y) {
+      return s.column_of_local[static_cast<std::size_t>(x)] < s.column_of_local[static_cast<std::size_t>(y)];
+    });
+    s.packer.pack(s.masks.data(), columns, rows_mask, s.slots, s.natural.data());
     const std::int32_t tiles = static_cast<std::int32_t>(s.slots.size() / kTileCols);
     s.tile_keys.resize(static_cast<std::size_t>(tiles));
     for (std::int32_t t = 0; t < tiles; ++t) s.tile_keys[static_cast<std::size_t>(t)] = t;

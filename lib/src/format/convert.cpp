@@ -310,7 +310,12 @@ Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options
     bool symmetric = false;
     const TileLayout counted_layout = layout == TileLayout::aligned ? TileLayout::aligned : TileLayout::condensed;
     std::string why_order;
-    if (reorder != Reordering::none && a.rows > 0) {
+    // Automatic reordering is not tried where the file order's tiles are already at least half full: a
+    // reordering cannot win much there, and RCM costs a pass over A + A^T.
+    const bool tiles_already_full = rep.baseline_stored_tiles > 0 && nonzeros >= rep.baseline_stored_tiles * (kDenseTileValues / 2);
+    if (reorder == Reordering::automatic && tiles_already_full)
+      why_order = "file order (aligned tiles already hold >= 256 nonzeros each)";
+    if (reorder != Reordering::none && a.rows > 0 && !(reorder == Reordering::automatic && tiles_already_full)) {
       t = Clock::now();
       RowOrdering ro = reverse_cuthill_mckee(a);
       rep.reorder_seconds = seconds_since(t);

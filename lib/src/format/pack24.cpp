@@ -21,8 +21,40 @@ std::int32_t BandPacker::find_open(std::int32_t g) {
   return g;
 }
 
+std::int32_t BandPacker::compliant_tiles(const std::uint16_t* masks, const std::vector<std::int32_t>& slots) {
+  std::int32_t compliant = 0;
+  for (std::size_t t = 0; t < slots.size() / kTileCols; ++t) {
+    bool ok = true;
+    for (int g = 0; g < kGroupsPerTile && ok; ++g) {
+      std::uint16_t once = 0, twice = 0;
+      for (int q = 0; q < kGroupCols; ++q) {
+        const std::int32_t c = slots[t * kTileCols + static_cast<std::size_t>(g * kGroupCols + q)];
+        if (c < 0) continue;
+        const std::uint16_t m = masks[c];
+        if (m & twice) { ok = false; break; }
+        twice = static_cast<std::uint16_t>(twice | (once & m));
+        once = static_cast<std::uint16_t>(once | m);
+      }
+    }
+    compliant += ok;
+  }
+  return compliant;
+}
+
 void BandPacker::pack(const std::uint16_t* masks, std::int32_t columns, std::uint16_t rows_mask,
-                      std::vector<std::int32_t>& slots) {
+                      std::vector<std::int32_t>& slots, const std::int32_t* natural) {
+  first_fit_decreasing(masks, columns, rows_mask, slots);
+  if (!natural || columns == 0) return;
+  const std::int32_t tiles = (columns + kTileCols - 1) / kTileCols;
+  std::int32_t packed = compliant_tiles(masks, slots);
+  if (packed == tiles) return;
+  natural_slots_.assign(static_cast<std::size_t>(tiles) * kTileCols, -1);
+  std::copy(natural, natural + columns, natural_slots_.begin());
+  if (compliant_tiles(masks, natural_slots_) > packed) slots.swap(natural_slots_);
+}
+
+void BandPacker::first_fit_decreasing(const std::uint16_t* masks, std::int32_t columns, std::uint16_t rows_mask,
+                                      std::vector<std::int32_t>& slots) {
   const std::int32_t tiles = (columns + kTileCols - 1) / kTileCols;
   const std::int32_t groups = tiles * kGroupsPerTile;
   slots.assign(static_cast<std::size_t>(tiles) * kTileCols, -1);

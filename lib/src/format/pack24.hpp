@@ -17,6 +17,10 @@ namespace bcsr24::detail {
 /// tiles. Groups whose rows all hold two nonzeros already, or that are full, are skipped in O(1) (a
 /// path-compressed "next open group" array), and each column looks at no more than kSearchGroups open groups,
 /// so a band costs O(columns x kSearchGroups) at worst.
+///
+/// First fit decreasing does not see structure that the matrix's own column order already has (a band whose
+/// aligned tiles are all 2:4 by construction, say): given that order, the packer also scores it (consecutive
+/// columns filling consecutive slots) and keeps whichever arrangement has more 2:4 tiles.
 class BandPacker {
  public:
   static constexpr int kSearchGroups = 64;
@@ -24,12 +28,20 @@ class BandPacker {
   /// masks[c]: bit r set when row r of the band has a nonzero in local column c (0 <= c < columns).
   /// rows_mask: the bits of the band's existing rows. On return slots holds ceil(columns / 32) * 32 entries:
   /// the local column in each slot, or -1 for an empty (padding) slot.
-  void pack(const std::uint16_t* masks, std::int32_t columns, std::uint16_t rows_mask, std::vector<std::int32_t>& slots);
+  /// natural: optional, the local columns in the matrix's column order (columns entries).
+  void pack(const std::uint16_t* masks, std::int32_t columns, std::uint16_t rows_mask, std::vector<std::int32_t>& slots,
+            const std::int32_t* natural = nullptr);
+
+  /// Tiles of `slots` (32 slots each, -1 = empty) in which no row has more than 2 nonzeros in a 4-slot group.
+  static std::int32_t compliant_tiles(const std::uint16_t* masks, const std::vector<std::int32_t>& slots);
 
  private:
+  void first_fit_decreasing(const std::uint16_t* masks, std::int32_t columns, std::uint16_t rows_mask,
+                            std::vector<std::int32_t>& slots);
+
   std::int32_t find_open(std::int32_t g);
 
-  std::vector<std::int32_t> order_, bucket_start_, overflow_, next_open_, moved_;
+  std::vector<std::int32_t> order_, bucket_start_, overflow_, next_open_, moved_, natural_slots_;
   std::vector<std::uint16_t> once_, twice_;
   std::vector<std::uint8_t> used_;
 };
