@@ -351,6 +351,7 @@ json layout_json(const bcsr24::LayoutReport& r, const bcsr24::TileCensus& after)
             {"sparse24_share", after.sparse24_share()},
             {"bytes", after.total_bytes()},
             {"index_bytes", after.index_bytes},
+            {"index_share", after.total_bytes() > 0 ? double(after.index_bytes) / double(after.total_bytes()) : 0.0},
             {"reorder_s", r.reorder_seconds},
             {"baseline_s", r.baseline_seconds},
             {"pack_s", r.pack_seconds},
@@ -482,6 +483,9 @@ json census_json(const bcsr24::TileCensus& census) {
           {"empty_tile_rows", census.empty_tile_rows},
           {"max_tiles_per_tile_row", census.max_tiles_per_tile_row},
           {"index_bytes", census.index_bytes},
+          {"b_row_index", census.b_row_index == bcsr24::BRowIndex::implicit
+                              ? "implicit"
+                              : (census.b_row_index == bcsr24::BRowIndex::compact ? "compact" : "full")},
           {"row_order_bytes", census.row_order_bytes},
           {"layout", bcsr24::layout_name(census.layout)},
           {"reordering", bcsr24::reordering_name(census.reordering)}};
@@ -708,7 +712,8 @@ void print_layout(const json& layout) {
             << "            after:                        " << layout["stored_tiles"] << " tiles, "
             << format("%.1f%%", 100.0 * layout["sparse24_share"].get<double>()) << " 2:4, "
             << human_bytes(layout["bytes"].get<double>()) << " (B-row indices and row map "
-            << human_bytes(layout["index_bytes"].get<double>()) << ")\n"
+            << human_bytes(layout["index_bytes"].get<double>()) << ", "
+            << format("%.1f%%", 100.0 * layout["index_share"].get<double>()) << ")\n"
             << "            time: reorder " << format("%.3f s", layout["reorder_s"].get<double>()) << ", baseline count "
             << format("%.3f s", layout["baseline_s"].get<double>()) << ", build " << format("%.3f s", layout["pack_s"].get<double>())
             << ", conversion total " << format("%.3f s", layout["total_s"].get<double>()) << "\n";

@@ -4,6 +4,9 @@ speedup of split_pipelined over the best cuSPARSE variant) and PNG plots:
   throughput_<set>_n<N>.png  thesis-TFLOPS of every method per matrix at one width (thesis fig. 3.6 / 3.2)
   speedup_<set>_n<N>.png     each bcsr24 kernel over the best cuSPARSE variant, per matrix (log scale)
   synthetic_vs_n.png         thesis-TFLOPS against n for each synthetic XdYs matrix (thesis fig. 3.5)
+  layout_speedup_n<N>.png    split_pipelined on the automatically chosen tile layout and split_aligned (same kernel,
+                             thesis layout: aligned tiles, file order) over the best cuSPARSE variant, for n among
+                             8, 32, 128 (all widths when the sweep has at most three); only for sweeps with layouts
 <set> is 'suitesparse' (files) or 'synthetic' (XdYs matrices). The summary needs only the standard library;
 the plots need matplotlib (python3-matplotlib) and are skipped with a message without it.
 """
@@ -16,17 +19,24 @@ import sys
 from collections import OrderedDict, defaultdict
 from pathlib import Path
 
-BCSR24_KERNELS = ["dense_bt", "dense_pipelined", "split_pipelined"]
+# split_aligned: split_pipelined's kernel on the thesis layout (aligned tiles, file order), timed in the same run as
+# the automatically chosen layout; bench_spmm leaves it out when the chosen layout is the thesis layout anyway.
+BCSR24_KERNELS = ["dense_bt", "dense_pipelined", "split_pipelined", "split_aligned"]
 CUSPARSE_METHODS = ["cusparse_csr_f16", "cusparse_csr_f32", "cusparse_bsr16_f16", "cusparse_bsr16_f32"]
 OTHER_METHODS = ["cublas_dense"]
 METHOD_ORDER = BCSR24_KERNELS + CUSPARSE_METHODS + OTHER_METHODS
 # Our kernels in blues/greens, cuSPARSE in warm colours, cuBLAS grey: families read at a glance.
 METHOD_COLORS = {
-    "dense_bt": "#9ecae1", "dense_pipelined": "#3182bd", "split_pipelined": "#08519c",
+    "dense_bt": "#9ecae1", "dense_pipelined": "#3182bd", "split_pipelined": "#08519c", "split_aligned": "#41b6c4",
     "cusparse_csr_f16": "#fdae6b", "cusparse_csr_f32": "#e6550d",
     "cusparse_bsr16_f16": "#fc9272", "cusparse_bsr16_f32": "#cb181d",
     "cublas_dense": "#969696",
 }
+# Legend labels for sweeps that carry layouts (a `layout` column or split_aligned rows); older sweeps keep method names.
+LAYOUT_METHOD_LABELS = {"split_pipelined": "split_pipelined (auto layout)",
+                        "split_aligned": "split_aligned (thesis layout)"}
+THESIS_LAYOUT = "aligned/none"
+LAYOUT_PLOT_WIDTHS = (8, 32, 128)
 SYNTHETIC_NAME = re.compile(r"^(\d+)d(\d+)s(?:_(\d+))?$")
 NUMERIC_FIELDS = ["rows", "cols", "nnz", "n", "median_ms", "min_ms", "max_ms", "tflops_thesis", "tflops_useful",
                   "bandwidth_gbs", "floor_fraction", "rel_error", "dense_tiles", "sparse24_tiles", "zero_tiles",
@@ -50,6 +60,9 @@ def read_sweep(path):
             for field in NUMERIC_FIELDS:
                 row[field] = to_number(row.get(field))
             row["n"] = int(row["n"])
+            # Older CSVs have no layout column: those sweeps ran the thesis layout.
+            row["has_layout"] = bool(row.get("layout"))
+            row["layout"] = (row.get("layout") or THESIS_LAYOUT).strip('"')
             rows[(row["matrix"], row["n"], row["method"])] = row
     return list(rows.values())
 
@@ -104,15 +117,132 @@ class Sweep:
         self.real = [m for m in matrices if not is_synthetic(m)]
         self.synthetic = sorted((m for m in matrices if is_synthetic(m)), key=synthetic_sort_key)
         self.devices = sorted({row.get("device", "").strip('"') for row in rows if row.get("device")})
+        # Layout-aware sweep: bench_spmm wrote a layout column or timed split_aligned.
+        self.has_layouts = any(row["has_layout"] or row["method"] == "split_aligned" for row in rows)
 
     def any_row(self, matrix):
+        """A row for the matrix's census: split_pipelined's (the chosen layout) where there is one, since
+        split_aligned's row counts the tiles of the thesis layout instead."""
+        for by_method in self.table[matrix].values():
+            if "split_pipelined" in by_method:
+                return by_method["split_pipelined"]
+        for by_method in self.table[matrix].values():
+            for method, row in by_method.items():
+                if method != "split_aligned":
+                    return row
         return next(iter(next(iter(self.table[matrix].values())).values()))
+
+    def label(self, method):
+        return LAYOUT_METHOD_LABELS.get(method, method) if self.has_layouts else method
+
+
+def speedup_over_cusparse(by_method, method):
+    """Time of the fastest cuSPARSE variant divided by the method's (nan where either is missing)."""
+    _, best_ms = best_cusparse(by_method)
+    method_ms = by_method.get(method, {}).get("median_ms", math.nan)
+    return best_ms / method_ms if usable(best_ms) and usable(method_ms) else math.nan
+
+
+def layout_comparison(sweep):
+    """One record per (matrix, n) with a split_pipelined row: the chosen layout against the thesis layout. Where
+    bench_spmm left split_aligned out (the chosen layout is the thesis layout) the thesis values are the auto ones."""
+    records = []
+    for matrix in sweep.real + sweep.synthetic:
+        for n in sorted(sweep.table[matrix]):
+            by_method = sweep.table[matrix][n]
+            auto = by_method.get("split_pipelined")
+            if auto is None:
+                continue
+            thesis = by_method.get("split_aligned")
+            auto_ms = auto["median_ms"]
+            thesis_ms = thesis["median_ms"] if thesis else auto_ms
+            records.append({
+                "matrix": matrix, "n": n, "layout": auto["layout"], "thesis_timed": thesis is not None,
+                "auto_share": auto["sparse24_share"],
+                "thesis_share": thesis["sparse24_share"] if thesis else auto["sparse24_share"],
+                "auto_ms": auto_ms, "thesis_ms": thesis_ms,
+                "ratio": auto_ms / thesis_ms if usable(auto_ms) and usable(thesis_ms) else math.nan,
+                "best_cusparse": best_cusparse(by_method)[0],
+                "auto_speedup": speedup_over_cusparse(by_method, "split_pipelined"),
+                "thesis_speedup": speedup_over_cusparse(by_method, "split_aligned" if thesis else "split_pipelined"),
+            })
+    return records
+
+
+def geometric_mean(values):
+    values = [v for v in values if usable(v)]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
 
 
 def format_ms(value):
     if not usable(value):
         return "–"
     return f"{value:.3f}" if value < 100 else f"{value:.1f}"
+
+
+def format_ms_digits(value):
+    """Four significant digits: the layout table compares times of a few microseconds."""
+    return f"{value:.4g}" if usable(value) else "–"
+
+
+def format_share(value):
+    return "–" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
+
+
+def format_ratio(value):
+    return f"{value:.2f}" if usable(value) else "–"
+
+
+def format_factor(value):
+    return f"{value:.2f}x" if usable(value) else "–"
+
+
+def layout_section(sweep):
+    lines = ["## Layout: automatic vs thesis layout", ""]
+    if not sweep.has_layouts:
+        return lines + ["The sweep has no thesis-layout rows (no split_aligned method and no layout column: an older "
+                        "bench_spmm, which always ran the thesis layout — aligned tiles, file order).", ""]
+    records = layout_comparison(sweep)
+    if not records:
+        return lines + ["The sweep has no split_pipelined rows to compare layouts with.", ""]
+    lines += ["*auto* is split_pipelined on the layout bench_spmm chose for the matrix (tile alignment / row "
+              "reordering); *thesis* is split_aligned, the same kernel on the thesis layout (aligned tiles, file "
+              "order), timed in the same run. Where the chosen layout is the thesis layout split_aligned is not run "
+              "and the thesis columns repeat the auto ones ('= auto'). 2:4 share: share of 2:4 tiles among stored "
+              "tiles in each layout. *auto / thesis* is the time ratio (below 1 = the chosen layout is faster); the "
+              "speedups are the best cuSPARSE variant's time divided by the kernel's (above 1 = bcsr24 faster).", "",
+              "| matrix | n | chosen layout | 2:4 share auto | 2:4 share thesis | auto (ms) | thesis (ms) | "
+              "auto / thesis | best cuSPARSE | auto vs cuSPARSE | thesis vs cuSPARSE |",
+              "|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for r in records:
+        thesis_ms = format_ms_digits(r["thesis_ms"]) if r["thesis_timed"] else "= auto"
+        lines.append(f"| {r['matrix']} | {r['n']} | {r['layout']} | {format_share(r['auto_share'])} | "
+                     f"{format_share(r['thesis_share'])} | {format_ms_digits(r['auto_ms'])} | {thesis_ms} | "
+                     f"{format_ratio(r['ratio'])} | {r['best_cusparse'] or '–'} | "
+                     f"{format_factor(r['auto_speedup'])} | {format_factor(r['thesis_speedup'])} |")
+    lines += ["", "Per n: the worst (largest) auto / thesis time ratio among the matrices where split_aligned ran "
+              "('–' where none did), and split_pipelined (auto layout) against the "
+              "best cuSPARSE variant — worst and geometric mean over the matrices.", "",
+              "| n | matrices | worst auto / thesis | on matrix | worst auto vs cuSPARSE | on matrix | "
+              "geo. mean auto vs cuSPARSE | geo. mean thesis vs cuSPARSE |",
+              "|---:|---:|---:|---|---:|---|---:|---:|"]
+    for n in sweep.widths:
+        at_n = [r for r in records if r["n"] == n]
+        if not at_n:
+            continue
+        # Only matrices where split_aligned ran: elsewhere the ratio is 1 by construction, not a measurement.
+        ratios = [r for r in at_n if r["thesis_timed"] and usable(r["ratio"])]
+        speedups = [r for r in at_n if usable(r["auto_speedup"])]
+        worst_ratio = max(ratios, key=lambda r: r["ratio"]) if ratios else None
+        worst_speedup = min(speedups, key=lambda r: r["auto_speedup"]) if speedups else None
+        lines.append(f"| {n} | {len(at_n)} | "
+                     f"{format_ratio(worst_ratio['ratio']) if worst_ratio else '–'} | "
+                     f"{worst_ratio['matrix'] if worst_ratio else '–'} | "
+                     f"{format_factor(worst_speedup['auto_speedup']) if worst_speedup else '–'} | "
+                     f"{worst_speedup['matrix'] if worst_speedup else '–'} | "
+                     f"{format_factor(geometric_mean(r['auto_speedup'] for r in at_n))} | "
+                     f"{format_factor(geometric_mean(r['thesis_speedup'] for r in at_n))} |")
+    return lines + [""]
 
 
 def write_summary(sweep, path, plot_files):
@@ -125,14 +255,20 @@ def write_summary(sweep, path, plot_files):
               "*split vs cuSPARSE* is its time divided by split_pipelined's (above 1 = bcsr24 faster). "
               "Thesis TFLOPS count 2 · stored tiles · 16 · 32 · n flops, useful TFLOPS 2 · nnz · n.", ""]
 
-    lines += ["## Tile census", "",
-              "| matrix | rows | cols | nnz | dense tiles | 2:4 tiles | zero tiles | 2:4 share | nnz / stored tile |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    layout_header, layout_rule = (" layout |", "---|") if sweep.has_layouts else ("", "")
+    lines += ["## Tile census", ""]
+    if sweep.has_layouts:
+        lines += ["Tiles of the layout bench_spmm chose (split_pipelined's row); the thesis layout's census is in "
+                  "the layout section below.", ""]
+    lines += ["| matrix | rows | cols | nnz |" + layout_header +
+              " dense tiles | 2:4 tiles | zero tiles | 2:4 share | nnz / stored tile |",
+              "|---|---:|---:|---:|" + layout_rule + "---:|---:|---:|---:|---:|"]
     for matrix in sweep.real + sweep.synthetic:
         row = sweep.any_row(matrix)
         stored = row["dense_tiles"] + row["sparse24_tiles"]
         per_tile = row["nnz"] / stored if stored else math.nan
-        lines.append(f"| {matrix} | {row['rows']:.0f} | {row['cols']:.0f} | {row['nnz']:.0f} | "
+        layout_cell = f" {row['layout']} |" if sweep.has_layouts else ""
+        lines.append(f"| {matrix} | {row['rows']:.0f} | {row['cols']:.0f} | {row['nnz']:.0f} |{layout_cell} "
                      f"{row['dense_tiles']:.0f} | {row['sparse24_tiles']:.0f} | {row['zero_tiles']:.0f} | "
                      f"{100 * row['sparse24_share']:.1f}% | {per_tile:.1f} |")
     lines.append("")
@@ -157,6 +293,8 @@ def write_summary(sweep, path, plot_files):
                          f" | {best_method or '–'} | {speedup_text} | {split_tflops} | {error_text} |")
     lines.append("")
 
+    lines += layout_section(sweep)
+
     if plot_files:
         lines += ["## Plots", ""] + [f"![{name}]({name})" for name in plot_files] + [""]
     path.write_text("\n".join(lines))
@@ -170,16 +308,18 @@ def pick_width(sweep, wanted):
     return fallback
 
 
-def grouped_bars(axis, matrices, series, colors, baseline=0.0):
+def grouped_bars(axis, matrices, series, colors, baseline=0.0, labels=None):
     """series: {method: [value per matrix or nan]}; one group of bars per matrix. Bars start at `baseline`
-    (1 for speedups, so that slower-than-reference bars point down)."""
+    (1 for speedups, so that slower-than-reference bars point down). labels: legend text per method (default: the
+    method). Returns {method: bar container}."""
     count = max(1, len(series))
     width = 0.8 / count
+    containers = {}
     for index, (method, values) in enumerate(series.items()):
         positions = [i - 0.4 + width * (index + 0.5) for i in range(len(matrices))]
         heights = [v - baseline if usable(v) else 0.0 for v in values]
-        axis.bar(positions, heights, width=width, bottom=baseline, color=colors.get(method), label=method,
-                 edgecolor="white", linewidth=0.4)
+        containers[method] = axis.bar(positions, heights, width=width, bottom=baseline, color=colors.get(method),
+                                      label=(labels or {}).get(method, method), edgecolor="white", linewidth=0.4)
     for i in range(len(matrices)):
         if not any(usable(values[i]) for values in series.values()):
             axis.text(i, baseline, "no data", ha="center", va="bottom", fontsize=8, color="dimgray")
@@ -188,6 +328,7 @@ def grouped_bars(axis, matrices, series, colors, baseline=0.0):
     axis.set_xlim(-0.6, len(matrices) - 0.4)
     axis.grid(axis="y", alpha=0.3)
     axis.set_axisbelow(True)
+    return containers
 
 
 def speedup_ticks(low, high):
@@ -199,6 +340,23 @@ def speedup_ticks(low, high):
             if low <= value <= high:
                 ticks.append(value)
     return sorted(set(ticks + [1.0]))
+
+
+def log_speedup_axis(axis, series):
+    """Log y axis for speedup bars (baseline 1) with readable 1-2-5 ticks and a dashed line at 1x."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+    axis.set_yscale("log")
+    values = [v for vs in series.values() for v in vs if usable(v)]
+    low, high = min(values + [1.0]) / 1.25, max(values + [1.0]) * 1.25
+    axis.set_ylim(low, high)
+    axis.yaxis.set_major_locator(FixedLocator(speedup_ticks(low, high)))
+    axis.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}x"))
+    axis.yaxis.set_minor_formatter(NullFormatter())
+    axis.axhline(1.0, color="black", linewidth=1.0, linestyle="--", label="best cuSPARSE (1x)")
+
+
+def method_labels(sweep):
+    return {method: sweep.label(method) for method in sweep.methods}
 
 
 def title_suffix(sweep):
@@ -216,7 +374,7 @@ def plot_throughput(plt, sweep, matrices, set_name, n, out_dir):
         if any(usable(v) for v in values):
             series[method] = values
     figure, axis = plt.subplots(figsize=(max(7.0, 1.1 * len(matrices) + 3.0), 4.8))
-    grouped_bars(axis, matrices, series, METHOD_COLORS)
+    grouped_bars(axis, matrices, series, METHOD_COLORS, labels=method_labels(sweep))
     axis.set_ylabel(label)
     axis.set_xlabel("matrix")
     axis.set_title(f"SpMM throughput per method\n{set_name} matrices, n = {n}{title_suffix(sweep)}")
@@ -243,16 +401,8 @@ def plot_speedup(plt, sweep, matrices, set_name, n, out_dir):
     if not series:
         return None
     figure, axis = plt.subplots(figsize=(max(7.0, 0.9 * len(matrices) + 3.0), 4.8))
-    grouped_bars(axis, matrices, series, METHOD_COLORS, baseline=1.0)
-    axis.set_yscale("log")
-    values = [v for vs in series.values() for v in vs if usable(v)]
-    low, high = min(values + [1.0]) / 1.25, max(values + [1.0]) * 1.25
-    axis.set_ylim(low, high)
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
-    axis.yaxis.set_major_locator(FixedLocator(speedup_ticks(low, high)))
-    axis.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}x"))
-    axis.yaxis.set_minor_formatter(NullFormatter())
-    axis.axhline(1.0, color="black", linewidth=1.0, linestyle="--", label="best cuSPARSE (1x)")
+    grouped_bars(axis, matrices, series, METHOD_COLORS, baseline=1.0, labels=method_labels(sweep))
+    log_speedup_axis(axis, series)
     axis.set_ylabel("speedup over the fastest cuSPARSE variant\n(time cuSPARSE / time kernel, log scale)")
     axis.set_xlabel("matrix")
     axis.set_title(f"bcsr24 kernels against the fastest cuSPARSE variant\n{set_name} matrices, n = {n}"
@@ -284,7 +434,7 @@ def plot_synthetic_against_n(plt, sweep, out_dir):
                 continue
             style = "-" if method in BCSR24_KERNELS else "--"
             (line,) = axis.plot([p[0] for p in points], [p[1] for p in points], style, marker="o", markersize=3,
-                                color=METHOD_COLORS.get(method), label=method)
+                                color=METHOD_COLORS.get(method), label=sweep.label(method))
             handles[method] = line
         axis.set_xscale("log", base=2)
         axis.set_xticks(widths)
@@ -298,7 +448,7 @@ def plot_synthetic_against_n(plt, sweep, out_dir):
     for index in range(len(matrices), grid_rows * columns):
         axes[index // columns][index % columns].set_visible(False)
     ordered = [m for m in sweep.methods if m in handles]
-    figure.legend([handles[m] for m in ordered], ordered, loc="lower center", ncol=min(4, len(ordered)),
+    figure.legend([handles[m] for m in ordered], [sweep.label(m) for m in ordered], loc="lower center", ncol=min(4, len(ordered)),
                   fontsize=8, frameon=False)
     size = SYNTHETIC_NAME.match(matrices[0]).group(3)
     figure.suptitle(f"Throughput against the width of B, synthetic XdYs matrices"
@@ -306,6 +456,46 @@ def plot_synthetic_against_n(plt, sweep, out_dir):
     legend_rows = math.ceil(len(ordered) / 4)
     figure.tight_layout(rect=(0, 0.04 + 0.035 * legend_rows, 1, 0.97))
     name = "synthetic_vs_n.png"
+    figure.savefig(out_dir / name, dpi=130)
+    plt.close(figure)
+    return name
+
+
+def layout_plot_widths(sweep):
+    """n = 8, 32, 128 where present; every width when the sweep has at most three (or none of those)."""
+    chosen = [n for n in LAYOUT_PLOT_WIDTHS if n in sweep.widths]
+    return sweep.widths if len(sweep.widths) <= len(LAYOUT_PLOT_WIDTHS) or not chosen else chosen
+
+
+def plot_layout_speedup(plt, sweep, n, out_dir):
+    """split_pipelined (auto layout) and split_aligned (thesis layout) over the best cuSPARSE variant, per matrix.
+    Where split_aligned was not run (the chosen layout is the thesis layout) its bar repeats the auto value, hatched."""
+    records = [r for r in layout_comparison(sweep)
+               if r["n"] == n and (usable(r["auto_speedup"]) or usable(r["thesis_speedup"]))]
+    if not records:
+        return None
+    from matplotlib.patches import Patch
+    matrices = [r["matrix"] for r in records]
+    series = OrderedDict([("split_pipelined", [r["auto_speedup"] for r in records]),
+                          ("split_aligned", [r["thesis_speedup"] for r in records])])
+    labels = {"split_pipelined": "split_pipelined, auto layout", "split_aligned": "split_aligned, thesis layout"}
+    figure, axis = plt.subplots(figsize=(max(7.0, 0.75 * len(matrices) + 3.5), 5.0))
+    containers = grouped_bars(axis, matrices, series, METHOD_COLORS, baseline=1.0, labels=labels)
+    untimed = [i for i, r in enumerate(records) if not r["thesis_timed"]]
+    for i in untimed:
+        containers["split_aligned"].patches[i].set_hatch("//")
+    log_speedup_axis(axis, series)
+    axis.set_ylabel("speedup over the fastest cuSPARSE variant\n(time cuSPARSE / time kernel, log scale)")
+    axis.set_xlabel("matrix")
+    axis.set_title(f"split kernel on the automatically chosen vs the thesis tile layout, against cuSPARSE\n"
+                   f"n = {n}{title_suffix(sweep)}")
+    handles, legend_labels = axis.get_legend_handles_labels()
+    if untimed:
+        handles.append(Patch(facecolor=METHOD_COLORS["split_aligned"], hatch="//", edgecolor="white"))
+        legend_labels.append("thesis layout chosen:\nsame as auto (not re-run)")
+    axis.legend(handles, legend_labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    figure.tight_layout()
+    name = f"layout_speedup_n{n}.png"
     figure.savefig(out_dir / name, dpi=130)
     plt.close(figure)
     return name
@@ -326,6 +516,12 @@ def make_plots(sweep, n, out_dir):
         files.append(plot_throughput(plt, sweep, matrices, set_name, n, out_dir))
         files.append(plot_speedup(plt, sweep, matrices, set_name, n, out_dir))
     files.append(plot_synthetic_against_n(plt, sweep, out_dir))
+    if sweep.has_layouts:
+        for width in layout_plot_widths(sweep):
+            files.append(plot_layout_speedup(plt, sweep, width, out_dir))
+    else:
+        print("plot_sweep.py: the sweep has no thesis-layout rows (split_aligned) or layout column; "
+              "layout_speedup plots skipped")
     return [f for f in files if f]
 
 

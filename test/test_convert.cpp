@@ -372,8 +372,8 @@ TEST_CASE("random matrices of awkward sizes convert exactly like brute force", "
       REQUIRE(census.tile_cols == b.tile_cols);
       REQUIRE(census.zero_tiles + census.sparse24_tiles + census.dense_tiles == std::int64_t(b.tile_rows) * b.tile_cols);
       REQUIRE(census.nnz == census.sparse24_nnz + census.dense_nnz);
-      REQUIRE(census.sparse24_bytes == b.sparse24.bytes());
-      REQUIRE(census.dense_bytes == b.dense.bytes());
+      REQUIRE(census.sparse24_bytes == b.sparse24.tile_bytes());
+      REQUIRE(census.dense_bytes == b.dense.tile_bytes());
     }
   }
 }

@@ -101,6 +101,26 @@ TEST_CASE("gathered layouts: alpha, beta, leading dimensions, unaligned B, fp16 
   }
 }
 
+TEST_CASE("compact and full B-row indices", "[gpu][layout]") {
+  // Few columns per band spread over 140,000: tiles span more than 2^16 columns, so full indices; the same
+  // pattern over 20,000 columns gives compact ones.
+  for (const std::int32_t cols : {140000, 20000}) {
+    const CsrMatrix a = test::scattered_csr(300, cols, 6, 77);
+    const Bcsr24Matrix host = convert_to_bcsr24(a, policy(TileLayout::condensed, Reordering::rcm));
+    REQUIRE(host.b_row_index() == (cols > 65536 ? BRowIndex::full : BRowIndex::compact));
+    const DeviceMatrix dev(host, true);
+    for (KernelKind kernel : all_kernels())
+      for (std::int32_t n : {3, 8, 40, 128}) {
+        GpuCase cfg;
+        cfg.n = n;
+        cfg.beta = n == 40 ? -1.5 : 0.0;
+        cfg.seed = 5 + n;
+        INFO(cols << " columns, " << describe(host) << " " << kernel_name(kernel) << " n=" << n);
+        require_pass(run_and_check(a, host, dev, kernel, cfg));
+      }
+  }
+}
+
 TEST_CASE("a band with more than 2^16 distinct columns", "[gpu][layout]") {
   const std::int32_t cols = 70003;
   std::vector<std::int32_t> ri, ci;

@@ -1,5 +1,6 @@
 // Uploads a host BCSR-2:4 matrix once into RAII-owned device memory.
 #include <algorithm>
+#include <climits>
 
 #include <cuda_runtime_api.h>
 
@@ -13,7 +14,7 @@ namespace bcsr24 {
 
 namespace {
 
-DeviceTileList upload(const TileList& list, std::int32_t tile_rows) {
+DeviceTileList upload(const TileList& list, std::int32_t tile_rows, BRowIndex index) {
   if (static_cast<std::int64_t>(list.row_ptr.size()) != std::int64_t(tile_rows) + 1)
     throw InvalidArgument("tile list has " + std::to_string(list.row_ptr.size()) + " row pointers, expected " +
                           std::to_string(std::int64_t(tile_rows) + 1));
@@ -22,7 +23,26 @@ DeviceTileList upload(const TileList& list, std::int32_t tile_rows) {
   d.col_idx = detail::DeviceBuffer<std::int32_t>(list.col_idx);
   d.values = detail::DeviceBuffer<std::uint16_t>(list.values);
   d.metadata = detail::DeviceBuffer<std::uint32_t>(list.metadata);
-  d.b_rows = detail::DeviceBuffer<std::int32_t>(list.b_rows);
+  if (index == BRowIndex::full) d.b_rows = detail::DeviceBuffer<std::int32_t>(list.b_rows);
+  if (index == BRowIndex::compact && !list.b_rows.empty()) {
+    // Base = the tile's smallest B row; b_row_index() guaranteed every offset fits below 0xFFFF.
+    std::vector<std::int32_t> base(static_cast<std::size_t>(list.tiles()), 0);
+    std::vector<std::uint16_t> offsets(list.b_rows.size(), 0xFFFF);
+    for (std::size_t t = 0; t < base.size(); ++t) {
+      std::int32_t lo = INT32_MAX;
+      for (int j = 0; j < kTileCols; ++j) {
+        const std::int32_t k = list.b_rows[t * kTileCols + static_cast<std::size_t>(j)];
+        if (k >= 0 && k < lo) lo = k;
+      }
+      base[t] = lo == INT32_MAX ? 0 : lo;
+      for (int j = 0; j < kTileCols; ++j) {
+        const std::int32_t k = list.b_rows[t * kTileCols + static_cast<std::size_t>(j)];
+        if (k >= 0) offsets[t * kTileCols + static_cast<std::size_t>(j)] = static_cast<std::uint16_t>(k - base[t]);
+      }
+    }
+    d.b_base = detail::DeviceBuffer<std::int32_t>(base);
+    d.b_offsets = detail::DeviceBuffer<std::uint16_t>(offsets);
+  }
   d.tiles = list.tiles();
   return d;
 }
@@ -61,6 +81,7 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
       host.dense.values.size() != std::size_t(host.dense.tiles()) * kDenseTileValues)
     throw InvalidArgument("host matrix tile lists are inconsistent (values or metadata size)");
   const bool gathered = host.gathered();
+  const BRowIndex index = host.b_row_index();
   for (const TileList* list : {&host.sparse24, &host.dense})
     if (gathered && list->tiles() > 0 && list->b_rows.size() != std::size_t(list->tiles()) * kTileCols)
       throw InvalidArgument("host matrix tile lists are inconsistent (B-row indices of a gathered layout)");
@@ -72,18 +93,18 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
   // Refuse a matrix that cannot fit before allocating any of it (an allocation failing halfway would also be
   // reported, but as a bare out-of-memory error).
   const std::int64_t all_tiles = host.sparse24.tiles() + host.dense.tiles();
+  const std::int64_t index_per_tile =
+      index == BRowIndex::implicit ? 0 : (index == BRowIndex::compact ? kCompactIndexBytesPerTile : kFullIndexBytesPerTile);
+  const std::int64_t listed = host.census().total_bytes();
   const std::int64_t needed =
-      host.sparse24.bytes() + host.dense.bytes() + host.row_order_bytes() +
-      (with_merged_dense
-           ? all_tiles * (kDenseTileValues * 2 + 4 + (gathered ? kTileCols * kBRowIndexBytes : 0)) + host.dense.row_ptr.size() * 4
-           : 0);
+      listed + (with_merged_dense ? all_tiles * (kDenseTileValues * 2 + 4 + index_per_tile) + host.dense.row_ptr.size() * 4 : 0);
   std::size_t free_bytes = 0, total_bytes = 0;
   BCSR24_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (needed > static_cast<std::int64_t>(free_bytes))
     throw SizeLimitError("DeviceMatrix: the tile lists need " + std::to_string(needed >> 20) + " MiB of device memory, " +
                          std::to_string(free_bytes >> 20) + " MiB are free" +
                          (with_merged_dense ? " (without the merged dense list for the dense kernels it would be " +
-                                                  std::to_string((host.sparse24.bytes() + host.dense.bytes()) >> 20) +
+                                                  std::to_string(listed >> 20) +
                                                   " MiB)"
                                             : std::string()));
   d.rows = host.rows;
@@ -91,10 +112,10 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
   d.tile_rows = host.tile_rows;
   d.tile_cols = host.tile_cols;
   d.scale_exponent = host.scaling.exponent;
-  d.gathered = gathered;
+  d.b_row_index = index;
   d.row_map = detail::DeviceBuffer<std::int32_t>(host.row_order);
-  d.sparse24 = upload(host.sparse24, host.tile_rows);
-  d.dense = upload(host.dense, host.tile_rows);
+  d.sparse24 = upload(host.sparse24, host.tile_rows, index);
+  d.dense = upload(host.dense, host.tile_rows, index);
   const std::vector<kernels::TileRowWork> work = longest_rows_first(host);
   if (with_merged_dense) {
     const TileList merged = merge_to_dense_list(host);
@@ -103,7 +124,7 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
       if (merged.row_ptr[w.tile_row] != w.merged_begin || merged.row_ptr[w.tile_row + 1] != w.merged_end)
         throw InvalidArgument("merged dense list does not match the 2:4 and dense lists at tile row " +
                               std::to_string(w.tile_row));
-    d.merged_dense = upload(merged, host.tile_rows);
+    d.merged_dense = upload(merged, host.tile_rows, index);
     d.has_merged_dense = true;
   }
   d.row_work = detail::DeviceBuffer<kernels::TileRowWork>(work);

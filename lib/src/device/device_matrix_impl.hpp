@@ -14,14 +14,17 @@ struct DeviceTileList {
   detail::DeviceBuffer<std::int32_t> col_idx;
   detail::DeviceBuffer<std::uint16_t> values;
   detail::DeviceBuffer<std::uint32_t> metadata;
-  detail::DeviceBuffer<std::int32_t> b_rows;  // gathered layouts only
+  detail::DeviceBuffer<std::int32_t> b_rows;      // full B-row indices: 32 per tile
+  detail::DeviceBuffer<std::int32_t> b_base;      // compact B-row indices: one base per tile ...
+  detail::DeviceBuffer<std::uint16_t> b_offsets;  // ... and 32 offsets per tile (0xFFFF = padding)
   std::int64_t tiles = 0;
 
   kernels::TileListView view() const {
-    return {row_ptr.get(), col_idx.get(), values.get(), metadata.get(), b_rows.get()};
+    return {row_ptr.get(), col_idx.get(), values.get(), metadata.get(), b_rows.get(), b_base.get(), b_offsets.get()};
   }
   std::int64_t bytes() const {
-    return std::int64_t(row_ptr.bytes() + col_idx.bytes() + values.bytes() + metadata.bytes() + b_rows.bytes());
+    return std::int64_t(row_ptr.bytes() + col_idx.bytes() + values.bytes() + metadata.bytes() + b_rows.bytes() +
+                        b_base.bytes() + b_offsets.bytes());
   }
 };
 
@@ -32,7 +35,7 @@ struct DeviceMatrix::Impl {
   DeviceTileList dense;
   DeviceTileList merged_dense;  // every stored tile as dense; empty unless requested
   bool has_merged_dense = false;
-  bool gathered = false;                          // tiles name their B rows (b_rows)
+  BRowIndex b_row_index = BRowIndex::implicit;    // how the tiles name their B rows
   detail::DeviceBuffer<std::int32_t> row_map;     // reordered layouts: C row of each stored row; empty = identity
   detail::DeviceBuffer<kernels::TileRowWork> row_work;  // tile rows, most work first
   int device = 0;

@@ -55,7 +55,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   k.n = n;
   k.n_slices = static_cast<std::int32_t>(n_slices);
 
-  kernels::configure_spmm_kernel(kernel, p.slice_width, options.output, m.gathered);
+  kernels::configure_spmm_kernel(kernel, p.slice_width, options.output, m.b_row_index);
   if (options.allow_unaligned_b) {
     p.staged_ld = (std::int64_t(n) + 7) / 8 * 8;
     p.staged_b = detail::DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(std::int64_t(m.cols) * p.staged_ld));
@@ -99,7 +99,7 @@ void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc,
   // Stored values are A * 2^-e: undo the scale in alpha (a power of two, so exact unless it over/underflows).
   k.alpha = std::ldexp(alpha, p.a->scale_exponent);
   k.beta = beta;
-  kernels::launch_spmm_kernel(p.kernel, p.slice_width, p.options.output, p.a->gathered, k, s);
+  kernels::launch_spmm_kernel(p.kernel, p.slice_width, p.options.output, p.a->b_row_index, k, s);
 }
 
 }  // namespace bcsr24

@@ -27,9 +27,10 @@ TileCensus Bcsr24Matrix::census() const {
     c.max_tiles_per_tile_row = std::max(c.max_tiles_per_tile_row, stored);
     c.empty_tile_rows += stored == 0;
   }
-  c.sparse24_bytes = sparse24.bytes();
-  c.dense_bytes = dense.bytes();
-  c.index_bytes = sparse24.index_bytes() + dense.index_bytes() + row_order_bytes();
+  c.b_row_index = b_row_index();
+  c.sparse24_bytes = sparse24.tile_bytes() + sparse24.index_bytes(c.b_row_index);
+  c.dense_bytes = dense.tile_bytes() + dense.index_bytes(c.b_row_index);
+  c.index_bytes = sparse24.index_bytes(c.b_row_index) + dense.index_bytes(c.b_row_index) + row_order_bytes();
   c.row_order_bytes = row_order_bytes();
   c.layout = layout;
   c.reordering = reordering;

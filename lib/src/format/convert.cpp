@@ -206,7 +206,7 @@ std::int64_t aligned_bytes(std::int32_t tile_rows, std::int64_t sparse24_tiles, 
          dense_tiles * (4 + kDenseTileValues * 2);
 }
 
-std::int64_t stored_bytes(const Bcsr24Matrix& m) { return m.sparse24.bytes() + m.dense.bytes() + m.row_order_bytes(); }
+std::int64_t stored_bytes(const Bcsr24Matrix& m) { return m.census().total_bytes(); }
 
 /// The file-order aligned tiles of `a` (the thesis's BCSR), split over `bounds`. count_only: only counts.
 Bcsr24Matrix convert_aligned(const CsrMatrix& a, const std::vector<std::int32_t>& bounds, const Fp16Store& store,

@@ -105,10 +105,11 @@ __device__ __forceinline__ void load_a_async(const TileListView& list, std::int3
   }
 }
 
-/// Copies the B block that a tile multiplies into `stage` (asynchronously). Aligned tiles: `b_source` is the
-/// tile column, and tile column j multiplies B row 32 * tile_col + j. Gathered tiles (kGathered): `b_source` is,
-/// in lane j, the B row of tile column j (-1 for a padding column), and lanes trade rows by shuffle.
-template <int kSliceWidth, bool kSparse, bool kGathered>
+/// Copies the B block that a tile multiplies into `stage` (asynchronously). Aligned tiles (kRows ==
+/// kImplicitRows): `b_source` is the tile column, and tile column j multiplies B row 32 * tile_col + j. Gathered
+/// tiles: `b_source` is, in lane j, the B row of tile column j (-1 for a padding column), and lanes trade rows
+/// by shuffle.
+template <int kSliceWidth, bool kSparse, int kRows>
 __device__ __forceinline__ void load_b_async(std::int32_t b_source, unsigned char* stage, const SpmmParams& p, int n0,
                                              int lane) {
   using G = SliceGeometry<kSliceWidth>;
@@ -124,7 +125,7 @@ __device__ __forceinline__ void load_b_async(std::int32_t b_source, unsigned cha
     const int r = q / G::kChunksPerRow;
     const int chunk = q % G::kChunksPerRow;
     std::int32_t row;
-    if constexpr (kGathered)
+    if constexpr (kRows != kImplicitRows)
       row = __shfl_sync(0xffffffffu, b_source, r);
     else
       row = b_source * kTileCols + r;
@@ -137,11 +138,11 @@ __device__ __forceinline__ void load_b_async(std::int32_t b_source, unsigned cha
   }
 }
 
-template <int kSliceWidth, bool kSparse, bool kGathered>
+template <int kSliceWidth, bool kSparse, int kRows>
 __device__ __forceinline__ void load_tile_async(const TileListView& list, std::int32_t tile, std::int32_t b_source,
                                                 unsigned char* stage, const SpmmParams& p, int n0, int lane) {
   load_a_async<kSliceWidth, kSparse>(list, tile, stage, lane);
-  load_b_async<kSliceWidth, kSparse, kGathered>(b_source, stage, p, n0, lane);
+  load_b_async<kSliceWidth, kSparse, kRows>(b_source, stage, p, n0, lane);
 }
 
 /// acc += (tile in `stage`) x (its B block), for all n8 steps of the slice.
@@ -177,7 +178,7 @@ __device__ __forceinline__ void compute_tile(const unsigned char* stage, float (
 
 /// One warp's pass over its share of one tile list of one tile row: tiles first, first + stride, ...
 /// kStages stages of this list's kind (1 = no pipelining).
-template <int kSliceWidth, int kStages, bool kSparse, bool kGathered>
+template <int kSliceWidth, int kStages, bool kSparse, int kRows>
 __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int32_t first, std::int32_t count,
                                               std::int32_t stride, unsigned char* warp_smem, const SpmmParams& p,
                                               int n0, float (&acc)[kSliceWidth / 8][4], int lane) {
@@ -190,6 +191,7 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
   // before its copies are issued.
   std::int32_t chunk_base = 0;
   std::int32_t chunk_col = 0;
+  constexpr bool kGathered = kRows != kImplicitRows;
   if constexpr (!kGathered) chunk_col = lane < count ? list.col_idx[first + lane * stride] : 0;
   auto tile_col = [&](std::int32_t i) {  // i increases by one per call
     if (i - chunk_base == kWarpSize) {
@@ -199,14 +201,22 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
     return __shfl_sync(0xffffffffu, chunk_col, i - chunk_base);
   };
   auto slot_row = [&](std::int32_t i) -> std::int32_t {  // B row of tile column `lane` of the warp's tile i
-    return i < count ? list.b_rows[std::size_t(first + i * stride) * kTileCols + lane] : -1;
+    if (i >= count) return -1;
+    const std::size_t tile = std::size_t(first + i * stride);
+    if constexpr (kRows == kCompactRows) {
+      // Two independent loads (a broadcast and 64 coalesced bytes), no longer a chain than the full form.
+      const std::uint16_t offset = list.b_offsets[tile * kTileCols + lane];
+      return offset == 0xFFFFu ? -1 : list.b_base[tile] + std::int32_t(offset);
+    } else {
+      return list.b_rows[tile * kTileCols + lane];
+    }
   };
   if constexpr (kStages == 1) {
     // Baseline: load, wait, compute, one tile at a time.
     for (std::int32_t i = 0; i < count; ++i) {
       std::int32_t source;
       if constexpr (kGathered) source = slot_row(i); else source = tile_col(i);
-      load_tile_async<kSliceWidth, kSparse, kGathered>(list, first + i * stride, source, warp_smem, p, n0, lane);
+      load_tile_async<kSliceWidth, kSparse, kRows>(list, first + i * stride, source, warp_smem, p, n0, lane);
       ptx::cp_async_commit();
       ptx::cp_async_wait<0>();
       __syncwarp();
@@ -232,13 +242,13 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
 #pragma unroll
       for (int s = 0; s < kStages - 1; ++s) {
         if (s < count)
-          load_b_async<kSliceWidth, kSparse, true>(prologue_rows[s], warp_smem + s * S::kBytes, p, n0, lane);
+          load_b_async<kSliceWidth, kSparse, kRows>(prologue_rows[s], warp_smem + s * S::kBytes, p, n0, lane);
         ptx::cp_async_commit();
       }
     } else {
 #pragma unroll
       for (int s = 0; s < kStages - 1; ++s) {
-        if (s < count) load_b_async<kSliceWidth, kSparse, false>(tile_col(s), warp_smem + s * S::kBytes, p, n0, lane);
+        if (s < count) load_b_async<kSliceWidth, kSparse, kRows>(tile_col(s), warp_smem + s * S::kBytes, p, n0, lane);
         ptx::cp_async_commit();
       }
     }
@@ -253,8 +263,8 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
       if (next < count) {
         std::int32_t source;
         if constexpr (kGathered) source = ring0; else source = tile_col(next);
-        load_tile_async<kSliceWidth, kSparse, kGathered>(list, first + next * stride, source,
-                                                         warp_smem + write_stage * S::kBytes, p, n0, lane);
+        load_tile_async<kSliceWidth, kSparse, kRows>(list, first + next * stride, source,
+                                                     warp_smem + write_stage * S::kBytes, p, n0, lane);
       }
       ptx::cp_async_commit();
       if constexpr (kGathered) {
@@ -293,7 +303,7 @@ constexpr int min_blocks_per_sm() {
   return kSliceWidth <= 32 ? 9 : 5;
 }
 
-template <int kSliceWidth, int kStages, bool kHasSparseList, bool kGathered, typename OutT>
+template <int kSliceWidth, int kStages, bool kHasSparseList, int kRows, typename OutT>
 __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<kSliceWidth>())
     bcsr24_spmm_kernel(const SpmmParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -319,14 +329,13 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   std::int32_t first = 0, count = 0;
   if constexpr (kHasSparseList) {
     share(work.sparse24_begin, work.sparse24_end, first, count);
-    run_tile_list<kSliceWidth, sparse24_stages<kSliceWidth, kStages>(), true, kGathered>(
+    run_tile_list<kSliceWidth, sparse24_stages<kSliceWidth, kStages>(), true, kRows>(
         p.sparse24, first, count, kWarpsPerBlock, warp_smem, p, n0, acc, lane);
     share(work.dense_begin, work.dense_end, first, count);
   } else {
     share(work.merged_begin, work.merged_end, first, count);
   }
-  run_tile_list<kSliceWidth, kStages, false, kGathered>(p.dense, first, count, kWarpsPerBlock, warp_smem, p, n0, acc,
-                                                       lane);
+  run_tile_list<kSliceWidth, kStages, false, kRows>(p.dense, first, count, kWarpsPerBlock, warp_smem, p, n0, acc, lane);
 
   // Cross-warp reduction in a fixed order. Accumulator element (j, e) of lane 4g+t is row g + 8*(e/2),
   // column 8j + 2t + e%2 of the slice.

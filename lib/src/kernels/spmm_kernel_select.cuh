@@ -1,6 +1,6 @@
-// Picks the instantiation of the SpMM kernel template for a rung, slice width, output type and B-row mode.
-// The aligned and gathered instantiations are compiled in two translation units (spmm_kernels_aligned.cu,
-// spmm_kernels_gathered.cu) so a parallel build compiles them at the same time.
+// Picks the instantiation of the SpMM kernel template for a rung, slice width, output type and B-row index kind.
+// Each kind's instantiations are compiled in a translation unit of their own (spmm_kernels_{aligned,compact,
+// full}.cu) so a parallel build compiles them at the same time.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -22,39 +22,40 @@ struct KernelChoice {
 };
 
 KernelChoice choose_aligned_kernel(KernelKind kind, int slice_width, OutputType out);
-KernelChoice choose_gathered_kernel(KernelKind kind, int slice_width, OutputType out);
+KernelChoice choose_compact_kernel(KernelKind kind, int slice_width, OutputType out);
+KernelChoice choose_full_kernel(KernelKind kind, int slice_width, OutputType out);
 
-template <int kSliceWidth, bool kGathered, typename OutT>
+template <int kSliceWidth, int kRows, typename OutT>
 KernelChoice choose_for_width(KernelKind kind) {
   constexpr int kDeep = pipelined_stages<kSliceWidth>();
   switch (kind) {
     case KernelKind::dense_bt:
-      return {bcsr24_spmm_kernel<kSliceWidth, 1, false, kGathered, OutT>, spmm_shared_bytes<kSliceWidth, 1, false>()};
+      return {bcsr24_spmm_kernel<kSliceWidth, 1, false, kRows, OutT>, spmm_shared_bytes<kSliceWidth, 1, false>()};
     case KernelKind::dense_pipelined:
-      return {bcsr24_spmm_kernel<kSliceWidth, kDeep, false, kGathered, OutT>,
+      return {bcsr24_spmm_kernel<kSliceWidth, kDeep, false, kRows, OutT>,
               spmm_shared_bytes<kSliceWidth, kDeep, false>()};
     case KernelKind::split_pipelined:
-      return {bcsr24_spmm_kernel<kSliceWidth, kDeep, true, kGathered, OutT>,
+      return {bcsr24_spmm_kernel<kSliceWidth, kDeep, true, kRows, OutT>,
               spmm_shared_bytes<kSliceWidth, kDeep, true>()};
   }
   throw InvalidArgument("unknown kernel kind");
 }
 
-template <bool kGathered, typename OutT>
+template <int kRows, typename OutT>
 KernelChoice choose_for_output(KernelKind kind, int slice_width) {
   switch (slice_width) {
-    case 8: return choose_for_width<8, kGathered, OutT>(kind);
-    case 16: return choose_for_width<16, kGathered, OutT>(kind);
-    case 32: return choose_for_width<32, kGathered, OutT>(kind);
-    case 64: return choose_for_width<64, kGathered, OutT>(kind);
+    case 8: return choose_for_width<8, kRows, OutT>(kind);
+    case 16: return choose_for_width<16, kRows, OutT>(kind);
+    case 32: return choose_for_width<32, kRows, OutT>(kind);
+    case 64: return choose_for_width<64, kRows, OutT>(kind);
   }
   throw InvalidArgument("unsupported slice width " + std::to_string(slice_width));
 }
 
-template <bool kGathered>
+template <int kRows>
 KernelChoice choose_kernel(KernelKind kind, int slice_width, OutputType out) {
-  return out == OutputType::f32 ? choose_for_output<kGathered, float>(kind, slice_width)
-                                : choose_for_output<kGathered, __half>(kind, slice_width);
+  return out == OutputType::f32 ? choose_for_output<kRows, float>(kind, slice_width)
+                                : choose_for_output<kRows, __half>(kind, slice_width);
 }
 
 }  // namespace bcsr24::kernels

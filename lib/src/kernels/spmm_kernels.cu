@@ -1,4 +1,4 @@
-// Configures and launches the SpMM kernel chosen for a plan (instantiations: spmm_kernels_{aligned,gathered}.cu).
+// Configures and launches the SpMM kernel chosen for a plan (instantiations: spmm_kernels_{aligned,compact,full}.cu).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -18,8 +18,13 @@ int slice_width_for(std::int32_t n) {
 
 namespace {
 
-KernelChoice choose(KernelKind kind, int slice_width, OutputType out, bool gathered) {
-  return gathered ? choose_gathered_kernel(kind, slice_width, out) : choose_aligned_kernel(kind, slice_width, out);
+KernelChoice choose(KernelKind kind, int slice_width, OutputType out, BRowIndex index) {
+  switch (index) {
+    case BRowIndex::implicit: return choose_aligned_kernel(kind, slice_width, out);
+    case BRowIndex::compact: return choose_compact_kernel(kind, slice_width, out);
+    case BRowIndex::full: return choose_full_kernel(kind, slice_width, out);
+  }
+  throw InvalidArgument("unknown B-row index kind");
 }
 
 __global__ void stage_b_kernel(const std::uint16_t* b, std::int64_t ldb, std::int32_t k, std::int32_t n,
@@ -35,16 +40,16 @@ __global__ void stage_b_kernel(const std::uint16_t* b, std::int64_t ldb, std::in
 
 }  // namespace
 
-int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, bool gathered) {
-  const KernelChoice choice = choose(kind, slice_width, out, gathered);
+int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index) {
+  const KernelChoice choice = choose(kind, slice_width, out, index);
   BCSR24_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(choice.fn),
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, choice.shared_bytes));
   return choice.shared_bytes;
 }
 
-void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, bool gathered, const SpmmParams& params,
+void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, const SpmmParams& params,
                         cudaStream_t stream) {
-  const KernelChoice choice = choose(kind, slice_width, out, gathered);
+  const KernelChoice choice = choose(kind, slice_width, out, index);
   const std::int64_t blocks = std::int64_t(params.tile_rows) * params.n_slices;
   if (blocks == 0) return;
   choice.fn<<<static_cast<unsigned>(blocks), kWarpsPerBlock * kWarpSize, choice.shared_bytes, stream>>>(params);

@@ -15,7 +15,9 @@ struct TileListView {
   const std::int32_t* col_idx = nullptr;
   const std::uint16_t* values = nullptr;    // fp16 bits, 512 (dense) or 256 (2:4) per tile
   const std::uint32_t* metadata = nullptr;  // 2:4 list only: 16 words per tile
-  const std::int32_t* b_rows = nullptr;     // gathered layouts: 32 B rows per tile (-1 = padding column)
+  const std::int32_t* b_rows = nullptr;     // full B-row indices: 32 B rows per tile (-1 = padding column)
+  const std::int32_t* b_base = nullptr;     // compact B-row indices: row = b_base[t] + b_offsets[32 t + j] ...
+  const std::uint16_t* b_offsets = nullptr; // ... (offset 0xFFFF = padding column)
 };
 
 /// What one block needs to know about its tile row, in one aligned 32-byte load: the row and the tile
@@ -50,12 +52,14 @@ struct SpmmParams {
 /// Output columns one thread block computes: the accumulators of one warp are 16 x width fp32.
 int slice_width_for(std::int32_t n);
 
+/// How a kernel instantiation finds B rows (BRowIndex as a template argument).
+inline constexpr int kImplicitRows = 0, kCompactRows = 1, kFullRows = 2;
+
 /// Sets the kernel attributes (dynamic shared memory) once per plan; returns the dynamic shared bytes.
-/// gathered: the tiles name their B rows (b_rows) instead of implying them from the tile column.
-int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, bool gathered);
+int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index);
 
 /// Enqueues the kernel; checks the launch with cudaGetLastError (no synchronisation).
-void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, bool gathered, const SpmmParams& params,
+void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, const SpmmParams& params,
                         cudaStream_t stream);
 
 /// Copies B (any alignment and ldb) into a staging buffer of leading dimension round_up(n, 8).
