@@ -483,9 +483,7 @@ json census_json(const bcsr24::TileCensus& census) {
           {"empty_tile_rows", census.empty_tile_rows},
           {"max_tiles_per_tile_row", census.max_tiles_per_tile_row},
           {"index_bytes", census.index_bytes},
-          {"b_row_index", census.b_row_index == bcsr24::BRowIndex::implicit
-                              ? "implicit"
-                              : (census.b_row_index == bcsr24::BRowIndex::compact ? "compact" : "full")},
+          {"b_row_index", census.b_row_index == bcsr24::BRowIndex::implicit ? "implicit" : "gathered"},
           {"row_order_bytes", census.row_order_bytes},
           {"layout", bcsr24::layout_name(census.layout)},
           {"reordering", bcsr24::reordering_name(census.reordering)}};

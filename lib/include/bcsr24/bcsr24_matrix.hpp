@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <climits>
 #include <string>
 #include <vector>
 
@@ -40,18 +39,14 @@ Reordering reordering_from_name(const std::string& name);
 
 /// Index bytes of one B-row slot as the host stores it (b_rows).
 inline constexpr int kBRowIndexBytes = 4;
-/// How the kernels read a gathered tile's 32 B rows: compact (one int32 base and 32 uint16 offsets, 68 bytes,
-/// possible when every tile's columns lie within 65,535 of each other) or full (32 int32, 128 bytes).
-inline constexpr int kCompactIndexBytesPerTile = 4 + kTileCols * 2;
+/// Index bytes per gathered tile as the kernels read them: 32 int32 B rows. (A compact form, one int32 base and
+/// 32 uint16 offsets, was built and measured slower on the H100: docs/PERFORMANCE.md.)
 inline constexpr int kFullIndexBytesPerTile = kTileCols * 4;
-/// Largest column span of a tile with compact indices; offset 0xFFFF marks a padding column.
-inline constexpr std::int32_t kCompactIndexSpan = 65534;
 
 /// How the kernels find the B rows of a tile.
 enum class BRowIndex : std::uint8_t {
   implicit,  ///< aligned tiles in file order: tile column j of tile column t is row 32 t + j
-  compact,   ///< int32 base + 32 uint16 offsets per tile
-  full,      ///< 32 int32 per tile
+  full,      ///< gathered: 32 int32 per tile
 };
 
 /// One BCSR tile list: tile-row pointers, tile-column indices, values in fragment order (tile_layout.hpp).
@@ -69,20 +64,6 @@ struct TileList {
   std::vector<std::int32_t> b_rows;
 
   bool gathered() const noexcept { return !b_rows.empty(); }
-  /// True when every tile's B rows lie within kCompactIndexSpan of the tile's smallest one.
-  bool b_rows_fit_compact() const noexcept {
-    for (std::size_t t = 0; t * kTileCols < b_rows.size(); ++t) {
-      std::int32_t lo = INT32_MAX, hi = -1;
-      for (int j = 0; j < kTileCols; ++j) {
-        const std::int32_t k = b_rows[t * kTileCols + static_cast<std::size_t>(j)];
-        if (k < 0) continue;
-        lo = k < lo ? k : lo;
-        hi = k > hi ? k : hi;
-      }
-      if (hi >= 0 && hi - lo > kCompactIndexSpan) return false;
-    }
-    return true;
-  }
   /// Row of B that tile column j (0..31) of tile t multiplies, or -1 for a padding column; cols = columns of A.
   std::int64_t b_row(std::int64_t t, int j, std::int32_t cols) const noexcept {
     const std::int64_t k = b_rows.empty() ? std::int64_t{col_idx[static_cast<std::size_t>(t)]} * kTileCols + j
@@ -93,7 +74,7 @@ struct TileList {
   /// Bytes of the B-row indices as the kernels read them with the given index kind.
   std::int64_t index_bytes(BRowIndex kind) const noexcept {
     if (kind == BRowIndex::implicit || b_rows.empty()) return 0;
-    return tiles() * (kind == BRowIndex::compact ? kCompactIndexBytesPerTile : kFullIndexBytesPerTile);
+    return tiles() * kFullIndexBytesPerTile;
   }
   /// Bytes of the list without B-row indices (row pointers, tile columns, values, metadata).
   std::int64_t tile_bytes() const noexcept {
@@ -166,12 +147,8 @@ struct Bcsr24Matrix {
   }
   /// True when some tile gathers its B rows by index (condensed, or columns reordered).
   bool gathered() const noexcept { return sparse24.gathered() || dense.gathered(); }
-  /// How the kernels will read the B rows: implicit for aligned file-order tiles, compact when every tile's
-  /// columns span at most kCompactIndexSpan, full otherwise (one kind for both lists).
-  BRowIndex b_row_index() const noexcept {
-    if (!gathered()) return BRowIndex::implicit;
-    return sparse24.b_rows_fit_compact() && dense.b_rows_fit_compact() ? BRowIndex::compact : BRowIndex::full;
-  }
+  /// How the kernels will read the B rows: implicit for aligned file-order tiles, else gathered by index.
+  BRowIndex b_row_index() const noexcept { return gathered() ? BRowIndex::full : BRowIndex::implicit; }
   /// Bytes of the row map.
   std::int64_t row_order_bytes() const noexcept { return static_cast<std::int64_t>(row_order.size()) * 4; }
 };

@@ -1,6 +1,5 @@
 // Uploads a host BCSR-2:4 matrix once into RAII-owned device memory.
 #include <algorithm>
-#include <climits>
 
 #include <cuda_runtime_api.h>
 
@@ -24,25 +23,7 @@ DeviceTileList upload(const TileList& list, std::int32_t tile_rows, BRowIndex in
   d.values = detail::DeviceBuffer<std::uint16_t>(list.values);
   d.metadata = detail::DeviceBuffer<std::uint32_t>(list.metadata);
   if (index == BRowIndex::full) d.b_rows = detail::DeviceBuffer<std::int32_t>(list.b_rows);
-  if (index == BRowIndex::compact && !list.b_rows.empty()) {
-    // Base = the tile's smallest B row; b_row_index() guaranteed every offset fits below 0xFFFF.
-    std::vector<std::int32_t> base(static_cast<std::size_t>(list.tiles()), 0);
-    std::vector<std::uint16_t> offsets(list.b_rows.size(), 0xFFFF);
-    for (std::size_t t = 0; t < base.size(); ++t) {
-      std::int32_t lo = INT32_MAX;
-      for (int j = 0; j < kTileCols; ++j) {
-        const std::int32_t k = list.b_rows[t * kTileCols + static_cast<std::size_t>(j)];
-        if (k >= 0 && k < lo) lo = k;
-      }
-      base[t] = lo == INT32_MAX ? 0 : lo;
-      for (int j = 0; j < kTileCols; ++j) {
-        const std::int32_t k = list.b_rows[t * kTileCols + static_cast<std::size_t>(j)];
-        if (k >= 0) offsets[t * kTileCols + static_cast<std::size_t>(j)] = static_cast<std::uint16_t>(k - base[t]);
-      }
-    }
-    d.b_base = detail::DeviceBuffer<std::int32_t>(base);
-    d.b_offsets = detail::DeviceBuffer<std::uint16_t>(offsets);
-  }
+
   d.tiles = list.tiles();
   return d;
 }
@@ -93,8 +74,7 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
   // Refuse a matrix that cannot fit before allocating any of it (an allocation failing halfway would also be
   // reported, but as a bare out-of-memory error).
   const std::int64_t all_tiles = host.sparse24.tiles() + host.dense.tiles();
-  const std::int64_t index_per_tile =
-      index == BRowIndex::implicit ? 0 : (index == BRowIndex::compact ? kCompactIndexBytesPerTile : kFullIndexBytesPerTile);
+  const std::int64_t index_per_tile = index == BRowIndex::implicit ? 0 : kFullIndexBytesPerTile;
   const std::int64_t listed = host.census().total_bytes();
   const std::int64_t needed =
       listed + (with_merged_dense ? all_tiles * (kDenseTileValues * 2 + 4 + index_per_tile) + host.dense.row_ptr.size() * 4 : 0);

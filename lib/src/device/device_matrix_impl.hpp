@@ -14,17 +14,14 @@ struct DeviceTileList {
   detail::DeviceBuffer<std::int32_t> col_idx;
   detail::DeviceBuffer<std::uint16_t> values;
   detail::DeviceBuffer<std::uint32_t> metadata;
-  detail::DeviceBuffer<std::int32_t> b_rows;      // full B-row indices: 32 per tile
-  detail::DeviceBuffer<std::int32_t> b_base;      // compact B-row indices: one base per tile ...
-  detail::DeviceBuffer<std::uint16_t> b_offsets;  // ... and 32 offsets per tile (0xFFFF = padding)
+  detail::DeviceBuffer<std::int32_t> b_rows;  // gathered layouts: 32 B rows per tile
   std::int64_t tiles = 0;
 
   kernels::TileListView view() const {
-    return {row_ptr.get(), col_idx.get(), values.get(), metadata.get(), b_rows.get(), b_base.get(), b_offsets.get()};
+    return {row_ptr.get(), col_idx.get(), values.get(), metadata.get(), b_rows.get()};
   }
   std::int64_t bytes() const {
-    return std::int64_t(row_ptr.bytes() + col_idx.bytes() + values.bytes() + metadata.bytes() + b_rows.bytes() +
-                        b_base.bytes() + b_offsets.bytes());
+    return std::int64_t(row_ptr.bytes() + col_idx.bytes() + values.bytes() + metadata.bytes() + b_rows.bytes());
   }
 };
 

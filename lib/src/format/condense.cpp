@@ -109,7 +109,7 @@ void assign_slots(TileLayout layout, std::uint16_t rows_mask, BandScratch& s) {
     std::sort(s.natural.begin(), s.natural.end(), [&](std::int32_t x, std::int32_t y) {
       return s.column_of_local[static_cast<std::size_t>(x)] < s.column_of_local[static_cast<std::size_t>(y)];
     });
-    s.packer.pack(s.masks.data(), columns, rows_mask, s.slots, s.natural.data(), s.column_of_local.data());
+    s.packer.pack(s.masks.data(), columns, rows_mask, s.slots, s.natural.data());
     const std::int32_t tiles = static_cast<std::int32_t>(s.slots.size() / kTileCols);
     s.tile_keys.resize(static_cast<std::size_t>(tiles));
     for (std::int32_t t = 0; t < tiles; ++t) s.tile_keys[static_cast<std::size_t>(t)] = t;

@@ -2,10 +2,6 @@
 #include "format/pack24.hpp"
 
 #include <algorithm>
-#include <climits>
-#include <utility>
-
-#include "bcsr24/bcsr24_matrix.hpp"
 
 #include "bcsr24/tile_layout.hpp"
 
@@ -45,27 +41,13 @@ std::int32_t BandPacker::compliant_tiles(const std::uint16_t* masks, const std::
   return compliant;
 }
 
-bool BandPacker::spans_fit(const std::vector<std::int32_t>& slots, const std::int32_t* column_of) {
-  for (std::size_t t = 0; t < slots.size() / kTileCols; ++t) {
-    std::int32_t lo = INT32_MAX, hi = -1;
-    for (int j = 0; j < kTileCols; ++j) {
-      const std::int32_t local = slots[t * kTileCols + static_cast<std::size_t>(j)];
-      if (local < 0) continue;
-      lo = std::min(lo, column_of[local]);
-      hi = std::max(hi, column_of[local]);
-    }
-    if (hi >= 0 && hi - lo > kCompactIndexSpan) return false;
-  }
-  return true;
-}
-
 void BandPacker::pack(const std::uint16_t* masks, std::int32_t columns, std::uint16_t rows_mask,
-                      std::vector<std::int32_t>& slots, const std::int32_t* natural, const std::int32_t* column_of) {
+                      std::vector<std::int32_t>& slots, const std::int32_t* natural) {
   first_fit_decreasing(masks, columns, rows_mask, slots);
   if (!natural || columns == 0) return;
   const std::int32_t tiles = (columns + kTileCols - 1) / kTileCols;
   // Candidates beside band-wide first fit: the matrix's own order, and first fit inside each window of 32
-  // consecutive columns of that order (whose tiles span few columns, so their B-row indices can stay compact).
+  // consecutive columns of that order.
   natural_slots_.assign(static_cast<std::size_t>(tiles) * kTileCols, -1);
   std::copy(natural, natural + columns, natural_slots_.begin());
   window_slots_.assign(natural_slots_.size(), -1);
@@ -79,13 +61,10 @@ void BandPacker::pack(const std::uint16_t* masks, std::int32_t columns, std::uin
       window_slots_[static_cast<std::size_t>(first) + static_cast<std::size_t>(j)] = q >= 0 ? natural[first + q] : -1;
     }
   }
-  // Most 2:4 tiles first; among equals, tiles whose indices can be compact.
-  const auto score = [&](const std::vector<std::int32_t>& candidate) {
-    return std::pair<std::int32_t, bool>(compliant_tiles(masks, candidate), column_of && spans_fit(candidate, column_of));
-  };
-  auto best = score(slots);
+  // The arrangement with the most 2:4 tiles; band-wide first fit on ties.
+  std::int32_t best = compliant_tiles(masks, slots);
   for (std::vector<std::int32_t>* candidate : {&window_slots_, &natural_slots_}) {
-    const auto s = score(*candidate);
+    const std::int32_t s = compliant_tiles(masks, *candidate);
     if (s > best) {
       best = s;
       slots.swap(*candidate);

@@ -18,11 +18,10 @@ namespace bcsr24::detail {
 /// path-compressed "next open group" array), and each column looks at no more than kSearchGroups open groups,
 /// so a band costs O(columns x kSearchGroups) at worst.
 ///
-/// First fit decreasing does not see structure that the matrix's own column order already has (a band whose
-/// aligned tiles are all 2:4 by construction, say), and band-wide first fit puts far-apart columns into one tile,
-/// whose B-row indices then cannot be compact (16-bit offsets). Given the matrix's column order, the packer also
-/// scores that order as it is and first fit inside each window of 32 consecutive columns of it, and keeps the
-/// arrangement with the most 2:4 tiles; among equals, one whose tiles span at most kCompactIndexSpan columns.
+/// First fit decreasing over the whole band does not see structure that the matrix's own column order already
+/// has (a band whose aligned tiles are all 2:4 by construction, say). Given that order, the packer also scores it
+/// as it is, and first fit inside each window of 32 consecutive columns of it, and keeps the arrangement with
+/// the most 2:4 tiles.
 class BandPacker {
  public:
   static constexpr int kSearchGroups = 64;
@@ -30,13 +29,9 @@ class BandPacker {
   /// masks[c]: bit r set when row r of the band has a nonzero in local column c (0 <= c < columns).
   /// rows_mask: the bits of the band's existing rows. On return slots holds ceil(columns / 32) * 32 entries:
   /// the local column in each slot, or -1 for an empty (padding) slot.
-  /// natural: optional, the local columns in the matrix's column order (columns entries); column_of: optional,
-  /// the column of A of each local column (for the span of each tile).
+  /// natural: optional, the local columns in the matrix's column order (columns entries).
   void pack(const std::uint16_t* masks, std::int32_t columns, std::uint16_t rows_mask, std::vector<std::int32_t>& slots,
-            const std::int32_t* natural = nullptr, const std::int32_t* column_of = nullptr);
-
-  /// True when every tile of `slots` spans at most kCompactIndexSpan columns of A.
-  static bool spans_fit(const std::vector<std::int32_t>& slots, const std::int32_t* column_of);
+            const std::int32_t* natural = nullptr);
 
   /// Tiles of `slots` (32 slots each, -1 = empty) in which no row has more than 2 nonzeros in a 4-slot group.
   static std::int32_t compliant_tiles(const std::uint16_t* masks, const std::vector<std::int32_t>& slots);

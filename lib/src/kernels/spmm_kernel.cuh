@@ -201,15 +201,7 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
     return __shfl_sync(0xffffffffu, chunk_col, i - chunk_base);
   };
   auto slot_row = [&](std::int32_t i) -> std::int32_t {  // B row of tile column `lane` of the warp's tile i
-    if (i >= count) return -1;
-    const std::size_t tile = std::size_t(first + i * stride);
-    if constexpr (kRows == kCompactRows) {
-      // Two independent loads (a broadcast and 64 coalesced bytes), no longer a chain than the full form.
-      const std::uint16_t offset = list.b_offsets[tile * kTileCols + lane];
-      return offset == 0xFFFFu ? -1 : list.b_base[tile] + std::int32_t(offset);
-    } else {
-      return list.b_rows[tile * kTileCols + lane];
-    }
+    return i < count ? list.b_rows[std::size_t(first + i * stride) * kTileCols + lane] : -1;
   };
   if constexpr (kStages == 1) {
     // Baseline: load, wait, compute, one tile at a time.

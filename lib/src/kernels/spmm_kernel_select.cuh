@@ -1,6 +1,5 @@
 // Picks the instantiation of the SpMM kernel template for a rung, slice width, output type and B-row index kind.
-// Each kind's instantiations are compiled in a translation unit of their own (spmm_kernels_{aligned,compact,
-// full}.cu) so a parallel build compiles them at the same time.
+// Each kind's instantiations are compiled in a translation unit of their own (spmm_kernels_{aligned,full}.cu) so a parallel build compiles them at the same time.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -22,7 +21,6 @@ struct KernelChoice {
 };
 
 KernelChoice choose_aligned_kernel(KernelKind kind, int slice_width, OutputType out);
-KernelChoice choose_compact_kernel(KernelKind kind, int slice_width, OutputType out);
 KernelChoice choose_full_kernel(KernelKind kind, int slice_width, OutputType out);
 
 template <int kSliceWidth, int kRows, typename OutT>

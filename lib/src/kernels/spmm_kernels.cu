@@ -1,4 +1,4 @@
-// Configures and launches the SpMM kernel chosen for a plan (instantiations: spmm_kernels_{aligned,compact,full}.cu).
+// Configures and launches the SpMM kernel chosen for a plan (instantiations: spmm_kernels_{aligned,full}.cu).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -21,7 +21,6 @@ namespace {
 KernelChoice choose(KernelKind kind, int slice_width, OutputType out, BRowIndex index) {
   switch (index) {
     case BRowIndex::implicit: return choose_aligned_kernel(kind, slice_width, out);
-    case BRowIndex::compact: return choose_compact_kernel(kind, slice_width, out);
     case BRowIndex::full: return choose_full_kernel(kind, slice_width, out);
   }
   throw InvalidArgument("unknown B-row index kind");

@@ -15,9 +15,7 @@ struct TileListView {
   const std::int32_t* col_idx = nullptr;
   const std::uint16_t* values = nullptr;    // fp16 bits, 512 (dense) or 256 (2:4) per tile
   const std::uint32_t* metadata = nullptr;  // 2:4 list only: 16 words per tile
-  const std::int32_t* b_rows = nullptr;     // full B-row indices: 32 B rows per tile (-1 = padding column)
-  const std::int32_t* b_base = nullptr;     // compact B-row indices: row = b_base[t] + b_offsets[32 t + j] ...
-  const std::uint16_t* b_offsets = nullptr; // ... (offset 0xFFFF = padding column)
+  const std::int32_t* b_rows = nullptr;     // gathered layouts: 32 B rows per tile (-1 = padding column)
 };
 
 /// What one block needs to know about its tile row, in one aligned 32-byte load: the row and the tile
@@ -53,7 +51,7 @@ struct SpmmParams {
 int slice_width_for(std::int32_t n);
 
 /// How a kernel instantiation finds B rows (BRowIndex as a template argument).
-inline constexpr int kImplicitRows = 0, kCompactRows = 1, kFullRows = 2;
+inline constexpr int kImplicitRows = 0, kFullRows = 1;
 
 /// Sets the kernel attributes (dynamic shared memory) once per plan; returns the dynamic shared bytes.
 int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index);
