@@ -187,21 +187,7 @@ TEST_CASE("the census counts 128 index bytes per gathered tile and none for alig
 }
 
 TEST_CASE("a band whose column set exceeds 2^16 is condensed and multiplied correctly", "[layout]") {
-  // Row 5 touches 70,000 columns; the other rows a few. One band therefore has > 65,536 distinct columns.
-  const std::int32_t cols = 70003;
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
-  for (std::int32_t c = 0; c < 70000; ++c) {
-    ri.push_back(5);
-    ci.push_back(c + 3);
-    vi.push_back(1.0 / (1.0 + c % 97));
-  }
-  for (std::int32_t r = 0; r < 40; ++r) {
-    ri.push_back(r);
-    ci.push_back((r * 7919) % cols);
-    vi.push_back(0.5 + r);
-  }
-  const CsrMatrix a = csr_from_triplets(40, cols, ri, ci, vi);
+  const CsrMatrix a = test::wide_band_csr();
   const Bcsr24Matrix m = convert_with(a, TileLayout::condensed, Reordering::none);
   REQUIRE(band_distinct_columns(a, m)[0] > 65536);
   REQUIRE(tiles_in_band(m.sparse24, 0) + tiles_in_band(m.dense, 0) == (band_distinct_columns(a, m)[0] + 31) / 32);

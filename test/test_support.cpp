@@ -91,4 +91,21 @@ CsrMatrix scattered_csr(std::int32_t rows, std::int32_t cols, int per_row, std::
   return csr_from_triplets(rows, cols, ri, ci, vi);
 }
 
+CsrMatrix wide_band_csr() {
+  const std::int32_t cols = 70003;
+  std::vector<std::int32_t> ri, ci;
+  std::vector<double> vi;
+  for (std::int32_t c = 0; c < 70000; ++c) {
+    ri.push_back(5);
+    ci.push_back(c + 3);
+    vi.push_back(1.0 / (1.0 + c % 97));
+  }
+  for (std::int32_t r = 0; r < 40; ++r) {
+    ri.push_back(r);
+    ci.push_back((r * 7919) % cols);
+    vi.push_back(0.5 + r);
+  }
+  return csr_from_triplets(40, cols, ri, ci, vi);
+}
+
 }  // namespace bcsr24::test

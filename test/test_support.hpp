@@ -28,6 +28,10 @@ Eigen::SparseMatrix<double, Eigen::RowMajor> to_eigen(const CsrMatrix& a);
 /// [-1, 1)), rows r with r % 7 == 3 left empty, columns c with c % 5 == 2 never used.
 CsrMatrix scattered_csr(std::int32_t rows, std::int32_t cols, int per_row, std::uint64_t seed);
 
+/// 40 x 70,003 matrix whose row 5 touches 70,000 columns (the other rows one each): its first 16-row band has
+/// more than 2^16 distinct columns.
+CsrMatrix wide_band_csr();
+
 /// Random fp16 matrix rows x cols (row-major, ld = cols), values uniform in [-1, 1) rounded to fp16.
 std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std::uint64_t seed);
 

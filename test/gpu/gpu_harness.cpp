@@ -1,6 +1,8 @@
 // GPU test harness: run one kernel on poisoned output, compare with Eigen's float64 product element-wise.
 #include "gpu/gpu_harness.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <cmath>
 #include <limits>
 #include <random>
@@ -119,6 +121,14 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
     for (std::int64_t j = n; j < ldc; ++j)
       if (!std::isnan(out.c[std::size_t(i) * ldc + j])) ++out.violations;
   return out;
+}
+
+void require_pass(const GpuCheck& r) {
+  INFO("checked " << r.checked << " outputs, violations " << r.violations << ", max error/bound " << r.max_ratio
+                  << ", relative error " << r.rel_error);
+  REQUIRE(r.checked > 0);
+  REQUIRE(r.violations == 0);
+  REQUIRE(r.output_norm > 0.0);
 }
 
 }  // namespace bcsr24::test

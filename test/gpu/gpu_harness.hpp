@@ -35,4 +35,7 @@ struct GpuCheck {
 GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
                        const GpuCase& cfg);
 
+/// Catch2 checks of a GpuCheck: outputs were compared, none was outside its bound, and C is not all zero.
+void require_pass(const GpuCheck& r);
+
 }  // namespace bcsr24::test

@@ -14,6 +14,7 @@
 
 using namespace bcsr24;
 using bcsr24::test::GpuCase;
+using bcsr24::test::require_pass;
 using bcsr24::test::run_and_check;
 
 namespace {
@@ -32,13 +33,6 @@ std::vector<ConvertOptions> all_policies() {
   return out;
 }
 
-void require_pass(const test::GpuCheck& r) {
-  INFO("checked " << r.checked << " outputs, violations " << r.violations << ", max error/bound " << r.max_ratio
-                  << ", relative error " << r.rel_error);
-  REQUIRE(r.checked > 0);
-  REQUIRE(r.violations == 0);
-  REQUIRE(r.output_norm > 0.0);
-}
 
 std::string describe(const Bcsr24Matrix& host) {
   const TileCensus c = host.census();
@@ -120,20 +114,7 @@ TEST_CASE("tiles whose B rows lie far apart (more than 2^16 columns) and close t
 }
 
 TEST_CASE("a band with more than 2^16 distinct columns", "[gpu][layout]") {
-  const std::int32_t cols = 70003;
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
-  for (std::int32_t c = 0; c < 70000; ++c) {
-    ri.push_back(5);
-    ci.push_back(c + 3);
-    vi.push_back(1.0 / (1.0 + c % 97));
-  }
-  for (std::int32_t r = 0; r < 40; ++r) {
-    ri.push_back(r);
-    ci.push_back((r * 7919) % cols);
-    vi.push_back(0.5 + r);
-  }
-  const CsrMatrix a = csr_from_triplets(40, cols, ri, ci, vi);
+  const CsrMatrix a = test::wide_band_csr();
   const Bcsr24Matrix host = convert_to_bcsr24(a, policy(TileLayout::condensed, Reordering::none));
   REQUIRE(host.census().stored_tiles() > 65536 / 32);
   const DeviceMatrix dev(host, true);

@@ -15,6 +15,7 @@
 
 using namespace bcsr24;
 using bcsr24::test::GpuCase;
+using bcsr24::test::require_pass;
 using bcsr24::test::run_and_check;
 
 namespace {
@@ -50,13 +51,6 @@ CsrMatrix xdys(std::int32_t rows, std::int32_t cols, double d, double s, std::ui
   return generate_xdys(spec);
 }
 
-void require_pass(const test::GpuCheck& r) {
-  INFO("checked " << r.checked << " outputs, violations " << r.violations << ", max error/bound " << r.max_ratio
-                  << ", relative error " << r.rel_error);
-  REQUIRE(r.checked > 0);
-  REQUIRE(r.violations == 0);
-  REQUIRE(r.output_norm > 0.0);
-}
 
 }  // namespace
 

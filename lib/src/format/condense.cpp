@@ -267,15 +267,7 @@ Bcsr24Matrix build_band_layout(const CsrMatrix& a, const BandLayoutRequest& requ
                          " tiles of a " + std::to_string(a.rows) + " x " + std::to_string(a.cols) + " matrix with " +
                          std::to_string(a.nnz()) + " entries");
   }
-  for (const ChunkPart& p : parts) {
-    out.scaling.subnormal_count += p.subnormal;
-    out.scaling.flushed_count += p.flushed;
-    out.sparse24_nnz += p.sparse24.nnz;
-    out.dense_nnz += p.dense.nnz;
-  }
-  out.nnz = out.sparse24_nnz + out.dense_nnz;
-  out.sparse24 = assemble_list(parts, &ChunkPart::sparse24, out.tile_rows, true);
-  out.dense = assemble_list(parts, &ChunkPart::dense, out.tile_rows, false);
+  assemble_lists(parts, out);
   if (reordered) {
     out.row_order.assign(static_cast<std::size_t>(out.tile_rows) * kTileRows, -1);
     std::copy(request.order->begin(), request.order->end(), out.row_order.begin());

@@ -230,15 +230,7 @@ Bcsr24Matrix convert_aligned(const CsrMatrix& a, const std::vector<std::int32_t>
                          " x " + std::to_string(a.cols) + " matrix with " + std::to_string(a.nnz()) +
                          " entries (each stored 16x32 tile takes up to 1 KiB)");
   }
-  for (const ChunkPart& p : parts) {
-    out.scaling.subnormal_count += p.subnormal;
-    out.scaling.flushed_count += p.flushed;
-    out.sparse24_nnz += p.sparse24.nnz;
-    out.dense_nnz += p.dense.nnz;
-  }
-  out.nnz = out.sparse24_nnz + out.dense_nnz;
-  out.sparse24 = detail::assemble_list(parts, &ChunkPart::sparse24, out.tile_rows, true);
-  out.dense = detail::assemble_list(parts, &ChunkPart::dense, out.tile_rows, false);
+  detail::assemble_lists(parts, out);
   return out;
 }
 
@@ -384,6 +376,18 @@ Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options
 }
 
 namespace detail {
+
+void assemble_lists(std::vector<ChunkPart>& parts, Bcsr24Matrix& out) {
+  for (const ChunkPart& p : parts) {
+    out.scaling.subnormal_count += p.subnormal;
+    out.scaling.flushed_count += p.flushed;
+    out.sparse24_nnz += p.sparse24.nnz;
+    out.dense_nnz += p.dense.nnz;
+  }
+  out.nnz = out.sparse24_nnz + out.dense_nnz;
+  out.sparse24 = assemble_list(parts, &ChunkPart::sparse24, out.tile_rows, true);
+  out.dense = assemble_list(parts, &ChunkPart::dense, out.tile_rows, false);
+}
 
 TileList assemble_list(std::vector<ChunkPart>& parts, ListPart ChunkPart::*which, std::int32_t tile_rows,
                        bool with_metadata) {

@@ -97,5 +97,7 @@ void run_chunks(int chunks, const Fn& fn) {
 /// Concatenates the chunks' parts of one list into a TileList with a global row_ptr (releases the parts).
 TileList assemble_list(std::vector<ChunkPart>& parts, ListPart ChunkPart::*which, std::int32_t tile_rows,
                        bool with_metadata);
+/// Both lists of `out` (tile_rows set) from the parts, plus the nonzero counts and the fp16 rounding counts.
+void assemble_lists(std::vector<ChunkPart>& parts, Bcsr24Matrix& out);
 
 }  // namespace bcsr24::detail
