@@ -22,7 +22,8 @@ struct ConvertOptions {
   int threads = 0;
   /// Tile layout; automatic (the default) stores whichever of aligned and condensed takes fewer bytes.
   TileLayout layout = TileLayout::automatic;
-  /// Row ordering before tiling; automatic (the default) uses RCM when it gives fewer condensed tiles.
+  /// Row ordering before tiling; automatic (the default) computes RCM unless the file order's aligned tiles already
+  /// hold >= 256 nonzeros each, and uses it when it saves more than 5% of the tiles of the layout in question.
   Reordering reorder = Reordering::automatic;
 };
 
