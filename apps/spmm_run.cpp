@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <random>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -81,6 +82,7 @@ struct Options {
   int cpu_reps = 1;
   bool check = true;
   double check_limit_gib = 4.0;
+  std::int32_t check_rows = 4096;  ///< rows sampled when the full reference would exceed check_limit_gib
   std::string scaling = "auto";
   std::string layout = "auto";   ///< --layout aligned|condensed|auto
   std::string reorder = "auto";  ///< --reorder none|rcm|auto
@@ -146,6 +148,11 @@ void add_options(CLI::App& app, Options& options) {
   app.add_flag("--check,!--no-check", options.check,
                "Compare every kernel with an fp64 Eigen product of the original matrix (default on; skipped with "
                "a message when the dense reference would exceed --check-limit-gib)");
+  app.add_option("--check-rows", options.check_rows,
+                 "When the full fp64 reference would exceed --check-limit-gib, check this many rows drawn at "
+                 "random (seeded by --seed) instead, and say so")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--check-limit-gib", options.check_limit_gib, "Host memory the reference check may use, GiB")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -522,7 +529,9 @@ struct ErrorExpectation {
 };
 
 struct Reference {
-  std::vector<double> c;  ///< alpha * A * B + beta * C0 in fp64, rows x n row-major
+  std::vector<double> c;  ///< alpha * A * B + beta * C0 in fp64, rows x n row-major (rows: all, or `rows`)
+  std::vector<std::int32_t> rows;  ///< the sampled rows of C, ascending; empty = every row
+  std::int32_t n = 0;
   double norm = 0.0;      ///< ||c||_F
   ErrorExpectation f32_output, f16_output;
   double seconds = 0.0;
@@ -552,14 +561,48 @@ double fp16_stored_value(double value, std::int32_t exponent) {
 /// error takes the storage error exactly, d_ik = fl16(a_ik) - a_ik, and the other roundings as independent:
 ///   (alpha (D B)_ij)^2 + alpha^2 sum_k k_i u32^2 a_ik^2 b_kj^2 + (u_out^2 / 3) cref_ij^2.
 /// Every term is a sparse product with per-entry weights, so the figures cost three more products.
+/// The rows `rows` (ascending) of `a`, as a matrix of rows.size() rows.
+bcsr24::CsrMatrix csr_rows(const bcsr24::CsrMatrix& a, const std::vector<std::int32_t>& rows) {
+  bcsr24::CsrMatrix out;
+  out.rows = static_cast<std::int32_t>(rows.size());
+  out.cols = a.cols;
+  out.row_ptr.assign(rows.size() + 1, 0);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::int32_t begin = a.row_ptr[rows[i]], end = a.row_ptr[rows[i] + 1];
+    out.col_idx.insert(out.col_idx.end(), a.col_idx.begin() + begin, a.col_idx.begin() + end);
+    out.values.insert(out.values.end(), a.values.begin() + begin, a.values.begin() + end);
+    out.row_ptr[i + 1] = static_cast<std::int32_t>(out.col_idx.size());
+  }
+  return out;
+}
+
+/// `count` distinct rows of 0 .. rows-1 drawn uniformly (seeded), ascending.
+std::vector<std::int32_t> sample_rows(std::int32_t rows, std::int32_t count, std::uint64_t seed) {
+  std::vector<std::int32_t> all(static_cast<std::size_t>(rows));
+  for (std::int32_t i = 0; i < rows; ++i) all[static_cast<std::size_t>(i)] = i;
+  std::mt19937_64 rng(seed ^ 0x5eed5a3b1eULL);
+  const std::int32_t take = std::min(rows, count);
+  for (std::int32_t i = 0; i < take; ++i)  // partial Fisher-Yates
+    std::swap(all[static_cast<std::size_t>(i)],
+              all[static_cast<std::size_t>(i + std::int32_t(rng() % std::uint64_t(rows - i)))]);
+  all.resize(static_cast<std::size_t>(take));
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+/// sample: the rows of C to compute (ascending), or empty for all of them.
 Reference compute_reference(const LoadedMatrix& loaded, std::int32_t n, const std::vector<bcsr24::fp16_t>& b,
-                            const std::vector<bcsr24::fp16_t>& c0, double alpha, double beta, bool show_progress) {
+                            const std::vector<bcsr24::fp16_t>& c0, double alpha, double beta, bool show_progress,
+                            std::vector<std::int32_t> sample = {}) {
   constexpr double kAccumulationRoundoff = 0x1p-23;
-  const bcsr24::CsrMatrix& a = loaded.reference_csr;
+  const bcsr24::CsrMatrix sampled = sample.empty() ? bcsr24::CsrMatrix{} : csr_rows(loaded.reference_csr, sample);
+  const bcsr24::CsrMatrix& a = sample.empty() ? loaded.reference_csr : sampled;
   const std::int32_t exponent = loaded.bcsr.scaling.exponent;
   ProgressLine progress(show_progress, "fp64 reference product");
   Stopwatch watch;
   Reference reference;
+  reference.n = n;
+  reference.rows = std::move(sample);
   reference.c.assign(static_cast<std::size_t>(a.rows) * n, 0.0);
 
   std::vector<double> bound_weights(a.values.size()), storage_deltas(a.values.size()),
@@ -599,8 +642,9 @@ Reference compute_reference(const LoadedMatrix& loaded, std::int32_t n, const st
     for (std::int32_t r = 0; r < count; ++r) {
       for (std::int32_t j = 0; j < n; ++j) {
         const std::int64_t index = (std::int64_t(row0) + r) * n + j;
+        const std::int64_t c_row = reference.rows.empty() ? std::int64_t(row0) + r : reference.rows[row0 + r];
         double& value = reference.c[index];
-        const double c0_value = beta != 0.0 ? double(bcsr24::fp16_to_float(c0[index])) : 0.0;
+        const double c0_value = beta != 0.0 ? double(bcsr24::fp16_to_float(c0[c_row * n + j])) : 0.0;
         value += beta * c0_value;
         const double magnitude = std::abs(value);
         const double bound = std::abs(alpha) * bound_product(r, j) +
@@ -628,12 +672,15 @@ Reference compute_reference(const LoadedMatrix& loaded, std::int32_t n, const st
   return reference;
 }
 
-/// ||C - Cref||_F / ||Cref||_F; an absolute norm when Cref is zero. NaN anywhere in C gives NaN.
+/// ||C - Cref||_F / ||Cref||_F over the reference's rows (all, or the sample); an absolute norm when Cref is
+/// zero. NaN anywhere in those rows of C gives NaN. value_at(i) reads element i of C (row-major, ld = n).
 template <typename ValueAt>
 double relative_error(const Reference& reference, ValueAt value_at) {
   double diff_sq = 0.0;
+  const std::size_t n = static_cast<std::size_t>(reference.n);
   for (std::size_t i = 0; i < reference.c.size(); ++i) {
-    const double diff = value_at(i) - reference.c[i];
+    const std::size_t c_index = reference.rows.empty() ? i : std::size_t(reference.rows[i / n]) * n + i % n;
+    const double diff = value_at(c_index) - reference.c[i];
     diff_sq += diff * diff;
   }
   return std::sqrt(diff_sq) / (reference.norm > 0.0 ? reference.norm : 1.0);
@@ -1044,12 +1091,28 @@ int run(const Options& options) {
     const double needed = reference_check_bytes(loaded.bcsr.rows, loaded.bcsr.cols, inputs.n,
                                                 loaded.reference_csr.nnz());
     const double limit = options.check_limit_gib * 1024.0 * 1024.0 * 1024.0;
+    std::vector<std::int32_t> sample;
+    double sampled_needed = 0.0;
     if (needed > limit) {
-      check["skipped_reason"] = "the fp64 reference needs " + human_bytes(needed) + ", over --check-limit-gib " +
+      // Too big for the whole product: check a random sample of rows instead of nothing, and say so.
+      sample = sample_rows(loaded.bcsr.rows, options.check_rows, options.seed);
+      std::int64_t sample_nnz = 0;
+      for (const std::int32_t row : sample) sample_nnz += loaded.reference_csr.row_ptr[row + 1] - loaded.reference_csr.row_ptr[row];
+      sampled_needed = reference_check_bytes(std::int64_t(sample.size()), loaded.bcsr.cols, inputs.n, sample_nnz);
+      check["full_reference_bytes"] = needed;
+    }
+    if (needed > limit && sampled_needed > limit) {
+      check["skipped_reason"] = "the fp64 reference needs " + human_bytes(needed) + " (" + human_bytes(sampled_needed) +
+                                " for " + std::to_string(sample.size()) + " sampled rows), over --check-limit-gib " +
                                 format("%g", options.check_limit_gib);
     } else {
+      if (!sample.empty()) {
+        check["sampled_rows"] = static_cast<std::int64_t>(sample.size());
+        check["sample_reason"] = "the full fp64 reference needs " + human_bytes(needed) + ", over --check-limit-gib " +
+                                 format("%g", options.check_limit_gib);
+      }
       reference = compute_reference(loaded, inputs.n, inputs.b, inputs.c0, options.alpha, options.beta,
-                                    show_progress);
+                                    show_progress, std::move(sample));
       check["reference_s"] = reference->seconds;
       check["f32_output"] = {{"expected_rel_error", reference->f32_output.typical},
                              {"rel_error_bound", reference->f32_output.bound}};
@@ -1065,8 +1128,12 @@ int run(const Options& options) {
     else if (!reference)
       std::cout << "skipped: " << check["skipped_reason"].get<std::string>() << "\n";
     else
-      std::cout << "fp64 Eigen product of the " << check["reference"].get<std::string>() << " ("
-                << format("%.2f s", reference->seconds) << ")\n            fp16-derived relative error: typical "
+      std::cout << "fp64 Eigen product of the " << check["reference"].get<std::string>()
+                << (check.contains("sampled_rows")
+                        ? ", " + std::to_string(check["sampled_rows"].get<std::int64_t>()) + " rows sampled at random (" +
+                              check["sample_reason"].get<std::string>() + ")"
+                        : std::string())
+                << " (" << format("%.2f s", reference->seconds) << ")\n            fp16-derived relative error: typical "
                 << format("%.1e", reference->expectation(options.fp16_out && device.available).typical)
                 << ", bound " << format("%.1e", reference->expectation(options.fp16_out && device.available).bound)
                 << "; a kernel fails above " << format("%.0e", kFailRelativeError) << "\n";

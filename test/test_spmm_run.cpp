@@ -342,6 +342,29 @@ TEST_CASE("spmm_run --layout and --reorder: every policy is checked, reported an
   CHECK(bad.exit_code == 2);
 }
 
+TEST_CASE("spmm_run checks a random sample of rows when the full reference exceeds the memory limit", "[app]") {
+  TempDir dir;
+  const std::string matrix = std::string(BCSR24_TEST_DATA_DIR) + "/xdys_1000x1000_2d3s.mtx";
+  // 1.3 MiB for the full reference against a limit of 0.5 MiB: 100 rows are checked instead, with beta != 0 so
+  // that C0 has to be taken from the sampled rows too.
+  const json sampled = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --n 13 --beta 0.5 --check-limit-gib 0.0005 --check-rows 100"));
+  CHECK(sampled.at("check").at("sampled_rows") == 100);
+  CHECK(sampled.at("check").at("full_reference_bytes").get<double>() > 0.0005 * 1024 * 1024 * 1024);
+  CHECK(sampled.at("check").at("sample_reason").get<std::string>().find("--check-limit-gib") != std::string::npos);
+  check_cpu_result(sampled);
+  // The same product checked in full gives an error of the same size (the sample is of the same population).
+  const json full = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --n 13 --beta 0.5"));
+  CHECK_FALSE(full.at("check").contains("sampled_rows"));
+  check_cpu_result(full);
+  const double sampled_error = sampled.at("results").at(0).at("rel_error").get<double>();
+  const double full_error = full.at("results").at(0).at("rel_error").get<double>();
+  CHECK(sampled_error < 3.0 * full_error);
+  CHECK(sampled_error > full_error / 3.0);
+  // A limit that even the sample exceeds skips the check and says why.
+  const json skipped = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --n 13 --check-limit-gib 0.0000001"));
+  CHECK(skipped.at("check").at("skipped_reason").get<std::string>().find("sampled rows") != std::string::npos);
+}
+
 TEST_CASE("spmm_run generates synthetic XdYs matrices", "[app]") {
   TempDir dir;
   SECTION("only 2:4 tiles") {
