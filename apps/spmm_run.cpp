@@ -370,15 +370,19 @@ json layout_json(const bcsr24::LayoutReport& r, const bcsr24::TileCensus& after)
 
 LoadedMatrix load_matrix(const Options& options, bool show_progress) {
   LoadedMatrix loaded;
-  if (!options.mesh_spec.empty()) {
-    const bcsr24::MeshSpec spec = bcsr24::parse_mesh_spec(options.mesh_spec);
-    loaded.name = bcsr24::mesh_name(spec);
+  // Synthetic sources: name the matrix, then generate it with a progress line and a timing.
+  const auto generate = [&](std::string name, const auto& generator) {
+    loaded.name = std::move(name);
     loaded.source = "synthetic";
     ProgressLine progress(show_progress, "generating " + loaded.name);
     Stopwatch watch;
-    loaded.reference_csr = bcsr24::generate_mesh_matrix(spec);
+    loaded.reference_csr = generator();
     loaded.preprocessing_json["generate_s"] = watch.seconds();
     progress.done(watch.seconds());
+  };
+  if (!options.mesh_spec.empty()) {
+    const bcsr24::MeshSpec spec = bcsr24::parse_mesh_spec(options.mesh_spec);
+    generate(bcsr24::mesh_name(spec), [&] { return bcsr24::generate_mesh_matrix(spec); });
     loaded.matrix_json = {{"mesh", options.mesh_spec}, {"dofs_per_node", spec.dofs_per_node},
                           {"stencil", spec.stencil},
                           {"node_order", spec.order == bcsr24::NodeOrder::random ? "random" : "lexicographic"}};
@@ -387,13 +391,7 @@ LoadedMatrix load_matrix(const Options& options, bool show_progress) {
     bcsr24::parse_xdys_name(options.xdys_name, spec.dense_percent, spec.sparse24_percent);
     spec.rows = spec.cols = options.xdys_size;
     spec.seed = options.seed;
-    loaded.name = options.xdys_name + "_" + std::to_string(options.xdys_size);
-    loaded.source = "synthetic";
-    ProgressLine progress(show_progress, "generating " + loaded.name);
-    Stopwatch watch;
-    loaded.reference_csr = bcsr24::generate_xdys(spec);
-    loaded.preprocessing_json["generate_s"] = watch.seconds();
-    progress.done(watch.seconds());
+    generate(options.xdys_name + "_" + std::to_string(options.xdys_size), [&] { return bcsr24::generate_xdys(spec); });
     loaded.matrix_json = {{"xdys", options.xdys_name}, {"dense_percent", spec.dense_percent},
                           {"sparse24_percent", spec.sparse24_percent}};
   } else {

@@ -437,9 +437,6 @@ TEST_CASE("version 2 round-trips layout, reordering, row_order and b_rows bit-ex
   rows_only.row_order = reversed_row_order(base);
   rows_only.reordering = Reordering::rcm;
   samples.push_back(rows_only);
-  Bcsr24Matrix one_list = base;  // only one list gathered
-  one_list.dense.b_rows = implicit_b_rows(one_list.dense, one_list.cols);
-  samples.push_back(one_list);
   Bcsr24Matrix condensed_empty;  // condensed, no tiles at all: b_rows may be empty
   condensed_empty.rows = 20;
   condensed_empty.cols = 40;
@@ -681,5 +678,12 @@ TEST_CASE("save refuses inconsistent layout fields", "[serialize]") {
   CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
   a = base;
   a.layout = TileLayout::condensed;  // without b_rows
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+  a = base;  // one list gathered, the other (non-empty) not: the kernels read both lists one way
+  a.dense.b_rows = implicit_b_rows(a.dense, a.cols);
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+  a = base;  // a row order that is not a permutation
+  a.row_order.assign(std::size_t(a.tile_rows) * 16, -1);
+  for (std::int32_t i = 0; i < a.rows; ++i) a.row_order[std::size_t(i)] = 0;
   CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
 }

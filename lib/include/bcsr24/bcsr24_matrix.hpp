@@ -37,8 +37,6 @@ const char* reordering_name(Reordering reordering) noexcept;
 TileLayout layout_from_name(const std::string& name);
 Reordering reordering_from_name(const std::string& name);
 
-/// Index bytes of one B-row slot as the host stores it (b_rows).
-inline constexpr int kBRowIndexBytes = 4;
 /// Index bytes per gathered tile as the kernels read them: 32 int32 B rows. (A compact form, one int32 base and
 /// 32 uint16 offsets, was built and measured slower on the H100: docs/PERFORMANCE.md.)
 inline constexpr int kFullIndexBytesPerTile = kTileCols * 4;

@@ -14,6 +14,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/serialize.hpp"
 #include "bcsr24/tile_layout.hpp"
+#include "format/layout_check.hpp"
 
 namespace bcsr24 {
 
@@ -84,26 +85,7 @@ void check_host_matrix(const Bcsr24Matrix& m) {
   };
   check_list(m.sparse24, "2:4", kSparseTileValues, kSparseTileMetaWords);
   check_list(m.dense, "dense", kDenseTileValues, 0);
-  // Gathered layouts: 32 B rows per tile, each a column of A or -1; a row order maps every row exactly once.
-  const bool gathered = m.gathered();
-  for (const TileList* list : {&m.sparse24, &m.dense}) {
-    if (gathered && list->tiles() > 0 && list->b_rows.size() != std::size_t(list->tiles()) * kTileCols)
-      throw InvalidArgument(where + "B-row indices of a gathered tile list are inconsistent");
-    for (const std::int32_t k : list->b_rows)
-      if (k < -1 || k >= m.cols) throw InvalidArgument(where + "B-row index " + std::to_string(k) + " out of range");
-  }
-  if (!m.row_order.empty()) {
-    if (m.row_order.size() != std::size_t(m.tile_rows) * kTileRows)
-      throw InvalidArgument(where + "row order has the wrong length");
-    std::vector<bool> seen(static_cast<std::size_t>(m.rows), false);
-    for (const std::int32_t r : m.row_order) {
-      if (r < -1 || r >= m.rows || (r >= 0 && seen[static_cast<std::size_t>(r)]))
-        throw InvalidArgument(where + "row order is not a permutation (entry " + std::to_string(r) + ")");
-      if (r >= 0) seen[static_cast<std::size_t>(r)] = true;
-    }
-    if (std::find(seen.begin(), seen.end(), false) != seen.end())
-      throw InvalidArgument(where + "row order misses a row");
-  }
+  if (const std::string problem = detail::layout_problem(m); !problem.empty()) throw InvalidArgument(where + problem);
 }
 
 bool has_b24_extension(const std::string& path) {

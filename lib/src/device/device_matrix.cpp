@@ -8,6 +8,7 @@
 #include "bcsr24/error.hpp"
 #include "device/cuda_check.hpp"
 #include "device/device_matrix_impl.hpp"
+#include "format/layout_check.hpp"
 
 namespace bcsr24 {
 
@@ -61,14 +62,9 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
       host.sparse24.metadata.size() != std::size_t(host.sparse24.tiles()) * kSparseTileMetaWords ||
       host.dense.values.size() != std::size_t(host.dense.tiles()) * kDenseTileValues)
     throw InvalidArgument("host matrix tile lists are inconsistent (values or metadata size)");
-  const bool gathered = host.gathered();
+  if (const std::string problem = detail::layout_problem(host); !problem.empty())
+    throw InvalidArgument("DeviceMatrix: " + problem);
   const BRowIndex index = host.b_row_index();
-  for (const TileList* list : {&host.sparse24, &host.dense})
-    if (gathered && list->tiles() > 0 && list->b_rows.size() != std::size_t(list->tiles()) * kTileCols)
-      throw InvalidArgument("host matrix tile lists are inconsistent (B-row indices of a gathered layout)");
-  if (!host.row_order.empty() && host.row_order.size() != std::size_t(host.tile_rows) * kTileRows)
-    throw InvalidArgument("host matrix row order has " + std::to_string(host.row_order.size()) + " entries, expected " +
-                          std::to_string(std::int64_t(host.tile_rows) * kTileRows));
   Impl& d = *impl_;
   BCSR24_CUDA_CHECK(cudaGetDevice(&d.device));
   // Refuse a matrix that cannot fit before allocating any of it (an allocation failing halfway would also be

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bcsr24/error.hpp"
+#include "bcsr24/reorder.hpp"
 #include "format/pack24.hpp"
 
 namespace bcsr24::detail {
@@ -248,11 +249,8 @@ Bcsr24Matrix build_band_layout(const CsrMatrix& a, const BandLayoutRequest& requ
   out.layout = request.layout;
   out.reordering = reordered ? Reordering::rcm : Reordering::none;
 
-  std::vector<std::int32_t> inverse;
-  if (request.permute_columns) {
-    inverse.assign(static_cast<std::size_t>(a.cols), 0);
-    for (std::int32_t i = 0; i < a.cols; ++i) inverse[static_cast<std::size_t>((*request.order)[static_cast<std::size_t>(i)])] = i;
-  }
+  const std::vector<std::int32_t> inverse =
+      request.permute_columns ? inverse_permutation(*request.order) : std::vector<std::int32_t>{};
   const BuildContext ctx{a, request, RowMap{request.order, a.rows}, ColumnKey{request.permute_columns ? &inverse : nullptr},
                          store, request.layout == TileLayout::condensed || request.permute_columns};
   const int chunks = thread_count(a, request, out.tile_rows);
@@ -277,11 +275,8 @@ Bcsr24Matrix build_band_layout(const CsrMatrix& a, const BandLayoutRequest& requ
 
 std::int64_t count_band_tiles(const CsrMatrix& a, const BandLayoutRequest& request) {
   const bool reordered = request.order && !request.order->empty();
-  std::vector<std::int32_t> inverse;
-  if (request.permute_columns && reordered) {
-    inverse.assign(static_cast<std::size_t>(a.cols), 0);
-    for (std::int32_t i = 0; i < a.cols; ++i) inverse[static_cast<std::size_t>((*request.order)[static_cast<std::size_t>(i)])] = i;
-  }
+  const std::vector<std::int32_t> inverse =
+      request.permute_columns && reordered ? inverse_permutation(*request.order) : std::vector<std::int32_t>{};
   const RowMap row_of{request.order, a.rows};
   const ColumnKey key{inverse.empty() ? nullptr : &inverse};
   const std::int32_t bands = ceil_div(a.rows, kTileRows);

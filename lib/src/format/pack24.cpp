@@ -46,6 +46,8 @@ void BandPacker::pack(const std::uint16_t* masks, std::int32_t columns, std::uin
   first_fit_decreasing(masks, columns, rows_mask, slots);
   if (!natural || columns == 0) return;
   const std::int32_t tiles = (columns + kTileCols - 1) / kTileCols;
+  std::int32_t best = compliant_tiles(masks, slots);
+  if (best == tiles) return;  // every tile 2:4 already: nothing to gain
   // Candidates beside band-wide first fit: the matrix's own order, and first fit inside each window of 32
   // consecutive columns of that order.
   natural_slots_.assign(static_cast<std::size_t>(tiles) * kTileCols, -1);
@@ -62,7 +64,6 @@ void BandPacker::pack(const std::uint16_t* masks, std::int32_t columns, std::uin
     }
   }
   // The arrangement with the most 2:4 tiles; band-wide first fit on ties.
-  std::int32_t best = compliant_tiles(masks, slots);
   for (std::vector<std::int32_t>* candidate : {&window_slots_, &natural_slots_}) {
     const std::int32_t s = compliant_tiles(masks, *candidate);
     if (s > best) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bcsr24/error.hpp"
+#include "format/layout_check.hpp"
 #include "format/tile_codec.hpp"
 
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
@@ -227,44 +228,6 @@ void check_lists_disjoint(const std::string& path, const Bcsr24Matrix& a) {
   }
 }
 
-/// The row map: stored rows < rows hold a permutation of the original rows 0..rows-1, the padding rows of the
-/// last band (stored rows >= rows) hold -1.
-void check_row_order(const std::string& path, const Bcsr24Matrix& a) {
-  if (a.row_order.empty()) return;
-  const auto fail = [&](const std::string& why) { throw FileFormatError(path + ": row_order: " + why); };
-  std::vector<std::int32_t> stored_at(at(a.rows), -1);
-  for (std::size_t i = 0; i < a.row_order.size(); ++i) {
-    const std::int32_t v = a.row_order[i];
-    if (v < -1 || v >= a.rows)
-      fail("entry " + std::to_string(i) + " is " + std::to_string(v) + ", outside [-1, " + std::to_string(a.rows) +
-           ")");
-    if (i >= at(a.rows)) {
-      if (v != -1)
-        fail("stored row " + std::to_string(i) + " is a padding row (rows = " + std::to_string(a.rows) +
-             ") but maps to original row " + std::to_string(v) + "; expected -1");
-      continue;
-    }
-    if (v == -1)
-      fail("stored row " + std::to_string(i) + " lies inside the matrix (rows = " + std::to_string(a.rows) +
-           ") but is marked as padding (-1)");
-    if (stored_at[at(v)] >= 0)
-      fail("original row " + std::to_string(v) + " appears twice (stored rows " + std::to_string(stored_at[at(v)]) +
-           " and " + std::to_string(i) + "): not a permutation");
-    stored_at[at(v)] = static_cast<std::int32_t>(i);
-  }
-  // rows entries in [0, rows), no duplicate: every original row appears exactly once.
-}
-
-void check_b_rows(const std::string& path, const Bcsr24Matrix& a, const TileList& list, const char* name) {
-  for (std::size_t k = 0; k < list.b_rows.size(); ++k) {
-    const std::int32_t v = list.b_rows[k];
-    if (v < -1 || v >= a.cols)
-      throw FileFormatError(path + ": " + name + " list: b_rows entry " + std::to_string(k) + " (tile " +
-                            std::to_string(k / kTileCols) + ", column " + std::to_string(k % kTileCols) + ") is " +
-                            std::to_string(v) + ", outside [-1, " + std::to_string(a.cols) + ")");
-  }
-}
-
 /// Values must be finite, metadata nibbles valid, and the padding of tiles zero (kernels may multiply it).
 /// Padding: rows >= rows in the last tile row; columns >= cols in the last tile column (lists without
 /// b_rows) or columns whose b_rows entry is -1 (gathered lists).
@@ -325,10 +288,8 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
     throw InvalidArgument("save_bcsr24: the matrix's reordering must be none or rcm (not automatic)");
   check_list_sizes(a.sparse24, a.tile_rows, kSparseTileValues, kSparseTileMetaWords, a.layout, "2:4");
   check_list_sizes(a.dense, a.tile_rows, kDenseTileValues, 0, a.layout, "dense");
-  if (!a.row_order.empty() && a.row_order.size() != static_cast<std::size_t>(a.tile_rows) * kTileRows)
-    throw InvalidArgument("save_bcsr24: row_order has " + std::to_string(a.row_order.size()) +
-                          " entries; expected 0 or 16 per tile row (" +
-                          std::to_string(static_cast<std::int64_t>(a.tile_rows) * kTileRows) + ")");
+  if (const std::string problem = detail::layout_problem(a); !problem.empty())
+    throw InvalidArgument("save_bcsr24: " + problem);
 
   Writer w(path);
   w.bytes(kMagic, sizeof kMagic, false);
@@ -540,9 +501,8 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
   a.dense.b_rows = r.array<std::int32_t>(h.dense_b_rows_count);
   if (r.offset() != bytes.size() - kTrailerBytes) fail("internal error: payload size mismatch");
 
-  check_row_order(path, a);
-  check_b_rows(path, a, a.sparse24, "2:4");
-  check_b_rows(path, a, a.dense, "dense");
+  if (const std::string problem = detail::layout_problem(a); !problem.empty())
+    throw FileFormatError(path + ": " + problem);
   check_row_ptr(path, a.sparse24, "2:4");
   check_row_ptr(path, a.dense, "dense");
   check_col_idx(path, a, a.sparse24, "2:4");
