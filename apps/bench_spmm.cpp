@@ -83,7 +83,7 @@ Timing summarize(std::vector<double> ms) {
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_spmm: time bcsr24's kernels against cuSPARSE and cuBLAS on one matrix"};
-  std::string matrix_path, xdys_name, mesh_text, name, n_list = "8,32,128", methods_text = "all", csv_path;
+  std::string matrix_path, xdys_name, mesh_text, graph_text, name, n_list = "8,32,128", methods_text = "all", csv_path;
   std::string layout_text = "auto", reorder_text = "auto";
   std::int32_t size = 16384;
   std::uint64_t seed = 1;
@@ -94,13 +94,17 @@ int main(int argc, char** argv) {
   app.add_option("--mesh", mesh_text, "3-D mesh matrix, NXxNYxNZ[,dofs=D][,stencil=7|27][,order=lex|random][,seed=S]")
       ->excludes(src)
       ->excludes(xdys);
+  app.add_option("--graph", graph_text,
+                 "random-graph matrix (scattered, no block structure): ROWS[,cols=C][,degree=D][,power][,seed=S]")
+      ->excludes(src)
+      ->excludes(xdys);
   app.add_option("--size", size, "rows = cols of the synthetic matrix")->capture_default_str();
   app.add_option("--seed", seed, "seed for the synthetic matrix and B")->capture_default_str();
   app.add_option("--name", name, "label in the output (default: file stem or xdys name)");
   app.add_option("--n", n_list, "comma-separated widths of B")->capture_default_str();
   app.add_option("--methods", methods_text,
-                 "comma list of dense_bt,dense_pipelined,split_pipelined,cusparse_csr_f16,cusparse_csr_f32,"
-                 "cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense, or all")
+                 "comma list of auto,split_pipelined,csr_cuda_cores,dense_bt,dense_pipelined,split_aligned,"
+                 "cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense, or all")
       ->capture_default_str();
   app.add_option("--layout", layout_text, "tile layout of bcsr24's kernels: aligned, condensed or auto")
       ->capture_default_str()
@@ -121,8 +125,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_spmm: no usable GPU: %s\n", dev_info.reason.c_str());
       return 1;
     }
-    if (matrix_path.empty() && xdys_name.empty() && mesh_text.empty())
-      throw InvalidArgument("give --matrix FILE, --xdys NAME or --mesh SPEC");
+    if (matrix_path.empty() && xdys_name.empty() && mesh_text.empty() && graph_text.empty())
+      throw InvalidArgument("give --matrix FILE, --xdys NAME, --mesh SPEC or --graph SPEC");
     if (reps < 1) throw InvalidArgument("--reps must be >= 1");
 
     const auto t0 = std::chrono::steady_clock::now();
@@ -130,6 +134,10 @@ int main(int argc, char** argv) {
     if (!matrix_path.empty()) {
       csr = read_matrix_market(matrix_path);
       if (name.empty()) name = std::filesystem::path(matrix_path).stem().string();
+    } else if (!graph_text.empty()) {
+      const RandomGraphSpec spec = parse_random_graph_spec(graph_text);
+      csr = generate_random_graph(spec);
+      if (name.empty()) name = random_graph_name(spec);
     } else if (!mesh_text.empty()) {
       const MeshSpec spec = parse_mesh_spec(mesh_text);
       csr = generate_mesh_matrix(spec);
@@ -154,14 +162,17 @@ int main(int argc, char** argv) {
     // split_aligned: the default kernel on the thesis layout (aligned tiles, file order), timed in the same run
     // as the chosen layout so the two compare directly; listed only when the chosen layout differs.
     std::vector<std::string> methods = methods_text == "all"
-        ? std::vector<std::string>{"dense_bt", "dense_pipelined", "split_pipelined", "split_aligned",
+        ? std::vector<std::string>{"auto", "split_pipelined", "csr_cuda_cores", "dense_bt", "dense_pipelined", "split_aligned",
                                    "cusparse_csr_f16", "cusparse_csr_f32", "cusparse_bsr16_f16", "cusparse_bsr16_f32",
                                    "cublas_dense"}
         : split(methods_text);
     if (chosen_is_thesis_layout)
       methods.erase(std::remove(methods.begin(), methods.end(), "split_aligned"), methods.end());
-    bool need_merged = false;
-    for (const auto& m : methods) need_merged |= (m == "dense_bt" || m == "dense_pipelined");
+    UploadOptions upload;
+    for (const auto& m : methods) {
+      upload.merged_dense |= (m == "dense_bt" || m == "dense_pipelined");
+      if (m == "csr_cuda_cores") upload.csr = CsrCopy::all;
+    }
 
     std::printf("device: %s (sm_%d, %d SMs, L2 %lld MiB)\n", dev_info.name.c_str(), dev_info.compute_capability,
                 dev_info.multiprocessors, static_cast<long long>(dev_info.l2_bytes >> 20));
@@ -192,7 +203,7 @@ int main(int argc, char** argv) {
       thesis_dev = std::make_unique<DeviceMatrix>(*thesis_host, false);
     }
 
-    DeviceMatrix dev(host, need_merged);
+    DeviceMatrix dev(host, upload);
     std::size_t free_bytes = 0, total_bytes = 0;
     cuda_ok(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     bench::Baselines baselines(csr, std::int64_t(free_bytes / 4), std::int64_t(free_bytes / 4));
@@ -253,8 +264,17 @@ int main(int argc, char** argv) {
           run = [&, n](cudaStream_t s) {
             plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
           };
-        } else if (method == "dense_bt" || method == "dense_pipelined" || method == "split_pipelined") {
+        } else if (method == "dense_bt" || method == "dense_pipelined" || method == "split_pipelined" ||
+                   method == "csr_cuda_cores" || method == "auto") {
           plan = std::make_unique<SpmmPlan>(dev, n, kernel_from_name(method));
+          if (method == "auto") {
+            const PlanReport& r = plan->report();
+            const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
+            std::printf("| %d | plan | %d bands on tiles, %d on CSR: nonzeros %.1f%% 2:4 tiles, %.1f%% dense tiles, "
+                        "%.1f%% CSR; %s | | | | | | | |\n",
+                        n, r.tile_bands, r.csr_bands, 100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz,
+                        100.0 * r.csr_nnz / nnz, r.reason.c_str());
+          }
           run = [&, n](cudaStream_t s) {
             plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
           };

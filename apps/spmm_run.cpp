@@ -76,7 +76,7 @@ struct Options {
   std::int32_t xdys_size = 16384;
   std::int32_t nmult = 0;  ///< 0 = not given
   std::int32_t width = 0;  ///< --n; 0 = not given
-  std::string kernel = "split_pipelined";
+  std::string kernel = "auto";
   int reps = 20;
   int warmup = 5;
   int cpu_reps = 1;
@@ -133,7 +133,9 @@ void add_options(CLI::App& app, Options& options) {
       ->check(CLI::PositiveNumber)
       ->excludes(nmult);
   app.add_option("--kernel", options.kernel,
-                 "GPU kernel to run; split_pipelined (2:4 tiles on mma.sp, dense tiles on mma.sync) is the fastest")
+                 "GPU kernel to run: auto puts each 16-row band on tensor-core tiles (split_pipelined: 2:4 tiles on "
+                 "mma.sp, dense tiles on mma.sync) or on CUDA-core CSR (csr_cuda_cores), whichever the cost model "
+                 "predicts faster; dense_bt and dense_pipelined are the thesis's ladder; all runs each")
       ->capture_default_str()
       ->check(CLI::IsMember(kernel_choices()));
   app.add_option("--reps", options.reps, "Timed repetitions per kernel (median, min and max are reported)")
@@ -734,6 +736,46 @@ json result_json(const std::string& kernel, const std::string& device, const Tim
   return result;
 }
 
+/// The plan: how the bands and their nonzeros and bytes are split between tiles and CSR.
+json plan_json(const bcsr24::PlanReport& plan) {
+  const double nnz = double(plan.sparse24_nnz + plan.dense_nnz + plan.csr_nnz);
+  const double bytes = double(plan.sparse24_bytes + plan.dense_bytes + plan.csr_bytes);
+  auto share = [](double part, double whole) { return whole > 0 ? part / whole : 0.0; };
+  return {{"tile_bands", plan.tile_bands},
+          {"csr_bands", plan.csr_bands},
+          {"sparse24_tiles", plan.sparse24_tiles},
+          {"dense_tiles", plan.dense_tiles},
+          {"sparse24_nnz", plan.sparse24_nnz},
+          {"dense_nnz", plan.dense_nnz},
+          {"csr_nnz", plan.csr_nnz},
+          {"nnz_share", {{"sparse24", share(double(plan.sparse24_nnz), nnz)},
+                         {"dense", share(double(plan.dense_nnz), nnz)},
+                         {"csr", share(double(plan.csr_nnz), nnz)}}},
+          {"sparse24_bytes", plan.sparse24_bytes},
+          {"dense_bytes", plan.dense_bytes},
+          {"csr_bytes", plan.csr_bytes},
+          {"bytes_share", {{"sparse24", share(double(plan.sparse24_bytes), bytes)},
+                           {"dense", share(double(plan.dense_bytes), bytes)},
+                           {"csr", share(double(plan.csr_bytes), bytes)}}},
+          {"csr_long_rows", plan.csr_long_rows},
+          {"csr_shape", {{"chunks", plan.csr_chunks}, {"nz_lanes", plan.csr_nz_lanes}}},
+          {"predicted_ms", plan.predicted_us >= 0 ? json(plan.predicted_us * 1e-3) : json(nullptr)},
+          {"tiles_only_predicted_ms", plan.tiles_only_us * 1e-3},
+          {"csr_only_predicted_ms", plan.csr_only_us >= 0 ? json(plan.csr_only_us * 1e-3) : json(nullptr)},
+          {"reason", plan.reason}};
+}
+
+/// "plan" lines of one kernel: where its nonzeros and bytes go.
+void print_plan(const std::string& kernel, const json& plan) {
+  auto pct = [](const json& v) { return format("%.1f%%", 100.0 * v.get<double>()); };
+  std::cout << "plan        " << kernel << ": " << plan["tile_bands"] << " bands on tiles, " << plan["csr_bands"]
+            << " on CSR (" << plan["reason"].get<std::string>() << ")\n"
+            << "            nonzeros: 2:4 tiles " << pct(plan["nnz_share"]["sparse24"]) << ", dense tiles "
+            << pct(plan["nnz_share"]["dense"]) << ", CSR " << pct(plan["nnz_share"]["csr"]) << "; bytes of A: 2:4 tiles "
+            << pct(plan["bytes_share"]["sparse24"]) << ", dense tiles " << pct(plan["bytes_share"]["dense"])
+            << ", CSR " << pct(plan["bytes_share"]["csr"]) << "\n";
+}
+
 bool result_failed(const json& result) {
   if (result.value("rel_error_not_finite", false)) return true;
   return result["rel_error"].is_number() && !(result["rel_error"].get<double>() <= kFailRelativeError);
@@ -904,11 +946,12 @@ std::vector<json> run_gpu_kernels(const Options& options, const LoadedMatrix& lo
   std::vector<bcsr24::KernelKind> kernels;
   if (options.kernel == "all") kernels = bcsr24::all_kernels();
   else kernels.push_back(bcsr24::kernel_from_name(options.kernel));
-  const bool needs_merged_dense = std::any_of(kernels.begin(), kernels.end(), [](bcsr24::KernelKind kind) {
-    return kind != bcsr24::KernelKind::split_pipelined;
-  });
+  auto wanted = [&](bcsr24::KernelKind kind) { return std::find(kernels.begin(), kernels.end(), kind) != kernels.end(); };
+  bcsr24::UploadOptions upload;
+  upload.merged_dense = wanted(bcsr24::KernelKind::dense_bt) || wanted(bcsr24::KernelKind::dense_pipelined);
+  upload.csr = wanted(bcsr24::KernelKind::csr_cuda_cores) ? bcsr24::CsrCopy::all : bcsr24::CsrCopy::candidates;
 
-  const bcsr24::DeviceMatrix device_matrix(loaded.bcsr, needs_merged_dense);
+  const bcsr24::DeviceMatrix device_matrix(loaded.bcsr, upload);
   DeviceBuffer b_device(inputs.b.size() * sizeof(bcsr24::fp16_t));
   SPMM_RUN_CUDA(cudaMemcpy(b_device.get(), inputs.b.data(), b_device.bytes(), cudaMemcpyHostToDevice));
   DeviceBuffer c_device(c_count * c_element);
@@ -971,8 +1014,15 @@ std::vector<json> run_gpu_kernels(const Options& options, const LoadedMatrix& lo
         options.warmup, options.reps, l2_flush ? &*l2_flush : nullptr, stream.get());
     results.push_back(result_json(bcsr24::kernel_name(kind), "gpu", summarize(milliseconds), cost, true, rel_error,
                                   reference ? &reference->expectation(fp16_out) : nullptr));
+    results.back()["plan"] = plan_json(plan.report());
     if (!options.json_output) print_result(results.back());
   }
+  if (!options.json_output)
+    for (const json& result : results)
+      if (result["kernel"] == "auto") {
+        std::cout << "\n";
+        print_plan("auto", result["plan"]);
+      }
   return results;
 }
 

@@ -3,7 +3,7 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench layout sweep solver"   which steps to run (default: all)
+#   STEPS="build test sanitize bench csr layout sweep solver"   which steps to run (default: all)
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
 #                                libcli11-dev, nlohmann-json3-dev, zlib1g-dev), for machines without apt
 #   BENCH_MATRICES="10d0s 0d10s 5d5s"  BENCH_SIZE=16384  BENCH_N=8,32,128  BENCH_REPS=20
@@ -13,7 +13,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench layout sweep solver}
+steps=${STEPS:-build test sanitize bench csr layout sweep solver}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -59,6 +59,30 @@ if has bench; then
   done
 fi
 
+if has csr; then
+  # The CUDA-core CSR path alone against cuSPARSE CSR, and auto (the cost model's plan) against both, on
+  # scattered matrices (random graphs, uniform and power-law row lengths; the scattered SuiteSparse ones) and a
+  # randomly numbered mesh, n = 1 .. 256. These runs also calibrate lib/src/device/cost_model.cpp.
+  echo "== CSR path and auto plans"
+  rm -f "$out/csr.csv"
+  cn=${CSR_N:-1,8,16,32,64,128,256}
+  methods=auto,split_pipelined,csr_cuda_cores,cusparse_csr_f16,cusparse_csr_f32
+  for spec in ${CSR_GRAPHS:-1000000,degree=8 1000000,degree=16,power 200000,degree=4}; do
+    "$build/apps/bench_spmm" --graph "$spec" --n "$cn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
+      --csv "$out/csr.csv" 2>&1 | tee -a "$out/csr.log" | grep -E "^(matrix|tiles)|plan|split|csr|auto"
+  done
+  for spec in ${CSR_MESHES:-40x40x40,dofs=3,order=random}; do
+    "$build/apps/bench_spmm" --mesh "$spec" --n "$cn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
+      --csv "$out/csr.csv" 2>&1 | tee -a "$out/csr.log" | grep -E "^(matrix|tiles)|plan|split|csr|auto"
+  done
+  for m in ${CSR_MATRICES:-Andrews memplus delaunay_n14 ca-GrQc rajat01}; do
+    f="$shared/suitesparse/$m.mtx"
+    [[ -f "$f" ]] || { echo "missing $f"; continue; }
+    "$build/apps/bench_spmm" --matrix "$f" --n "$cn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
+      --csv "$out/csr.csv" 2>&1 | tee -a "$out/csr.log" | grep -E "^(matrix|tiles)|plan|split|csr|auto"
+  done
+fi
+
 if has layout; then
   # The tile layouts (issue: reordering, condensing, 2:4 packing): the default (auto) layout against the thesis
   # layout (split_aligned) and cuSPARSE, on 3-D meshes in both node orders and on scattered real matrices.
@@ -79,11 +103,11 @@ if has layout; then
 fi
 
 if has sweep; then
-  # Every real matrix with >= 50,000 nonzeros plus the thesis's synthetic set, n = 8..128.
+  # Every real matrix with >= 10,000 nonzeros plus the thesis's synthetic set, n = 8..128.
   echo "== sweep"
   plot=()
   python3 -c 'import matplotlib' 2>/dev/null || plot=(--no-plot)
-  python3 scripts/sweep.py --matrix-dir "$shared/suitesparse" --all-in-dir --min-nnz 50000 --synthetic \
+  python3 scripts/sweep.py --matrix-dir "$shared/suitesparse" --all-in-dir --min-nnz 10000 --synthetic \
     --n 8,16,32,64,128 --bench "$build/apps/bench_spmm" --out "$out/sweep" "${plot[@]}" 2>&1 | tail -n 20
 fi
 

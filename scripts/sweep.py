@@ -8,6 +8,11 @@ Examples:
   scripts/sweep.py --mesh 30x30x30,dofs=3,order=random --out mesh              # one 3-D mesh matrix
   scripts/sweep.py --matrix-dir ~/ss --all-in-dir --min-nnz 200000 --out all   # every .mtx in a folder
 Run it again with the same --out to finish an interrupted sweep: (matrix, n) pairs already in the CSV are skipped.
+
+A matrix bench_spmm refuses (it exits with 'bench_spmm: error: ...', e.g. a complex-valued file) does not stop the
+sweep: it is listed in skipped.tsv next to the CSV (matrix, the widths without rows, the first line of the error),
+which plot_sweep.py copies into summary.md, and the sweep goes on. Timeouts and crashes are listed there too, but also
+make the sweep exit with status 1. A later run retries what skipped.tsv lists and drops what then succeeds.
 """
 
 import argparse
@@ -16,6 +21,7 @@ import gzip
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +39,9 @@ CSV_COLUMNS = ["matrix", "rows", "cols", "nnz", "n", "method", "median_ms", "min
                "tflops_useful", "bandwidth_gbs", "floor_fraction", "rel_error", "dense_tiles", "sparse24_tiles",
                "zero_tiles", "sparse24_share", "device", "layout"]
 MATRIX_SUFFIXES = (".mtx", ".mtx.gz")
+SKIPPED_COLUMNS = ["matrix", "widths", "reason"]
+# How bench_spmm reports an input it refuses (exit status 1); any other failure is a crash or a timeout.
+BENCH_ERROR_PREFIX = "bench_spmm: error:"
 
 
 class Job:
@@ -42,6 +51,58 @@ class Job:
         self.key = key                  # name in the CSV's matrix column
         self.source_args = source_args  # ["--matrix", path], ["--xdys", name, "--size", size] or ["--mesh", spec]
         self.widths = widths
+
+
+class JobResult:
+    """How one bench_spmm run ended: status 'ok', 'refused' (bench_spmm reported an error about the input and exited
+    with status 1) or 'failed' (timeout, crash, any other exit); the reason (for skipped.tsv) and the widths that
+    have no rows after it."""
+
+    def __init__(self, status, reason, rows, missing_widths):
+        self.status = status
+        self.reason = reason
+        self.rows = rows
+        self.missing_widths = missing_widths
+
+
+class SkipList:
+    """skipped.tsv: matrix -> (widths without rows, reason) from the latest run that tried them. Widths a later run
+    measures leave the list; a matrix leaves it when none are left. The file is absent when nothing is skipped."""
+
+    def __init__(self, path):
+        self.path = path
+        self.entries = {}
+        if path.exists():
+            with open(path, newline="") as handle:
+                for row in csv.DictReader(handle, delimiter="\t"):
+                    self.entries[row["matrix"]] = (set(parse_widths(row["widths"])), row["reason"])
+
+    def record(self, key, widths, reason):
+        """The matrix has no rows for `widths` because of `reason` (widths listed earlier stay listed)."""
+        old_widths, _ = self.entries.get(key, (set(), ""))
+        self.entries[key] = (old_widths | set(widths), reason)
+
+    def clear(self, key, widths):
+        """The matrix now has rows for `widths`."""
+        if key not in self.entries:
+            return
+        old_widths, reason = self.entries[key]
+        left = old_widths - set(widths)
+        if left:
+            self.entries[key] = (left, reason)
+        else:
+            del self.entries[key]
+
+    def save(self):
+        """Writes the list (after every job, so that an interrupted sweep keeps it); removes the file when empty."""
+        if not self.entries:
+            self.path.unlink(missing_ok=True)
+            return
+        with open(self.path, "w", newline="") as handle:
+            writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+            writer.writerow(SKIPPED_COLUMNS)
+            for key, (widths, reason) in self.entries.items():
+                writer.writerow([key, ",".join(map(str, sorted(widths))), reason])
 
 
 def parse_widths(text):
@@ -120,8 +181,9 @@ def find_matrix_file(directory, name, group=None):
 
 
 def header_nnz_estimate(path):
-    """Nonzeros from the Matrix Market size line without reading the body; symmetric files count twice
-    (an upper estimate: the diagonal is not doubled)."""
+    """Nonzeros from the Matrix Market size line without reading the body. Symmetric, skew-symmetric and hermitian
+    files store one triangle, so their entries count twice: an upper estimate, since the diagonal is not mirrored
+    (the expanded count is 2 · stored - diagonal). Array files count every entry."""
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", errors="replace") as handle:
         banner = handle.readline().lower()
@@ -154,8 +216,9 @@ def done_pairs(csv_path):
 
 
 def collect_matrices(args):
-    """[(key, source_args)] in the order they will run, and the names that were asked for but not found."""
-    selected, missing = [], []
+    """[(key, source_args)] in the order they will run, the names that were asked for but not found, and
+    [(key, reason)] for files under --all-in-dir whose header cannot be read."""
+    selected, missing, unreadable = [], [], []
     if args.matrix_dir:
         directory = Path(args.matrix_dir).expanduser()
         if not directory.is_dir():
@@ -167,6 +230,7 @@ def collect_matrices(args):
                     nnz = header_nnz_estimate(path)
                 except (OSError, ValueError, IndexError) as error:
                     print(f"  skipping {path}: cannot read its header ({error})")
+                    unreadable.append((matrix_key(path), f"sweep.py: cannot read the Matrix Market header: {error}"))
                     continue
                 if nnz >= args.min_nnz:
                     selected.append((matrix_key(path), ["--matrix", str(path)]))
@@ -191,7 +255,7 @@ def collect_matrices(args):
         key = mesh_name(spec)
         if key not in (k for k, _ in selected):
             selected.append((key, ["--mesh", spec]))
-    return selected, missing
+    return selected, missing, unreadable
 
 
 def default_bench_path():
@@ -203,15 +267,18 @@ def default_bench_path():
 
 
 def merge_rows(job, job_csv, sweep_csv, succeeded):
-    """Appends bench_spmm's rows to the sweep CSV under the job's key. After a failure the last width written
-    may be incomplete, so its rows are dropped and that width is redone by the next run."""
+    """Appends bench_spmm's rows to the sweep CSV under the job's key and returns them. After a failure the last
+    width written may be incomplete (and a crash may cut its last line short), so its rows are dropped and that
+    width is redone by the next run."""
     if not job_csv.exists():
-        return 0
+        return []
     with open(job_csv, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    if not succeeded and rows:
-        last_width = rows[-1]["n"]
-        rows = [row for row in rows if row["n"] != last_width]
+    if not succeeded:
+        rows = [row for row in rows if None not in row.values()]  # a line cut short lacks its last fields
+        if rows:
+            last_width = rows[-1]["n"]
+            rows = [row for row in rows if row["n"] != last_width]
     new_file = not sweep_csv.exists()
     with open(sweep_csv, "a", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, extrasaction="ignore")
@@ -220,27 +287,60 @@ def merge_rows(job, job_csv, sweep_csv, succeeded):
         for row in rows:
             row["matrix"] = job.key
             writer.writerow(row)
-    return len(rows)
+    return rows
+
+
+def exit_description(returncode):
+    """'exit code 2', or 'killed by SIGSEGV' for a negative return code."""
+    if returncode >= 0:
+        return f"exit code {returncode}"
+    try:
+        return f"killed by {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"killed by signal {-returncode}"
+
+
+def classify_run(returncode, stderr_text, timeout):
+    """(status, reason) of a bench_spmm run from its exit (None: timed out) and standard error: the reason is
+    the first line of bench_spmm's error message where it wrote one."""
+    lines = [line.strip() for line in stderr_text.splitlines() if line.strip()]
+    error_line = next((line for line in lines if line.startswith(BENCH_ERROR_PREFIX)), None)
+    if returncode == 0:
+        return "ok", ""
+    if returncode == 1 and error_line:
+        return "refused", error_line
+    how = f"timed out after {timeout:g} s" if returncode is None else exit_description(returncode)
+    first_line = error_line or (lines[0] if lines else None)
+    return "failed", f"{how}: {first_line}" if first_line else how
 
 
 def run_job(job, args, sweep_csv, log_handle):
+    """Runs bench_spmm for the job, appends its rows to the sweep CSV and its output to the log."""
     with tempfile.TemporaryDirectory(prefix="bcsr24_sweep_") as scratch:
         job_csv = Path(scratch) / "rows.csv"
+        stderr_path = Path(scratch) / "stderr.txt"
         command = [args.bench, *job.source_args, "--name", job.key, "--n", ",".join(map(str, job.widths)),
                    "--methods", args.methods, "--reps", str(args.reps), "--warmup", str(args.warmup),
                    "--csv", str(job_csv), *args.bench_arg]
         log_handle.write("$ " + " ".join(command) + "\n")
         log_handle.flush()
-        try:
-            completed = subprocess.run(command, stdout=log_handle, stderr=subprocess.STDOUT,
-                                       timeout=args.timeout, check=False)
-            succeeded, reason = completed.returncode == 0, f"exit code {completed.returncode}"
-        except subprocess.TimeoutExpired:
-            succeeded, reason = False, f"timed out after {args.timeout} s"
-        except OSError as error:
-            raise SystemExit(f"sweep.py: error: cannot run {args.bench}: {error} (give --bench PATH)")
-        rows = merge_rows(job, job_csv, sweep_csv, succeeded)
-        return succeeded, reason, rows
+        # Standard error goes to its own file (then to the log, after standard output) to find the error message.
+        with open(stderr_path, "w+", errors="replace") as stderr_handle:
+            try:
+                returncode = subprocess.run(command, stdout=log_handle, stderr=stderr_handle,
+                                            timeout=args.timeout, check=False).returncode
+            except subprocess.TimeoutExpired:
+                returncode = None
+            except OSError as error:
+                raise SystemExit(f"sweep.py: error: cannot run {args.bench}: {error} (give --bench PATH)")
+            stderr_handle.seek(0)
+            stderr_text = stderr_handle.read()
+        log_handle.write(stderr_text)
+        log_handle.flush()
+        status, reason = classify_run(returncode, stderr_text, args.timeout)
+        rows = merge_rows(job, job_csv, sweep_csv, status == "ok")
+        written = {int(row["n"]) for row in rows}
+        return JobResult(status, reason, len(rows), [n for n in job.widths if n not in written])
 
 
 def main():
@@ -253,8 +353,9 @@ def main():
                              "(default: the thesis's nine, data/suitesparse_thesis.tsv)")
     source.add_argument("--all-in-dir", action="store_true",
                         help="take every .mtx/.mtx.gz under --matrix-dir instead of --list")
-    source.add_argument("--min-nnz", type=int, default=50000,
-                        help="with --all-in-dir: skip matrices with fewer nonzeros (from the header; default 50000)")
+    source.add_argument("--min-nnz", type=int, default=10000,
+                        help="with --all-in-dir: skip matrices with fewer nonzeros (estimated from the header, "
+                             "symmetric files counted twice; default 10000)")
     source.add_argument("--synthetic", action="store_true",
                         help="also run the synthetic XdYs matrices and two 3-D meshes (" + " and ".join(DEFAULT_MESHES)
                         + ")")
@@ -274,7 +375,8 @@ def main():
     bench.add_argument("--bench-arg", action="append", default=[],
                        help="extra argument for bench_spmm, repeatable (e.g. --bench-arg=--no-flush)")
     output = parser.add_argument_group("output")
-    output.add_argument("--out", default="sweep-out", help="folder for sweep.csv, bench.log, summary.md, plots")
+    output.add_argument("--out", default="sweep-out",
+                        help="folder for sweep.csv, skipped.tsv, bench.log, summary.md, plots")
     output.add_argument("--plot-n", type=int, default=128, help="width shown in the per-matrix plots (default 128)")
     output.add_argument("--no-plot", action="store_true", help="do not call plot_sweep.py at the end")
     output.add_argument("--dry-run", action="store_true", help="print what would run, run nothing")
@@ -287,7 +389,7 @@ def main():
     out_dir = Path(args.out)
     sweep_csv = out_dir / "sweep.csv"
 
-    matrices, missing = collect_matrices(args)
+    matrices, missing, unreadable = collect_matrices(args)
     if missing:
         print(f"{len(missing)} matrices of {args.list} are not in {args.matrix_dir}; skipped:")
         for entry in missing:
@@ -310,20 +412,31 @@ def main():
         return 0
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    failures = []
+    skipped = SkipList(out_dir / "skipped.tsv")
+    for key, reason in unreadable:
+        skipped.record(key, widths, reason)
+    skipped.save()
+    refusals, failures = [], []
     with open(out_dir / "bench.log", "a") as log_handle:
         for index, job in enumerate(jobs, 1):
             label = f"[{index}/{len(jobs)}] {job.key} n={','.join(map(str, job.widths))}"
             print(label + " ...", end="", flush=True)
             start = time.monotonic()
-            succeeded, reason, rows = run_job(job, args, sweep_csv, log_handle)
+            result = run_job(job, args, sweep_csv, log_handle)
             elapsed = time.monotonic() - start
-            if succeeded:
-                print(f" {rows} rows, {elapsed:.1f} s")
+            skipped.clear(job.key, [n for n in job.widths if n not in result.missing_widths])
+            if result.status == "ok":
+                print(f" {result.rows} rows, {elapsed:.1f} s")
             else:
-                print(f" FAILED ({reason}; {rows} rows kept; see {out_dir / 'bench.log'})")
-                failures.append((job.key, reason))
+                skipped.record(job.key, result.missing_widths, result.reason)
+                word = "SKIPPED" if result.status == "refused" else "FAILED"
+                print(f" {word} ({result.reason}; {result.rows} rows kept; see {out_dir / 'bench.log'})")
+                (refusals if result.status == "refused" else failures).append((job.key, result.reason))
+            skipped.save()
 
+    if refusals:
+        print(f"{len(refusals)} matrices refused by bench_spmm (listed in {skipped.path}): "
+              + ", ".join(key for key, _ in refusals))
     if failures:
         print(f"{len(failures)} matrices failed: " + ", ".join(f"{key} ({reason})" for key, reason in failures))
     if not args.no_plot and sweep_csv.exists():

@@ -142,3 +142,48 @@ TEST_CASE("parse_xdys_name", "[synthetic]") {
     CHECK_THROWS_AS(parse_xdys_name(bad, d, s), InvalidArgument);
   }
 }
+
+TEST_CASE("random graphs: row lengths, distinct sorted columns, reproducible", "[synthetic]") {
+  RandomGraphSpec spec;
+  spec.rows = 3000;
+  spec.cols = 2500;
+  spec.degree = 7;
+  const CsrMatrix a = generate_random_graph(spec);
+  REQUIRE_NOTHROW(validate_csr(a));  // sorted, distinct, in range
+  CHECK(a.rows == 3000);
+  CHECK(a.cols == 2500);
+  for (std::int32_t r = 0; r < a.rows; ++r) REQUIRE(a.row_ptr[r + 1] - a.row_ptr[r] == 7);
+  for (double v : a.values) REQUIRE((v != 0.0 && v >= -1.0 && v < 1.0));
+  const CsrMatrix again = generate_random_graph(spec);
+  CHECK(again.col_idx == a.col_idx);
+  CHECK(again.values == a.values);
+
+  spec.power_law = true;
+  spec.cols = 0;
+  const CsrMatrix skewed = generate_random_graph(spec);
+  REQUIRE_NOTHROW(validate_csr(skewed));
+  CHECK(skewed.cols == 3000);
+  std::int32_t longest = 0;
+  for (std::int32_t r = 0; r < skewed.rows; ++r) longest = std::max(longest, skewed.row_ptr[r + 1] - skewed.row_ptr[r]);
+  CHECK(longest > 20 * spec.degree);  // Pareto tail: some rows far above the mean
+  const double mean = double(skewed.nnz()) / skewed.rows;
+  CHECK(mean > 0.5 * spec.degree);
+  CHECK(mean < 2.0 * spec.degree);
+}
+
+TEST_CASE("random graph specifications", "[synthetic]") {
+  const RandomGraphSpec s = parse_random_graph_spec("100000,degree=12,power,seed=5");
+  CHECK(s.rows == 100000);
+  CHECK(s.cols == 0);
+  CHECK(s.degree == 12);
+  CHECK(s.power_law);
+  CHECK(s.seed == 5);
+  CHECK(random_graph_name(s) == "graph100000_d12_power");
+  CHECK(random_graph_name(parse_random_graph_spec("50,cols=70")) == "graph50x70_d8");
+  for (const char* bad : {"", "0", "x", "10,degree=0", "10,deg=3", "10,cols=-1", "10,power=1"})
+    CHECK_THROWS_AS(parse_random_graph_spec(bad), InvalidArgument);
+  RandomGraphSpec too_dense;
+  too_dense.rows = 10;
+  too_dense.degree = 11;
+  CHECK_THROWS_AS(generate_random_graph(too_dense), InvalidArgument);
+}

@@ -391,7 +391,7 @@ GpuSystem::GpuSystem(const CsrMatrix& a, const InnerMatrix& inner, int k, int sl
     PlanOptions options;
     options.output = OutputType::f32;
     options.allow_unaligned_b = false;  // P16 rows are inner_k (multiple of 8) fp16 apart: always aligned
-    s.plan = std::make_unique<SpmmPlan>(inner.op->make_plan(k, KernelKind::split_pipelined, options));
+    s.plan = std::make_unique<SpmmPlan>(inner.op->make_plan(k, KernelKind::automatic, options));
     s.p16 = DeviceArray<std::uint16_t>(std::size_t(s.n) * s.inner_k);
     CUDA_OK(cudaMemset(s.p16.get(), 0, s.p16.bytes()));
   } else {

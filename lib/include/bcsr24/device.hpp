@@ -15,11 +15,15 @@ namespace bcsr24 {
 /// A CUDA stream handle (cudaStream_t); nullptr is the legacy default stream.
 using Stream = CUstream_st*;
 
-/// The kernel ladder (docs/KERNELS.md).
+/// The kernels (docs/KERNELS.md): the thesis's ladder of three tile kernels, the CUDA-core CSR path, and the
+/// per-band hybrid of the two that a cost model picks (the default).
 enum class KernelKind {
   dense_bt,         ///< every stored tile as dense, mma.sync m16n8k16, no pipelining (baseline)
   dense_pipelined,  ///< the same with a multi-stage cp.async pipeline
-  split_pipelined,  ///< 2:4 tiles on mma.sp m16n8k32, dense on mma.sync, separate pipelined loops (default)
+  split_pipelined,  ///< 2:4 tiles on mma.sp m16n8k32, dense on mma.sync, separate pipelined loops
+  csr_cuda_cores,   ///< every band as CSR rows on CUDA cores (fp16 values and B, fp32 accumulation)
+  automatic,        ///< each band on split_pipelined's tiles or on CSR, whichever the cost model predicts
+                    ///< faster at the plan's n (default)
 };
 
 const char* kernel_name(KernelKind kind) noexcept;
@@ -40,13 +44,30 @@ struct DeviceInfo {
 /// Never throws; a machine without a driver or device reports available == false.
 DeviceInfo query_device();
 
-/// The matrix uploaded once to the current CUDA device (RAII; move-only). Holds the 2:4 and dense lists and,
-/// when asked for, the merged all-dense list used by the dense kernels.
+/// Which bands a DeviceMatrix also keeps as CSR rows for the CUDA-core path.
+enum class CsrCopy {
+  none,        ///< no CSR rows: automatic plans use tiles only, csr_cuda_cores is refused
+  candidates,  ///< the bands where the cost model predicts CSR faster at some n in 1..256 (default)
+  all,         ///< every band (needed by csr_cuda_cores)
+};
+
+/// What a DeviceMatrix uploads besides the 2:4 and dense tile lists.
+struct UploadOptions {
+  /// Every tile as dense too (needed by dense_bt and dense_pipelined; up to twice the tile memory).
+  bool merged_dense = false;
+  CsrCopy csr = CsrCopy::candidates;
+};
+
+/// The matrix uploaded once to the current CUDA device (RAII; move-only). Holds the 2:4 and dense lists, the
+/// CSR rows of the bands that may run on CUDA cores and, when asked for, the merged all-dense list used by the
+/// dense kernels.
 class DeviceMatrix {
  public:
-  /// @param with_merged_dense also upload every tile as dense (needed by dense_bt / dense_pipelined).
   /// @throw SizeLimitError when the lists do not fit in the device's free memory (checked before allocating);
   ///        CudaError on allocation or copy failure; NotSupported without a device of sm_80 or newer.
+  DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& options);
+  /// The same with {merged_dense = with_merged_dense, csr = with_merged_dense ? all : candidates}: the
+  /// merged list comes with everything every kernel needs.
   explicit DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense = true);
   ~DeviceMatrix();
   DeviceMatrix(DeviceMatrix&&) noexcept;
@@ -58,6 +79,8 @@ class DeviceMatrix {
   std::int32_t cols() const noexcept;
   std::int32_t scale_exponent() const noexcept;
   bool has_merged_dense() const noexcept;
+  /// Bands with a CSR copy (0 .. tile rows).
+  std::int32_t csr_bands() const noexcept;
   /// Bytes of device memory held.
   std::int64_t device_bytes() const noexcept;
 
@@ -80,21 +103,43 @@ struct PlanOptions {
   bool allow_unaligned_b = true;
 };
 
+/// What a plan runs where: how the bands and their nonzeros are split between the tile kernel and the
+/// CUDA-core CSR kernel, and why.
+struct PlanReport {
+  KernelKind kernel = KernelKind::automatic;
+  std::int32_t n = 0;
+  std::int32_t tile_bands = 0, csr_bands = 0;            ///< bands (16-row tile rows) on each path
+  std::int64_t sparse24_tiles = 0, dense_tiles = 0;      ///< tiles the tile kernel multiplies
+  std::int64_t sparse24_nnz = 0, dense_nnz = 0, csr_nnz = 0;  ///< stored nonzeros on 2:4 tiles, dense tiles, CSR
+  /// Bytes of A each path reads once per multiply (values, metadata, indices, pointers).
+  std::int64_t sparse24_bytes = 0, dense_bytes = 0, csr_bytes = 0;
+  std::int32_t csr_long_rows = 0;                        ///< CSR rows given a thread block of their own
+  int csr_chunks = 0, csr_nz_lanes = 0;                  ///< CSR kernel shape (8-column chunks x lanes per row)
+  double predicted_us = 0.0;                             ///< the cost model's time for the plan
+  double tiles_only_us = 0.0, csr_only_us = -1.0;        ///< its alternatives (-1: not possible)
+  std::string reason;                                    ///< one line
+};
+
 /// Everything one multiply needs that is not data: fixed n and kernel, launch geometry and a workspace for
 /// padding B when its width or alignment is not a multiple of 8 fp16. Create once, run many times.
 /// run() allocates nothing, never synchronises the host, and only enqueues work on the given stream.
 /// A plan may be used by one host thread at a time; several plans on one DeviceMatrix are fine.
 class SpmmPlan {
  public:
-  /// @throw InvalidArgument for n < 1, or a dense kernel on a matrix uploaded without the merged list.
-  SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, const PlanOptions& options = {});
+  /// kernel automatic (default) splits the bands between the tile kernel and the CSR kernel by the cost model
+  /// (report() says how); the other kinds run one kernel on every band.
+  /// @throw InvalidArgument for n < 1, a dense kernel on a matrix uploaded without the merged list, or
+  ///        csr_cuda_cores on a matrix without a CSR copy of every band (UploadOptions::csr = all).
+  SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel = KernelKind::automatic,
+           const PlanOptions& options = {});
   ~SpmmPlan();
   SpmmPlan(SpmmPlan&&) noexcept;
   SpmmPlan& operator=(SpmmPlan&&) noexcept;
   SpmmPlan(const SpmmPlan&) = delete;
   SpmmPlan& operator=(const SpmmPlan&) = delete;
 
-  /// C = alpha * A * B + beta * C. B: device fp16, cols(A) x n, row-major, ldb >= n. C: device, rows(A) x n,
+  /// C = alpha * A * B + beta * C, as one or two kernel launches on `stream` that write disjoint rows of C
+  /// (bit-identical from run to run). B: device fp16, cols(A) x n, row-major, ldb >= n. C: device, rows(A) x n,
   /// row-major, ldc >= n, float (OutputType::f32) or fp16 bits (OutputType::f16). beta == 0 does not read C.
   /// The DeviceMatrix must outlive the plan, and B and C must not overlap.
   /// @throw InvalidArgument for null pointers, short leading dimensions, or unaligned B when the plan was
@@ -105,8 +150,10 @@ class SpmmPlan {
   std::int32_t n() const noexcept;
   KernelKind kernel() const noexcept;
   OutputType output() const noexcept;
-  /// Device bytes of the plan's workspace (0 without allow_unaligned_b).
+  /// Device bytes of the plan's workspace (0 without allow_unaligned_b) and work lists.
   std::int64_t workspace_bytes() const noexcept;
+  /// How the plan splits the work between tiles and CSR. Never throws.
+  const PlanReport& report() const noexcept;
 
  private:
   struct Impl;

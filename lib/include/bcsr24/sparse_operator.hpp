@@ -22,8 +22,12 @@ struct OperatorOptions {
   /// How from_file() fills pattern files (ones or seeded random values).
   MatrixMarketOptions matrix_market;
   /// Also upload every tile as a dense tile, which the dense_bt and dense_pipelined kernels need. Off by
-  /// default: the default kernel (split_pipelined) does not use it and it costs up to twice the device memory.
+  /// default: the default kernel (auto) does not use it and it costs up to twice the device memory.
   bool upload_merged_dense = false;
+  /// Which bands also get CSR rows for the CUDA-core path: candidates (default: the bands where the cost model
+  /// predicts CSR faster at some n; auto plans choose among them), all (needed by the csr_cuda_cores kernel)
+  /// or none (auto plans then run tiles only).
+  CsrCopy csr_copy = CsrCopy::candidates;
 };
 
 /// A sparse matrix A preprocessed into BCSR-2:4 on the host (tile census, fp16 scaling) and uploaded once to
@@ -113,11 +117,13 @@ class SparseOperator {
   /// plan.run(b, ldb, c, ldc, alpha, beta, stream) computes C = alpha * A * B + beta * C without allocating
   /// or synchronising the host (device.hpp).
   /// @param n columns of B and C, >= 1
-  /// @param kernel which kernel; dense_bt and dense_pipelined need OperatorOptions::upload_merged_dense
+  /// @param kernel which kernel: auto (default) puts each band on tiles or CSR by the cost model (the plan's
+  ///        report() says how); dense_bt and dense_pipelined need OperatorOptions::upload_merged_dense,
+  ///        csr_cuda_cores needs OperatorOptions::csr_copy = all
   /// @param options output type (fp32 or fp16) and unaligned-B support
   /// @throw InvalidArgument for n < 1 or a dense kernel without the merged dense upload; SizeLimitError if
   ///        the launch grid would be too large; plus upload()'s exceptions.
-  SpmmPlan make_plan(std::int32_t n, KernelKind kernel = KernelKind::split_pipelined,
+  SpmmPlan make_plan(std::int32_t n, KernelKind kernel = KernelKind::automatic,
                      const PlanOptions& options = {}) const;
 
  private:

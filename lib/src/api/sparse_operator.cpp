@@ -173,7 +173,8 @@ bool SparseOperator::uploaded() const noexcept {
 const DeviceMatrix& SparseOperator::device() const {
   std::lock_guard<std::mutex> lock(state_->upload_mutex);
   if (!state_->device)
-    state_->device = std::make_unique<DeviceMatrix>(state_->host, state_->options.upload_merged_dense);
+    state_->device = std::make_unique<DeviceMatrix>(
+        state_->host, UploadOptions{state_->options.upload_merged_dense, state_->options.csr_copy});
   return *state_->device;
 }
 

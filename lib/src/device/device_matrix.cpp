@@ -7,7 +7,9 @@
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
 #include "device/cuda_check.hpp"
+#include "device/cost_model.hpp"
 #include "device/device_matrix_impl.hpp"
+#include "format/band_csr.hpp"
 #include "format/layout_check.hpp"
 
 namespace bcsr24 {
@@ -53,9 +55,41 @@ std::vector<kernels::TileRowWork> longest_rows_first(const Bcsr24Matrix& host) {
   return rows;
 }
 
+/// Bands to keep as CSR rows under `copy`.
+std::vector<std::int32_t> csr_bands_to_copy(CsrCopy copy, const std::vector<detail::BandStats>& stats, bool gathered) {
+  std::vector<std::int32_t> bands;
+  if (copy == CsrCopy::none) return bands;
+  const std::vector<std::uint8_t> candidate =
+      copy == CsrCopy::all ? std::vector<std::uint8_t>(stats.size(), 1) : detail::csr_candidate_bands(stats, gathered);
+  for (std::size_t b = 0; b < stats.size(); ++b)
+    if (candidate[b]) bands.push_back(static_cast<std::int32_t>(b));
+  return bands;
+}
+
+DeviceBandCsr upload_csr(const detail::BandCsr& csr, std::int32_t tile_rows) {
+  DeviceBandCsr d;
+  d.row_ptr = detail::DeviceBuffer<std::int32_t>(csr.row_ptr);
+  d.b_row = detail::DeviceBuffer<std::int32_t>(csr.b_row);
+  d.values = detail::DeviceBuffer<std::uint16_t>(csr.values);
+  d.out_row = detail::DeviceBuffer<std::int32_t>(csr.out_row);
+  d.out_row_host = csr.out_row;
+  d.first_slot.assign(static_cast<std::size_t>(tile_rows), -1);
+  for (std::size_t i = 0; i < csr.bands.size(); ++i)
+    d.first_slot[static_cast<std::size_t>(csr.bands[i])] = static_cast<std::int32_t>(i * kTileRows);
+  d.row_nnz.resize(static_cast<std::size_t>(csr.slots()));
+  for (std::int64_t s = 0; s < csr.slots(); ++s)
+    d.row_nnz[std::size_t(s)] = csr.row_ptr[std::size_t(s) + 1] - csr.row_ptr[std::size_t(s)];
+  d.bands = static_cast<std::int32_t>(csr.bands.size());
+  return d;
+}
+
 }  // namespace
 
-DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : impl_(std::make_unique<Impl>()) {
+DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense)
+    : DeviceMatrix(host, UploadOptions{with_merged_dense, with_merged_dense ? CsrCopy::all : CsrCopy::candidates}) {}
+
+DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& options) : impl_(std::make_unique<Impl>()) {
+  const bool with_merged_dense = options.merged_dense;
   const DeviceInfo info = query_device();
   if (!info.available) throw NotSupported("cannot upload the matrix: " + info.reason);
   if (host.sparse24.values.size() != std::size_t(host.sparse24.tiles()) * kSparseTileValues ||
@@ -71,13 +105,17 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
   // reported, but as a bare out-of-memory error).
   const std::int64_t all_tiles = host.sparse24.tiles() + host.dense.tiles();
   const std::int64_t index_per_tile = index == BRowIndex::implicit ? 0 : kFullIndexBytesPerTile;
-  const std::int64_t listed = host.census().total_bytes();
+  // The CSR rows are extracted from the tiles on the host first: their size is then known exactly.
+  std::vector<detail::BandStats> stats = detail::band_stats(host);
+  const detail::BandCsr csr =
+      detail::extract_band_csr(host, csr_bands_to_copy(options.csr, stats, index == BRowIndex::full));
+  const std::int64_t listed = host.census().total_bytes() + csr.bytes();
   const std::int64_t needed =
       listed + (with_merged_dense ? all_tiles * (kDenseTileValues * 2 + 4 + index_per_tile) + host.dense.row_ptr.size() * 4 : 0);
   std::size_t free_bytes = 0, total_bytes = 0;
   BCSR24_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (needed > static_cast<std::int64_t>(free_bytes))
-    throw SizeLimitError("DeviceMatrix: the tile lists need " + std::to_string(needed >> 20) + " MiB of device memory, " +
+    throw SizeLimitError("DeviceMatrix: the tile lists and CSR rows need " + std::to_string(needed >> 20) + " MiB of device memory, " +
                          std::to_string(free_bytes >> 20) + " MiB are free" +
                          (with_merged_dense ? " (without the merged dense list for the dense kernels it would be " +
                                                   std::to_string(listed >> 20) +
@@ -92,7 +130,9 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
   d.row_map = detail::DeviceBuffer<std::int32_t>(host.row_order);
   d.sparse24 = upload(host.sparse24, host.tile_rows, index);
   d.dense = upload(host.dense, host.tile_rows, index);
-  const std::vector<kernels::TileRowWork> work = longest_rows_first(host);
+  d.csr = upload_csr(csr, host.tile_rows);
+  d.band_stats = std::move(stats);
+  std::vector<kernels::TileRowWork> work = longest_rows_first(host);
   if (with_merged_dense) {
     const TileList merged = merge_to_dense_list(host);
     // The descriptors assume the merged list holds each tile row's 2:4 and dense tiles, rows in order.
@@ -104,6 +144,7 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense) : i
     d.has_merged_dense = true;
   }
   d.row_work = detail::DeviceBuffer<kernels::TileRowWork>(work);
+  d.row_work_host = std::move(work);
 }
 
 DeviceMatrix::~DeviceMatrix() = default;
@@ -114,8 +155,9 @@ std::int32_t DeviceMatrix::rows() const noexcept { return impl_->rows; }
 std::int32_t DeviceMatrix::cols() const noexcept { return impl_->cols; }
 std::int32_t DeviceMatrix::scale_exponent() const noexcept { return impl_->scale_exponent; }
 bool DeviceMatrix::has_merged_dense() const noexcept { return impl_->has_merged_dense; }
+std::int32_t DeviceMatrix::csr_bands() const noexcept { return impl_->csr.bands; }
 std::int64_t DeviceMatrix::device_bytes() const noexcept {
-  return impl_->sparse24.bytes() + impl_->dense.bytes() + impl_->merged_dense.bytes() +
+  return impl_->sparse24.bytes() + impl_->dense.bytes() + impl_->merged_dense.bytes() + impl_->csr.bytes() +
          std::int64_t(impl_->row_work.bytes()) + std::int64_t(impl_->row_map.bytes());
 }
 

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "bcsr24/device.hpp"
 #include "device/device_buffer.hpp"
+#include "format/band_csr.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24 {
@@ -25,6 +27,22 @@ struct DeviceTileList {
   }
 };
 
+/// CSR rows of some bands on the device (format/band_csr.hpp), with the host-side facts plans need.
+struct DeviceBandCsr {
+  detail::DeviceBuffer<std::int32_t> row_ptr;  // per slot, + 1
+  detail::DeviceBuffer<std::int32_t> b_row;
+  detail::DeviceBuffer<std::uint16_t> values;
+  detail::DeviceBuffer<std::int32_t> out_row;  // per slot
+  std::vector<std::int32_t> first_slot;        // per band: its first slot, -1 without a copy
+  std::vector<std::int32_t> row_nnz;           // per slot
+  std::vector<std::int32_t> out_row_host;      // per slot (-1 = padding row: nothing to write)
+  std::int32_t bands = 0;
+
+  std::int64_t bytes() const {
+    return std::int64_t(row_ptr.bytes() + b_row.bytes() + values.bytes() + out_row.bytes());
+  }
+};
+
 struct DeviceMatrix::Impl {
   std::int32_t rows = 0, cols = 0, tile_rows = 0, tile_cols = 0;
   std::int32_t scale_exponent = 0;
@@ -35,6 +53,9 @@ struct DeviceMatrix::Impl {
   BRowIndex b_row_index = BRowIndex::implicit;    // how the tiles name their B rows
   detail::DeviceBuffer<std::int32_t> row_map;     // reordered layouts: C row of each stored row; empty = identity
   detail::DeviceBuffer<kernels::TileRowWork> row_work;  // tile rows, most work first
+  std::vector<kernels::TileRowWork> row_work_host;      // the same on the host (plans take subsets)
+  std::vector<detail::BandStats> band_stats;            // per band, for the cost model
+  DeviceBandCsr csr;
   int device = 0;
 };
 

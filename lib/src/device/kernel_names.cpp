@@ -1,4 +1,4 @@
-// Names of the kernel ladder's rungs, as used on command lines and in reports.
+// Names of the kernels, as used on command lines and in reports.
 #include <string>
 
 #include "bcsr24/device.hpp"
@@ -11,18 +11,22 @@ const char* kernel_name(KernelKind kind) noexcept {
     case KernelKind::dense_bt: return "dense_bt";
     case KernelKind::dense_pipelined: return "dense_pipelined";
     case KernelKind::split_pipelined: return "split_pipelined";
+    case KernelKind::csr_cuda_cores: return "csr_cuda_cores";
+    case KernelKind::automatic: return "auto";
   }
   return "unknown";
 }
 
 std::vector<KernelKind> all_kernels() {
-  return {KernelKind::dense_bt, KernelKind::dense_pipelined, KernelKind::split_pipelined};
+  return {KernelKind::dense_bt, KernelKind::dense_pipelined, KernelKind::split_pipelined, KernelKind::csr_cuda_cores,
+          KernelKind::automatic};
 }
 
 KernelKind kernel_from_name(const std::string& name) {
   for (KernelKind k : all_kernels())
     if (name == kernel_name(k)) return k;
-  throw InvalidArgument("unknown kernel '" + name + "' (expected dense_bt, dense_pipelined or split_pipelined)");
+  throw InvalidArgument("unknown kernel '" + name +
+                        "' (expected auto, split_pipelined, dense_pipelined, dense_bt or csr_cuda_cores)");
 }
 
 }  // namespace bcsr24

@@ -1,15 +1,20 @@
-// SpmmPlan: fixes n, kernel and launch geometry once; run() only validates pointers and enqueues.
+// SpmmPlan: fixes n, kernel, the split of the bands between tiles and CSR, and the launch geometry once;
+// run() only validates pointers and enqueues.
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
+#include "device/cost_model.hpp"
 #include "device/cuda_check.hpp"
 #include "device/device_buffer.hpp"
 #include "device/device_matrix_impl.hpp"
+#include "kernels/csr_params.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24 {
@@ -21,15 +26,55 @@ struct SpmmPlan::Impl {
   PlanOptions options;
   int slice_width = 8;
   kernels::SpmmParams params;  // everything but b, ldb, c, ldc, alpha, beta
+  kernels::CsrSpmmParams csr_params;
+  kernels::CsrShape csr_shape;
+  bool run_tiles = false, run_csr = false;
+  detail::DeviceBuffer<kernels::TileRowWork> tile_work;  // the tile bands, when not all bands are tiles
+  detail::DeviceBuffer<std::int32_t> csr_long_slots, csr_short_slots;
   detail::DeviceBuffer<std::uint16_t> staged_b;
   std::int64_t staged_ld = 0;
+  PlanReport report;
 };
+
+namespace {
+
+/// Which bands go to CSR for `kernel` (1) and the report's reason and predictions.
+std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t n, KernelKind kernel,
+                                       PlanReport& report) {
+  const std::size_t bands = m.band_stats.size();
+  std::vector<std::uint8_t> has_csr(bands);
+  for (std::size_t b = 0; b < bands; ++b) has_csr[b] = m.csr.first_slot[b] >= 0;
+  const detail::PathChoice choice =
+      detail::choose_paths(m.band_stats, has_csr, n, m.b_row_index == BRowIndex::full);
+  report.tiles_only_us = choice.tiles_only_ns / 1e3;
+  report.csr_only_us = choice.csr_only_ns < 0 ? -1.0 : choice.csr_only_ns / 1e3;
+  switch (kernel) {
+    case KernelKind::automatic:
+      report.predicted_us = choice.chosen_ns / 1e3;
+      report.reason = choice.reason;
+      return choice.to_csr;
+    case KernelKind::csr_cuda_cores:
+      if (m.csr.bands != static_cast<std::int32_t>(bands))
+        throw InvalidArgument("SpmmPlan: kernel csr_cuda_cores needs a CSR copy of every band (UploadOptions::csr = "
+                              "all); this matrix has " + std::to_string(m.csr.bands) + " of " +
+                              std::to_string(bands));
+      report.predicted_us = report.csr_only_us;
+      report.reason = "requested";
+      return std::vector<std::uint8_t>(bands, 1);
+    default:
+      report.predicted_us = kernel == KernelKind::split_pipelined ? report.tiles_only_us : -1.0;
+      report.reason = "requested";
+      return std::vector<std::uint8_t>(bands, 0);
+  }
+}
+
+}  // namespace
 
 SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, const PlanOptions& options)
     : impl_(std::make_unique<Impl>()) {
   if (n < 1) throw InvalidArgument("SpmmPlan: n must be >= 1, got " + std::to_string(n));
   const DeviceMatrix::Impl& m = a.impl();
-  const bool dense_kernel = kernel != KernelKind::split_pipelined;
+  const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
   if (dense_kernel && !m.has_merged_dense)
     throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
                           " needs the matrix uploaded with with_merged_dense = true");
@@ -44,18 +89,94 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     throw SizeLimitError("SpmmPlan: " + std::to_string(m.tile_rows) + " tile rows x " + std::to_string(n_slices) +
                          " column slices exceed the 2^31 - 1 blocks of one launch");
 
+  PlanReport& report = p.report;
+  report.kernel = kernel;
+  report.n = n;
+  const std::vector<std::uint8_t> to_csr = assign_bands(m, n, kernel, report);
+
+  // Tile part: the descriptors of the tile bands, in the matrix's longest-first order.
+  std::vector<kernels::TileRowWork> tile_work;
+  for (const kernels::TileRowWork& w : m.row_work_host) {
+    if (to_csr[static_cast<std::size_t>(w.tile_row)]) continue;
+    tile_work.push_back(w);
+    const detail::BandStats& s = m.band_stats[static_cast<std::size_t>(w.tile_row)];
+    report.sparse24_tiles += s.sparse24_tiles;
+    report.dense_tiles += s.dense_tiles;
+    report.sparse24_nnz += s.sparse24_nnz;
+    report.dense_nnz += s.dense_nnz;
+  }
+  report.tile_bands = static_cast<std::int32_t>(tile_work.size());
+  const std::int64_t index_bytes = m.b_row_index == BRowIndex::full ? kFullIndexBytesPerTile : 0;
+  if (dense_kernel) {
+    report.dense_tiles += report.sparse24_tiles;
+    report.dense_nnz += report.sparse24_nnz;
+    report.sparse24_tiles = report.sparse24_nnz = 0;
+  }
+  report.sparse24_bytes = report.sparse24_tiles * (kSparseTileValues * 2 + kSparseTileMetaWords * 4 + 4 + index_bytes);
+  report.dense_bytes = report.dense_tiles * (kDenseTileValues * 2 + 4 + index_bytes);
+  p.run_tiles = !tile_work.empty();
+  const bool all_tiles = tile_work.size() == m.row_work_host.size();
+
   kernels::SpmmParams& k = p.params;
   k.sparse24 = m.sparse24.view();
   k.dense = dense_kernel ? m.merged_dense.view() : m.dense.view();
-  k.row_work = m.row_work.get();
+  if (!all_tiles && p.run_tiles) p.tile_work = detail::DeviceBuffer<kernels::TileRowWork>(tile_work);
+  k.row_work = all_tiles ? m.row_work.get() : p.tile_work.get();
   k.row_map = m.row_map.get();
-  k.tile_rows = m.tile_rows;
+  k.tile_rows = static_cast<std::int32_t>(tile_work.size());
   k.rows = m.rows;
   k.k = m.cols;
   k.n = n;
   k.n_slices = static_cast<std::int32_t>(n_slices);
 
-  kernels::configure_spmm_kernel(kernel, p.slice_width, options.output, m.b_row_index);
+  if (p.run_tiles)
+    kernels::configure_spmm_kernel(dense_kernel ? kernel : KernelKind::split_pipelined, p.slice_width,
+                                   options.output, m.b_row_index);
+
+  // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each.
+  std::vector<std::int32_t> slots;
+  std::int64_t row_entries = 0;
+  for (std::size_t b = 0; b < to_csr.size(); ++b) {
+    if (!to_csr[b]) continue;
+    ++report.csr_bands;
+    const detail::BandStats& s = m.band_stats[b];
+    report.csr_nnz += s.nnz();
+    for (int r = 0; r < kTileRows; ++r) {
+      const std::int32_t slot = m.csr.first_slot[b] + r;
+      if (m.csr.out_row_host[static_cast<std::size_t>(slot)] < 0) continue;
+      slots.push_back(slot);
+      row_entries += m.csr.row_nnz[static_cast<std::size_t>(slot)];
+    }
+  }
+  p.run_csr = !slots.empty();
+  if (p.run_csr) {
+    p.csr_shape = kernels::csr_shape_for(n, double(row_entries) / double(slots.size()));
+    const std::int32_t threshold = kernels::csr_long_row_threshold(p.csr_shape);
+    std::vector<std::int32_t> long_slots, short_slots;
+    for (const std::int32_t slot : slots)
+      (m.csr.row_nnz[static_cast<std::size_t>(slot)] > threshold ? long_slots : short_slots).push_back(slot);
+    // Longest first: they are the launch's critical path.
+    std::stable_sort(long_slots.begin(), long_slots.end(), [&](std::int32_t x, std::int32_t y) {
+      return m.csr.row_nnz[static_cast<std::size_t>(x)] > m.csr.row_nnz[static_cast<std::size_t>(y)];
+    });
+    p.csr_long_slots = detail::DeviceBuffer<std::int32_t>(long_slots);
+    p.csr_short_slots = detail::DeviceBuffer<std::int32_t>(short_slots);
+    kernels::CsrSpmmParams& c = p.csr_params;
+    c.row_ptr = m.csr.row_ptr.get();
+    c.b_row = m.csr.b_row.get();
+    c.values = m.csr.values.get();
+    c.out_row = m.csr.out_row.get();
+    c.long_slots = p.csr_long_slots.get();
+    c.short_slots = p.csr_short_slots.get();
+    c.long_count = static_cast<std::int32_t>(long_slots.size());
+    c.short_count = static_cast<std::int32_t>(short_slots.size());
+    c.k = m.cols;
+    c.n = n;
+    report.csr_long_rows = c.long_count;
+    report.csr_chunks = p.csr_shape.chunks;
+    report.csr_nz_lanes = p.csr_shape.nz_lanes;
+    report.csr_bytes = report.csr_nnz * 6 + std::int64_t(slots.size()) * 12;
+  }
   if (options.allow_unaligned_b) {
     p.staged_ld = (std::int64_t(n) + 7) / 8 * 8;
     p.staged_b = detail::DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(std::int64_t(m.cols) * p.staged_ld));
@@ -69,7 +190,11 @@ SpmmPlan& SpmmPlan::operator=(SpmmPlan&&) noexcept = default;
 std::int32_t SpmmPlan::n() const noexcept { return impl_->n; }
 KernelKind SpmmPlan::kernel() const noexcept { return impl_->kernel; }
 OutputType SpmmPlan::output() const noexcept { return impl_->options.output; }
-std::int64_t SpmmPlan::workspace_bytes() const noexcept { return std::int64_t(impl_->staged_b.bytes()); }
+std::int64_t SpmmPlan::workspace_bytes() const noexcept {
+  return std::int64_t(impl_->staged_b.bytes() + impl_->tile_work.bytes() + impl_->csr_long_slots.bytes() +
+                      impl_->csr_short_slots.bytes());
+}
+const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }
 
 void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
                    Stream stream) const {
@@ -99,7 +224,22 @@ void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc,
   // Stored values are A * 2^-e: undo the scale in alpha (a power of two, so exact unless it over/underflows).
   k.alpha = std::ldexp(alpha, p.a->scale_exponent);
   k.beta = beta;
-  kernels::launch_spmm_kernel(p.kernel, p.slice_width, p.options.output, p.a->b_row_index, k, s);
+  // The two parts write disjoint rows of C (a band is on one path), so their order does not matter.
+  if (p.run_tiles) {
+    const bool dense_kernel = p.kernel == KernelKind::dense_bt || p.kernel == KernelKind::dense_pipelined;
+    kernels::launch_spmm_kernel(dense_kernel ? p.kernel : KernelKind::split_pipelined, p.slice_width,
+                                p.options.output, p.a->b_row_index, k, s);
+  }
+  if (p.run_csr) {
+    kernels::CsrSpmmParams c = p.csr_params;
+    c.b = k.b;
+    c.ldb = k.ldb;
+    c.c = k.c;
+    c.ldc = k.ldc;
+    c.alpha = k.alpha;
+    c.beta = k.beta;
+    kernels::launch_csr_spmm(p.csr_shape, p.options.output, c, s);
+  }
 }
 
 }  // namespace bcsr24

@@ -35,6 +35,9 @@ KernelChoice choose_for_width(KernelKind kind) {
     case KernelKind::split_pipelined:
       return {bcsr24_spmm_kernel<kSliceWidth, kDeep, true, kRows, OutT>,
               spmm_shared_bytes<kSliceWidth, kDeep, true>()};
+    case KernelKind::csr_cuda_cores:
+    case KernelKind::automatic:
+      break;  // not tile kernels: the plan launches split_pipelined for the tile part of an automatic plan
   }
   throw InvalidArgument("unknown kernel kind");
 }

@@ -1,0 +1,50 @@
+// Arguments of the CUDA-core CSR kernel (the part of a plan that tiles do not suit): plain pointers and sizes.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "bcsr24/device.hpp"
+
+namespace bcsr24::kernels {
+
+/// Output columns one pass of the CSR kernel covers: 32 chunks of 8 (one 16-byte B load per thread and chunk).
+inline constexpr int kCsrPassColumns = 256;
+/// Threads per block of the CSR kernel; a long row takes a whole block.
+inline constexpr int kCsrBlockThreads = 256;
+
+struct CsrSpmmParams {
+  const std::int32_t* row_ptr = nullptr;    // per slot, + 1
+  const std::int32_t* b_row = nullptr;      // per entry: row of B
+  const std::uint16_t* values = nullptr;    // per entry: fp16 bits
+  const std::int32_t* out_row = nullptr;    // per slot: row of C, -1 = padding
+  const std::int32_t* long_slots = nullptr; // slots that get a block each
+  const std::int32_t* short_slots = nullptr;// slots that share a warp
+  std::int32_t long_count = 0;
+  std::int32_t short_count = 0;
+  std::int32_t k = 0;                       // rows of B
+  std::int32_t n = 0;
+  const std::uint16_t* b = nullptr;         // 16-byte aligned, ldb % 8 == 0
+  std::int64_t ldb = 0;
+  void* c = nullptr;                        // float or fp16 bits
+  std::int64_t ldc = 0;
+  float alpha = 1.0f;                       // already multiplied by 2^scale_exponent
+  float beta = 0.0f;
+};
+
+/// Launch shape of the CSR kernel, fixed by the plan.
+struct CsrShape {
+  int chunks = 1;    // 8-column chunks per row and pass: 1, 2, 4, 8, 16 or 32 (covers n up to 8 * chunks)
+  int nz_lanes = 1;  // threads that split a short row's entries (chunks * nz_lanes <= 32)
+};
+
+/// The shape for n columns and short rows of `mean_row_nnz` entries on average.
+CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz);
+/// Rows longer than this get a block of their own (their entries split over all the block's threads).
+std::int32_t csr_long_row_threshold(const CsrShape& shape);
+
+/// Enqueues the kernel (nothing when there are no slots); checks the launch without synchronising.
+void launch_csr_spmm(const CsrShape& shape, OutputType out, const CsrSpmmParams& params, cudaStream_t stream);
+
+}  // namespace bcsr24::kernels

@@ -1,0 +1,229 @@
+// The CUDA-core CSR SpMM kernel: fp16 A and B, fp32 accumulation, any n (docs/KERNELS.md, "CUDA-core path").
+//
+// Row-major B makes a row of B the natural unit: a thread owns one chunk of 8 output columns and reads the
+// matching 16 bytes of each B row its entries name, so a B row is read by consecutive threads in full
+// 16-byte pieces. A short row is handled by a group of chunks x nz_lanes threads inside one warp: the
+// nz_lanes threads of a chunk split the row's entries and are summed by shuffles in a fixed order. A long row
+// gets a whole block (8 warps), summed across warps through shared memory in a fixed order. Both kinds run in
+// one launch (the first blocks take the long rows, which are the tail otherwise); results are bit-identical
+// run to run. Every slot writes its whole row of C, so an empty row still gets beta * C.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "bcsr24/error.hpp"
+#include "device/cuda_check.hpp"
+#include "kernels/csr_params.hpp"
+
+namespace bcsr24::kernels {
+
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kBlockWarps = kCsrBlockThreads / kWarp;
+/// Entries each thread has in flight per round: four independent 16-byte B loads hide L2 latency.
+constexpr int kUnroll = 4;
+/// Four 256-thread blocks per SM allow 64 registers: the four B loads in flight (16), their indices and
+/// values, and 8 accumulators fit without spilling, at half the SM's thread slots.
+constexpr int kCsrMinBlocksPerSm = 4;
+
+__device__ __forceinline__ void fma8(float (&acc)[8], std::uint16_t value_bits, const uint4& b) {
+  const float v = __half2float(__ushort_as_half(value_bits));
+  const __half2* h = reinterpret_cast<const __half2*>(&b);
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const float2 f = __half22float2(h[q]);
+    acc[2 * q] = fmaf(v, f.x, acc[2 * q]);
+    acc[2 * q + 1] = fmaf(v, f.y, acc[2 * q + 1]);
+  }
+}
+
+/// acc += entries first, first + stride, ... < end of the row, times the 8 columns of B at `b_cols`.
+__device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const std::uint16_t* b_cols,
+                                                   std::int32_t first, std::int32_t end, std::int32_t stride,
+                                                   float (&acc)[8]) {
+  std::int32_t i = first;
+  for (; i + (kUnroll - 1) * stride < end; i += kUnroll * stride) {
+    std::int32_t rows[kUnroll];
+    std::uint16_t vals[kUnroll];
+    uint4 bv[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      rows[u] = __ldg(p.b_row + i + u * stride);
+      vals[u] = __ldg(p.values + i + u * stride);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      bv[u] = __ldg(reinterpret_cast<const uint4*>(b_cols + std::size_t(rows[u]) * p.ldb));
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) fma8(acc, vals[u], bv[u]);
+  }
+  for (; i < end; i += stride) {
+    const std::int32_t row = __ldg(p.b_row + i);
+    const std::uint16_t val = __ldg(p.values + i);
+    fma8(acc, val, __ldg(reinterpret_cast<const uint4*>(b_cols + std::size_t(row) * p.ldb)));
+  }
+}
+
+template <typename OutT>
+__device__ __forceinline__ float load_out(const OutT* p);
+template <>
+__device__ __forceinline__ float load_out<float>(const float* p) { return *p; }
+template <>
+__device__ __forceinline__ float load_out<__half>(const __half* p) { return __half2float(*p); }
+template <typename OutT>
+__device__ __forceinline__ void store_out(OutT* p, float v);
+template <>
+__device__ __forceinline__ void store_out<float>(float* p, float v) { *p = v; }
+template <>
+__device__ __forceinline__ void store_out<__half>(__half* p, float v) { *p = __float2half_rn(v); }
+
+/// C[row, col0 .. col0 + 7] = alpha * acc + beta * C, columns >= n skipped.
+template <typename OutT>
+__device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int32_t row, int col0,
+                                                const float (&acc)[8]) {
+  OutT* c = static_cast<OutT*>(p.c) + std::size_t(row) * p.ldc + col0;
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    if (col0 + e >= p.n) break;
+    // beta == 0 must not read C: it may hold NaN or garbage.
+    store_out<OutT>(c + e, p.beta == 0.0f ? p.alpha * acc[e] : p.alpha * acc[e] + p.beta * load_out<OutT>(c + e));
+  }
+}
+
+template <int kChunks, typename OutT>
+__device__ __forceinline__ void long_row(const CsrSpmmParams& p, std::int32_t slot, int pass_col0) {
+  __shared__ float partial[kBlockWarps][kChunks][8];
+  constexpr int kWarpNzLanes = kWarp / kChunks;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  const int chunk = lane % kChunks;
+  const int nz_lane = warp * kWarpNzLanes + lane / kChunks;
+  const int col0 = pass_col0 + chunk * 8;
+  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  if (col0 < p.n)
+    accumulate_entries(p, p.b + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1], kBlockWarps * kWarpNzLanes,
+                       acc);
+#pragma unroll
+  for (int offset = kChunks; offset < kWarp; offset <<= 1)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[e] += __shfl_xor_sync(0xffffffffu, acc[e], offset);
+  if (lane < kChunks)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) partial[warp][chunk][e] = acc[e];
+  __syncthreads();
+  if (warp == 0 && lane < kChunks) {
+    const std::int32_t row = p.out_row[slot];
+    if (row >= 0 && col0 < p.n) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        float sum = 0.0f;
+        for (int w = 0; w < kBlockWarps; ++w) sum += partial[w][chunk][e];
+        acc[e] = sum;
+      }
+      write_row_chunk<OutT>(p, row, col0, acc);
+    }
+  }
+}
+
+template <int kChunks, int kNzLanes, typename OutT>
+__device__ __forceinline__ void short_rows(const CsrSpmmParams& p, std::int32_t block, int pass_col0) {
+  constexpr int kGroup = kChunks * kNzLanes;
+  static_assert(kGroup <= kWarp && kWarp % kGroup == 0, "a row group lies inside one warp");
+  const int lane = threadIdx.x % kWarp;
+  const int in_group = threadIdx.x % kGroup;
+  const int chunk = in_group % kChunks;
+  const int nz_lane = in_group / kChunks;
+  const std::int64_t item = std::int64_t(block) * (kCsrBlockThreads / kGroup) + threadIdx.x / kGroup;
+  if (item >= p.short_count) return;  // whole groups leave together; their partners never wait on them
+  const unsigned group_mask =
+      kGroup == kWarp ? 0xffffffffu : ((1u << kGroup) - 1u) << (lane / kGroup * kGroup);
+  const std::int32_t slot = p.short_slots[item];
+  const int col0 = pass_col0 + chunk * 8;
+  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  if (col0 < p.n) accumulate_entries(p, p.b + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1], kNzLanes, acc);
+#pragma unroll
+  for (int offset = kChunks; offset < kGroup; offset <<= 1)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[e] += __shfl_xor_sync(group_mask, acc[e], offset, kGroup);
+  if (nz_lane == 0 && col0 < p.n) {
+    const std::int32_t row = p.out_row[slot];
+    if (row >= 0) write_row_chunk<OutT>(p, row, col0, acc);
+  }
+}
+
+/// Blocks [0, long_count) take one long row each; the rest take kCsrBlockThreads / group short rows each.
+/// blockIdx.y is the pass over columns (256 per pass).
+template <int kChunks, int kNzLanes, typename OutT>
+__global__ void __launch_bounds__(kCsrBlockThreads, kCsrMinBlocksPerSm) csr_spmm_kernel(const CsrSpmmParams p) {
+  const int pass_col0 = blockIdx.y * kCsrPassColumns;
+  if (static_cast<std::int32_t>(blockIdx.x) < p.long_count)
+    long_row<kChunks, OutT>(p, p.long_slots[blockIdx.x], pass_col0);
+  else
+    short_rows<kChunks, kNzLanes, OutT>(p, static_cast<std::int32_t>(blockIdx.x) - p.long_count, pass_col0);
+}
+
+using CsrKernelFn = void (*)(CsrSpmmParams);
+
+template <int kChunks, typename OutT>
+CsrKernelFn choose_lanes(int nz_lanes) {
+  if constexpr (kChunks <= 32) if (nz_lanes == 1) return csr_spmm_kernel<kChunks, 1, OutT>;
+  if constexpr (kChunks <= 16) if (nz_lanes == 2) return csr_spmm_kernel<kChunks, 2, OutT>;
+  if constexpr (kChunks <= 8) if (nz_lanes == 4) return csr_spmm_kernel<kChunks, 4, OutT>;
+  if constexpr (kChunks <= 4) if (nz_lanes == 8) return csr_spmm_kernel<kChunks, 8, OutT>;
+  if constexpr (kChunks <= 2) if (nz_lanes == 16) return csr_spmm_kernel<kChunks, 16, OutT>;
+  if constexpr (kChunks <= 1) if (nz_lanes == 32) return csr_spmm_kernel<kChunks, 32, OutT>;
+  throw InvalidArgument("CSR kernel: " + std::to_string(kChunks) + " chunks x " + std::to_string(nz_lanes) +
+                        " lanes is not an instantiated shape");
+}
+
+template <typename OutT>
+CsrKernelFn choose(const CsrShape& s) {
+  switch (s.chunks) {
+    case 1: return choose_lanes<1, OutT>(s.nz_lanes);
+    case 2: return choose_lanes<2, OutT>(s.nz_lanes);
+    case 4: return choose_lanes<4, OutT>(s.nz_lanes);
+    case 8: return choose_lanes<8, OutT>(s.nz_lanes);
+    case 16: return choose_lanes<16, OutT>(s.nz_lanes);
+    case 32: return choose_lanes<32, OutT>(s.nz_lanes);
+  }
+  throw InvalidArgument("CSR kernel: unsupported chunk count " + std::to_string(s.chunks));
+}
+
+int floor_pow2(double x) {
+  int p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz) {
+  CsrShape s;
+  const int chunks_needed = (std::min(n, kCsrPassColumns) + 7) / 8;
+  while (s.chunks < chunks_needed) s.chunks *= 2;
+  // About kUnroll entries per thread: enough independent loads to hide latency, few idle lanes on short rows.
+  s.nz_lanes = std::min(floor_pow2(mean_row_nnz / kUnroll), kWarp / s.chunks);
+  return s;
+}
+
+std::int32_t csr_long_row_threshold(const CsrShape& shape) {
+  // Past 8 rounds of kUnroll loads per thread a short group would become the tail of the launch.
+  return 8 * kUnroll * shape.nz_lanes;
+}
+
+void launch_csr_spmm(const CsrShape& shape, OutputType out, const CsrSpmmParams& params, cudaStream_t stream) {
+  if (params.long_count + params.short_count == 0 || params.n == 0) return;
+  const CsrKernelFn fn = out == OutputType::f32 ? choose<float>(shape) : choose<__half>(shape);
+  const int rows_per_block = kCsrBlockThreads / (shape.chunks * shape.nz_lanes);
+  const std::int64_t blocks =
+      std::int64_t(params.long_count) + (std::int64_t(params.short_count) + rows_per_block - 1) / rows_per_block;
+  const std::int64_t passes = (std::int64_t(params.n) + kCsrPassColumns - 1) / kCsrPassColumns;
+  if (blocks > INT32_MAX || passes > 65535)
+    throw SizeLimitError("CSR kernel: " + std::to_string(blocks) + " blocks x " + std::to_string(passes) +
+                         " column passes exceed one launch");
+  fn<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(passes)), kCsrBlockThreads, 0, stream>>>(params);
+  BCSR24_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace bcsr24::kernels

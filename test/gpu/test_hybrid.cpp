@@ -1,0 +1,158 @@
+// The CUDA-core CSR path and automatic (hybrid) plans against Eigen's float64 product: plans that really split
+// the bands, long rows, empty rows with beta != 0, n past one 256-column pass, bit-identical repeats, and the
+// CSR copy policies.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "bcsr24/convert.hpp"
+#include "bcsr24/device.hpp"
+#include "bcsr24/error.hpp"
+#include "bcsr24/synthetic.hpp"
+#include "gpu/gpu_harness.hpp"
+#include "test_support.hpp"
+
+using namespace bcsr24;
+using bcsr24::test::GpuCase;
+using bcsr24::test::require_pass;
+using bcsr24::test::run_and_check;
+
+namespace {
+
+/// Rows [0, block_rows): dense 16 x 64 blocks on a diagonal (tiles reuse every B row 16 times); the rest: a
+/// random graph of `degree` scattered nonzeros per row over all columns, some rows left empty.
+CsrMatrix blocks_over_graph(std::int32_t block_rows, std::int32_t graph_rows, std::int32_t cols, std::int32_t degree,
+                            std::uint64_t seed) {
+  RandomGraphSpec spec;
+  spec.rows = graph_rows;
+  spec.cols = cols;
+  spec.degree = degree;
+  spec.seed = seed;
+  const CsrMatrix graph = generate_random_graph(spec);
+  CsrMatrix a;
+  a.rows = block_rows + graph_rows;
+  a.cols = cols;
+  a.row_ptr.assign(std::size_t(a.rows) + 1, 0);
+  for (std::int32_t r = 0; r < block_rows; ++r) {
+    const std::int32_t first = (r / 16 * 64) % (cols - 64);
+    for (std::int32_t c = first; c < first + 64; ++c) {
+      a.col_idx.push_back(c);
+      a.values.push_back(double((r * 7 + c * 3) % 17 - 8) / 8.0 + 0.0625);
+    }
+    a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
+  }
+  for (std::int32_t g = 0; g < graph_rows; ++g) {
+    const std::int32_t r = block_rows + g;
+    if (g % 29 != 3)  // an empty row now and then: it must still get beta * C
+      for (std::int32_t e = graph.row_ptr[g]; e < graph.row_ptr[g + 1]; ++e) {
+        a.col_idx.push_back(graph.col_idx[e]);
+        a.values.push_back(graph.values[e]);
+      }
+    a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
+  }
+  return a;
+}
+
+bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("automatic plans split a mixed matrix between tiles and CSR and stay exact", "[gpu][hybrid]") {
+  const std::uint64_t seed = test::test_seed(1101);
+  INFO("seed " << seed);
+  // 40,000 scattered rows: enough CSR work that the model pays for the second launch.
+  const CsrMatrix a = blocks_over_graph(20000, 40000, 60011, 3, seed);
+  const Bcsr24Matrix host = convert_to_bcsr24(a);
+  const DeviceMatrix dev(host, UploadOptions{});
+  REQUIRE(dev.csr_bands() > 0);
+  REQUIRE(dev.csr_bands() < host.tile_rows);
+  for (std::int32_t n : {8, 37, 128, 300}) {
+    INFO("n = " << n);
+    const SpmmPlan plan(dev, n);
+    const PlanReport& r = plan.report();
+    INFO(r.reason);
+    CHECK(r.kernel == KernelKind::automatic);
+    if (n >= 128) {
+      // Wide B: a scattered band's ~1.5 nonzeros per condensed column no longer pay for a tile's B block.
+      // (At small n condensed tiles still win on such bands, and the plan may keep everything on tiles.)
+      CHECK(r.tile_bands > 0);
+      CHECK(r.csr_bands > 0);
+    }
+    CHECK(r.tile_bands + r.csr_bands == host.tile_rows);
+    CHECK(r.sparse24_nnz + r.dense_nnz + r.csr_nnz == a.nnz());
+    CHECK(r.predicted_us <= r.tiles_only_us);
+    GpuCase cfg;
+    cfg.n = n;
+    cfg.beta = n == 37 ? 0.5 : 0.0;
+    cfg.alpha = n == 128 ? -1.5 : 1.0;
+    cfg.seed = seed + n;
+    const auto first = run_and_check(a, host, dev, KernelKind::automatic, cfg);
+    require_pass(first);
+    const auto second = run_and_check(a, host, dev, KernelKind::automatic, cfg);
+    CHECK(same_bits(first.c, second.c));  // deterministic: no atomics, fixed summation order
+  }
+}
+
+TEST_CASE("CSR path: long rows, empty rows, fp16 output, unaligned B, widths past 256", "[gpu][hybrid]") {
+  const std::uint64_t seed = test::test_seed(1102);
+  INFO("seed " << seed);
+  RandomGraphSpec spec;
+  spec.rows = 2999;  // not a multiple of 16: the last band has padding rows
+  spec.cols = 3001;
+  spec.degree = 9;
+  spec.power_law = true;  // rows of up to thousands of entries: they get a block each
+  spec.seed = seed;
+  const CsrMatrix a = generate_random_graph(spec);
+  const Bcsr24Matrix host = convert_to_bcsr24(a);
+  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  REQUIRE(dev.csr_bands() == host.tile_rows);
+  for (std::int32_t n : {1, 7, 16, 61, 256, 263}) {
+    const SpmmPlan plan(dev, n, KernelKind::csr_cuda_cores);
+    CHECK(plan.report().csr_bands == host.tile_rows);
+    CHECK(plan.report().csr_long_rows > 0);
+    CHECK(plan.report().csr_nnz == a.nnz());
+    for (const OutputType out : {OutputType::f32, OutputType::f16}) {
+      GpuCase cfg;
+      cfg.n = n;
+      cfg.output = out;
+      cfg.beta = out == OutputType::f16 ? 0.25 : 0.0;
+      cfg.ldb_pad = n % 2 ? 3 : 0;   // ldb % 8 != 0: the plan stages B
+      cfg.b_offset = n == 16 ? 1 : 0;  // B not 16-byte aligned
+      cfg.ldc_pad = 5;
+      cfg.seed = seed + n;
+      INFO("n = " << n << (out == OutputType::f16 ? " fp16 out" : " fp32 out"));
+      require_pass(run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg));
+      require_pass(run_and_check(a, host, dev, KernelKind::automatic, cfg));
+    }
+  }
+}
+
+TEST_CASE("CSR copy policies: none keeps automatic on tiles, csr_cuda_cores needs every band", "[gpu][hybrid]") {
+  RandomGraphSpec spec;
+  spec.rows = 5000;
+  spec.degree = 4;
+  const CsrMatrix a = generate_random_graph(spec);
+  const Bcsr24Matrix host = convert_to_bcsr24(a);
+  const DeviceMatrix none(host, UploadOptions{false, CsrCopy::none});
+  CHECK(none.csr_bands() == 0);
+  const SpmmPlan tiles_only(none, 64);
+  CHECK(tiles_only.report().csr_bands == 0);
+  CHECK(tiles_only.report().tile_bands == host.tile_rows);
+  CHECK_THROWS_AS(SpmmPlan(none, 64, KernelKind::csr_cuda_cores), InvalidArgument);
+  GpuCase cfg;
+  cfg.n = 64;
+  require_pass(run_and_check(a, host, none, KernelKind::automatic, cfg));
+
+  // A scattered graph: every band is a candidate, and a wide plan runs it all on CSR.
+  const DeviceMatrix candidates(host, UploadOptions{});
+  CHECK(candidates.csr_bands() == host.tile_rows);
+  const SpmmPlan wide(candidates, 128);
+  CHECK(wide.report().csr_bands == host.tile_rows);
+  CHECK(wide.report().tile_bands == 0);
+  cfg.n = 128;
+  require_pass(run_and_check(a, host, candidates, KernelKind::automatic, cfg));
+}

@@ -1,0 +1,97 @@
+// The plan cost model (lib/src/device/cost_model.hpp): host code, so its choices are tested without a GPU.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "bcsr24/convert.hpp"
+#include "bcsr24/synthetic.hpp"
+#include "device/cost_model.hpp"
+#include "format/band_csr.hpp"
+
+using namespace bcsr24;
+
+namespace {
+
+detail::BandStats band(std::int32_t sparse24_tiles, std::int32_t dense_tiles, std::int64_t nnz) {
+  detail::BandStats s;
+  s.sparse24_tiles = sparse24_tiles;
+  s.dense_tiles = dense_tiles;
+  s.sparse24_nnz = sparse24_tiles ? nnz : 0;
+  s.dense_nnz = sparse24_tiles ? 0 : nnz;
+  s.rows = 16;
+  s.max_row_nnz = std::int32_t(nnz / 16 + 1);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("cost model: full tiles stay on tensor cores, one nonzero per tile goes to CSR", "[cost_model]") {
+  const detail::BandStats full = band(0, 8, 8 * 512);   // 512 nonzeros per tile: B rows reused 16 times
+  const detail::BandStats lonely = band(20, 0, 20);     // 1 nonzero per tile: a B row load per nonzero
+  for (std::int32_t n : {1, 8, 16, 32, 64, 128, 256, 300}) {
+    INFO("n = " << n);
+    CHECK(detail::tile_band_ns(full, n, false) < detail::csr_band_ns(full, n));
+    CHECK(detail::csr_band_ns(lonely, n) < detail::tile_band_ns(lonely, n, true));
+  }
+  const std::vector<std::uint8_t> candidates = detail::csr_candidate_bands({full, lonely}, true);
+  CHECK(candidates == std::vector<std::uint8_t>{0, 1});
+}
+
+TEST_CASE("cost model: the plan is tiles only, CSR only or hybrid, whichever is predicted fastest", "[cost_model]") {
+  const detail::BandStats full = band(0, 8, 8 * 512), lonely = band(20, 0, 20);
+  SECTION("block matrix: tiles only") {
+    const std::vector<detail::BandStats> bands(1000, full);
+    const detail::PathChoice c = detail::choose_paths(bands, std::vector<std::uint8_t>(bands.size(), 1), 32, false);
+    CHECK(c.chosen_ns == c.tiles_only_ns);
+    CHECK(std::count(c.to_csr.begin(), c.to_csr.end(), 1) == 0);
+  }
+  SECTION("scattered matrix: CSR only") {
+    const std::vector<detail::BandStats> bands(1000, lonely);
+    const detail::PathChoice c = detail::choose_paths(bands, std::vector<std::uint8_t>(bands.size(), 1), 32, true);
+    CHECK(c.chosen_ns == c.csr_only_ns);
+    CHECK(std::count(c.to_csr.begin(), c.to_csr.end(), 1) == 1000);
+    CHECK(c.csr_only_ns < c.tiles_only_ns);
+  }
+  SECTION("both kinds, enough of each to pay for a second launch: hybrid") {
+    std::vector<detail::BandStats> bands(5000, full);
+    bands.insert(bands.end(), 5000, lonely);
+    const detail::PathChoice c = detail::choose_paths(bands, std::vector<std::uint8_t>(bands.size(), 1), 64, true);
+    CHECK(c.chosen_ns == c.hybrid_ns);
+    CHECK(c.hybrid_ns < c.tiles_only_ns);
+    CHECK(c.hybrid_ns < c.csr_only_ns);
+    for (std::size_t b = 0; b < bands.size(); ++b) REQUIRE(c.to_csr[b] == (b >= 5000 ? 1 : 0));
+  }
+  SECTION("bands without a CSR copy always stay on tiles") {
+    const std::vector<detail::BandStats> bands(1000, lonely);
+    std::vector<std::uint8_t> has(bands.size(), 1);
+    has[7] = 0;
+    const detail::PathChoice c = detail::choose_paths(bands, has, 32, true);
+    CHECK(c.csr_only_ns < 0);
+    CHECK(c.to_csr[7] == 0);
+    CHECK(c.chosen_ns == c.hybrid_ns);
+  }
+  SECTION("a tiny matrix does not pay a second launch for a small gain") {
+    const std::vector<detail::BandStats> bands = {full, lonely};
+    const detail::PathChoice c = detail::choose_paths(bands, {1, 1}, 8, true);
+    CHECK(c.hybrid_ns > c.tiles_only_ns);
+    CHECK(c.chosen_ns == std::min(c.tiles_only_ns, c.csr_only_ns));
+  }
+}
+
+TEST_CASE("cost model on generated matrices: a random graph is a CSR candidate, a block matrix is not", "[cost_model]") {
+  RandomGraphSpec graph;
+  graph.rows = 4000;
+  graph.degree = 6;
+  const Bcsr24Matrix scattered = convert_to_bcsr24(generate_random_graph(graph));
+  const std::vector<detail::BandStats> scattered_stats = detail::band_stats(scattered);
+  const auto scattered_candidates = detail::csr_candidate_bands(scattered_stats, scattered.gathered());
+  CHECK(std::count(scattered_candidates.begin(), scattered_candidates.end(), 1) == scattered.tile_rows);
+
+  XdYsSpec spec;
+  spec.rows = spec.cols = 2048;
+  spec.dense_percent = 10;
+  const Bcsr24Matrix blocks = convert_to_bcsr24(generate_xdys(spec));
+  const auto block_candidates = detail::csr_candidate_bands(detail::band_stats(blocks), blocks.gathered());
+  CHECK(std::count(block_candidates.begin(), block_candidates.end(), 1) == 0);
+}
