@@ -18,6 +18,9 @@ shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
 has() { [[ " $steps " == *" $1 "* ]]; }
+# A failing test or sanitizer run is recorded and the later steps still run; the script then exits 1.
+failures=()
+check() { local name=$1; shift; "$@" || failures+=("$name"); }
 
 if has build; then
   cfg=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch")
@@ -30,9 +33,9 @@ fi
 
 if has test; then
   echo "== ctest (all tests; GPU ones run here)"
-  ctest --test-dir "$build" --output-on-failure 2>&1 | tee "$out/ctest.log" | tail -n 8
+  check ctest bash -o pipefail -c "ctest --test-dir '$build' --output-on-failure 2>&1 | tee '$out/ctest.log' | tail -n 8"
   echo "== GPU tests in detail"
-  "$build/test/bcsr24_gpu_tests" --durations yes 2>&1 | tee "$out/gpu_tests.log" | tail -n 4
+  check gpu_tests bash -o pipefail -c "'$build/test/bcsr24_gpu_tests' --durations yes 2>&1 | tee '$out/gpu_tests.log' | tail -n 4"
 fi
 
 if has sanitize; then
@@ -40,14 +43,14 @@ if has sanitize; then
   # staging copy, the SuiteSparse matrices); SANITIZE_TAGS narrows it (Catch2 test spec) when time is short.
   tags=${SANITIZE_TAGS:-}
   echo "== compute-sanitizer memcheck"
-  compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 "$build/test/bcsr24_gpu_tests" $tags \
-    2>&1 | tee "$out/memcheck.log" | tail -n 3
+  check memcheck bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
+    '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/memcheck.log' | tail -n 3"
   echo "== compute-sanitizer racecheck"
-  compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 "$build/test/bcsr24_gpu_tests" $tags \
-    2>&1 | tee "$out/racecheck.log" | tail -n 3
+  check racecheck bash -o pipefail -c "compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 \
+    '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/racecheck.log' | tail -n 3"
   echo "== compute-sanitizer synccheck"
-  compute-sanitizer --tool synccheck --error-exitcode 1 "$build/test/bcsr24_gpu_tests" '[split],[device]' \
-    2>&1 | tee "$out/synccheck.log" | tail -n 3
+  check synccheck bash -o pipefail -c "compute-sanitizer --tool synccheck --error-exitcode 1 '$build/test/bcsr24_gpu_tests' \
+    '[split],[device],[hybrid]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
 fi
 
 if has bench; then
@@ -115,3 +118,9 @@ if has solver; then
   echo "== solver"
   scripts/solver_check.sh "$out/solver" 2>&1 | tail -n 40
 fi
+
+if ((${#failures[@]})); then
+  echo "== FAILED: ${failures[*]}"
+  exit 1
+fi
+echo "== all steps passed"

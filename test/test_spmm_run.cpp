@@ -279,7 +279,13 @@ TEST_CASE("spmm_run human output shows the census and says the GPU kernels were 
   } else {
     CHECK(human.out.find("GPU kernels skipped") == std::string::npos);
     const json& result = report.at("results").at(0);
-    CHECK(result.at("kernel") == "split_pipelined");
+    CHECK(result.at("kernel") == "auto");
+    // The plan is carried: every stored nonzero is on 2:4 tiles, dense tiles or CSR.
+    const json& plan = result.at("plan");
+    CHECK(plan.at("sparse24_nnz").get<std::int64_t>() + plan.at("dense_nnz").get<std::int64_t>() +
+              plan.at("csr_nnz").get<std::int64_t>() ==
+          report.at("matrix").at("nnz").get<std::int64_t>());
+    CHECK(human.out.find("plan        auto:") != std::string::npos);
     REQUIRE(result.at("rel_error").is_number());
     CHECK(result.at("rel_error").get<double>() < 1e-2);
   }
