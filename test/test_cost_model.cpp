@@ -1,6 +1,7 @@
 // The plan cost model (lib/src/device/cost_model.hpp): host code, so its choices are tested without a GPU.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -24,6 +25,10 @@ detail::BandStats band(std::int32_t sparse24_tiles, std::int32_t dense_tiles, st
   return s;
 }
 
+detail::CostContext context(std::int32_t n, bool gathered) {
+  return detail::CostContext{n, gathered, 100000, std::int64_t(50) << 20};
+}
+
 }  // namespace
 
 TEST_CASE("cost model: full tiles stay on tensor cores, one nonzero per tile goes to CSR", "[cost_model]") {
@@ -31,10 +36,10 @@ TEST_CASE("cost model: full tiles stay on tensor cores, one nonzero per tile goe
   const detail::BandStats lonely = band(20, 0, 20);     // 1 nonzero per tile: a B row load per nonzero
   for (std::int32_t n : {1, 8, 16, 32, 64, 128, 256, 300}) {
     INFO("n = " << n);
-    CHECK(detail::tile_band_ns(full, n, false) < detail::csr_band_ns(full, n));
-    CHECK(detail::csr_band_ns(lonely, n) < detail::tile_band_ns(lonely, n, true));
+    CHECK(detail::tile_band_ns(full, context(n, false)) < detail::csr_band_ns(full, context(n, false)));
+    CHECK(detail::csr_band_ns(lonely, context(n, true)) < detail::tile_band_ns(lonely, context(n, true)));
   }
-  const std::vector<std::uint8_t> candidates = detail::csr_candidate_bands({full, lonely}, true);
+  const std::vector<std::uint8_t> candidates = detail::csr_candidate_bands({full, lonely}, true, 100000, std::int64_t(50) << 20);
   CHECK(candidates == std::vector<std::uint8_t>{0, 1});
 }
 
@@ -42,13 +47,13 @@ TEST_CASE("cost model: the plan is tiles only, CSR only or hybrid, whichever is 
   const detail::BandStats full = band(0, 8, 8 * 512), lonely = band(20, 0, 20);
   SECTION("block matrix: tiles only") {
     const std::vector<detail::BandStats> bands(1000, full);
-    const detail::PathChoice c = detail::choose_paths(bands, std::vector<std::uint8_t>(bands.size(), 1), 32, false);
+    const detail::PathChoice c = detail::choose_paths(bands, std::vector<std::uint8_t>(bands.size(), 1), context(32, false));
     CHECK(c.chosen_ns == c.tiles_only_ns);
     CHECK(std::count(c.to_csr.begin(), c.to_csr.end(), 1) == 0);
   }
   SECTION("scattered matrix: CSR only") {
     const std::vector<detail::BandStats> bands(1000, lonely);
-    const detail::PathChoice c = detail::choose_paths(bands, std::vector<std::uint8_t>(bands.size(), 1), 32, true);
+    const detail::PathChoice c = detail::choose_paths(bands, std::vector<std::uint8_t>(bands.size(), 1), context(32, true));
     CHECK(c.chosen_ns == c.csr_only_ns);
     CHECK(std::count(c.to_csr.begin(), c.to_csr.end(), 1) == 1000);
     CHECK(c.csr_only_ns < c.tiles_only_ns);
@@ -56,7 +61,7 @@ TEST_CASE("cost model: the plan is tiles only, CSR only or hybrid, whichever is 
   SECTION("both kinds, enough of each to pay for a second launch: hybrid") {
     std::vector<detail::BandStats> bands(5000, full);
     bands.insert(bands.end(), 5000, lonely);
-    const detail::PathChoice c = detail::choose_paths(bands, std::vector<std::uint8_t>(bands.size(), 1), 64, true);
+    const detail::PathChoice c = detail::choose_paths(bands, std::vector<std::uint8_t>(bands.size(), 1), context(64, true));
     CHECK(c.chosen_ns == c.hybrid_ns);
     CHECK(c.hybrid_ns < c.tiles_only_ns);
     CHECK(c.hybrid_ns < c.csr_only_ns);
@@ -66,14 +71,28 @@ TEST_CASE("cost model: the plan is tiles only, CSR only or hybrid, whichever is 
     const std::vector<detail::BandStats> bands(1000, lonely);
     std::vector<std::uint8_t> has(bands.size(), 1);
     has[7] = 0;
-    const detail::PathChoice c = detail::choose_paths(bands, has, 32, true);
+    const detail::PathChoice c = detail::choose_paths(bands, has, context(32, true));
     CHECK(c.csr_only_ns < 0);
     CHECK(c.to_csr[7] == 0);
     CHECK(c.chosen_ns == c.hybrid_ns);
   }
+  SECTION("one band far longer than the rest leaves the tiles when it is the critical path") {
+    // 300 tiles of one row each (a dense row): alone ~75 rounds of one block; as a CSR row one block-wide row.
+    detail::BandStats skewed = band(300, 0, 300 * 16);
+    skewed.max_row_nnz = 300 * 16;
+    std::vector<detail::BandStats> bands(400, full);
+    bands.push_back(skewed);
+    const detail::PathChoice c = detail::choose_paths(bands, std::vector<std::uint8_t>(bands.size(), 1), context(32, true));
+    CHECK(c.to_csr.back() == 1);
+    // While its long row keeps the CSR launch busy, other bands may follow it there at no cost, but most stay.
+    CHECK(std::count(c.to_csr.begin(), c.to_csr.end(), 1) < 200);
+    CHECK(c.chosen_ns == c.hybrid_ns);
+    CHECK(c.hybrid_ns < c.tiles_only_ns);
+    CHECK(detail::tile_band_latency_ns(skewed, context(32, true)) > c.hybrid_ns);
+  }
   SECTION("a tiny matrix does not pay a second launch for a small gain") {
     const std::vector<detail::BandStats> bands = {full, lonely};
-    const detail::PathChoice c = detail::choose_paths(bands, {1, 1}, 8, true);
+    const detail::PathChoice c = detail::choose_paths(bands, {1, 1}, context(8, true));
     CHECK(c.hybrid_ns > c.tiles_only_ns);
     CHECK(c.chosen_ns == std::min(c.tiles_only_ns, c.csr_only_ns));
   }
@@ -85,13 +104,13 @@ TEST_CASE("cost model on generated matrices: a random graph is a CSR candidate, 
   graph.degree = 6;
   const Bcsr24Matrix scattered = convert_to_bcsr24(generate_random_graph(graph));
   const std::vector<detail::BandStats> scattered_stats = detail::band_stats(scattered);
-  const auto scattered_candidates = detail::csr_candidate_bands(scattered_stats, scattered.gathered());
+  const auto scattered_candidates = detail::csr_candidate_bands(scattered_stats, scattered.gathered(), scattered.cols, std::int64_t(50) << 20);
   CHECK(std::count(scattered_candidates.begin(), scattered_candidates.end(), 1) == scattered.tile_rows);
 
   XdYsSpec spec;
   spec.rows = spec.cols = 2048;
   spec.dense_percent = 10;
   const Bcsr24Matrix blocks = convert_to_bcsr24(generate_xdys(spec));
-  const auto block_candidates = detail::csr_candidate_bands(detail::band_stats(blocks), blocks.gathered());
+  const auto block_candidates = detail::csr_candidate_bands(detail::band_stats(blocks), blocks.gathered(), blocks.cols, std::int64_t(50) << 20);
   CHECK(std::count(block_candidates.begin(), block_candidates.end(), 1) == 0);
 }

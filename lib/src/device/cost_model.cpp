@@ -6,13 +6,17 @@
 //   the condensed 3-D mesh matrices (mesh40x40x40, lex and random node order);
 // - the per-band cost from Andrews (3,750 bands of ~5 tiles), after the tile costs are taken out;
 // - CSR costs per nonzero and per row from the CSR kernel alone (bench_spmm --methods csr_cuda_cores) on the
-//   random-graph and mesh generators and Andrews, at n = 8 .. 256.
+//   random-graph and mesh generators and Andrews, at n = 8 .. 256, with B in L2 (mesh, Andrews) and not
+//   (random graphs of 10^6 rows at n >= 32);
+// - the latencies from rajat01, whose one 6,833-entry row makes a band of ~200 tiles that alone takes ~25 us
+//   on the tile kernel at n = 32 (one block), and ~10 us as one CSR row.
 // docs/PERFORMANCE.md ("Cost model") lists the runs. Other GPUs use the same constants: what matters for the
 // choice is the ratio of the two paths, which depends on bytes moved per unit of work far more than on the
 // device.
 #include "device/cost_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "kernels/spmm_params.hpp"
@@ -21,7 +25,8 @@ namespace bcsr24::detail {
 
 namespace {
 
-constexpr double kLaunchNs = 3000.0;
+constexpr double kTileLaunchNs = 3000.0;
+constexpr double kCsrLaunchNs = 5000.0;
 
 /// Index of a tile-kernel slice width (8, 16, 32, 64) in the tables below.
 int slice_index(int slice_width) { return slice_width <= 8 ? 0 : slice_width <= 16 ? 1 : slice_width <= 32 ? 2 : 3; }
@@ -33,91 +38,164 @@ constexpr double kDenseTileNs[4] = {0.37, 0.40, 0.44, 0.70};
 constexpr double kGatherTileNs[4] = {0.23, 0.25, 0.36, 0.70};
 // Per band and column slice: descriptor, pipeline ramp, cross-warp reduction and the 16-row epilogue.
 constexpr double kBandNs[4] = {0.9, 1.0, 1.3, 2.0};
+// Latency of one band alone: a fixed part and one pipeline round per tile of each of the block's warps.
+constexpr double kBandLatencyNs = 2000.0;
+constexpr double kTileRoundNs[4] = {200.0, 250.0, 400.0, 450.0};
+constexpr int kTileWarps = 4;
 
-// CSR, per column pass of up to 256 columns: per nonzero (index, value and a B-row piece of 2 * width
-// bytes) and per row (pointers, row map and the C row written).
-constexpr double kCsrNnzBaseNs = 0.035;
-constexpr double kCsrNnzPerColumnNs = 0.00025;
-constexpr double kCsrRowBaseNs = 0.02;
-constexpr double kCsrRowPerColumnNs = 0.0013;
+// CSR, per column pass of up to 256 columns: per nonzero (index and value, and a B-row piece of 2 * width
+// bytes, from L2 while B fits there, else mostly from DRAM) and per row (pointers, row map and the C row).
+constexpr double kCsrNnzBaseNs = 0.006;
+constexpr double kCsrNnzPerColumnL2Ns = 0.0003;
+constexpr double kCsrNnzPerColumnDramNs = 0.0011;
+constexpr double kCsrRowBaseNs = 0.03;
+constexpr double kCsrRowPerColumnNs = 0.0008;
 constexpr int kCsrPass = 256;
+// Latency of one long row on a block of 256 threads: a fixed part and one round of 4 loads per thread.
+constexpr double kCsrRowLatencyNs = 1500.0;
+constexpr double kCsrRoundNs = 350.0;
+// B counts as L2-resident up to this share of the L2 (the rest holds A, C and other traffic).
+constexpr double kL2UsableShare = 0.75;
 
 /// The widths at which candidate bands are tested: one per tile-kernel slice class and CSR chunk count.
 constexpr std::int32_t kProbeWidths[] = {1, 8, 16, 32, 64, 128, 256};
 
+/// Columns of a CSR pass as the kernel reads them (8-column pieces).
+double pass_width(std::int32_t n, std::int32_t col0) { return double((std::min(n - col0, kCsrPass) + 7) / 8 * 8); }
+
+/// A plan part's time: its launch, then whichever is longer, the work spread over the GPU or its longest band.
+double part_ns(double launch, double sum, double latency, bool present) {
+  return present ? launch + std::max(sum, latency) : 0.0;
+}
+
 }  // namespace
 
-double launch_ns() { return kLaunchNs; }
+double tile_launch_ns() { return kTileLaunchNs; }
+double csr_launch_ns() { return kCsrLaunchNs; }
 
-double tile_band_ns(const BandStats& band, std::int32_t n, bool gathered) {
-  const int width = kernels::slice_width_for(n);
+double tile_band_ns(const BandStats& band, const CostContext& ctx) {
+  const int width = kernels::slice_width_for(ctx.n);
   const int s = slice_index(width);
-  const double slices = double((n + width - 1) / width);
-  const double per_tile_gather = gathered ? kGatherTileNs[s] : 0.0;
+  const double slices = double((ctx.n + width - 1) / width);
+  const double per_tile_gather = ctx.gathered ? kGatherTileNs[s] : 0.0;
   return slices * (kBandNs[s] + band.sparse24_tiles * (kSparse24TileNs[s] + per_tile_gather) +
                    band.dense_tiles * (kDenseTileNs[s] + per_tile_gather));
 }
 
-double csr_band_ns(const BandStats& band, std::int32_t n) {
+double tile_band_latency_ns(const BandStats& band, const CostContext& ctx) {
+  const int s = slice_index(kernels::slice_width_for(ctx.n));
+  // Slices of a band run as separate blocks, side by side: they do not add up.
+  return kBandLatencyNs + double((band.tiles() + kTileWarps - 1) / kTileWarps) * kTileRoundNs[s];
+}
+
+double csr_band_ns(const BandStats& band, const CostContext& ctx) {
   double total = 0.0;
-  for (std::int32_t col0 = 0; col0 < n; col0 += kCsrPass) {
-    // A pass reads B in 8-column pieces: its width counts in multiples of 8.
-    const double width = double((std::min(n - col0, kCsrPass) + 7) / 8 * 8);
-    total += double(band.nnz()) * (kCsrNnzBaseNs + kCsrNnzPerColumnNs * width) +
+  for (std::int32_t col0 = 0; col0 < ctx.n; col0 += kCsrPass) {
+    const double width = pass_width(ctx.n, col0);
+    const bool b_in_l2 = double(ctx.b_rows) * width * 2.0 <= kL2UsableShare * double(ctx.l2_bytes);
+    total += double(band.nnz()) * (kCsrNnzBaseNs + width * (b_in_l2 ? kCsrNnzPerColumnL2Ns : kCsrNnzPerColumnDramNs)) +
              double(band.rows) * (kCsrRowBaseNs + kCsrRowPerColumnNs * width);
   }
   return total;
 }
 
-std::vector<std::uint8_t> csr_candidate_bands(const std::vector<BandStats>& bands, bool gathered) {
+double csr_band_latency_ns(const BandStats& band, const CostContext& ctx) {
+  // A long row's block puts 256 / chunks threads on its entries, 4 entries each per round.
+  const double chunks = std::max(1.0, std::pow(2.0, std::ceil(std::log2(pass_width(ctx.n, 0) / 8.0))));
+  const double entries_per_round = 256.0 / chunks * 4.0;
+  return kCsrRowLatencyNs + std::ceil(double(band.max_row_nnz) / entries_per_round) * kCsrRoundNs;
+}
+
+std::vector<std::uint8_t> csr_candidate_bands(const std::vector<BandStats>& bands, bool gathered,
+                                              std::int32_t b_rows, std::int64_t l2_bytes) {
   std::vector<std::uint8_t> candidate(bands.size(), 0);
   for (std::size_t b = 0; b < bands.size(); ++b)
-    for (const std::int32_t n : kProbeWidths)
-      if (csr_band_ns(bands[b], n) < tile_band_ns(bands[b], n, gathered)) {
+    for (const std::int32_t n : kProbeWidths) {
+      const CostContext ctx{n, gathered, b_rows, l2_bytes};
+      // Cheaper in throughput, or so long on tiles that it may be a plan's critical path.
+      if (csr_band_ns(bands[b], ctx) < tile_band_ns(bands[b], ctx) ||
+          csr_band_latency_ns(bands[b], ctx) < tile_band_latency_ns(bands[b], ctx) - kBandLatencyNs) {
         candidate[b] = 1;
         break;
       }
+    }
   return candidate;
 }
 
 PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<std::uint8_t>& has_csr,
-                        std::int32_t n, bool gathered) {
+                        const CostContext& ctx) {
+  const std::size_t count = bands.size();
   PathChoice choice;
-  choice.to_csr.assign(bands.size(), 0);
-  double tiles_sum = 0.0, csr_sum = 0.0, hybrid_tiles = 0.0, hybrid_csr = 0.0;
-  bool all_have_csr = true;
-  std::int64_t hybrid_csr_bands = 0;
-  for (std::size_t b = 0; b < bands.size(); ++b) {
-    const double tile = tile_band_ns(bands[b], n, gathered);
-    tiles_sum += tile;
+  choice.to_csr.assign(count, 0);
+  std::vector<double> tile(count), tile_latency(count), csr(count, 0.0), csr_latency(count, 0.0);
+  double tiles_sum = 0.0, tiles_latency = 0.0, csr_sum = 0.0, csr_max_latency = 0.0;
+  bool all_have_csr = count > 0;
+  for (std::size_t b = 0; b < count; ++b) {
+    tile[b] = tile_band_ns(bands[b], ctx);
+    tile_latency[b] = tile_band_latency_ns(bands[b], ctx);
+    tiles_sum += tile[b];
+    tiles_latency = std::max(tiles_latency, tile_latency[b]);
     if (!has_csr[b]) {
       all_have_csr = false;
-      hybrid_tiles += tile;
       continue;
     }
-    const double csr = csr_band_ns(bands[b], n);
-    csr_sum += csr;
-    if (csr < tile) {
+    csr[b] = csr_band_ns(bands[b], ctx);
+    csr_latency[b] = csr_band_latency_ns(bands[b], ctx);
+    csr_sum += csr[b];
+    csr_max_latency = std::max(csr_max_latency, csr_latency[b]);
+  }
+  choice.tiles_only_ns = part_ns(kTileLaunchNs, tiles_sum, tiles_latency, count > 0);
+  choice.csr_only_ns = all_have_csr ? part_ns(kCsrLaunchNs, csr_sum, csr_max_latency, true) : -1.0;
+
+  // Hybrid: each band on its cheaper path by throughput ...
+  double hybrid_tiles = 0.0, hybrid_csr = 0.0, hybrid_csr_latency = 0.0;
+  std::size_t on_csr = 0;
+  std::vector<std::size_t> tile_bands;
+  for (std::size_t b = 0; b < count; ++b) {
+    if (has_csr[b] && csr[b] < tile[b]) {
       choice.to_csr[b] = 1;
-      hybrid_csr += csr;
-      ++hybrid_csr_bands;
+      hybrid_csr += csr[b];
+      hybrid_csr_latency = std::max(hybrid_csr_latency, csr_latency[b]);
+      ++on_csr;
     } else {
-      hybrid_tiles += tile;
+      hybrid_tiles += tile[b];
+      tile_bands.push_back(b);
     }
   }
-  const std::int64_t hybrid_tile_bands = std::int64_t(bands.size()) - hybrid_csr_bands;
-  choice.tiles_only_ns = kLaunchNs + tiles_sum;
-  choice.csr_only_ns = all_have_csr ? kLaunchNs + csr_sum : -1.0;
-  choice.hybrid_ns = (hybrid_tile_bands ? kLaunchNs : 0.0) + (hybrid_csr_bands ? kLaunchNs : 0.0) + hybrid_tiles +
-                     hybrid_csr;
-  // The hybrid is the per-band optimum plus one more launch; a pure plan wins when that launch costs more than
-  // the bands it would move gain.
+  // ... then, longest tile band first, move bands to CSR while that shortens the plan (the tile part's
+  // critical path falls to the next band).
+  std::stable_sort(tile_bands.begin(), tile_bands.end(),
+                   [&](std::size_t x, std::size_t y) { return tile_latency[x] > tile_latency[y]; });
+  auto hybrid_ns = [&](double t_sum, double t_latency, std::size_t t_count, double c_sum, double c_latency,
+                       std::size_t c_count) {
+    return part_ns(kTileLaunchNs, t_sum, t_latency, t_count > 0) + part_ns(kCsrLaunchNs, c_sum, c_latency, c_count > 0);
+  };
+  std::size_t first = 0;
+  for (; first < tile_bands.size(); ++first) {
+    const std::size_t b = tile_bands[first];
+    if (!has_csr[b]) break;  // the critical path cannot leave the tiles
+    const double next_latency = first + 1 < tile_bands.size() ? tile_latency[tile_bands[first + 1]] : 0.0;
+    const std::size_t tile_count = tile_bands.size() - first;
+    const double now = hybrid_ns(hybrid_tiles, tile_latency[b], tile_count, hybrid_csr, hybrid_csr_latency, on_csr);
+    const double moved = hybrid_ns(hybrid_tiles - tile[b], next_latency, tile_count - 1, hybrid_csr + csr[b],
+                                   std::max(hybrid_csr_latency, csr_latency[b]), on_csr + 1);
+    if (moved >= now) break;
+    choice.to_csr[b] = 1;
+    hybrid_tiles -= tile[b];
+    hybrid_csr += csr[b];
+    hybrid_csr_latency = std::max(hybrid_csr_latency, csr_latency[b]);
+    ++on_csr;
+  }
+  const double remaining_latency = first < tile_bands.size() ? tile_latency[tile_bands[first]] : 0.0;
+  choice.hybrid_ns =
+      hybrid_ns(hybrid_tiles, remaining_latency, tile_bands.size() - first, hybrid_csr, hybrid_csr_latency, on_csr);
+
   char line[200];
-  if (hybrid_csr_bands == 0 || choice.tiles_only_ns <= choice.hybrid_ns) {
+  if (on_csr == 0 || choice.tiles_only_ns <= choice.hybrid_ns) {
     std::fill(choice.to_csr.begin(), choice.to_csr.end(), 0);
     choice.chosen_ns = choice.tiles_only_ns;
-    std::snprintf(line, sizeof line, "tiles only: predicted %.1f us (CSR for the low-reuse bands: %.1f us)",
-                  choice.tiles_only_ns / 1e3, choice.hybrid_ns / 1e3);
+    std::snprintf(line, sizeof line, "tiles only: predicted %.1f us (hybrid %.1f us)", choice.tiles_only_ns / 1e3,
+                  choice.hybrid_ns / 1e3);
   } else if (all_have_csr && choice.csr_only_ns <= choice.hybrid_ns) {
     std::fill(choice.to_csr.begin(), choice.to_csr.end(), 1);
     choice.chosen_ns = choice.csr_only_ns;

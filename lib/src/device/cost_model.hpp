@@ -15,15 +15,30 @@
 
 namespace bcsr24::detail {
 
-/// Predicted time of one band on the tile kernel (all its column slices), without the launch.
-double tile_band_ns(const BandStats& band, std::int32_t n, bool gathered);
-/// Predicted time of one band's rows on the CSR kernel (all column passes), without the launch.
-double csr_band_ns(const BandStats& band, std::int32_t n);
-/// Fixed cost of one kernel launch in a stream (launch latency, ramp-up and tail).
-double launch_ns();
+/// What, besides a band's own counts, its costs depend on.
+struct CostContext {
+  std::int32_t n = 8;               ///< columns of B and C
+  bool gathered = false;            ///< tiles gather their B rows by index (condensed or reordered layouts)
+  std::int32_t b_rows = 0;          ///< rows of B (columns of A)
+  std::int64_t l2_bytes = 50 << 20; ///< the device's L2: B rows read at random come from L2 while B fits
+};
+
+/// Predicted throughput cost of one band on the tile kernel (all its column slices), without the launch.
+double tile_band_ns(const BandStats& band, const CostContext& ctx);
+/// Time one band takes on the tile kernel by itself: its tiles split over one block's warps. A band far longer
+/// than the others ends the launch this late however idle the rest of the GPU is.
+double tile_band_latency_ns(const BandStats& band, const CostContext& ctx);
+/// Predicted throughput cost of one band's rows on the CSR kernel (all column passes), without the launch.
+double csr_band_ns(const BandStats& band, const CostContext& ctx);
+/// Time the band's longest row takes on the CSR kernel by itself (a row that long gets a block of its own).
+double csr_band_latency_ns(const BandStats& band, const CostContext& ctx);
+/// Fixed cost of a launch of the tile kernel and of the CSR kernel in a stream (latency, ramp-up, tail).
+double tile_launch_ns();
+double csr_launch_ns();
 
 /// Bands for which the CSR path wins at some n in 1 .. 256: the ones worth a CSR copy on the device.
-std::vector<std::uint8_t> csr_candidate_bands(const std::vector<BandStats>& bands, bool gathered);
+std::vector<std::uint8_t> csr_candidate_bands(const std::vector<BandStats>& bands, bool gathered,
+                                              std::int32_t b_rows, std::int64_t l2_bytes);
 
 /// A plan's split of the bands between the two paths.
 struct PathChoice {
@@ -35,9 +50,11 @@ struct PathChoice {
   std::string reason;                ///< one line: which of the three and why
 };
 
-/// Chooses, for n columns, between all tiles, all CSR (only if every band has a CSR copy) and the per-band
-/// hybrid, whichever is predicted fastest. `has_csr[b]` says whether band b has a CSR copy.
+/// Chooses between all tiles, all CSR (only if every band has a CSR copy) and the per-band hybrid, whichever
+/// is predicted fastest. A part's time is its launch plus the larger of its summed throughput cost and its
+/// longest band's latency; the hybrid also moves the bands whose tile latency would be the critical path to CSR
+/// when that shortens it. `has_csr[b]` says whether band b has a CSR copy.
 PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<std::uint8_t>& has_csr,
-                        std::int32_t n, bool gathered);
+                        const CostContext& ctx);
 
 }  // namespace bcsr24::detail

@@ -56,11 +56,13 @@ std::vector<kernels::TileRowWork> longest_rows_first(const Bcsr24Matrix& host) {
 }
 
 /// Bands to keep as CSR rows under `copy`.
-std::vector<std::int32_t> csr_bands_to_copy(CsrCopy copy, const std::vector<detail::BandStats>& stats, bool gathered) {
+std::vector<std::int32_t> csr_bands_to_copy(CsrCopy copy, const std::vector<detail::BandStats>& stats, bool gathered,
+                                            std::int32_t b_rows, std::int64_t l2_bytes) {
   std::vector<std::int32_t> bands;
   if (copy == CsrCopy::none) return bands;
   const std::vector<std::uint8_t> candidate =
-      copy == CsrCopy::all ? std::vector<std::uint8_t>(stats.size(), 1) : detail::csr_candidate_bands(stats, gathered);
+      copy == CsrCopy::all ? std::vector<std::uint8_t>(stats.size(), 1)
+                           : detail::csr_candidate_bands(stats, gathered, b_rows, l2_bytes);
   for (std::size_t b = 0; b < stats.size(); ++b)
     if (candidate[b]) bands.push_back(static_cast<std::int32_t>(b));
   return bands;
@@ -108,7 +110,7 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   // The CSR rows are extracted from the tiles on the host first: their size is then known exactly.
   std::vector<detail::BandStats> stats = detail::band_stats(host);
   const detail::BandCsr csr =
-      detail::extract_band_csr(host, csr_bands_to_copy(options.csr, stats, index == BRowIndex::full));
+      detail::extract_band_csr(host, csr_bands_to_copy(options.csr, stats, index == BRowIndex::full, host.cols, info.l2_bytes));
   const std::int64_t listed = host.census().total_bytes() + csr.bytes();
   const std::int64_t needed =
       listed + (with_merged_dense ? all_tiles * (kDenseTileValues * 2 + 4 + index_per_tile) + host.dense.row_ptr.size() * 4 : 0);
@@ -131,6 +133,7 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   d.sparse24 = upload(host.sparse24, host.tile_rows, index);
   d.dense = upload(host.dense, host.tile_rows, index);
   d.csr = upload_csr(csr, host.tile_rows);
+  d.l2_bytes = info.l2_bytes;
   d.band_stats = std::move(stats);
   std::vector<kernels::TileRowWork> work = longest_rows_first(host);
   if (with_merged_dense) {

@@ -56,6 +56,7 @@ struct DeviceMatrix::Impl {
   std::vector<kernels::TileRowWork> row_work_host;      // the same on the host (plans take subsets)
   std::vector<detail::BandStats> band_stats;            // per band, for the cost model
   DeviceBandCsr csr;
+  std::int64_t l2_bytes = 0;                            // of the device it lives on (cost model)
   int device = 0;
 };
 

@@ -44,8 +44,8 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t
   const std::size_t bands = m.band_stats.size();
   std::vector<std::uint8_t> has_csr(bands);
   for (std::size_t b = 0; b < bands; ++b) has_csr[b] = m.csr.first_slot[b] >= 0;
-  const detail::PathChoice choice =
-      detail::choose_paths(m.band_stats, has_csr, n, m.b_row_index == BRowIndex::full);
+  const detail::CostContext ctx{n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes};
+  const detail::PathChoice choice = detail::choose_paths(m.band_stats, has_csr, ctx);
   report.tiles_only_us = choice.tiles_only_ns / 1e3;
   report.csr_only_us = choice.csr_only_ns < 0 ? -1.0 : choice.csr_only_ns / 1e3;
   switch (kernel) {
@@ -150,8 +150,9 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   }
   p.run_csr = !slots.empty();
   if (p.run_csr) {
-    p.csr_shape = kernels::csr_shape_for(n, double(row_entries) / double(slots.size()));
-    const std::int32_t threshold = kernels::csr_long_row_threshold(p.csr_shape);
+    const double mean_row_nnz = double(row_entries) / double(slots.size());
+    p.csr_shape = kernels::csr_shape_for(n, mean_row_nnz);
+    const std::int32_t threshold = kernels::csr_long_row_threshold(p.csr_shape, mean_row_nnz);
     std::vector<std::int32_t> long_slots, short_slots;
     for (const std::int32_t slot : slots)
       (m.csr.row_nnz[static_cast<std::size_t>(slot)] > threshold ? long_slots : short_slots).push_back(slot);

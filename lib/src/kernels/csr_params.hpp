@@ -42,7 +42,7 @@ struct CsrShape {
 /// The shape for n columns and short rows of `mean_row_nnz` entries on average.
 CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz);
 /// Rows longer than this get a block of their own (their entries split over all the block's threads).
-std::int32_t csr_long_row_threshold(const CsrShape& shape);
+std::int32_t csr_long_row_threshold(const CsrShape& shape, double mean_row_nnz);
 
 /// Enqueues the kernel (nothing when there are no slots); checks the launch without synchronising.
 void launch_csr_spmm(const CsrShape& shape, OutputType out, const CsrSpmmParams& params, cudaStream_t stream);

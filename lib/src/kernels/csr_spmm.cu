@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "bcsr24/error.hpp"
 #include "device/cuda_check.hpp"
@@ -79,16 +80,53 @@ __device__ __forceinline__ void store_out<float>(float* p, float v) { *p = v; }
 template <>
 __device__ __forceinline__ void store_out<__half>(__half* p, float v) { *p = __float2half_rn(v); }
 
-/// C[row, col0 .. col0 + 7] = alpha * acc + beta * C, columns >= n skipped.
+/// C[row, col0 .. col0 + 7] = alpha * acc + beta * C, columns >= n skipped. A full, 16-byte aligned chunk
+/// is read and written with vector accesses (the common case: n % 8 == 0 and ldc % 4 == 0).
 template <typename OutT>
 __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int32_t row, int col0,
-                                                const float (&acc)[8]) {
+                                                float (&acc)[8]) {
   OutT* c = static_cast<OutT*>(p.c) + std::size_t(row) * p.ldc + col0;
+  const bool full = col0 + 8 <= p.n;
+#pragma unroll
+  for (int e = 0; e < 8; ++e) acc[e] *= p.alpha;
+  if constexpr (std::is_same_v<OutT, float>) {
+    if (full && reinterpret_cast<std::uintptr_t>(c) % 16 == 0) {
+      float4* c4 = reinterpret_cast<float4*>(c);
+      float4 lo = make_float4(acc[0], acc[1], acc[2], acc[3]), hi = make_float4(acc[4], acc[5], acc[6], acc[7]);
+      if (p.beta != 0.0f) {  // beta == 0 must not read C: it may hold NaN or garbage
+        const float4 old_lo = c4[0], old_hi = c4[1];
+        lo.x += p.beta * old_lo.x; lo.y += p.beta * old_lo.y; lo.z += p.beta * old_lo.z; lo.w += p.beta * old_lo.w;
+        hi.x += p.beta * old_hi.x; hi.y += p.beta * old_hi.y; hi.z += p.beta * old_hi.z; hi.w += p.beta * old_hi.w;
+      }
+      c4[0] = lo;
+      c4[1] = hi;
+      return;
+    }
+  } else {
+    if (full && reinterpret_cast<std::uintptr_t>(c) % 16 == 0) {
+      uint4 packed;
+      __half2* h = reinterpret_cast<__half2*>(&packed);
+      uint4 old = make_uint4(0, 0, 0, 0);
+      if (p.beta != 0.0f) old = *reinterpret_cast<const uint4*>(c);
+      const __half2* o = reinterpret_cast<const __half2*>(&old);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        float2 v = make_float2(acc[2 * q], acc[2 * q + 1]);
+        if (p.beta != 0.0f) {
+          const float2 f = __half22float2(o[q]);
+          v.x += p.beta * f.x;
+          v.y += p.beta * f.y;
+        }
+        h[q] = __floats2half2_rn(v.x, v.y);
+      }
+      *reinterpret_cast<uint4*>(c) = packed;
+      return;
+    }
+  }
 #pragma unroll
   for (int e = 0; e < 8; ++e) {
     if (col0 + e >= p.n) break;
-    // beta == 0 must not read C: it may hold NaN or garbage.
-    store_out<OutT>(c + e, p.beta == 0.0f ? p.alpha * acc[e] : p.alpha * acc[e] + p.beta * load_out<OutT>(c + e));
+    store_out<OutT>(c + e, p.beta == 0.0f ? acc[e] : acc[e] + p.beta * load_out<OutT>(c + e));
   }
 }
 
@@ -207,9 +245,10 @@ CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz) {
   return s;
 }
 
-std::int32_t csr_long_row_threshold(const CsrShape& shape) {
-  // Past 8 rounds of kUnroll loads per thread a short group would become the tail of the launch.
-  return 8 * kUnroll * shape.nz_lanes;
+std::int32_t csr_long_row_threshold(const CsrShape& shape, double mean_row_nnz) {
+  // A row far longer than the mean (for which the group was sized) would be the tail of the launch: past 8
+  // rounds of kUnroll loads per thread and 16 times the mean it gets a block of its own.
+  return std::max<std::int32_t>(8 * kUnroll * shape.nz_lanes, static_cast<std::int32_t>(16.0 * mean_row_nnz));
 }
 
 void launch_csr_spmm(const CsrShape& shape, OutputType out, const CsrSpmmParams& params, cudaStream_t stream) {
