@@ -147,12 +147,15 @@ TEST_CASE("CSR copy policies: none keeps automatic on tiles, csr_cuda_cores need
   cfg.n = 64;
   require_pass(run_and_check(a, host, none, KernelKind::automatic, cfg));
 
-  // A scattered graph: every band is a candidate, and a wide plan runs it all on CSR.
-  const DeviceMatrix candidates(host, UploadOptions{});
-  CHECK(candidates.csr_bands() == host.tile_rows);
-  const SpmmPlan wide(candidates, 128);
-  CHECK(wide.report().csr_bands == host.tile_rows);
-  CHECK(wide.report().tile_bands == 0);
-  cfg.n = 128;
-  require_pass(run_and_check(a, host, candidates, KernelKind::automatic, cfg));
+  // A scattered graph: every band is a candidate, and the plan puts (at least some of) it on CSR.
+  spec.rows = 200000;
+  const CsrMatrix big = generate_random_graph(spec);
+  const Bcsr24Matrix big_host = convert_to_bcsr24(big);
+  const DeviceMatrix candidates(big_host, UploadOptions{});
+  CHECK(candidates.csr_bands() == big_host.tile_rows);
+  const SpmmPlan plan(candidates, 16);
+  INFO(plan.report().reason);
+  CHECK(plan.report().csr_bands > 0);
+  cfg.n = 16;
+  require_pass(run_and_check(big, big_host, candidates, KernelKind::automatic, cfg));
 }

@@ -38,6 +38,9 @@ constexpr double kDenseTileNs[4] = {0.37, 0.40, 0.44, 0.70};
 constexpr double kGatherTileNs[4] = {0.23, 0.25, 0.36, 0.70};
 // Per band and column slice: descriptor, pipeline ramp, cross-warp reduction and the 16-row epilogue.
 constexpr double kBandNs[4] = {0.9, 1.0, 1.3, 2.0};
+// A band-slice block never costs less than its latency over the blocks the GPU holds at once (132 SMs x 9
+// blocks up to 32 columns, x 5 at 64): bands of one or two tiles are latency-bound (random graphs, n = 64).
+constexpr double kBandMinNs[4] = {2.1, 2.5, 2.9, 7.6};
 // Latency of one band alone: a fixed part and one pipeline round per tile of each of the block's warps.
 constexpr double kBandLatencyNs = 2000.0;
 constexpr double kTileRoundNs[4] = {200.0, 250.0, 400.0, 450.0};
@@ -47,7 +50,7 @@ constexpr int kTileWarps = 4;
 // bytes, from L2 while B fits there, else mostly from DRAM) and per row (pointers, row map and the C row).
 constexpr double kCsrNnzBaseNs = 0.006;
 constexpr double kCsrNnzPerColumnL2Ns = 0.0003;
-constexpr double kCsrNnzPerColumnDramNs = 0.0011;
+constexpr double kCsrNnzPerColumnDramNs = 0.0007;
 constexpr double kCsrRowBaseNs = 0.03;
 constexpr double kCsrRowPerColumnNs = 0.0008;
 constexpr int kCsrPass = 256;
@@ -78,8 +81,9 @@ double tile_band_ns(const BandStats& band, const CostContext& ctx) {
   const int s = slice_index(width);
   const double slices = double((ctx.n + width - 1) / width);
   const double per_tile_gather = ctx.gathered ? kGatherTileNs[s] : 0.0;
-  return slices * (kBandNs[s] + band.sparse24_tiles * (kSparse24TileNs[s] + per_tile_gather) +
-                   band.dense_tiles * (kDenseTileNs[s] + per_tile_gather));
+  const double block = kBandNs[s] + band.sparse24_tiles * (kSparse24TileNs[s] + per_tile_gather) +
+                       band.dense_tiles * (kDenseTileNs[s] + per_tile_gather);
+  return slices * std::max(block, kBandMinNs[s]);
 }
 
 double tile_band_latency_ns(const BandStats& band, const CostContext& ctx) {
@@ -189,22 +193,31 @@ PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<s
   const double remaining_latency = first < tile_bands.size() ? tile_latency[tile_bands[first]] : 0.0;
   choice.hybrid_ns =
       hybrid_ns(hybrid_tiles, remaining_latency, tile_bands.size() - first, hybrid_csr, hybrid_csr_latency, on_csr);
+  if (on_csr == count) choice.hybrid_ns = choice.csr_only_ns;
+  if (on_csr == 0) choice.hybrid_ns = choice.tiles_only_ns;
 
+  // The fastest of the three; a hybrid with every band on one side is that pure plan.
+  const bool hybrid_mixed = on_csr > 0 && on_csr < count;
   char line[200];
-  if (on_csr == 0 || choice.tiles_only_ns <= choice.hybrid_ns) {
-    std::fill(choice.to_csr.begin(), choice.to_csr.end(), 0);
-    choice.chosen_ns = choice.tiles_only_ns;
-    std::snprintf(line, sizeof line, "tiles only: predicted %.1f us (hybrid %.1f us)", choice.tiles_only_ns / 1e3,
-                  choice.hybrid_ns / 1e3);
-  } else if (all_have_csr && choice.csr_only_ns <= choice.hybrid_ns) {
+  if (all_have_csr && choice.csr_only_ns < choice.tiles_only_ns &&
+      (!hybrid_mixed || choice.csr_only_ns <= choice.hybrid_ns)) {
     std::fill(choice.to_csr.begin(), choice.to_csr.end(), 1);
     choice.chosen_ns = choice.csr_only_ns;
     std::snprintf(line, sizeof line, "CSR only: predicted %.1f us (tiles only %.1f us)", choice.csr_only_ns / 1e3,
                   choice.tiles_only_ns / 1e3);
-  } else {
+  } else if (hybrid_mixed && choice.hybrid_ns < choice.tiles_only_ns) {
     choice.chosen_ns = choice.hybrid_ns;
     std::snprintf(line, sizeof line, "hybrid: predicted %.1f us (tiles only %.1f us)", choice.hybrid_ns / 1e3,
                   choice.tiles_only_ns / 1e3);
+  } else {
+    std::fill(choice.to_csr.begin(), choice.to_csr.end(), 0);
+    choice.chosen_ns = choice.tiles_only_ns;
+    if (choice.csr_only_ns >= 0)
+      std::snprintf(line, sizeof line, "tiles only: predicted %.1f us (CSR only %.1f us)", choice.tiles_only_ns / 1e3,
+                    choice.csr_only_ns / 1e3);
+    else
+      std::snprintf(line, sizeof line, "tiles only: predicted %.1f us (hybrid %.1f us)", choice.tiles_only_ns / 1e3,
+                    choice.hybrid_ns / 1e3);
   }
   choice.reason = line;
   return choice;
