@@ -40,8 +40,10 @@ CSV_COLUMNS = ["matrix", "rows", "cols", "nnz", "n", "method", "median_ms", "min
                "zero_tiles", "sparse24_share", "device", "layout"]
 MATRIX_SUFFIXES = (".mtx", ".mtx.gz")
 SKIPPED_COLUMNS = ["matrix", "widths", "reason"]
-# How bench_spmm reports an input it refuses (exit status 1); any other failure is a crash or a timeout.
+# How bench_spmm reports an error (exit status 1). Only errors about the input count as a refusal (the matrix is
+# skipped and listed); any other error (a CUDA failure, a wrong result) fails the sweep, as do crashes and timeouts.
 BENCH_ERROR_PREFIX = "bench_spmm: error:"
+REFUSAL_WORDS = ("not supported", "exceed", "does not fit")
 
 
 class Job:
@@ -307,7 +309,7 @@ def classify_run(returncode, stderr_text, timeout):
     error_line = next((line for line in lines if line.startswith(BENCH_ERROR_PREFIX)), None)
     if returncode == 0:
         return "ok", ""
-    if returncode == 1 and error_line:
+    if returncode == 1 and error_line and any(word in error_line for word in REFUSAL_WORDS):
         return "refused", error_line
     how = f"timed out after {timeout:g} s" if returncode is None else exit_description(returncode)
     first_line = error_line or (lines[0] if lines else None)
