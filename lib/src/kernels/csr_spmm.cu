@@ -16,6 +16,7 @@
 #include "bcsr24/error.hpp"
 #include "device/cuda_check.hpp"
 #include "kernels/csr_params.hpp"
+#include "kernels/output_access.cuh"
 
 namespace bcsr24::kernels {
 
@@ -67,18 +68,6 @@ __device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const
   }
 }
 
-template <typename OutT>
-__device__ __forceinline__ float load_out(const OutT* p);
-template <>
-__device__ __forceinline__ float load_out<float>(const float* p) { return *p; }
-template <>
-__device__ __forceinline__ float load_out<__half>(const __half* p) { return __half2float(*p); }
-template <typename OutT>
-__device__ __forceinline__ void store_out(OutT* p, float v);
-template <>
-__device__ __forceinline__ void store_out<float>(float* p, float v) { *p = v; }
-template <>
-__device__ __forceinline__ void store_out<__half>(__half* p, float v) { *p = __float2half_rn(v); }
 
 /// C[row, col0 .. col0 + 7] = alpha * acc + beta * C, columns >= n skipped. A full, 16-byte aligned chunk
 /// is read and written with vector accesses (the common case: n % 8 == 0 and ldc % 4 == 0).
@@ -126,7 +115,7 @@ __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int
 #pragma unroll
   for (int e = 0; e < 8; ++e) {
     if (col0 + e >= p.n) break;
-    store_out<OutT>(c + e, p.beta == 0.0f ? acc[e] : acc[e] + p.beta * load_out<OutT>(c + e));
+    store_output<OutT>(c + e, p.beta == 0.0f ? acc[e] : acc[e] + p.beta * load_output<OutT>(c + e));
   }
 }
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "bcsr24/tile_layout.hpp"
+#include "kernels/output_access.cuh"
 #include "kernels/ptx_sm80.cuh"
 #include "kernels/spmm_params.hpp"
 
@@ -271,18 +272,6 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
   }
 }
 
-template <typename OutT>
-__device__ __forceinline__ float load_output(const OutT* p);
-template <>
-__device__ __forceinline__ float load_output<float>(const float* p) { return *p; }
-template <>
-__device__ __forceinline__ float load_output<__half>(const __half* p) { return __half2float(*p); }
-template <typename OutT>
-__device__ __forceinline__ void store_output(OutT* p, float v);
-template <>
-__device__ __forceinline__ void store_output<float>(float* p, float v) { *p = v; }
-template <>
-__device__ __forceinline__ void store_output<__half>(__half* p, float v) { *p = __float2half_rn(v); }
 
 /// C[tile row, slice] = alpha * A[tile row, :] * B[:, slice] + beta * C[tile row, slice].
 /// kHasSparseList: run the 2:4 loop (split kernel) before the dense loop.
