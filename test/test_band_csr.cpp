@@ -18,22 +18,11 @@
 
 using namespace bcsr24;
 
-namespace {
-
-ConvertOptions policy(TileLayout layout, Reordering reorder) {
-  ConvertOptions options;
-  options.layout = layout;
-  options.reorder = reorder;
-  return options;
-}
-
-}  // namespace
-
 TEST_CASE("band statistics count every stored nonzero once", "[band_csr]") {
   const std::uint64_t seed = test::test_seed(901);
   INFO("seed " << seed);
   const CsrMatrix a = test::scattered_csr(203, 317, 11, seed);
-  for (const auto& options : {policy(TileLayout::aligned, Reordering::none), policy(TileLayout::condensed, Reordering::rcm)}) {
+  for (const auto& options : {test::convert_policy(TileLayout::aligned, Reordering::none), test::convert_policy(TileLayout::condensed, Reordering::rcm)}) {
     const Bcsr24Matrix host = convert_to_bcsr24(a, options);
     const std::vector<detail::BandStats> stats = detail::band_stats(host);
     REQUIRE(stats.size() == std::size_t(host.tile_rows));
@@ -63,8 +52,8 @@ TEST_CASE("CSR rows of chosen bands multiply like the tiles they came from", "[b
   const CsrMatrix a = test::scattered_csr(181, 299, 13, seed);
   const std::int32_t n = 7;
   const std::vector<std::uint16_t> b = test::random_fp16(a.cols, n, seed + 1);
-  for (const auto& options : {policy(TileLayout::aligned, Reordering::none), policy(TileLayout::aligned, Reordering::rcm),
-                              policy(TileLayout::condensed, Reordering::none), policy(TileLayout::condensed, Reordering::rcm)}) {
+  for (const auto& options : {test::convert_policy(TileLayout::aligned, Reordering::none), test::convert_policy(TileLayout::aligned, Reordering::rcm),
+                              test::convert_policy(TileLayout::condensed, Reordering::none), test::convert_policy(TileLayout::condensed, Reordering::rcm)}) {
     const Bcsr24Matrix host = convert_to_bcsr24(a, options);
     INFO(layout_name(host.layout) << "/" << reordering_name(host.reordering));
     // Every other band, including the last (padded) one.
@@ -120,7 +109,7 @@ TEST_CASE("CSR extraction keeps empty rows and skips padding rows", "[band_csr]"
       }
     a.row_ptr[r + 1] = std::int32_t(a.col_idx.size());
   }
-  const Bcsr24Matrix host = convert_to_bcsr24(a, policy(TileLayout::aligned, Reordering::none));
+  const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
   const detail::BandCsr csr = detail::extract_band_csr(host, {0, 1});
   REQUIRE(csr.slots() == 32);
   CHECK(csr.row_ptr[4] - csr.row_ptr[3] == 0);

@@ -73,6 +73,13 @@ std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const s
   return bound;
 }
 
+ConvertOptions convert_policy(TileLayout layout, Reordering reorder) {
+  ConvertOptions options;
+  options.layout = layout;
+  options.reorder = reorder;
+  return options;
+}
+
 CsrMatrix scattered_csr(std::int32_t rows, std::int32_t cols, int per_row, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> value(-1.0, 1.0);

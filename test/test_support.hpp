@@ -9,6 +9,7 @@
 #include <Eigen/Sparse>
 
 #include "bcsr24/bcsr24_matrix.hpp"
+#include "bcsr24/convert.hpp"
 #include "bcsr24/csr_matrix.hpp"
 
 namespace bcsr24::test {
@@ -20,6 +21,9 @@ std::string project_data_dir();
 
 /// Seed for random tests: $BCSR24_TEST_SEED if set, else `fallback`. Tests print the seed they use.
 std::uint64_t test_seed(std::uint64_t fallback);
+
+/// Conversion options with the given tile layout and row reordering (everything else default).
+ConvertOptions convert_policy(TileLayout layout, Reordering reorder);
 
 /// Eigen view of a CSR matrix (double).
 Eigen::SparseMatrix<double, Eigen::RowMajor> to_eigen(const CsrMatrix& a);

@@ -19,17 +19,11 @@ using bcsr24::test::run_and_check;
 
 namespace {
 
-ConvertOptions policy(TileLayout layout, Reordering reorder) {
-  ConvertOptions options;
-  options.layout = layout;
-  options.reorder = reorder;
-  return options;
-}
 
 std::vector<ConvertOptions> all_policies() {
   std::vector<ConvertOptions> out;
   for (TileLayout l : {TileLayout::aligned, TileLayout::condensed, TileLayout::automatic})
-    for (Reordering r : {Reordering::none, Reordering::rcm, Reordering::automatic}) out.push_back(policy(l, r));
+    for (Reordering r : {Reordering::none, Reordering::rcm, Reordering::automatic}) out.push_back(test::convert_policy(l, r));
   return out;
 }
 
@@ -72,7 +66,7 @@ TEST_CASE("gathered layouts: alpha, beta, leading dimensions, unaligned B, fp16 
   INFO("seed " << seed);
   // Square, so that aligned + rcm permutes the columns too and gathers B rows.
   const CsrMatrix a = test::scattered_csr(419, 419, 14, seed);
-  for (const ConvertOptions& options : {policy(TileLayout::condensed, Reordering::rcm), policy(TileLayout::aligned, Reordering::rcm)}) {
+  for (const ConvertOptions& options : {test::convert_policy(TileLayout::condensed, Reordering::rcm), test::convert_policy(TileLayout::aligned, Reordering::rcm)}) {
     const Bcsr24Matrix host = convert_to_bcsr24(a, options);
     REQUIRE(host.gathered());
     REQUIRE_FALSE(host.row_order.empty());
@@ -98,7 +92,7 @@ TEST_CASE("gathered layouts: alpha, beta, leading dimensions, unaligned B, fp16 
 TEST_CASE("tiles whose B rows lie far apart (more than 2^16 columns) and close together", "[gpu][layout]") {
   for (const std::int32_t cols : {140000, 20000}) {
     const CsrMatrix a = test::scattered_csr(300, cols, 6, 77);
-    const Bcsr24Matrix host = convert_to_bcsr24(a, policy(TileLayout::condensed, Reordering::rcm));
+    const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::condensed, Reordering::rcm));
     REQUIRE(host.b_row_index() == BRowIndex::full);
     const DeviceMatrix dev(host, true);
     for (KernelKind kernel : all_kernels())
@@ -115,7 +109,7 @@ TEST_CASE("tiles whose B rows lie far apart (more than 2^16 columns) and close t
 
 TEST_CASE("a band with more than 2^16 distinct columns", "[gpu][layout]") {
   const CsrMatrix a = test::wide_band_csr();
-  const Bcsr24Matrix host = convert_to_bcsr24(a, policy(TileLayout::condensed, Reordering::none));
+  const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::condensed, Reordering::none));
   REQUIRE(host.census().stored_tiles() > 65536 / 32);
   const DeviceMatrix dev(host, true);
   for (KernelKind kernel : all_kernels())

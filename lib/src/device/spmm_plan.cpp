@@ -22,7 +22,8 @@ namespace bcsr24 {
 struct SpmmPlan::Impl {
   const DeviceMatrix::Impl* a = nullptr;
   std::int32_t n = 0;
-  KernelKind kernel = KernelKind::split_pipelined;
+  KernelKind kernel = KernelKind::automatic;
+  KernelKind tile_kernel = KernelKind::split_pipelined;  // the rung that runs the tile bands
   PlanOptions options;
   int slice_width = 8;
   kernels::SpmmParams params;  // everything but b, ldb, c, ldc, alpha, beta
@@ -82,6 +83,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   p.a = &m;
   p.n = n;
   p.kernel = kernel;
+  p.tile_kernel = dense_kernel ? kernel : KernelKind::split_pipelined;
   p.options = options;
   p.slice_width = kernels::slice_width_for(n);
   const std::int64_t n_slices = (std::int64_t(n) + p.slice_width - 1) / p.slice_width;
@@ -130,7 +132,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   k.n_slices = static_cast<std::int32_t>(n_slices);
 
   if (p.run_tiles)
-    kernels::configure_spmm_kernel(dense_kernel ? kernel : KernelKind::split_pipelined, p.slice_width,
+    kernels::configure_spmm_kernel(p.tile_kernel, p.slice_width,
                                    options.output, m.b_row_index);
 
   // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each.
@@ -227,8 +229,7 @@ void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc,
   k.beta = beta;
   // The two parts write disjoint rows of C (a band is on one path), so their order does not matter.
   if (p.run_tiles) {
-    const bool dense_kernel = p.kernel == KernelKind::dense_bt || p.kernel == KernelKind::dense_pipelined;
-    kernels::launch_spmm_kernel(dense_kernel ? p.kernel : KernelKind::split_pipelined, p.slice_width,
+    kernels::launch_spmm_kernel(p.tile_kernel, p.slice_width,
                                 p.options.output, p.a->b_row_index, k, s);
   }
   if (p.run_csr) {
