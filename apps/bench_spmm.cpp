@@ -104,7 +104,9 @@ int main(int argc, char** argv) {
   app.add_option("--n", n_list, "comma-separated widths of B")->capture_default_str();
   app.add_option("--methods", methods_text,
                  "comma list of auto,split_pipelined,csr_cuda_cores,dense_bt,dense_pipelined,split_aligned,"
-                 "cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense, or all")
+                 "cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense, or all; "
+                 "a bcsr24 kernel with the suffix _whole runs every band as one block (PlanOptions::split_long_bands "
+                 "off), e.g. auto_whole")
       ->capture_default_str();
   app.add_option("--layout", layout_text, "tile layout of bcsr24's kernels: aligned, condensed or auto")
       ->capture_default_str()
@@ -169,7 +171,14 @@ int main(int argc, char** argv) {
     if (chosen_is_thesis_layout)
       methods.erase(std::remove(methods.begin(), methods.end(), "split_aligned"), methods.end());
     UploadOptions upload;
-    for (const auto& m : methods) {
+    // "<kernel>_whole": the kernel with long bands not split over several blocks (for comparison).
+    const std::string whole_suffix = "_whole";
+    auto base_method = [&](const std::string& m) {
+      const bool whole = m.size() > whole_suffix.size() && m.compare(m.size() - whole_suffix.size(), whole_suffix.size(), whole_suffix) == 0;
+      return whole ? m.substr(0, m.size() - whole_suffix.size()) : m;
+    };
+    for (const auto& method : methods) {
+      const std::string m = base_method(method);
       upload.merged_dense |= (m == "dense_bt" || m == "dense_pipelined");
       if (m == "csr_cuda_cores") upload.csr = CsrCopy::all;
     }
@@ -264,16 +273,19 @@ int main(int argc, char** argv) {
           run = [&, n](cudaStream_t s) {
             plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
           };
-        } else if (method == "dense_bt" || method == "dense_pipelined" || method == "split_pipelined" ||
-                   method == "csr_cuda_cores" || method == "auto") {
-          plan = std::make_unique<SpmmPlan>(dev, n, kernel_from_name(method));
+        } else if (const std::string base = base_method(method);
+                   base == "dense_bt" || base == "dense_pipelined" || base == "split_pipelined" ||
+                   base == "csr_cuda_cores" || base == "auto") {
+          PlanOptions plan_options;
+          plan_options.split_long_bands = base == method;
+          plan = std::make_unique<SpmmPlan>(dev, n, kernel_from_name(base), plan_options);
           if (method == "auto") {
             const PlanReport& r = plan->report();
             const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
-            std::printf("| %d | plan | %d bands on tiles, %d on CSR: nonzeros %.1f%% 2:4 tiles, %.1f%% dense tiles, "
-                        "%.1f%% CSR; %s | | | | | | | |\n",
-                        n, r.tile_bands, r.csr_bands, 100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz,
-                        100.0 * r.csr_nnz / nnz, r.reason.c_str());
+            std::printf("| %d | plan | %d bands on tiles (%d split over %d blocks), %d on CSR: nonzeros %.1f%% 2:4 "
+                        "tiles, %.1f%% dense tiles, %.1f%% CSR; %s | | | | | | | |\n",
+                        n, r.tile_bands, r.split_bands, r.split_parts, r.csr_bands, 100.0 * r.sparse24_nnz / nnz,
+                        100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz, r.reason.c_str());
           }
           run = [&, n](cudaStream_t s) {
             plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));

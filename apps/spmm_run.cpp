@@ -757,6 +757,8 @@ json plan_json(const bcsr24::PlanReport& plan) {
           {"bytes_share", {{"sparse24", share(double(plan.sparse24_bytes), bytes)},
                            {"dense", share(double(plan.dense_bytes), bytes)},
                            {"csr", share(double(plan.csr_bytes), bytes)}}},
+          {"split_bands", plan.split_bands},
+          {"split_parts", plan.split_parts},
           {"csr_long_rows", plan.csr_long_rows},
           {"csr_shape", {{"chunks", plan.csr_chunks}, {"nz_lanes", plan.csr_nz_lanes}}},
           {"predicted_ms", plan.predicted_us >= 0 ? json(plan.predicted_us * 1e-3) : json(nullptr)},
@@ -774,6 +776,9 @@ void print_plan(const std::string& kernel, const json& plan) {
             << pct(plan["nnz_share"]["dense"]) << ", CSR " << pct(plan["nnz_share"]["csr"]) << "; bytes of A: 2:4 tiles "
             << pct(plan["bytes_share"]["sparse24"]) << ", dense tiles " << pct(plan["bytes_share"]["dense"])
             << ", CSR " << pct(plan["bytes_share"]["csr"]) << "\n";
+  if (plan["split_bands"].get<int>() > 0)
+    std::cout << "            " << plan["split_bands"] << " long band(s) split over " << plan["split_parts"]
+              << " blocks\n";
 }
 
 bool result_failed(const json& result) {

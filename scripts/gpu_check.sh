@@ -3,7 +3,7 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench csr layout sweep solver"   which steps to run (default: all)
+#   STEPS="build test sanitize bench csr balance layout sweep solver"   which steps to run (default: all)
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
 #                                libcli11-dev, nlohmann-json3-dev, zlib1g-dev), for machines without apt
 #   BENCH_MATRICES="10d0s 0d10s 5d5s"  BENCH_SIZE=16384  BENCH_N=8,32,128  BENCH_REPS=20
@@ -13,7 +13,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench csr layout sweep solver}
+steps=${STEPS:-build test sanitize bench csr balance layout sweep solver}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -50,7 +50,7 @@ if has sanitize; then
     '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/racecheck.log' | tail -n 3"
   echo "== compute-sanitizer synccheck"
   check synccheck bash -o pipefail -c "compute-sanitizer --tool synccheck --error-exitcode 1 '$build/test/bcsr24_gpu_tests' \
-    '[split],[device],[hybrid]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
+    '[split],[split_bands],[device],[hybrid]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
 fi
 
 if has bench; then
@@ -83,6 +83,29 @@ if has csr; then
     [[ -f "$f" ]] || { echo "missing $f"; continue; }
     "$build/apps/bench_spmm" --matrix "$f" --n "$cn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
       --csv "$out/csr.csv" 2>&1 | tee -a "$out/csr.log" | grep -E "^(matrix|tiles)|plan|split|csr|auto"
+  done
+fi
+
+if has balance; then
+  # Long bands split over several blocks (PlanOptions::split_long_bands) against one block per band (_whole),
+  # on matrices with a few bands far longer than the rest, and on the thesis synthetics.
+  echo "== load balance"
+  rm -f "$out/balance.csv"
+  bn=${BALANCE_N:-8,32,128}
+  methods=auto,auto_whole,split_pipelined,split_pipelined_whole,cusparse_csr_f16,cusparse_csr_f32
+  for spec in ${BALANCE_GRAPHS:-1000000,degree=16,power 100000,degree=8,power}; do
+    "$build/apps/bench_spmm" --graph "$spec" --n "$bn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
+      --csv "$out/balance.csv" 2>&1 | tee -a "$out/balance.log" | grep -E "^(matrix|tiles)|plan|split|auto"
+  done
+  for m in ${BALANCE_MATRICES:-rajat01 memplus ca-GrQc}; do
+    f="$shared/suitesparse/$m.mtx"
+    [[ -f "$f" ]] || { echo "missing $f"; continue; }
+    "$build/apps/bench_spmm" --matrix "$f" --n "$bn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
+      --csv "$out/balance.csv" 2>&1 | tee -a "$out/balance.log" | grep -E "^(matrix|tiles)|plan|split|auto"
+  done
+  for m in ${BALANCE_XDYS:-0d10s 10d0s}; do
+    "$build/apps/bench_spmm" --xdys "$m" --size 16384 --n "$bn" --methods "$methods,dense_pipelined" \
+      --reps "${BENCH_REPS:-20}" --csv "$out/balance.csv" 2>&1 | tee -a "$out/balance.log" | grep -E "^(matrix|tiles)|plan|split|auto|dense"
   done
 fi
 

@@ -19,6 +19,8 @@ struct GpuCase {
   std::int64_t b_offset = 0;      ///< B starts this many fp16 past an aligned allocation (0 = aligned)
   OutputType output = OutputType::f32;
   std::uint64_t seed = 1;
+  bool split_long_bands = true;   ///< PlanOptions::split_long_bands
+  int runs = 1;                   ///< runs of the same plan (C poisoned again before each); the last is checked
 };
 
 struct GpuCheck {
@@ -30,10 +32,13 @@ struct GpuCheck {
   std::vector<float> c;          ///< the kernel's output (rows x ldc, as float)
 };
 
-/// Converts nothing: `host` must be convert_to_bcsr24(a). Runs `kernel` once on `dev` with B random fp16 and
+/// Converts nothing: `host` must be convert_to_bcsr24(a). Runs `kernel` (cfg.runs times) on `dev` with B random fp16 and
 /// C poisoned (NaN when beta == 0, random otherwise), copies C back and compares every output element.
 GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
                        const GpuCase& cfg);
+
+/// True when two outputs are bit-identical (the plans promise the same bits from run to run).
+bool same_bits(const std::vector<float>& x, const std::vector<float>& y);
 
 /// Catch2 checks of a GpuCheck: outputs were compared, none was outside its bound, and C is not all zero.
 void require_pass(const GpuCheck& r);

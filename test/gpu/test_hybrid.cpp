@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "bcsr24/convert.hpp"
@@ -18,6 +17,7 @@ using namespace bcsr24;
 using bcsr24::test::GpuCase;
 using bcsr24::test::require_pass;
 using bcsr24::test::run_and_check;
+using bcsr24::test::same_bits;
 
 namespace {
 
@@ -53,10 +53,6 @@ CsrMatrix blocks_over_graph(std::int32_t block_rows, std::int32_t graph_rows, st
     a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
   }
   return a;
-}
-
-bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
 }
 
 }  // namespace

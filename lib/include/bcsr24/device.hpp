@@ -99,8 +99,13 @@ struct PlanOptions {
   OutputType output = OutputType::f32;
   /// Keep a workspace of cols(A) x round_up(n, 8) fp16 so that B with any pointer alignment and any ldb
   /// works (it is copied there first). When false, run() requires B 16-byte aligned with ldb % 8 == 0
-  /// and throws InvalidArgument otherwise; no workspace is allocated.
+  /// and throws InvalidArgument otherwise; no workspace is allocated. A plan that runs only the CSR kernel
+  /// at n < 8 (SpMV-like) reads B element by element, in any layout, and never needs the workspace.
   bool allow_unaligned_b = true;
+  /// Split a band with far more tiles than the GPU's fair share per block over several blocks, whose partial
+  /// sums the last of them adds in a fixed order (still bit-identical run to run). Off: one block per band, as
+  /// the thesis's kernels ran (for comparisons).
+  bool split_long_bands = true;
 };
 
 /// What a plan runs where: how the bands and their nonzeros are split between the tile kernel and the
@@ -113,6 +118,7 @@ struct PlanReport {
   std::int64_t sparse24_nnz = 0, dense_nnz = 0, csr_nnz = 0;  ///< stored nonzeros on 2:4 tiles, dense tiles, CSR
   /// Bytes of A each path reads once per multiply (values, metadata, indices, pointers).
   std::int64_t sparse24_bytes = 0, dense_bytes = 0, csr_bytes = 0;
+  std::int32_t split_bands = 0, split_parts = 0;         ///< tile bands split over several blocks, their parts
   std::int32_t csr_long_rows = 0;                        ///< CSR rows given a thread block of their own
   int csr_chunks = 0, csr_nz_lanes = 0;                  ///< CSR kernel shape (8-column chunks x lanes per row)
   double predicted_us = 0.0;                             ///< the cost model's time for the plan
@@ -123,7 +129,8 @@ struct PlanReport {
 /// Everything one multiply needs that is not data: fixed n and kernel, launch geometry and a workspace for
 /// padding B when its width or alignment is not a multiple of 8 fp16. Create once, run many times.
 /// run() allocates nothing, never synchronises the host, and only enqueues work on the given stream.
-/// A plan may be used by one host thread at a time; several plans on one DeviceMatrix are fine.
+/// A plan may be used by one host thread at a time, and its runs must not overlap on the device (one stream, or
+/// streams ordered by events): they share the plan's workspace. Several plans on one DeviceMatrix are fine.
 class SpmmPlan {
  public:
   /// kernel automatic (default) splits the bands between the tile kernel and the CSR kernel by the cost model

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "device/tile_schedule.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24::detail {
@@ -45,6 +46,10 @@ constexpr double kBandMinNs[4] = {2.1, 2.5, 2.9, 7.6};
 constexpr double kBandLatencyNs = 2000.0;
 constexpr double kTileRoundNs[4] = {200.0, 250.0, 400.0, 450.0};
 constexpr int kTileWarps = 4;
+// A split band: each part writes its partial sums and the last one reads them all back (per part and slice),
+// and the band's latency gains the last part's extra pass (counter, fences, reading the partials).
+constexpr double kSplitPartNs[4] = {0.9, 1.0, 1.3, 2.0};
+constexpr double kSplitLatencyNs = 1000.0;
 
 // CSR, per column pass of up to 256 columns: per nonzero (index and value, and a B-row piece of 2 * width
 // bytes, from L2 while B fits there, else mostly from DRAM) and per row (pointers, row map and the C row).
@@ -63,8 +68,10 @@ constexpr double kL2UsableShare = 0.75;
 /// The widths at which candidate bands are tested: one per tile-kernel slice class and CSR chunk count.
 constexpr std::int32_t kProbeWidths[] = {1, 8, 16, 32, 64, 128, 256};
 
-/// Columns of a CSR pass as the kernel reads them (8-column pieces).
-double pass_width(std::int32_t n, std::int32_t col0) { return double((std::min(n - col0, kCsrPass) + 7) / 8 * 8); }
+/// Columns of a CSR pass as the kernel reads them: 8-column pieces, or the n columns one by one when n < 8.
+double pass_width(std::int32_t n, std::int32_t col0) {
+  return n < 8 ? double(n) : double((std::min(n - col0, kCsrPass) + 7) / 8 * 8);
+}
 
 /// A plan part's time: its launch, then whichever is longer, the work spread over the GPU or its longest band.
 double part_ns(double launch, double sum, double latency, bool present) {
@@ -81,15 +88,19 @@ double tile_band_ns(const BandStats& band, const CostContext& ctx) {
   const int s = slice_index(width);
   const double slices = double((ctx.n + width - 1) / width);
   const double per_tile_gather = ctx.gathered ? kGatherTileNs[s] : 0.0;
-  const double block = kBandNs[s] + band.sparse24_tiles * (kSparse24TileNs[s] + per_tile_gather) +
-                       band.dense_tiles * (kDenseTileNs[s] + per_tile_gather);
-  return slices * std::max(block, kBandMinNs[s]);
+  const double parts = split_parts(band.tiles(), ctx.tiles_per_part);
+  const double blocks = parts * kBandNs[s] + (parts > 1 ? parts * kSplitPartNs[s] : 0.0) +
+                        band.sparse24_tiles * (kSparse24TileNs[s] + per_tile_gather) +
+                        band.dense_tiles * (kDenseTileNs[s] + per_tile_gather);
+  return slices * std::max(blocks, parts * kBandMinNs[s]);
 }
 
 double tile_band_latency_ns(const BandStats& band, const CostContext& ctx) {
   const int s = slice_index(kernels::slice_width_for(ctx.n));
-  // Slices of a band run as separate blocks, side by side: they do not add up.
-  return kBandLatencyNs + double((band.tiles() + kTileWarps - 1) / kTileWarps) * kTileRoundNs[s];
+  // Slices (and the parts of a split band) run as separate blocks, side by side: they do not add up.
+  const std::int32_t parts = split_parts(band.tiles(), ctx.tiles_per_part);
+  const std::int64_t tiles_per_warp = (band.tiles() + std::int64_t(parts) * kTileWarps - 1) / (std::int64_t(parts) * kTileWarps);
+  return kBandLatencyNs + (parts > 1 ? kSplitLatencyNs : 0.0) + double(tiles_per_warp) * kTileRoundNs[s];
 }
 
 double csr_band_ns(const BandStats& band, const CostContext& ctx) {

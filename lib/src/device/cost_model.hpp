@@ -21,12 +21,15 @@ struct CostContext {
   bool gathered = false;            ///< tiles gather their B rows by index (condensed or reordered layouts)
   std::int32_t b_rows = 0;          ///< rows of B (columns of A)
   std::int64_t l2_bytes = 50 << 20; ///< the device's L2: B rows read at random come from L2 while B fits
+  /// Tiles per part of a band split over several blocks (device/tile_schedule.hpp); 0 = bands are not split.
+  std::int32_t tiles_per_part = 0;
 };
 
 /// Predicted throughput cost of one band on the tile kernel (all its column slices), without the launch.
 double tile_band_ns(const BandStats& band, const CostContext& ctx);
-/// Time one band takes on the tile kernel by itself: its tiles split over one block's warps. A band far longer
-/// than the others ends the launch this late however idle the rest of the GPU is.
+/// Time one band takes on the tile kernel by itself: its tiles split over one block's warps, or over the
+/// blocks of its parts when it is split. A band far longer than the others ends the launch this late however
+/// idle the rest of the GPU is.
 double tile_band_latency_ns(const BandStats& band, const CostContext& ctx);
 /// Predicted throughput cost of one band's rows on the CSR kernel (all column passes), without the launch.
 double csr_band_ns(const BandStats& band, const CostContext& ctx);

@@ -46,7 +46,7 @@ std::vector<kernels::TileRowWork> longest_rows_first(const Bcsr24Matrix& host) {
     w.merged_begin = merged;
     merged += (w.sparse24_end - w.sparse24_begin) + (w.dense_end - w.dense_begin);
     w.merged_end = merged;
-    w.unused = 0;
+    w.split = kernels::kUnsplit;
   }
   auto work = [](const kernels::TileRowWork& w) {
     return 9 * std::int64_t(w.sparse24_end - w.sparse24_begin) + 16 * std::int64_t(w.dense_end - w.dense_begin);
@@ -134,6 +134,7 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   d.dense = upload(host.dense, host.tile_rows, index);
   d.csr = upload_csr(csr, host.tile_rows);
   d.l2_bytes = info.l2_bytes;
+  d.multiprocessors = info.multiprocessors;
   d.band_stats = std::move(stats);
   std::vector<kernels::TileRowWork> work = longest_rows_first(host);
   if (with_merged_dense) {

@@ -57,6 +57,7 @@ struct DeviceMatrix::Impl {
   std::vector<detail::BandStats> band_stats;            // per band, for the cost model
   DeviceBandCsr csr;
   std::int64_t l2_bytes = 0;                            // of the device it lives on (cost model)
+  int multiprocessors = 0;                              // of that device (tile schedule)
   int device = 0;
 };
 

@@ -14,6 +14,7 @@
 #include "device/cuda_check.hpp"
 #include "device/device_buffer.hpp"
 #include "device/device_matrix_impl.hpp"
+#include "device/tile_schedule.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/spmm_params.hpp"
 
@@ -30,7 +31,12 @@ struct SpmmPlan::Impl {
   kernels::CsrSpmmParams csr_params;
   kernels::CsrShape csr_shape;
   bool run_tiles = false, run_csr = false;
-  detail::DeviceBuffer<kernels::TileRowWork> tile_work;  // the tile bands, when not all bands are tiles
+  bool needs_aligned_b = false;  // some part reads B in 16-byte pieces (the tiles; CSR unless n < 8)
+  detail::DeviceBuffer<kernels::TileRowWork> tile_work;  // the tile kernel's work items, unless they are the
+                                                         // matrix's own descriptors (every band, none split)
+  detail::DeviceBuffer<kernels::SplitGroup> split_groups;  // split bands: their parts' partial sums and counters
+  detail::DeviceBuffer<float> split_partials;
+  detail::DeviceBuffer<unsigned> split_counters;
   detail::DeviceBuffer<std::int32_t> csr_long_slots, csr_short_slots;
   detail::DeviceBuffer<std::uint16_t> staged_b;
   std::int64_t staged_ld = 0;
@@ -41,11 +47,11 @@ namespace {
 
 /// Which bands go to CSR for `kernel` (1) and the report's reason and predictions.
 std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t n, KernelKind kernel,
-                                       PlanReport& report) {
+                                       std::int32_t tiles_per_part, PlanReport& report) {
   const std::size_t bands = m.band_stats.size();
   std::vector<std::uint8_t> has_csr(bands);
   for (std::size_t b = 0; b < bands; ++b) has_csr[b] = m.csr.first_slot[b] >= 0;
-  const detail::CostContext ctx{n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes};
+  const detail::CostContext ctx{n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes, tiles_per_part};
   const detail::PathChoice choice = detail::choose_paths(m.band_stats, has_csr, ctx);
   report.tiles_only_us = choice.tiles_only_ns / 1e3;
   report.csr_only_us = choice.csr_only_ns < 0 ? -1.0 : choice.csr_only_ns / 1e3;
@@ -94,7 +100,13 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   PlanReport& report = p.report;
   report.kernel = kernel;
   report.n = n;
-  const std::vector<std::uint8_t> to_csr = assign_bands(m, n, kernel, report);
+  // Bands far longer than one block slot's fair share of the tiles are split over several blocks.
+  const std::int32_t tiles_per_part =
+      options.split_long_bands
+          ? detail::split_tiles_per_part(m.band_stats,
+                                         std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width))
+          : 0;
+  const std::vector<std::uint8_t> to_csr = assign_bands(m, n, kernel, tiles_per_part, report);
 
   // Tile part: the descriptors of the tile bands, in the matrix's longest-first order.
   std::vector<kernels::TileRowWork> tile_work;
@@ -108,6 +120,9 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     report.dense_nnz += s.dense_nnz;
   }
   report.tile_bands = static_cast<std::int32_t>(tile_work.size());
+  const detail::TileSchedule schedule = detail::schedule_tile_bands(tile_work, tiles_per_part);
+  report.split_bands = static_cast<std::int32_t>(schedule.groups.size());
+  report.split_parts = schedule.partials;
   const std::int64_t index_bytes = m.b_row_index == BRowIndex::full ? kFullIndexBytesPerTile : 0;
   if (dense_kernel) {
     report.dense_tiles += report.sparse24_tiles;
@@ -117,19 +132,34 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   report.sparse24_bytes = report.sparse24_tiles * (kSparseTileValues * 2 + kSparseTileMetaWords * 4 + 4 + index_bytes);
   report.dense_bytes = report.dense_tiles * (kDenseTileValues * 2 + 4 + index_bytes);
   p.run_tiles = !tile_work.empty();
-  const bool all_tiles = tile_work.size() == m.row_work_host.size();
+  // The matrix's own descriptors serve when the plan runs every band as one item each.
+  const bool own_descriptors = tile_work.size() == m.row_work_host.size() && schedule.groups.empty();
 
   kernels::SpmmParams& k = p.params;
   k.sparse24 = m.sparse24.view();
   k.dense = dense_kernel ? m.merged_dense.view() : m.dense.view();
-  if (!all_tiles && p.run_tiles) p.tile_work = detail::DeviceBuffer<kernels::TileRowWork>(tile_work);
-  k.row_work = all_tiles ? m.row_work.get() : p.tile_work.get();
+  if (!own_descriptors && p.run_tiles) p.tile_work = detail::DeviceBuffer<kernels::TileRowWork>(schedule.items);
+  k.row_work = own_descriptors ? m.row_work.get() : p.tile_work.get();
   k.row_map = m.row_map.get();
-  k.tile_rows = static_cast<std::int32_t>(tile_work.size());
+  if (std::int64_t(schedule.items.size()) * n_slices > INT32_MAX)
+    throw SizeLimitError("SpmmPlan: " + std::to_string(schedule.items.size()) + " tile work items x " +
+                         std::to_string(n_slices) + " column slices exceed the 2^31 - 1 blocks of one launch");
+  k.tile_rows = static_cast<std::int32_t>(schedule.items.size());
   k.rows = m.rows;
   k.k = m.cols;
   k.n = n;
   k.n_slices = static_cast<std::int32_t>(n_slices);
+  if (!schedule.groups.empty()) {
+    p.split_groups = detail::DeviceBuffer<kernels::SplitGroup>(schedule.groups);
+    p.split_partials = detail::DeviceBuffer<float>(std::size_t(schedule.partials) * std::size_t(n_slices) *
+                                                   kTileRows * std::size_t(p.slice_width));
+    p.split_counters = detail::DeviceBuffer<unsigned>(schedule.groups.size() * std::size_t(n_slices));
+    // The counters start at zero; the last part of each group resets its counter, so they stay zero between runs.
+    BCSR24_CUDA_CHECK(cudaMemset(p.split_counters.get(), 0, p.split_counters.bytes()));
+    k.split_groups = p.split_groups.get();
+    k.split_partials = p.split_partials.get();
+    k.split_counters = p.split_counters.get();
+  }
 
   if (p.run_tiles)
     kernels::configure_spmm_kernel(p.tile_kernel, p.slice_width,
@@ -180,7 +210,8 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     report.csr_nz_lanes = p.csr_shape.nz_lanes;
     report.csr_bytes = report.csr_nnz * 6 + std::int64_t(slots.size()) * 12;
   }
-  if (options.allow_unaligned_b) {
+  p.needs_aligned_b = p.run_tiles || (p.run_csr && !p.csr_shape.scalar_b);
+  if (options.allow_unaligned_b && p.needs_aligned_b) {
     p.staged_ld = (std::int64_t(n) + 7) / 8 * 8;
     p.staged_b = detail::DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(std::int64_t(m.cols) * p.staged_ld));
   }
@@ -194,8 +225,9 @@ std::int32_t SpmmPlan::n() const noexcept { return impl_->n; }
 KernelKind SpmmPlan::kernel() const noexcept { return impl_->kernel; }
 OutputType SpmmPlan::output() const noexcept { return impl_->options.output; }
 std::int64_t SpmmPlan::workspace_bytes() const noexcept {
-  return std::int64_t(impl_->staged_b.bytes() + impl_->tile_work.bytes() + impl_->csr_long_slots.bytes() +
-                      impl_->csr_short_slots.bytes());
+  const Impl& p = *impl_;
+  return std::int64_t(p.staged_b.bytes() + p.tile_work.bytes() + p.split_groups.bytes() + p.split_partials.bytes() +
+                      p.split_counters.bytes() + p.csr_long_slots.bytes() + p.csr_short_slots.bytes());
 }
 const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }
 
@@ -211,7 +243,7 @@ void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc,
   kernels::SpmmParams k = p.params;
   const bool b_aligned = reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && ldb % 8 == 0;
   auto* s = reinterpret_cast<cudaStream_t>(stream);
-  if (b_aligned || p.a->cols == 0) {
+  if (b_aligned || p.a->cols == 0 || !p.needs_aligned_b) {
     k.b = b;
     k.ldb = ldb;
   } else {
@@ -234,8 +266,8 @@ void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc,
   }
   if (p.run_csr) {
     kernels::CsrSpmmParams c = p.csr_params;
-    c.b = k.b;
-    c.ldb = k.ldb;
+    c.b = p.csr_shape.scalar_b ? b : k.b;  // a narrow B is read as it is
+    c.ldb = p.csr_shape.scalar_b ? ldb : k.ldb;
     c.c = k.c;
     c.ldc = k.ldc;
     c.alpha = k.alpha;

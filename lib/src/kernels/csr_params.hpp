@@ -25,7 +25,7 @@ struct CsrSpmmParams {
   std::int32_t short_count = 0;
   std::int32_t k = 0;                       // rows of B
   std::int32_t n = 0;
-  const std::uint16_t* b = nullptr;         // 16-byte aligned, ldb % 8 == 0
+  const std::uint16_t* b = nullptr;         // 16-byte aligned, ldb % 8 == 0 (any, when the shape's scalar_b)
   std::int64_t ldb = 0;
   void* c = nullptr;                        // float or fp16 bits
   std::int64_t ldc = 0;
@@ -37,6 +37,7 @@ struct CsrSpmmParams {
 struct CsrShape {
   int chunks = 1;    // 8-column chunks per row and pass: 1, 2, 4, 8, 16 or 32 (covers n up to 8 * chunks)
   int nz_lanes = 1;  // threads that split a short row's entries (chunks * nz_lanes <= 32)
+  bool scalar_b = false;  // n < 8: B read element by element (any alignment and ldb), no 16-byte loads
 };
 
 /// The shape for n columns and short rows of `mean_row_nnz` entries on average.

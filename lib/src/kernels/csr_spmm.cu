@@ -6,7 +6,8 @@
 // nz_lanes threads of a chunk split the row's entries and are summed by shuffles in a fixed order. A long row
 // gets a whole block (8 warps), summed across warps through shared memory in a fixed order. Both kinds run in
 // one launch (the first blocks take the long rows, which are the tail otherwise); results are bit-identical
-// run to run. Every slot writes its whole row of C, so an empty row still gets beta * C.
+// run to run. Every slot writes its whole row of C, so an empty row still gets beta * C. With fewer than 8
+// columns (n = 1 is SpMV) B is read element by element, in whatever alignment and leading dimension it has.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -41,10 +42,30 @@ __device__ __forceinline__ void fma8(float (&acc)[8], std::uint16_t value_bits, 
   }
 }
 
-/// acc += entries first, first + stride, ... < end of the row, times the 8 columns of B at `b_cols`.
+/// The 8 columns of B row `row` at `b_cols` as one 16-byte load, or (kScalarB: n < 8, B in any layout) the
+/// first `cols` of them one by one, the rest zero: a narrow B is read without being padded to 8 columns first.
+template <bool kScalarB>
+__device__ __forceinline__ uint4 load_b_chunk(const CsrSpmmParams& p, const std::uint16_t* b_cols, std::int32_t row,
+                                              int cols) {
+  const std::uint16_t* src = b_cols + std::size_t(row) * p.ldb;
+  if constexpr (!kScalarB) {
+    return __ldg(reinterpret_cast<const uint4*>(src));
+  } else {
+    std::uint16_t h[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) h[e] = e < cols ? __ldg(src + e) : std::uint16_t(0);
+    return make_uint4(h[0] | (unsigned(h[1]) << 16), h[2] | (unsigned(h[3]) << 16), h[4] | (unsigned(h[5]) << 16),
+                      h[6] | (unsigned(h[7]) << 16));
+  }
+}
+
+/// acc += entries first, first + stride, ... < end of the row, times the 8 columns of B at `b_cols` (the
+/// first `cols` of them with kScalarB).
+template <bool kScalarB>
 __device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const std::uint16_t* b_cols,
                                                    std::int32_t first, std::int32_t end, std::int32_t stride,
                                                    float (&acc)[8]) {
+  const int cols = p.n < 8 ? p.n : 8;
   std::int32_t i = first;
   for (; i + (kUnroll - 1) * stride < end; i += kUnroll * stride) {
     std::int32_t rows[kUnroll];
@@ -56,15 +77,14 @@ __device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const
       vals[u] = __ldg(p.values + i + u * stride);
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      bv[u] = __ldg(reinterpret_cast<const uint4*>(b_cols + std::size_t(rows[u]) * p.ldb));
+    for (int u = 0; u < kUnroll; ++u) bv[u] = load_b_chunk<kScalarB>(p, b_cols, rows[u], cols);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) fma8(acc, vals[u], bv[u]);
   }
   for (; i < end; i += stride) {
     const std::int32_t row = __ldg(p.b_row + i);
     const std::uint16_t val = __ldg(p.values + i);
-    fma8(acc, val, __ldg(reinterpret_cast<const uint4*>(b_cols + std::size_t(row) * p.ldb)));
+    fma8(acc, val, load_b_chunk<kScalarB>(p, b_cols, row, cols));
   }
 }
 
@@ -119,7 +139,7 @@ __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int
   }
 }
 
-template <int kChunks, typename OutT>
+template <int kChunks, bool kScalarB, typename OutT>
 __device__ __forceinline__ void long_row(const CsrSpmmParams& p, std::int32_t slot, int pass_col0) {
   __shared__ float partial[kBlockWarps][kChunks][8];
   constexpr int kWarpNzLanes = kWarp / kChunks;
@@ -129,8 +149,8 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, std::int32_t sl
   const int col0 = pass_col0 + chunk * 8;
   float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   if (col0 < p.n)
-    accumulate_entries(p, p.b + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1], kBlockWarps * kWarpNzLanes,
-                       acc);
+    accumulate_entries<kScalarB>(p, p.b + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1],
+                                 kBlockWarps * kWarpNzLanes, acc);
 #pragma unroll
   for (int offset = kChunks; offset < kWarp; offset <<= 1)
 #pragma unroll
@@ -153,7 +173,7 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, std::int32_t sl
   }
 }
 
-template <int kChunks, int kNzLanes, typename OutT>
+template <int kChunks, int kNzLanes, bool kScalarB, typename OutT>
 __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, std::int32_t block, int pass_col0) {
   constexpr int kGroup = kChunks * kNzLanes;
   static_assert(kGroup <= kWarp && kWarp % kGroup == 0, "a row group lies inside one warp");
@@ -168,7 +188,8 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, std::int32_t 
   const std::int32_t slot = p.short_slots[item];
   const int col0 = pass_col0 + chunk * 8;
   float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-  if (col0 < p.n) accumulate_entries(p, p.b + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1], kNzLanes, acc);
+  if (col0 < p.n)
+    accumulate_entries<kScalarB>(p, p.b + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1], kNzLanes, acc);
 #pragma unroll
   for (int offset = kChunks; offset < kGroup; offset <<= 1)
 #pragma unroll
@@ -180,39 +201,44 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, std::int32_t 
 }
 
 /// Blocks [0, long_count) take one long row each; the rest take kCsrBlockThreads / group short rows each.
-/// blockIdx.y is the pass over columns (256 per pass).
-template <int kChunks, int kNzLanes, typename OutT>
+/// blockIdx.y is the pass over columns (256 per pass). kScalarB: n < 8, B read element by element.
+template <int kChunks, int kNzLanes, bool kScalarB, typename OutT>
 __global__ void __launch_bounds__(kCsrBlockThreads, kCsrMinBlocksPerSm) csr_spmm_kernel(const CsrSpmmParams p) {
+  static_assert(!kScalarB || kChunks == 1, "a narrow B has one chunk");
   const int pass_col0 = blockIdx.y * kCsrPassColumns;
   if (static_cast<std::int32_t>(blockIdx.x) < p.long_count)
-    long_row<kChunks, OutT>(p, p.long_slots[blockIdx.x], pass_col0);
+    long_row<kChunks, kScalarB, OutT>(p, p.long_slots[blockIdx.x], pass_col0);
   else
-    short_rows<kChunks, kNzLanes, OutT>(p, static_cast<std::int32_t>(blockIdx.x) - p.long_count, pass_col0);
+    short_rows<kChunks, kNzLanes, kScalarB, OutT>(p, static_cast<std::int32_t>(blockIdx.x) - p.long_count, pass_col0);
 }
 
 using CsrKernelFn = void (*)(CsrSpmmParams);
 
-template <int kChunks, typename OutT>
+template <int kChunks, bool kScalarB, typename OutT>
 CsrKernelFn choose_lanes(int nz_lanes) {
-  if constexpr (kChunks <= 32) if (nz_lanes == 1) return csr_spmm_kernel<kChunks, 1, OutT>;
-  if constexpr (kChunks <= 16) if (nz_lanes == 2) return csr_spmm_kernel<kChunks, 2, OutT>;
-  if constexpr (kChunks <= 8) if (nz_lanes == 4) return csr_spmm_kernel<kChunks, 4, OutT>;
-  if constexpr (kChunks <= 4) if (nz_lanes == 8) return csr_spmm_kernel<kChunks, 8, OutT>;
-  if constexpr (kChunks <= 2) if (nz_lanes == 16) return csr_spmm_kernel<kChunks, 16, OutT>;
-  if constexpr (kChunks <= 1) if (nz_lanes == 32) return csr_spmm_kernel<kChunks, 32, OutT>;
+  if constexpr (kChunks <= 32) if (nz_lanes == 1) return csr_spmm_kernel<kChunks, 1, kScalarB, OutT>;
+  if constexpr (kChunks <= 16) if (nz_lanes == 2) return csr_spmm_kernel<kChunks, 2, kScalarB, OutT>;
+  if constexpr (kChunks <= 8) if (nz_lanes == 4) return csr_spmm_kernel<kChunks, 4, kScalarB, OutT>;
+  if constexpr (kChunks <= 4) if (nz_lanes == 8) return csr_spmm_kernel<kChunks, 8, kScalarB, OutT>;
+  if constexpr (kChunks <= 2) if (nz_lanes == 16) return csr_spmm_kernel<kChunks, 16, kScalarB, OutT>;
+  if constexpr (kChunks <= 1) if (nz_lanes == 32) return csr_spmm_kernel<kChunks, 32, kScalarB, OutT>;
   throw InvalidArgument("CSR kernel: " + std::to_string(kChunks) + " chunks x " + std::to_string(nz_lanes) +
                         " lanes is not an instantiated shape");
 }
 
 template <typename OutT>
 CsrKernelFn choose(const CsrShape& s) {
+  if (s.scalar_b) {
+    if (s.chunks != 1) throw InvalidArgument("CSR kernel: a narrow B has one chunk");
+    return choose_lanes<1, true, OutT>(s.nz_lanes);
+  }
   switch (s.chunks) {
-    case 1: return choose_lanes<1, OutT>(s.nz_lanes);
-    case 2: return choose_lanes<2, OutT>(s.nz_lanes);
-    case 4: return choose_lanes<4, OutT>(s.nz_lanes);
-    case 8: return choose_lanes<8, OutT>(s.nz_lanes);
-    case 16: return choose_lanes<16, OutT>(s.nz_lanes);
-    case 32: return choose_lanes<32, OutT>(s.nz_lanes);
+    case 1: return choose_lanes<1, false, OutT>(s.nz_lanes);
+    case 2: return choose_lanes<2, false, OutT>(s.nz_lanes);
+    case 4: return choose_lanes<4, false, OutT>(s.nz_lanes);
+    case 8: return choose_lanes<8, false, OutT>(s.nz_lanes);
+    case 16: return choose_lanes<16, false, OutT>(s.nz_lanes);
+    case 32: return choose_lanes<32, false, OutT>(s.nz_lanes);
   }
   throw InvalidArgument("CSR kernel: unsupported chunk count " + std::to_string(s.chunks));
 }
@@ -231,6 +257,8 @@ CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz) {
   while (s.chunks < chunks_needed) s.chunks *= 2;
   // About kUnroll entries per thread: enough independent loads to hide latency, few idle lanes on short rows.
   s.nz_lanes = std::min(floor_pow2(mean_row_nnz / kUnroll), kWarp / s.chunks);
+  // Fewer than 8 columns: read only those (a 16-byte load would need B padded to 8 columns, i.e. a copy).
+  s.scalar_b = n < 8;
   return s;
 }
 

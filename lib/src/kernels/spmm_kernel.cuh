@@ -1,10 +1,12 @@
 // The BCSR-2:4 SpMM kernel template behind all three rungs of the ladder (docs/KERNELS.md).
 //
-// Work distribution: one thread block of kWarps warps per (tile row, slice of output columns). The warps of
-// a block share the tile row: warp w takes tiles w, w + kWarps, ... of each list, so a long tile row is
-// split over kWarps warps instead of one, and the partial 16 x slice results are summed in shared memory in
-// a fixed order (deterministic: the same input gives bit-identical output). Tile rows are launched longest
-// first (the order of the row_work descriptors) so the longest rows do not end up in the tail of the grid.
+// Work distribution: one thread block of kWarps warps per (work item, slice of output columns). A work item is
+// a tile row, or a part of one that is far longer than the GPU's fair share (device/tile_schedule.hpp). The
+// warps of a block share the item: warp w takes tiles w, w + kWarps, ... of each list, and the partial
+// 16 x slice results are summed in shared memory in a fixed order. The parts of a split row publish their sums
+// in a workspace and the part that finishes last adds them in part order and writes C, so the same input
+// gives bit-identical output whichever part finishes first. Items are launched longest first (the order of the
+// row_work descriptors) so the longest do not end up in the tail of the grid.
 //
 // Each warp runs a software pipeline per list: kStages shared-memory stages, each holding one A tile (as
 // stored, in fragment order) and the 32 x slice block of B it multiplies, filled by cp.async kStages - 1
@@ -333,22 +335,56 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   }
   __syncthreads();
   const float* partials = reinterpret_cast<const float*>(smem);
+  constexpr int kSliceElems = kTileRows * kSliceWidth;
+  auto warp_sum = [&](int idx) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarpsPerBlock; ++w) sum += partials[w * kSliceElems + idx];
+    return sum;
+  };
   OutT* c = static_cast<OutT*>(p.c);
-  for (int idx = threadIdx.x; idx < kTileRows * kSliceWidth; idx += blockDim.x) {
+  auto write = [&](int idx, float sum) {
     const int r = idx / kSliceWidth;
     const int col = idx % kSliceWidth;
     // Reordered layouts write stored row r of the band to the C row it came from: C stays in the caller's order.
     const std::int32_t stored_row = tile_row * kTileRows + r;
     const std::int32_t out_row = p.row_map ? p.row_map[stored_row] : stored_row;
     const int out_col = n0 + col;
-    if (out_row < 0 || out_row >= p.rows || out_col >= p.n) continue;
-    float sum = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarpsPerBlock; ++w) sum += partials[w * kTileRows * kSliceWidth + idx];
+    if (out_row < 0 || out_row >= p.rows || out_col >= p.n) return;
     OutT* out = c + std::size_t(out_row) * p.ldc + out_col;
     // beta == 0 must not read C: it may hold NaN or garbage.
     const float value = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * load_output<OutT>(out);
     store_output<OutT>(out, value);
+  };
+  if (work.split == kUnsplit) {
+    for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) write(idx, warp_sum(idx));
+    return;
+  }
+  // A part of a split band: publish the part's sum; the part that arrives last adds all of them in part order
+  // (the same order every run, whichever part that is) and writes C.
+  const int slice = blockIdx.x % p.n_slices;
+  const SplitGroup group = p.split_groups[work.split >> kSplitPartBits];
+  const int part = work.split & ((1 << kSplitPartBits) - 1);
+  auto slot = [&](int q) {
+    return p.split_partials + (std::size_t(group.first_partial + q) * p.n_slices + slice) * kSliceElems;
+  };
+  float* own = slot(part);
+  for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) own[idx] = warp_sum(idx);
+  __threadfence();  // the partial is visible device-wide before the counter says it is there
+  __syncthreads();
+  __shared__ int is_last;
+  if (threadIdx.x == 0) {
+    unsigned* counter = p.split_counters + std::size_t(work.split >> kSplitPartBits) * p.n_slices + slice;
+    is_last = atomicAdd(counter, 1u) == unsigned(group.parts - 1);
+    if (is_last) *counter = 0;  // every part has counted: reset for the next run
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) {
+    float sum = 0.0f;
+    for (int q = 0; q < group.parts; ++q) sum += __ldcg(slot(q) + idx);  // from L2: other SMs wrote them
+    write(idx, sum);
   }
 }
 

@@ -16,6 +16,10 @@ int slice_width_for(std::int32_t n) {
   return 64;
 }
 
+int tile_blocks_per_sm(int slice_width) {
+  return slice_width <= 32 ? min_blocks_per_sm<32>() : min_blocks_per_sm<64>();
+}
+
 namespace {
 
 KernelChoice choose(KernelKind kind, int slice_width, OutputType out, BRowIndex index) {

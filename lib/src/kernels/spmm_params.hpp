@@ -18,16 +18,29 @@ struct TileListView {
   const std::int32_t* b_rows = nullptr;     // gathered layouts: 32 B rows per tile (-1 = padding column)
 };
 
-/// What one block needs to know about its tile row, in one aligned 32-byte load: the row and the tile
-/// ranges of the 2:4 list, the dense list and the merged all-dense list.
+/// TileRowWork::split of a band computed by one block.
+inline constexpr std::int32_t kUnsplit = -1;
+/// Bits of TileRowWork::split that hold the part index; the bits above hold the group.
+inline constexpr int kSplitPartBits = 8;
+
+/// What one block needs to know about its work item, in one aligned 32-byte load: the tile row and the tile
+/// ranges of the 2:4 list, the dense list and the merged all-dense list it multiplies. A band split into parts
+/// (device/tile_schedule.hpp) has one item per part, each with a share of every list.
 struct alignas(32) TileRowWork {
   std::int32_t tile_row;
   std::int32_t sparse24_begin, sparse24_end;
   std::int32_t dense_begin, dense_end;
   std::int32_t merged_begin, merged_end;
-  std::int32_t unused;
+  std::int32_t split;  ///< kUnsplit, or (group << kSplitPartBits) | part for a part of a split band
 };
 static_assert(sizeof(TileRowWork) == 32, "one sector");
+
+/// A split band: where its parts' partial sums go and how many there are. The part that finishes last (an
+/// atomic counter per group and column slice decides) adds them in part order and writes C.
+struct SplitGroup {
+  std::int32_t first_partial;  ///< partial-sum slot of part 0
+  std::int32_t parts;
+};
 
 struct SpmmParams {
   TileListView sparse24;            // split kernel only
@@ -45,10 +58,19 @@ struct SpmmParams {
   std::int64_t ldc = 0;
   float alpha = 1.0f;               // already multiplied by 2^scale_exponent
   float beta = 0.0f;
+  // Split bands (none when row_work has no split item): per group, and the plan's workspace of
+  // partial-sum slots (16 x slice width floats per slot and column slice) and counters (per group and column
+  // slice, zero between runs: the last part resets its counter).
+  const SplitGroup* split_groups = nullptr;
+  float* split_partials = nullptr;
+  unsigned* split_counters = nullptr;
 };
 
 /// Output columns one thread block computes: the accumulators of one warp are 16 x width fp32.
 int slice_width_for(std::int32_t n);
+/// Blocks of the tile kernel one SM holds at once at a slice width (the register and shared-memory budget
+/// the kernels are built for): with the SM count, the number of block slots the schedule fills.
+int tile_blocks_per_sm(int slice_width);
 
 /// How a kernel instantiation finds B rows (BRowIndex as a template argument).
 inline constexpr int kImplicitRows = 0, kFullRows = 1;

@@ -1,0 +1,41 @@
+// How the tile kernel's blocks share the bands: one work item per band, except that a band much longer than the
+// GPU's fair share is split into parts whose partial sums are added in a fixed order (deterministic), so one
+// long band does not run alone on one SM while the rest of the GPU idles.
+//
+// Host code only (tested without a GPU). The plan builds the schedule once; the kernel reads the items and,
+// for split bands, the groups (kernels/spmm_params.hpp, TileRowWork::split).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "format/band_csr.hpp"
+#include "kernels/spmm_params.hpp"
+
+namespace bcsr24::detail {
+
+/// Fewest tiles a part of a split band gets: 8 pipeline rounds of each of the block's 4 warps, enough to
+/// amortise the block's start and the extra pass through the partial-sum buffer.
+inline constexpr std::int32_t kMinTilesPerPart = 32;
+/// Most parts of one band (the part index has 8 bits in TileRowWork::split).
+inline constexpr std::int32_t kMaxPartsPerBand = 255;
+
+/// Tiles per part for a matrix whose bands are `bands`, on a GPU that holds `block_slots` tile-kernel blocks at
+/// once: the fair share of one block slot, at least kMinTilesPerPart. 0 when block_slots is 0 (never split).
+std::int32_t split_tiles_per_part(const std::vector<BandStats>& bands, std::int64_t block_slots);
+
+/// Parts a band of `tiles` tiles is cut into: 1 unless it is more than twice `tiles_per_part` long.
+std::int32_t split_parts(std::int64_t tiles, std::int32_t tiles_per_part);
+
+struct TileSchedule {
+  std::vector<kernels::TileRowWork> items;       ///< longest first; split bands have one item per part
+  std::vector<kernels::SplitGroup> groups;       ///< one per split band
+  std::int32_t partials = 0;                     ///< partial-sum slots of all groups (per column slice)
+};
+
+/// The work items for `bands` (the tile bands' descriptors, any order). A band of t tiles is cut into
+/// split_parts(t, tiles_per_part) items over consecutive ranges of each of its lists.
+/// @throw SizeLimitError when there are more split bands than TileRowWork::split can number.
+TileSchedule schedule_tile_bands(const std::vector<kernels::TileRowWork>& bands, std::int32_t tiles_per_part);
+
+}  // namespace bcsr24::detail

@@ -1,0 +1,107 @@
+// Bands split over several blocks (device/tile_schedule.hpp) against Eigen's float64 product: a matrix with two
+// bands far longer than the GPU's fair share among thousands of short ones, on every tile kernel, several column
+// slices, alpha/beta, fp16 output, repeated runs of one plan (the counters reset themselves) and bit-identical
+// results.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "bcsr24/convert.hpp"
+#include "bcsr24/device.hpp"
+#include "bcsr24/synthetic.hpp"
+#include "gpu/gpu_harness.hpp"
+#include "test_support.hpp"
+
+using namespace bcsr24;
+using bcsr24::test::GpuCase;
+using bcsr24::test::require_pass;
+using bcsr24::test::run_and_check;
+using bcsr24::test::same_bits;
+
+namespace {
+
+/// Band 0: 16 rows with a nonzero in two of every three columns over all `cols` columns (2:4 and dense tiles
+/// mixed); band 1: 16 dense rows over the first half of the columns; then `graph_rows` rows of a random graph
+/// of degree 5 (short bands).
+CsrMatrix two_long_bands(std::int32_t cols, std::int32_t graph_rows, std::uint64_t seed) {
+  RandomGraphSpec spec;
+  spec.rows = graph_rows;
+  spec.cols = cols;
+  spec.degree = 5;
+  spec.seed = seed;
+  const CsrMatrix graph = generate_random_graph(spec);
+  CsrMatrix a;
+  a.rows = 32 + graph_rows;
+  a.cols = cols;
+  a.row_ptr.assign(std::size_t(a.rows) + 1, 0);
+  for (std::int32_t r = 0; r < 32; ++r) {
+    for (std::int32_t c = 0; c < (r < 16 ? cols : cols / 2); ++c) {
+      if (r < 16 && (c + r) % 3 == 0) continue;
+      a.col_idx.push_back(c);
+      a.values.push_back(double((r * 5 + c * 7) % 19 - 9) / 8.0 + 0.03125);
+    }
+    a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
+  }
+  for (std::int32_t g = 0; g < graph_rows; ++g) {
+    for (std::int32_t e = graph.row_ptr[g]; e < graph.row_ptr[g + 1]; ++e) {
+      a.col_idx.push_back(graph.col_idx[e]);
+      a.values.push_back(graph.values[e]);
+    }
+    a.row_ptr[std::size_t(32 + g) + 1] = std::int32_t(a.col_idx.size());
+  }
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("long bands split over several blocks: every tile kernel, exact and bit-identical", "[gpu][split_bands]") {
+  const std::uint64_t seed = test::test_seed(1201);
+  INFO("seed " << seed);
+  const CsrMatrix a = two_long_bands(40007, 3001, seed);  // not multiples of 32 / 16: padded last tile and band
+  const Bcsr24Matrix host = convert_to_bcsr24(a);
+  const DeviceMatrix dev(host, UploadOptions{true, CsrCopy::candidates});
+  for (const KernelKind kernel : {KernelKind::split_pipelined, KernelKind::dense_pipelined, KernelKind::dense_bt}) {
+    for (const std::int32_t n : {8, 37, 130}) {
+      INFO(kernel_name(kernel) << ", n = " << n);
+      PlanOptions split_options;
+      const SpmmPlan split(dev, n, kernel, split_options);
+      PlanOptions whole_options;
+      whole_options.split_long_bands = false;
+      const SpmmPlan whole(dev, n, kernel, whole_options);
+      CHECK(split.report().split_bands >= 2);  // both long bands, whatever the GPU's size
+      CHECK(split.report().split_parts > 2 * split.report().split_bands);
+      CHECK(whole.report().split_bands == 0);
+      CHECK(split.workspace_bytes() > whole.workspace_bytes());
+
+      GpuCase cfg;
+      cfg.n = n;
+      cfg.seed = seed + n;
+      cfg.beta = n == 37 ? 0.5 : 0.0;
+      cfg.alpha = n == 130 ? -0.75 : 1.0;
+      cfg.ldc_pad = n == 37 ? 3 : 0;
+      cfg.runs = 3;  // the last of three runs of one plan is checked
+      const auto first = run_and_check(a, host, dev, kernel, cfg);
+      require_pass(first);
+      const auto second = run_and_check(a, host, dev, kernel, cfg);
+      CHECK(same_bits(first.c, second.c));  // the last part adds the parts in part order, whichever it is
+      cfg.split_long_bands = false;
+      require_pass(run_and_check(a, host, dev, kernel, cfg));
+    }
+  }
+  SECTION("fp16 output and automatic plans") {
+    GpuCase cfg;
+    cfg.n = 24;
+    cfg.output = OutputType::f16;
+    cfg.beta = -1.0;
+    cfg.runs = 2;
+    cfg.seed = seed + 1;
+    require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
+    cfg.output = OutputType::f32;
+    for (const std::int32_t n : {8, 64}) {
+      cfg.n = n;
+      INFO("auto, n = " << n << ": " << SpmmPlan(dev, n).report().reason);
+      require_pass(run_and_check(a, host, dev, KernelKind::automatic, cfg));
+    }
+  }
+}
