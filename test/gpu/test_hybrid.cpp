@@ -93,7 +93,7 @@ TEST_CASE("automatic plans split a mixed matrix between tiles and CSR and stay e
   }
 }
 
-TEST_CASE("CSR path: long rows, empty rows, fp16 output, unaligned B, widths past 256", "[gpu][hybrid]") {
+TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B, widths past 256", "[gpu][hybrid]") {
   const std::uint64_t seed = test::test_seed(1102);
   INFO("seed " << seed);
   RandomGraphSpec spec;
@@ -110,6 +110,7 @@ TEST_CASE("CSR path: long rows, empty rows, fp16 output, unaligned B, widths pas
     const SpmmPlan plan(dev, n, KernelKind::csr_cuda_cores);
     CHECK(plan.report().csr_bands == host.tile_rows);
     CHECK(plan.report().csr_long_rows > 0);
+    if (n <= 16) CHECK(plan.report().csr_medium_rows > 0);  // rows between a group's and a block's share: a warp each
     CHECK(plan.report().csr_nnz == a.nnz());
     for (const OutputType out : {OutputType::f32, OutputType::f16}) {
       GpuCase cfg;

@@ -120,6 +120,7 @@ struct PlanReport {
   std::int64_t sparse24_bytes = 0, dense_bytes = 0, csr_bytes = 0;
   std::int32_t split_bands = 0, split_parts = 0;         ///< tile bands split over several blocks, their parts
   std::int32_t csr_long_rows = 0;                        ///< CSR rows given a thread block of their own
+  std::int32_t csr_medium_rows = 0;                      ///< CSR rows given a warp of their own
   int csr_chunks = 0, csr_nz_lanes = 0;                  ///< CSR kernel shape (8-column chunks x lanes per row)
   double predicted_us = 0.0;                             ///< the cost model's time for the plan
   double tiles_only_us = 0.0, csr_only_us = -1.0;        ///< its alternatives (-1: not possible)

@@ -59,7 +59,7 @@ constexpr double kCsrNnzPerColumnDramNs = 0.0007;
 constexpr double kCsrRowBaseNs = 0.03;
 constexpr double kCsrRowPerColumnNs = 0.0008;
 constexpr int kCsrPass = 256;
-// Latency of one long row on a block of 256 threads: a fixed part and one round of 4 loads per thread.
+// Latency of a band's longest row: a fixed part and one round of 4 loads per thread.
 constexpr double kCsrRowLatencyNs = 1500.0;
 constexpr double kCsrRoundNs = 350.0;
 // B counts as L2-resident up to this share of the L2 (the rest holds A, C and other traffic).
@@ -115,10 +115,13 @@ double csr_band_ns(const BandStats& band, const CostContext& ctx) {
 }
 
 double csr_band_latency_ns(const BandStats& band, const CostContext& ctx) {
-  // A long row's block puts 256 / chunks threads on its entries, 4 entries each per round.
+  // The kernel gives a row the smallest unit that finishes it in a few rounds of 4 loads per thread
+  // (kernels::csr_row_classes): a group or a warp of 32 / chunks lanes up to 4 rounds, beyond that a block
+  // of 256 / chunks lanes.
   const double chunks = std::max(1.0, std::pow(2.0, std::ceil(std::log2(pass_width(ctx.n, 0) / 8.0))));
-  const double entries_per_round = 256.0 / chunks * 4.0;
-  return kCsrRowLatencyNs + std::ceil(double(band.max_row_nnz) / entries_per_round) * kCsrRoundNs;
+  const double warp_rounds = std::min(4.0, std::ceil(double(band.max_row_nnz) / (32.0 / chunks * 4.0)));
+  const double block_rounds = std::ceil(double(band.max_row_nnz) / (256.0 / chunks * 4.0));
+  return kCsrRowLatencyNs + std::max(warp_rounds, block_rounds) * kCsrRoundNs;
 }
 
 std::vector<std::uint8_t> csr_candidate_bands(const std::vector<BandStats>& bands, bool gathered,

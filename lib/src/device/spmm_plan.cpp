@@ -37,7 +37,7 @@ struct SpmmPlan::Impl {
   detail::DeviceBuffer<kernels::SplitGroup> split_groups;  // split bands: their parts' partial sums and counters
   detail::DeviceBuffer<float> split_partials;
   detail::DeviceBuffer<unsigned> split_counters;
-  detail::DeviceBuffer<std::int32_t> csr_long_slots, csr_short_slots;
+  detail::DeviceBuffer<std::int32_t> csr_long_slots, csr_medium_slots, csr_short_slots;
   detail::DeviceBuffer<std::uint16_t> staged_b;
   std::int64_t staged_ld = 0;
   PlanReport report;
@@ -184,15 +184,19 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   if (p.run_csr) {
     const double mean_row_nnz = double(row_entries) / double(slots.size());
     p.csr_shape = kernels::csr_shape_for(n, mean_row_nnz);
-    const std::int32_t threshold = kernels::csr_long_row_threshold(p.csr_shape, mean_row_nnz);
-    std::vector<std::int32_t> long_slots, short_slots;
-    for (const std::int32_t slot : slots)
-      (m.csr.row_nnz[static_cast<std::size_t>(slot)] > threshold ? long_slots : short_slots).push_back(slot);
+    const kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
+    std::vector<std::int32_t> long_slots, medium_slots, short_slots;
+    for (const std::int32_t slot : slots) {
+      const std::int32_t entries = m.csr.row_nnz[static_cast<std::size_t>(slot)];
+      (entries > classes.medium_max ? long_slots : entries > classes.short_max ? medium_slots : short_slots)
+          .push_back(slot);
+    }
     // Longest first: they are the launch's critical path.
     std::stable_sort(long_slots.begin(), long_slots.end(), [&](std::int32_t x, std::int32_t y) {
       return m.csr.row_nnz[static_cast<std::size_t>(x)] > m.csr.row_nnz[static_cast<std::size_t>(y)];
     });
     p.csr_long_slots = detail::DeviceBuffer<std::int32_t>(long_slots);
+    p.csr_medium_slots = detail::DeviceBuffer<std::int32_t>(medium_slots);
     p.csr_short_slots = detail::DeviceBuffer<std::int32_t>(short_slots);
     kernels::CsrSpmmParams& c = p.csr_params;
     c.row_ptr = m.csr.row_ptr.get();
@@ -200,12 +204,15 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     c.values = m.csr.values.get();
     c.out_row = m.csr.out_row.get();
     c.long_slots = p.csr_long_slots.get();
+    c.medium_slots = p.csr_medium_slots.get();
     c.short_slots = p.csr_short_slots.get();
     c.long_count = static_cast<std::int32_t>(long_slots.size());
+    c.medium_count = static_cast<std::int32_t>(medium_slots.size());
     c.short_count = static_cast<std::int32_t>(short_slots.size());
     c.k = m.cols;
     c.n = n;
     report.csr_long_rows = c.long_count;
+    report.csr_medium_rows = c.medium_count;
     report.csr_chunks = p.csr_shape.chunks;
     report.csr_nz_lanes = p.csr_shape.nz_lanes;
     report.csr_bytes = report.csr_nnz * 6 + std::int64_t(slots.size()) * 12;
@@ -227,7 +234,8 @@ OutputType SpmmPlan::output() const noexcept { return impl_->options.output; }
 std::int64_t SpmmPlan::workspace_bytes() const noexcept {
   const Impl& p = *impl_;
   return std::int64_t(p.staged_b.bytes() + p.tile_work.bytes() + p.split_groups.bytes() + p.split_partials.bytes() +
-                      p.split_counters.bytes() + p.csr_long_slots.bytes() + p.csr_short_slots.bytes());
+                      p.split_counters.bytes() + p.csr_long_slots.bytes() + p.csr_medium_slots.bytes() +
+                      p.csr_short_slots.bytes());
 }
 const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }
 

@@ -20,8 +20,10 @@ struct CsrSpmmParams {
   const std::uint16_t* values = nullptr;    // per entry: fp16 bits
   const std::int32_t* out_row = nullptr;    // per slot: row of C, -1 = padding
   const std::int32_t* long_slots = nullptr; // slots that get a block each
+  const std::int32_t* medium_slots = nullptr;// slots that get a warp each
   const std::int32_t* short_slots = nullptr;// slots that share a warp
   std::int32_t long_count = 0;
+  std::int32_t medium_count = 0;
   std::int32_t short_count = 0;
   std::int32_t k = 0;                       // rows of B
   std::int32_t n = 0;
@@ -42,8 +44,13 @@ struct CsrShape {
 
 /// The shape for n columns and short rows of `mean_row_nnz` entries on average.
 CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz);
-/// Rows longer than this get a block of their own (their entries split over all the block's threads).
-std::int32_t csr_long_row_threshold(const CsrShape& shape, double mean_row_nnz);
+/// Which rows are short (a group of chunks x nz_lanes threads), medium (a warp each) or long (a block each):
+/// a row goes to the smallest unit that finishes it in a few rounds of loads, so no row is the launch's tail.
+struct CsrRowClasses {
+  std::int32_t short_max = 0;   // rows of up to this many entries are short
+  std::int32_t medium_max = 0;  // up to this, medium; longer rows are long
+};
+CsrRowClasses csr_row_classes(const CsrShape& shape, double mean_row_nnz);
 
 /// Enqueues the kernel (nothing when there are no slots); checks the launch without synchronising.
 void launch_csr_spmm(const CsrShape& shape, OutputType out, const CsrSpmmParams& params, cudaStream_t stream);

@@ -3,9 +3,9 @@
 // Row-major B makes a row of B the natural unit: a thread owns one chunk of 8 output columns and reads the
 // matching 16 bytes of each B row its entries name, so a B row is read by consecutive threads in full
 // 16-byte pieces. A short row is handled by a group of chunks x nz_lanes threads inside one warp: the
-// nz_lanes threads of a chunk split the row's entries and are summed by shuffles in a fixed order. A long row
-// gets a whole block (8 warps), summed across warps through shared memory in a fixed order. Both kinds run in
-// one launch (the first blocks take the long rows, which are the tail otherwise); results are bit-identical
+// nz_lanes threads of a chunk split the row's entries and are summed by shuffles in a fixed order. A medium
+// row gets a whole warp the same way; a long row gets a whole block (8 warps), summed across warps through
+// shared memory in a fixed order. All three kinds run in one launch (the first blocks take the long rows, which are the tail otherwise); results are bit-identical
 // run to run. Every slot writes its whole row of C, so an empty row still gets beta * C. With fewer than 8
 // columns (n = 1 is SpMV) B is read element by element, in whatever alignment and leading dimension it has.
 #include <cuda_fp16.h>
@@ -173,8 +173,10 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, std::int32_t sl
   }
 }
 
+/// Rows slots[...] of one block: kCsrBlockThreads / (kChunks * kNzLanes) of them, a group of threads each.
 template <int kChunks, int kNzLanes, bool kScalarB, typename OutT>
-__device__ __forceinline__ void short_rows(const CsrSpmmParams& p, std::int32_t block, int pass_col0) {
+__device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::int32_t* slots, std::int32_t count,
+                                           std::int32_t block, int pass_col0) {
   constexpr int kGroup = kChunks * kNzLanes;
   static_assert(kGroup <= kWarp && kWarp % kGroup == 0, "a row group lies inside one warp");
   const int lane = threadIdx.x % kWarp;
@@ -182,10 +184,10 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, std::int32_t 
   const int chunk = in_group % kChunks;
   const int nz_lane = in_group / kChunks;
   const std::int64_t item = std::int64_t(block) * (kCsrBlockThreads / kGroup) + threadIdx.x / kGroup;
-  if (item >= p.short_count) return;  // whole groups leave together; their partners never wait on them
+  if (item >= count) return;  // whole groups leave together; their partners never wait on them
   const unsigned group_mask =
       kGroup == kWarp ? 0xffffffffu : ((1u << kGroup) - 1u) << (lane / kGroup * kGroup);
-  const std::int32_t slot = p.short_slots[item];
+  const std::int32_t slot = slots[item];
   const int col0 = pass_col0 + chunk * 8;
   float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   if (col0 < p.n)
@@ -200,16 +202,23 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, std::int32_t 
   }
 }
 
-/// Blocks [0, long_count) take one long row each; the rest take kCsrBlockThreads / group short rows each.
+/// Blocks [0, long_count) take one long row each, the next ones one medium row per warp, the rest
+/// kCsrBlockThreads / group short rows each (longest rows first: they are the tail otherwise).
 /// blockIdx.y is the pass over columns (256 per pass). kScalarB: n < 8, B read element by element.
 template <int kChunks, int kNzLanes, bool kScalarB, typename OutT>
 __global__ void __launch_bounds__(kCsrBlockThreads, kCsrMinBlocksPerSm) csr_spmm_kernel(const CsrSpmmParams p) {
   static_assert(!kScalarB || kChunks == 1, "a narrow B has one chunk");
   const int pass_col0 = blockIdx.y * kCsrPassColumns;
-  if (static_cast<std::int32_t>(blockIdx.x) < p.long_count)
-    long_row<kChunks, kScalarB, OutT>(p, p.long_slots[blockIdx.x], pass_col0);
+  const std::int32_t medium_blocks = (p.medium_count + kBlockWarps - 1) / kBlockWarps;
+  const std::int32_t block = static_cast<std::int32_t>(blockIdx.x);
+  if (block < p.long_count)
+    long_row<kChunks, kScalarB, OutT>(p, p.long_slots[block], pass_col0);
+  else if (block < p.long_count + medium_blocks)
+    short_rows<kChunks, kWarp / kChunks, kScalarB, OutT>(p, p.medium_slots, p.medium_count, block - p.long_count,
+                                                         pass_col0);
   else
-    short_rows<kChunks, kNzLanes, kScalarB, OutT>(p, static_cast<std::int32_t>(blockIdx.x) - p.long_count, pass_col0);
+    short_rows<kChunks, kNzLanes, kScalarB, OutT>(p, p.short_slots, p.short_count,
+                                                  block - p.long_count - medium_blocks, pass_col0);
 }
 
 using CsrKernelFn = void (*)(CsrSpmmParams);
@@ -262,18 +271,24 @@ CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz) {
   return s;
 }
 
-std::int32_t csr_long_row_threshold(const CsrShape& shape, double mean_row_nnz) {
-  // A row far longer than the mean (for which the group was sized) would be the tail of the launch: past 8
-  // rounds of kUnroll loads per thread and 16 times the mean it gets a block of its own.
-  return std::max<std::int32_t>(8 * kUnroll * shape.nz_lanes, static_cast<std::int32_t>(16.0 * mean_row_nnz));
+CsrRowClasses csr_row_classes(const CsrShape& shape, double mean_row_nnz) {
+  // Each round of kUnroll dependent loads per thread costs a memory latency (~0.5-1 us from DRAM): a row that
+  // needs many more rounds than the rest is the tail of the launch. A short group takes rows of up to
+  // kMaxRounds rounds (or twice the mean it was sized for, when the lanes ran out); a warp takes rows of up to
+  // kMaxRounds rounds of its 32 / chunks lanes; longer rows get a block of 256 / chunks lanes.
+  constexpr int kMaxRounds = 4;
+  CsrRowClasses c;
+  c.short_max = std::max<std::int32_t>(kMaxRounds * kUnroll * shape.nz_lanes, static_cast<std::int32_t>(2.0 * mean_row_nnz));
+  c.medium_max = std::max<std::int32_t>(c.short_max, kMaxRounds * kUnroll * (kWarp / shape.chunks));
+  return c;
 }
 
 void launch_csr_spmm(const CsrShape& shape, OutputType out, const CsrSpmmParams& params, cudaStream_t stream) {
-  if (params.long_count + params.short_count == 0 || params.n == 0) return;
+  if (params.long_count + params.medium_count + params.short_count == 0 || params.n == 0) return;
   const CsrKernelFn fn = out == OutputType::f32 ? choose<float>(shape) : choose<__half>(shape);
   const int rows_per_block = kCsrBlockThreads / (shape.chunks * shape.nz_lanes);
-  const std::int64_t blocks =
-      std::int64_t(params.long_count) + (std::int64_t(params.short_count) + rows_per_block - 1) / rows_per_block;
+  const std::int64_t blocks = std::int64_t(params.long_count) + (std::int64_t(params.medium_count) + kBlockWarps - 1) / kBlockWarps +
+                              (std::int64_t(params.short_count) + rows_per_block - 1) / rows_per_block;
   const std::int64_t passes = (std::int64_t(params.n) + kCsrPassColumns - 1) / kCsrPassColumns;
   if (blocks > INT32_MAX || passes > 65535)
     throw SizeLimitError("CSR kernel: " + std::to_string(blocks) + " blocks x " + std::to_string(passes) +
