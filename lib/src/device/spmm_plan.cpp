@@ -32,6 +32,7 @@ struct SpmmPlan::Impl {
   kernels::CsrShape csr_shape;
   bool run_tiles = false, run_csr = false;
   bool needs_aligned_b = false;  // some part reads B in 16-byte pieces (the tiles; CSR unless n < 8)
+  bool split_bands = false;      // the tile kernel's schedule has split bands: launch the instantiation for them
   detail::DeviceBuffer<kernels::TileRowWork> tile_work;  // the tile kernel's work items, unless they are the
                                                          // matrix's own descriptors (every band, none split)
   detail::DeviceBuffer<kernels::SplitGroup> split_groups;  // split bands: their parts' partial sums and counters
@@ -161,9 +162,9 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     k.split_counters = p.split_counters.get();
   }
 
+  p.split_bands = !schedule.groups.empty();
   if (p.run_tiles)
-    kernels::configure_spmm_kernel(p.tile_kernel, p.slice_width,
-                                   options.output, m.b_row_index);
+    kernels::configure_spmm_kernel(p.tile_kernel, p.slice_width, options.output, m.b_row_index, p.split_bands);
 
   // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each.
   std::vector<std::int32_t> slots;
@@ -269,8 +270,8 @@ void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc,
   k.beta = beta;
   // The two parts write disjoint rows of C (a band is on one path), so their order does not matter.
   if (p.run_tiles) {
-    kernels::launch_spmm_kernel(p.tile_kernel, p.slice_width,
-                                p.options.output, p.a->b_row_index, k, s);
+    kernels::launch_spmm_kernel(p.tile_kernel, p.slice_width, p.options.output, p.a->b_row_index, p.split_bands, k,
+                                s);
   }
   if (p.run_csr) {
     kernels::CsrSpmmParams c = p.csr_params;

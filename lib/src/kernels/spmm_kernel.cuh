@@ -275,6 +275,40 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
 }
 
 
+/// The end of a block that computed one part of a split band (device/tile_schedule.hpp): publish the part's
+/// sum; the part that arrives last adds all of them in part order (the same order every run, whichever part
+/// that is) and writes C. `warp_sum(idx)` is the block's sum of element idx of the 16 x slice result, `write`
+/// applies alpha/beta and stores it.
+template <int kSliceWidth, typename WarpSum, typename Write>
+__device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const TileRowWork& work, WarpSum warp_sum,
+                                                    Write write) {
+  constexpr int kSliceElems = kTileRows * kSliceWidth;
+  const int slice = blockIdx.x % p.n_slices;
+  const SplitGroup group = p.split_groups[work.split >> kSplitPartBits];
+  const int part = work.split & ((1 << kSplitPartBits) - 1);
+  auto slot = [&](int q) {
+    return p.split_partials + (std::size_t(group.first_partial + q) * p.n_slices + slice) * kSliceElems;
+  };
+  float* own = slot(part);
+  for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) own[idx] = warp_sum(idx);
+  __threadfence();  // the partial is visible device-wide before the counter says it is there
+  __syncthreads();
+  __shared__ int is_last;
+  if (threadIdx.x == 0) {
+    unsigned* counter = p.split_counters + std::size_t(work.split >> kSplitPartBits) * p.n_slices + slice;
+    is_last = atomicAdd(counter, 1u) == unsigned(group.parts - 1);
+    if (is_last) *counter = 0;  // every part has counted: reset for the next run
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) {
+    float sum = 0.0f;
+    for (int q = 0; q < group.parts; ++q) sum += __ldcg(slot(q) + idx);  // from L2: other SMs wrote them
+    write(idx, sum);
+  }
+}
+
 /// C[tile row, slice] = alpha * A[tile row, :] * B[:, slice] + beta * C[tile row, slice].
 /// kHasSparseList: run the 2:4 loop (split kernel) before the dense loop.
 /// Blocks per SM the register allocation must allow. Up to 32 columns, shared memory admits 9 blocks of ~24 KB;
@@ -286,7 +320,9 @@ constexpr int min_blocks_per_sm() {
   return kSliceWidth <= 32 ? 9 : 5;
 }
 
-template <int kSliceWidth, int kStages, bool kHasSparseList, int kRows, typename OutT>
+/// kSplitBands: some work items are parts of split bands (the plan's schedule has groups). Plans without split
+/// bands launch the instantiation without that epilogue: no atomics, fences or static shared memory in it.
+template <int kSliceWidth, int kStages, bool kHasSparseList, int kRows, typename OutT, bool kSplitBands>
 __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<kSliceWidth>())
     bcsr24_spmm_kernel(const SpmmParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -356,36 +392,13 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
     const float value = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * load_output<OutT>(out);
     store_output<OutT>(out, value);
   };
-  if (work.split == kUnsplit) {
-    for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) write(idx, warp_sum(idx));
-    return;
+  if constexpr (kSplitBands) {
+    if (work.split != kUnsplit) {
+      split_band_epilogue<kSliceWidth>(p, work, warp_sum, write);
+      return;
+    }
   }
-  // A part of a split band: publish the part's sum; the part that arrives last adds all of them in part order
-  // (the same order every run, whichever part that is) and writes C.
-  const int slice = blockIdx.x % p.n_slices;
-  const SplitGroup group = p.split_groups[work.split >> kSplitPartBits];
-  const int part = work.split & ((1 << kSplitPartBits) - 1);
-  auto slot = [&](int q) {
-    return p.split_partials + (std::size_t(group.first_partial + q) * p.n_slices + slice) * kSliceElems;
-  };
-  float* own = slot(part);
-  for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) own[idx] = warp_sum(idx);
-  __threadfence();  // the partial is visible device-wide before the counter says it is there
-  __syncthreads();
-  __shared__ int is_last;
-  if (threadIdx.x == 0) {
-    unsigned* counter = p.split_counters + std::size_t(work.split >> kSplitPartBits) * p.n_slices + slice;
-    is_last = atomicAdd(counter, 1u) == unsigned(group.parts - 1);
-    if (is_last) *counter = 0;  // every part has counted: reset for the next run
-  }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-  for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) {
-    float sum = 0.0f;
-    for (int q = 0; q < group.parts; ++q) sum += __ldcg(slot(q) + idx);  // from L2: other SMs wrote them
-    write(idx, sum);
-  }
+  for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) write(idx, warp_sum(idx));
 }
 
 }  // namespace bcsr24::kernels

@@ -1,5 +1,6 @@
-// Picks the instantiation of the SpMM kernel template for a rung, slice width, output type and B-row index kind.
-// Each kind's instantiations are compiled in a translation unit of their own (spmm_kernels_{aligned,full}.cu) so a parallel build compiles them at the same time.
+// Picks the instantiation of the SpMM kernel template for a rung, slice width, output type, B-row index kind and
+// whether the plan splits bands. Each (index kind, split) pair's instantiations are compiled in a translation unit
+// of their own (spmm_kernels_{aligned,full}[_split].cu) so a parallel build compiles them at the same time.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -22,18 +23,20 @@ struct KernelChoice {
 
 KernelChoice choose_aligned_kernel(KernelKind kind, int slice_width, OutputType out);
 KernelChoice choose_full_kernel(KernelKind kind, int slice_width, OutputType out);
+KernelChoice choose_aligned_split_kernel(KernelKind kind, int slice_width, OutputType out);
+KernelChoice choose_full_split_kernel(KernelKind kind, int slice_width, OutputType out);
 
-template <int kSliceWidth, int kRows, typename OutT>
+template <int kSliceWidth, int kRows, typename OutT, bool kSplit>
 KernelChoice choose_for_width(KernelKind kind) {
   constexpr int kDeep = pipelined_stages<kSliceWidth>();
   switch (kind) {
     case KernelKind::dense_bt:
-      return {bcsr24_spmm_kernel<kSliceWidth, 1, false, kRows, OutT>, spmm_shared_bytes<kSliceWidth, 1, false>()};
+      return {bcsr24_spmm_kernel<kSliceWidth, 1, false, kRows, OutT, kSplit>, spmm_shared_bytes<kSliceWidth, 1, false>()};
     case KernelKind::dense_pipelined:
-      return {bcsr24_spmm_kernel<kSliceWidth, kDeep, false, kRows, OutT>,
+      return {bcsr24_spmm_kernel<kSliceWidth, kDeep, false, kRows, OutT, kSplit>,
               spmm_shared_bytes<kSliceWidth, kDeep, false>()};
     case KernelKind::split_pipelined:
-      return {bcsr24_spmm_kernel<kSliceWidth, kDeep, true, kRows, OutT>,
+      return {bcsr24_spmm_kernel<kSliceWidth, kDeep, true, kRows, OutT, kSplit>,
               spmm_shared_bytes<kSliceWidth, kDeep, true>()};
     case KernelKind::csr_cuda_cores:
     case KernelKind::automatic:
@@ -42,21 +45,21 @@ KernelChoice choose_for_width(KernelKind kind) {
   throw InvalidArgument("unknown kernel kind");
 }
 
-template <int kRows, typename OutT>
+template <int kRows, typename OutT, bool kSplit>
 KernelChoice choose_for_output(KernelKind kind, int slice_width) {
   switch (slice_width) {
-    case 8: return choose_for_width<8, kRows, OutT>(kind);
-    case 16: return choose_for_width<16, kRows, OutT>(kind);
-    case 32: return choose_for_width<32, kRows, OutT>(kind);
-    case 64: return choose_for_width<64, kRows, OutT>(kind);
+    case 8: return choose_for_width<8, kRows, OutT, kSplit>(kind);
+    case 16: return choose_for_width<16, kRows, OutT, kSplit>(kind);
+    case 32: return choose_for_width<32, kRows, OutT, kSplit>(kind);
+    case 64: return choose_for_width<64, kRows, OutT, kSplit>(kind);
   }
   throw InvalidArgument("unsupported slice width " + std::to_string(slice_width));
 }
 
-template <int kRows>
+template <int kRows, bool kSplit>
 KernelChoice choose_kernel(KernelKind kind, int slice_width, OutputType out) {
-  return out == OutputType::f32 ? choose_for_output<kRows, float>(kind, slice_width)
-                                : choose_for_output<kRows, __half>(kind, slice_width);
+  return out == OutputType::f32 ? choose_for_output<kRows, float, kSplit>(kind, slice_width)
+                                : choose_for_output<kRows, __half, kSplit>(kind, slice_width);
 }
 
 }  // namespace bcsr24::kernels

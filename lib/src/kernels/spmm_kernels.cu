@@ -22,10 +22,13 @@ int tile_blocks_per_sm(int slice_width) {
 
 namespace {
 
-KernelChoice choose(KernelKind kind, int slice_width, OutputType out, BRowIndex index) {
+KernelChoice choose(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands) {
   switch (index) {
-    case BRowIndex::implicit: return choose_aligned_kernel(kind, slice_width, out);
-    case BRowIndex::full: return choose_full_kernel(kind, slice_width, out);
+    case BRowIndex::implicit:
+      return split_bands ? choose_aligned_split_kernel(kind, slice_width, out)
+                         : choose_aligned_kernel(kind, slice_width, out);
+    case BRowIndex::full:
+      return split_bands ? choose_full_split_kernel(kind, slice_width, out) : choose_full_kernel(kind, slice_width, out);
   }
   throw InvalidArgument("unknown B-row index kind");
 }
@@ -43,16 +46,16 @@ __global__ void stage_b_kernel(const std::uint16_t* b, std::int64_t ldb, std::in
 
 }  // namespace
 
-int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index) {
-  const KernelChoice choice = choose(kind, slice_width, out, index);
+int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands) {
+  const KernelChoice choice = choose(kind, slice_width, out, index, split_bands);
   BCSR24_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(choice.fn),
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, choice.shared_bytes));
   return choice.shared_bytes;
 }
 
-void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, const SpmmParams& params,
-                        cudaStream_t stream) {
-  const KernelChoice choice = choose(kind, slice_width, out, index);
+void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
+                        const SpmmParams& params, cudaStream_t stream) {
+  const KernelChoice choice = choose(kind, slice_width, out, index, split_bands);
   const std::int64_t blocks = std::int64_t(params.tile_rows) * params.n_slices;
   if (blocks == 0) return;
   choice.fn<<<static_cast<unsigned>(blocks), kWarpsPerBlock * kWarpSize, choice.shared_bytes, stream>>>(params);

@@ -4,7 +4,7 @@
 namespace bcsr24::kernels {
 
 KernelChoice choose_aligned_kernel(KernelKind kind, int slice_width, OutputType out) {
-  return choose_kernel<kImplicitRows>(kind, slice_width, out);
+  return choose_kernel<kImplicitRows, false>(kind, slice_width, out);
 }
 
 }  // namespace bcsr24::kernels

@@ -76,11 +76,12 @@ int tile_blocks_per_sm(int slice_width);
 inline constexpr int kImplicitRows = 0, kFullRows = 1;
 
 /// Sets the kernel attributes (dynamic shared memory) once per plan; returns the dynamic shared bytes.
-int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index);
+/// split_bands: the instantiation that handles parts of split bands (needed when params.split_groups is set).
+int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands);
 
 /// Enqueues the kernel; checks the launch with cudaGetLastError (no synchronisation).
-void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, const SpmmParams& params,
-                        cudaStream_t stream);
+void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
+                        const SpmmParams& params, cudaStream_t stream);
 
 /// Copies B (any alignment and ldb) into a staging buffer of leading dimension round_up(n, 8).
 void launch_stage_b(const std::uint16_t* b, std::int64_t ldb, std::int32_t k, std::int32_t n,
