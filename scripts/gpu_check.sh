@@ -62,6 +62,21 @@ if has bench; then
   done
 fi
 
+# bench NAME WIDTHS METHODS FILTER SOURCE...: one bench_spmm run on SOURCE (--graph/--mesh/--matrix/--xdys ...),
+# appended to $out/NAME.csv and $out/NAME.log; prints the lines FILTER matches.
+bench() {
+  local name=$1 widths=$2 methods=$3 filter=$4
+  shift 4
+  "$build/apps/bench_spmm" "$@" --n "$widths" --methods "$methods" --reps "${BENCH_REPS:-20}" \
+    --csv "$out/$name.csv" 2>&1 | tee -a "$out/$name.log" | grep -E "$filter"
+}
+# shared_matrix NAME: the path of a shared SuiteSparse matrix; fails with a message when it is absent.
+shared_matrix() {
+  local f="$shared/suitesparse/$1.mtx"
+  [[ -f "$f" ]] || { echo "missing $f" >&2; return 1; }
+  echo "$f"
+}
+
 if has csr; then
   # The CUDA-core CSR path alone against cuSPARSE CSR, and auto (the cost model's plan) against both, on
   # scattered matrices (random graphs, uniform and power-law row lengths; the scattered SuiteSparse ones) and a
@@ -70,19 +85,16 @@ if has csr; then
   rm -f "$out/csr.csv"
   cn=${CSR_N:-1,8,16,32,64,128,256}
   methods=auto,split_pipelined,csr_cuda_cores,cusparse_csr_f16,cusparse_csr_f32
+  filter="^(matrix|tiles)|plan|split|csr|auto"
   for spec in ${CSR_GRAPHS:-1000000,degree=8 1000000,degree=16,power 200000,degree=4}; do
-    "$build/apps/bench_spmm" --graph "$spec" --n "$cn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
-      --csv "$out/csr.csv" 2>&1 | tee -a "$out/csr.log" | grep -E "^(matrix|tiles)|plan|split|csr|auto"
+    bench csr "$cn" "$methods" "$filter" --graph "$spec"
   done
   for spec in ${CSR_MESHES:-40x40x40,dofs=3,order=random}; do
-    "$build/apps/bench_spmm" --mesh "$spec" --n "$cn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
-      --csv "$out/csr.csv" 2>&1 | tee -a "$out/csr.log" | grep -E "^(matrix|tiles)|plan|split|csr|auto"
+    bench csr "$cn" "$methods" "$filter" --mesh "$spec"
   done
   for m in ${CSR_MATRICES:-Andrews memplus delaunay_n14 ca-GrQc rajat01}; do
-    f="$shared/suitesparse/$m.mtx"
-    [[ -f "$f" ]] || { echo "missing $f"; continue; }
-    "$build/apps/bench_spmm" --matrix "$f" --n "$cn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
-      --csv "$out/csr.csv" 2>&1 | tee -a "$out/csr.log" | grep -E "^(matrix|tiles)|plan|split|csr|auto"
+    f=$(shared_matrix "$m") || continue
+    bench csr "$cn" "$methods" "$filter" --matrix "$f"
   done
 fi
 
@@ -93,19 +105,16 @@ if has balance; then
   rm -f "$out/balance.csv"
   bn=${BALANCE_N:-8,32,128}
   methods=auto,auto_whole,split_pipelined,split_pipelined_whole,cusparse_csr_f16,cusparse_csr_f32
+  filter="^(matrix|tiles)|plan|split|auto|dense"
   for spec in ${BALANCE_GRAPHS:-1000000,degree=16,power 100000,degree=8,power}; do
-    "$build/apps/bench_spmm" --graph "$spec" --n "$bn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
-      --csv "$out/balance.csv" 2>&1 | tee -a "$out/balance.log" | grep -E "^(matrix|tiles)|plan|split|auto"
+    bench balance "$bn" "$methods" "$filter" --graph "$spec"
   done
   for m in ${BALANCE_MATRICES:-rajat01 memplus ca-GrQc}; do
-    f="$shared/suitesparse/$m.mtx"
-    [[ -f "$f" ]] || { echo "missing $f"; continue; }
-    "$build/apps/bench_spmm" --matrix "$f" --n "$bn" --methods "$methods" --reps "${BENCH_REPS:-20}" \
-      --csv "$out/balance.csv" 2>&1 | tee -a "$out/balance.log" | grep -E "^(matrix|tiles)|plan|split|auto"
+    f=$(shared_matrix "$m") || continue
+    bench balance "$bn" "$methods" "$filter" --matrix "$f"
   done
   for m in ${BALANCE_XDYS:-0d10s 10d0s}; do
-    "$build/apps/bench_spmm" --xdys "$m" --size 16384 --n "$bn" --methods "$methods,dense_pipelined" \
-      --reps "${BENCH_REPS:-20}" --csv "$out/balance.csv" 2>&1 | tee -a "$out/balance.log" | grep -E "^(matrix|tiles)|plan|split|auto|dense"
+    bench balance "$bn" "$methods,dense_pipelined" "$filter" --xdys "$m" --size 16384
   done
 fi
 
@@ -116,15 +125,13 @@ if has layout; then
   rm -f "$out/layouts.csv"
   ln=${LAYOUT_N:-8,32,128}
   methods=split_pipelined,split_aligned,cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32
+  filter="^(matrix|tiles|layout)|split|cusparse"
   for spec in ${LAYOUT_MESHES:-27x27x27,dofs=3,order=lex 27x27x27,dofs=3,order=random}; do
-    "$build/apps/bench_spmm" --mesh "$spec" --n "$ln" --methods "$methods" --reps "${BENCH_REPS:-20}" \
-      --csv "$out/layouts.csv" 2>&1 | tee -a "$out/layouts.log" | grep -E "^(matrix|tiles|layout)|split|cusparse"
+    bench layouts "$ln" "$methods" "$filter" --mesh "$spec"
   done
   for m in ${LAYOUT_MATRICES:-bcsstk16 Andrews memplus delaunay_n14 bcsstk13 bayer10}; do
-    f="$shared/suitesparse/$m.mtx"
-    [[ -f "$f" ]] || { echo "missing $f"; continue; }
-    "$build/apps/bench_spmm" --matrix "$f" --n "$ln" --methods "$methods" --reps "${BENCH_REPS:-20}" \
-      --csv "$out/layouts.csv" 2>&1 | tee -a "$out/layouts.log" | grep -E "^(matrix|tiles|layout)|split|cusparse"
+    f=$(shared_matrix "$m") || continue
+    bench layouts "$ln" "$methods" "$filter" --matrix "$f"
   done
 fi
 
