@@ -94,9 +94,6 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   p.options = options;
   p.slice_width = kernels::slice_width_for(n);
   const std::int64_t n_slices = (std::int64_t(n) + p.slice_width - 1) / p.slice_width;
-  if (std::int64_t(m.tile_rows) * n_slices > INT32_MAX)
-    throw SizeLimitError("SpmmPlan: " + std::to_string(m.tile_rows) + " tile rows x " + std::to_string(n_slices) +
-                         " column slices exceed the 2^31 - 1 blocks of one launch");
 
   PlanReport& report = p.report;
   report.kernel = kernel;
