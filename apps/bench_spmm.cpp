@@ -3,7 +3,12 @@
 // Method (gpu_timing.hpp): CUDA events around each multiply only; warm-up runs first; L2 flushed (a read of
 // twice its size, leaving no dirty lines behind) before every timed run so that matrices smaller than L2 are not measured from cache; median, min
 // and max over --reps runs. Each method's output is checked against a float64 product (cuSPARSE CSR fp64
-// on the same device) and its relative Frobenius error is printed next to its time.
+// on the same device) and its relative Frobenius error is printed next to its time: against the product with
+// the B it was given (fp16 B: the fp16 values; bf16 B: the bf16 values; fp32 B: the full fp32 values).
+//
+// Precision variants, timed in the same run as the default: auto_f32b (fp16 A, fp32 B), auto_bf16 (bf16 A and B),
+// auto_bf16_f32b, auto_split (split A, fp32 B) and auto_matrix_scale (fp16 with one scale for the whole matrix
+// instead of one per row). --precision and --b-type set the precision of the plain methods.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,6 +33,7 @@
 #include "bcsr24/matrix_market.hpp"
 #include "bcsr24/mesh.hpp"
 #include "bcsr24/metrics.hpp"
+#include "bcsr24/precision.hpp"
 #include "bcsr24/synthetic.hpp"
 #include "cusparse_baselines.hpp"
 #include "gpu_timing.hpp"
@@ -70,6 +76,36 @@ std::vector<std::string> split(const std::string& text) {
   return out;
 }
 
+/// What a bcsr24 method multiplies: the matrix's precision and scaling, and B's element type.
+struct Variant {
+  Precision precision = Precision::fp16;
+  ScalingPolicy scaling = ScalingPolicy::per_row;
+  InputType input = InputType::automatic;
+};
+
+/// The variant a method name selects (the suffix), or `plain` for the plain kernel names.
+bool variant_of(const std::string& method, const Variant& plain, Variant& out, std::string& base) {
+  struct Suffix { const char* text; Variant v; };
+  const Suffix suffixes[] = {
+      {"_bf16_f32b", {Precision::bf16, ScalingPolicy::per_row, InputType::f32}},  // before "_f32b": longest first
+      {"_f32b", {Precision::fp16, ScalingPolicy::per_row, InputType::f32}},
+      {"_bf16", {Precision::bf16, ScalingPolicy::per_row, InputType::bf16}},
+      {"_split", {Precision::split, ScalingPolicy::per_row, InputType::f32}},
+      {"_matrix_scale", {Precision::fp16, ScalingPolicy::automatic, InputType::f16}},
+  };
+  for (const Suffix& x : suffixes) {
+    const std::string suffix = x.text;
+    if (method.size() > suffix.size() && method.compare(method.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      out = x.v;
+      base = method.substr(0, method.size() - suffix.size());
+      return true;
+    }
+  }
+  out = plain;
+  base = method;
+  return false;
+}
+
 Timing summarize(std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   Timing out;
@@ -84,7 +120,7 @@ Timing summarize(std::vector<double> ms) {
 int main(int argc, char** argv) {
   CLI::App app{"bench_spmm: time bcsr24's kernels against cuSPARSE and cuBLAS on one matrix"};
   std::string matrix_path, xdys_name, mesh_text, graph_text, name, n_list = "8,32,128", methods_text = "all", csv_path;
-  std::string layout_text = "auto", reorder_text = "auto";
+  std::string layout_text = "auto", reorder_text = "auto", precision_text = "fp16", b_type_text = "auto";
   std::int32_t size = 16384;
   std::uint64_t seed = 1;
   int reps = 20, warmup = 5;
@@ -114,6 +150,14 @@ int main(int argc, char** argv) {
   app.add_option("--reorder", reorder_text, "row order before tiling: none, rcm or auto")
       ->capture_default_str()
       ->check(CLI::IsMember({"none", "rcm", "auto"}));
+  app.add_option("--precision", precision_text, "precision of A for the plain bcsr24 methods: fp16, bf16 or split")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp16", "bf16", "split"}));
+  app.add_option("--b-type", b_type_text,
+                 "element type of B for the plain bcsr24 methods: auto (the matrix's 16-bit type; fp32 for split), "
+                 "fp16, bf16 or fp32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp32"}));
   app.add_option("--reps", reps, "timed runs per method (median reported)")->capture_default_str();
   app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
   app.add_option("--csv", csv_path, "append one row per (n, method) to this CSV file");
@@ -152,9 +196,15 @@ int main(int argc, char** argv) {
       csr = generate_xdys(spec);
       if (name.empty()) name = xdys_name + "_" + std::to_string(size);
     }
+    Variant plain;
+    plain.precision = precision_from_name(precision_text);
+    plain.input = b_type_text == "fp16" ? InputType::f16
+                  : b_type_text == "bf16" ? InputType::bf16
+                  : b_type_text == "fp32" ? InputType::f32 : InputType::automatic;
     ConvertOptions convert_options;
     convert_options.layout = layout_from_name(layout_text);
     convert_options.reorder = reordering_from_name(reorder_text);
+    convert_options.precision = plain.precision;
     LayoutReport layout_report;
     const Bcsr24Matrix host = convert_to_bcsr24(csr, convert_options, &layout_report);
     const TileCensus census = host.census();
@@ -178,7 +228,9 @@ int main(int argc, char** argv) {
       return whole ? m.substr(0, m.size() - whole_suffix.size()) : m;
     };
     for (const auto& method : methods) {
-      const std::string m = base_method(method);
+      Variant ignored;
+      std::string m;
+      variant_of(base_method(method), plain, ignored, m);
       upload.merged_dense |= (m == "dense_bt" || m == "dense_pipelined");
       if (m == "csr_cuda_cores") upload.csr = CsrCopy::all;
     }
@@ -187,6 +239,11 @@ int main(int argc, char** argv) {
                 dev_info.multiprocessors, static_cast<long long>(dev_info.l2_bytes >> 20));
     std::printf("matrix: %s  %d x %d  nnz %lld  (read+convert %.2f s)\n", name.c_str(), csr.rows, csr.cols,
                 static_cast<long long>(csr.nnz()), prep_s);
+    std::printf("precision: %s; rows scaled by 2^%d .. 2^%d; %lld values flushed (largest %.2e of its row's "
+                "largest); stored A relative error max %.2e, Frobenius %.2e\n",
+                precision_name(host.precision), host.scaling.min_row_exponent, host.scaling.max_row_exponent,
+                static_cast<long long>(host.scaling.flushed_count), host.scaling.max_flushed_relative,
+                host.scaling.max_relative_error, host.scaling.frobenius_relative_error);
     std::printf("tiles: %lld dense, %lld 2:4 (%.1f%%), %lld zero; %.1f nnz/tile; lists %.1f MiB; scale 2^%d\n",
                 static_cast<long long>(census.dense_tiles), static_cast<long long>(census.sparse24_tiles),
                 100.0 * census.sparse24_share(), static_cast<long long>(census.zero_tiles), census.nnz_per_tile(),
@@ -213,6 +270,24 @@ int main(int argc, char** argv) {
     }
 
     DeviceMatrix dev(host, upload);
+    // The precision variants' matrices, converted and uploaded when a method first needs them.
+    std::vector<std::pair<Variant, std::unique_ptr<DeviceMatrix>>> variant_devices;
+    auto device_for = [&](const Variant& v) -> const DeviceMatrix& {
+      if (v.precision == plain.precision && v.scaling == ScalingPolicy::per_row) return dev;
+      for (auto& [key, d] : variant_devices)
+        if (key.precision == v.precision && key.scaling == v.scaling) return *d;
+      ConvertOptions o = convert_options;
+      o.precision = v.precision;
+      o.scaling = v.scaling;
+      const Bcsr24Matrix variant_host = convert_to_bcsr24(csr, o);
+      std::printf("variant %s%s: %lld values flushed (largest %.2e of its row's largest), stored A relative error "
+                  "max %.2e, Frobenius %.2e\n",
+                  precision_name(v.precision), v.scaling == ScalingPolicy::automatic ? " (one scale for the matrix)" : "",
+                  static_cast<long long>(variant_host.scaling.flushed_count), variant_host.scaling.max_flushed_relative,
+                  variant_host.scaling.max_relative_error, variant_host.scaling.frobenius_relative_error);
+      variant_devices.emplace_back(v, std::make_unique<DeviceMatrix>(variant_host, upload));
+      return *variant_devices.back().second;
+    };
     std::size_t free_bytes = 0, total_bytes = 0;
     cuda_ok(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     bench::Baselines baselines(csr, std::int64_t(free_bytes / 4), std::int64_t(free_bytes / 4));
@@ -238,23 +313,45 @@ int main(int argc, char** argv) {
     const std::int64_t m_pad = (std::int64_t(csr.rows) + 15) / 16 * 16;
     for (std::int32_t n : parse_int_list(n_list)) {
       if (n < 1) throw InvalidArgument("--n values must be >= 1");
-      // B in fp16, fp32 and fp64 (same values), rows past cols zero; C with rows rounded up to 16.
+      // B in fp16, fp32 and fp64 (the same fp16 values), rows past cols zero; C with rows rounded up to 16. The
+      // precision variants get the unrounded fp32 values (b_full) or their bf16 rounding, with references of their own.
       std::mt19937_64 rng(seed * 1000003 + n);
       std::uniform_real_distribution<double> dist(-1.0, 1.0);
-      std::vector<fp16_t> b16(std::size_t(k_pad) * n, 0);
-      std::vector<float> b32(b16.size(), 0.0f);
+      std::vector<fp16_t> b16(std::size_t(k_pad) * n, 0), b_bf16(b16.size(), 0);
+      std::vector<float> b32(b16.size(), 0.0f), b_full(b16.size(), 0.0f);
       std::vector<double> b64(b16.size(), 0.0);
       for (std::int64_t i = 0; i < std::int64_t(csr.cols) * n; ++i) {
-        b16[i] = double_to_fp16(dist(rng));
+        const double v = dist(rng);
+        b16[i] = double_to_fp16(v);
         b32[i] = fp16_to_float(b16[i]);
         b64[i] = b32[i];
+        b_full[i] = float(v);
+        b_bf16[i] = double_to_bf16(b_full[i]);
       }
       DeviceArray d_b16(b16.size() * 2), d_b32(b32.size() * 4), d_b64(b64.size() * 8), d_c(std::size_t(m_pad) * n * 4);
+      DeviceArray d_b_full(b_full.size() * 4), d_b_bf16(b_bf16.size() * 2);
       cuda_ok(cudaMemcpy(d_b16.p, b16.data(), b16.size() * 2, cudaMemcpyHostToDevice), "B16");
       cuda_ok(cudaMemcpy(d_b32.p, b32.data(), b32.size() * 4, cudaMemcpyHostToDevice), "B32");
       cuda_ok(cudaMemcpy(d_b64.p, b64.data(), b64.size() * 8, cudaMemcpyHostToDevice), "B64");
+      cuda_ok(cudaMemcpy(d_b_full.p, b_full.data(), b_full.size() * 4, cudaMemcpyHostToDevice), "B fp32");
+      cuda_ok(cudaMemcpy(d_b_bf16.p, b_bf16.data(), b_bf16.size() * 2, cudaMemcpyHostToDevice), "B bf16");
       std::vector<double> ref;
       double ref_norm = 0;
+      // The float64 product with the exact values of a B (computed the first time a method is given that B).
+      struct Reference { std::vector<double> c; double norm = 0; bool ready = false; };
+      Reference ref_full, ref_bf16;
+      auto reference_for = [&](Reference& r, auto value_of) -> const Reference& {
+        if (r.ready) return r;
+        std::vector<double> exact(b64.size(), 0.0);
+        for (std::int64_t i = 0; i < std::int64_t(csr.cols) * n; ++i) exact[std::size_t(i)] = value_of(std::size_t(i));
+        DeviceArray d_exact(exact.size() * 8);
+        cuda_ok(cudaMemcpy(d_exact.p, exact.data(), exact.size() * 8, cudaMemcpyHostToDevice), "B exact");
+        r.c = baselines.reference(n, static_cast<const double*>(d_exact.p));
+        for (double v : r.c) r.norm += v * v;
+        r.norm = std::sqrt(r.norm);
+        r.ready = true;
+        return r;
+      };
       if (!no_check) {
         ref = baselines.reference(n, static_cast<const double*>(d_b64.p));
         for (double v : ref) ref_norm += v * v;
@@ -265,6 +362,8 @@ int main(int argc, char** argv) {
       for (const std::string& method : methods) {
         std::function<void(cudaStream_t)> run;
         std::unique_ptr<SpmmPlan> plan;
+        Variant variant;
+        const Reference* method_ref = nullptr;  // null: the fp16-B reference (ref)
         const bool thesis_layout_method = method == "split_aligned";
         const TileCensus& method_census = thesis_layout_method ? thesis_census : census;
         const SpmmCost cost = thesis_layout_method ? spmm_cost(thesis_census, csr.rows, csr.cols, n) : chosen_cost;
@@ -273,12 +372,13 @@ int main(int argc, char** argv) {
           run = [&, n](cudaStream_t s) {
             plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
           };
-        } else if (const std::string base = base_method(method);
+        } else if (std::string base; variant_of(base_method(method), plain, variant, base),
                    base == "dense_bt" || base == "dense_pipelined" || base == "split_pipelined" ||
                    base == "csr_cuda_cores" || base == "auto") {
           PlanOptions plan_options;
-          plan_options.split_long_bands = base == method;
-          plan = std::make_unique<SpmmPlan>(dev, n, kernel_from_name(base), plan_options);
+          plan_options.split_long_bands = base_method(method) == method;
+          plan_options.input = variant.input;
+          plan = std::make_unique<SpmmPlan>(device_for(variant), n, kernel_from_name(base), plan_options);
           if (method == "auto") {
             const PlanReport& r = plan->report();
             const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
@@ -287,9 +387,21 @@ int main(int argc, char** argv) {
                         n, r.tile_bands, r.split_bands, r.split_parts, r.csr_bands, 100.0 * r.sparse24_nnz / nnz,
                         100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz, r.reason.c_str());
           }
-          run = [&, n](cudaStream_t s) {
-            plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
-          };
+          const InputType input = plan->input();
+          if (input == InputType::f32) {
+            if (!no_check) method_ref = &reference_for(ref_full, [&](std::size_t i) { return double(b_full[i]); });
+            run = [&, n](cudaStream_t s) {
+              plan->run(static_cast<const float*>(d_b_full.p), n, static_cast<float*>(d_c.p), n, 1.0f, 0.0f,
+                        reinterpret_cast<Stream>(s));
+            };
+          } else {
+            if (input == InputType::bf16 && !no_check)
+              method_ref = &reference_for(ref_bf16, [&](std::size_t i) { return double(bf16_to_float(b_bf16[i])); });
+            const void* b_given = input == InputType::bf16 ? d_b_bf16.p : d_b16.p;
+            run = [&, n, b_given](cudaStream_t s) {
+              plan->run(static_cast<const fp16_t*>(b_given), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
+            };
+          }
         } else {
           bench::Baseline which{};
           bool known = false;
@@ -311,9 +423,11 @@ int main(int argc, char** argv) {
           cuda_ok(cudaStreamSynchronize(stream), method.c_str());
           std::vector<float> c(std::size_t(csr.rows) * n);
           cuda_ok(cudaMemcpy(c.data(), d_c.p, c.size() * 4, cudaMemcpyDeviceToHost), "C back");
+          const std::vector<double>& want = method_ref ? method_ref->c : ref;
+          const double want_norm = method_ref ? method_ref->norm : ref_norm;
           double err = 0;
-          for (std::size_t i = 0; i < c.size(); ++i) err += (double(c[i]) - ref[i]) * (double(c[i]) - ref[i]);
-          rel = ref_norm > 0 ? std::sqrt(err) / ref_norm : std::sqrt(err);
+          for (std::size_t i = 0; i < c.size(); ++i) err += (double(c[i]) - want[i]) * (double(c[i]) - want[i]);
+          rel = want_norm > 0 ? std::sqrt(err) / want_norm : std::sqrt(err);
         }
         const Timing t = summarize(bench::time_gpu_runs(run, warmup, reps, flush.get(), stream));
         const double sec = t.median_ms * 1e-3;

@@ -33,6 +33,7 @@
 #include "bcsr24/matrix_market.hpp"
 #include "bcsr24/mesh.hpp"
 #include "bcsr24/metrics.hpp"
+#include "bcsr24/precision.hpp"
 #include "bcsr24/reference.hpp"
 #include "bcsr24/serialize.hpp"
 #include "bcsr24/synthetic.hpp"
@@ -83,7 +84,8 @@ struct Options {
   bool check = true;
   double check_limit_gib = 4.0;
   std::int32_t check_rows = 4096;  ///< rows sampled when the full reference would exceed check_limit_gib
-  std::string scaling = "auto";
+  std::string scaling = "row";
+  std::string precision = "fp16";  ///< --precision fp16|bf16|split
   std::string layout = "auto";   ///< --layout aligned|condensed|auto
   std::string reorder = "auto";  ///< --reorder none|rcm|auto
   std::string pattern_values = "ones";
@@ -159,10 +161,16 @@ void add_options(CLI::App& app, Options& options) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--scaling", options.scaling,
-                 "fp16 range handling: auto = power-of-two scale when values overflow or underflow fp16; "
-                 "none = fail on values beyond fp16")
+                 "range handling: row = a power-of-two scale per row (an entry flushes only ~2^-40 below its row's "
+                 "largest); auto = one power-of-two scale for the whole matrix when values overflow or underflow; "
+                 "none = fail on values beyond the precision's range")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "none"}));
+      ->check(CLI::IsMember({"row", "auto", "none"}));
+  app.add_option("--precision", options.precision,
+                 "how A is stored and multiplied: fp16 (B fp16); bf16 (B given as fp32, converted to bf16 while "
+                 "staged); split (A = hi + lo in fp16, B fp32 split the same way: about fp32 accuracy)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp16", "bf16", "split"}));
   app.add_option("--layout", options.layout,
                  "Tile layout: aligned = 16x32 tiles on the matrix's own grid (the thesis's BCSR); condensed = each "
                  "16-row band's nonzero columns packed into as few tiles as possible, arranged for 2:4, B rows "
@@ -434,8 +442,10 @@ LoadedMatrix load_matrix(const Options& options, bool show_progress) {
 
   if (loaded.source != "b24") {
     bcsr24::ConvertOptions convert_options;
-    convert_options.scaling =
-        options.scaling == "none" ? bcsr24::ScalingPolicy::none : bcsr24::ScalingPolicy::automatic;
+    convert_options.scaling = options.scaling == "none"   ? bcsr24::ScalingPolicy::none
+                              : options.scaling == "auto" ? bcsr24::ScalingPolicy::automatic
+                                                          : bcsr24::ScalingPolicy::per_row;
+    convert_options.precision = bcsr24::precision_from_name(options.precision);
     convert_options.layout = bcsr24::layout_from_name(options.layout);
     convert_options.reorder = bcsr24::reordering_from_name(options.reorder);
     ProgressLine progress(show_progress, "converting to BCSR-2:4");
@@ -505,7 +515,13 @@ json scaling_json(const bcsr24::Fp16Scaling& scaling, const std::string& policy)
           {"overflow_count", scaling.overflow_count},
           {"underflow_count", scaling.underflow_count},
           {"flushed_count", scaling.flushed_count},
-          {"subnormal_count", scaling.subnormal_count}};
+          {"subnormal_count", scaling.subnormal_count},
+          {"per_row", scaling.per_row},
+          {"min_row_exponent", scaling.min_row_exponent},
+          {"max_row_exponent", scaling.max_row_exponent},
+          {"max_flushed_relative", scaling.max_flushed_relative},
+          {"max_relative_error", scaling.max_relative_error},
+          {"frobenius_relative_error", scaling.frobenius_relative_error}};
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -539,17 +555,36 @@ struct Reference {
   const ErrorExpectation& expectation(bool fp16_output) const { return fp16_output ? f16_output : f32_output; }
 };
 
-/// Worst-case absolute error of storing `value` as fp16 after scaling by 2^-exponent: relative 2^-11 in the
-/// normal range, absolute 2^-25 (times the scale) among subnormals, the whole value when it flushes to zero.
-double fp16_storage_error(double value, std::int32_t exponent) {
+/// Worst-case absolute error of storing `value` after scaling by 2^-exponent. fp16: relative 2^-11 in the normal
+/// range, absolute 2^-25 (times the scale) among subnormals, the whole value when it flushes to zero; bf16:
+/// relative 2^-8 (its range is fp32's); split: relative 2^-22 (hi keeps 11 bits, lo 11 more), absolute 2^-36
+/// once the low part is subnormal.
+double storage_error(double value, std::int32_t exponent, bcsr24::Precision precision) {
   const double magnitude = std::abs(value);
+  switch (precision) {
+    case bcsr24::Precision::bf16: return std::min(magnitude, 0x1p-8 * magnitude + std::ldexp(0x1p-134, exponent));
+    case bcsr24::Precision::split: return std::min(magnitude, 0x1p-22 * magnitude + std::ldexp(0x1p-36, exponent));
+    case bcsr24::Precision::fp16: break;
+  }
   if (std::ldexp(magnitude, -exponent) >= bcsr24::kFp16MinNormal) return kUnitRoundoffFp16 * magnitude;
   return std::min(magnitude, std::ldexp(0.5 * bcsr24::kFp16MinSubnormal, exponent));
 }
 
-/// The value `value` becomes once stored: rounded to fp16 after scaling by 2^-exponent (round to nearest even).
-double fp16_stored_value(double value, std::int32_t exponent) {
-  return std::ldexp(double(bcsr24::fp16_to_float(bcsr24::double_to_fp16(std::ldexp(value, -exponent)))), exponent);
+/// The value `value` becomes once stored after scaling by 2^-exponent (round to nearest even).
+double stored_value(double value, std::int32_t exponent, bcsr24::Precision precision) {
+  const double scaled = std::ldexp(value, -exponent);
+  double stored = 0.0;
+  switch (precision) {
+    case bcsr24::Precision::fp16: stored = bcsr24::fp16_to_float(bcsr24::double_to_fp16(scaled)); break;
+    case bcsr24::Precision::bf16: stored = bcsr24::bf16_to_float(bcsr24::double_to_bf16(scaled)); break;
+    case bcsr24::Precision::split: {
+      const double hi = bcsr24::fp16_to_float(bcsr24::double_to_fp16(scaled));
+      const double lo = bcsr24::fp16_to_float(bcsr24::double_to_fp16(std::ldexp(scaled - hi, bcsr24::kSplitLoShift)));
+      stored = hi + std::ldexp(lo, -bcsr24::kSplitLoShift);
+      break;
+    }
+  }
+  return std::ldexp(stored, exponent);
 }
 
 /// Computes the fp64 product of the reference CSR with B and, in the same pass over row chunks, two error
@@ -597,7 +632,10 @@ Reference compute_reference(const LoadedMatrix& loaded, std::int32_t n, const st
   constexpr double kAccumulationRoundoff = 0x1p-23;
   const bcsr24::CsrMatrix sampled = sample.empty() ? bcsr24::CsrMatrix{} : csr_rows(loaded.reference_csr, sample);
   const bcsr24::CsrMatrix& a = sample.empty() ? loaded.reference_csr : sampled;
-  const std::int32_t exponent = loaded.bcsr.scaling.exponent;
+  const bcsr24::Precision precision = loaded.bcsr.precision;
+  // B reaches a bf16 matrix's kernels as fp32 and is rounded to bf16 while staged (2^-8); fp16 and split
+  // matrices multiply the fp16-representable B exactly.
+  const double b_roundoff = precision == bcsr24::Precision::bf16 ? 0x1p-8 : 0.0;
   ProgressLine progress(show_progress, "fp64 reference product");
   Stopwatch watch;
   Reference reference;
@@ -613,8 +651,10 @@ Reference compute_reference(const LoadedMatrix& loaded, std::int32_t n, const st
     for (std::int32_t i = a.row_ptr[row]; i < a.row_ptr[row + 1]; ++i) {
       const double value = a.values[i];
       const bool rounded = loaded.reference_is_original;
-      bound_weights[i] = (rounded ? fp16_storage_error(value, exponent) : 0.0) + gamma * std::abs(value);
-      storage_deltas[i] = rounded ? fp16_stored_value(value, exponent) - value : 0.0;
+      const std::int32_t exponent = loaded.bcsr.exponent_of_row(reference.rows.empty() ? row : reference.rows[row]);
+      bound_weights[i] = (rounded ? storage_error(value, exponent, precision) : 0.0) +
+                         (gamma + b_roundoff * (1.0 + 0x1p-8)) * std::abs(value);
+      storage_deltas[i] = rounded ? stored_value(value, exponent, precision) - value : 0.0;
       accumulation_variances[i] = k * kUnitRoundoffFp32 * kUnitRoundoffFp32 * value * value;
     }
   }
@@ -838,16 +878,27 @@ void print_matrix(const json& matrix, const json& census, const json& scaling, c
             << "            " << census["empty_tile_rows"] << " empty tile rows, at most "
             << census["max_tiles_per_tile_row"] << " tiles in one tile row\n";
 
-  std::cout << "fp16        ";
-  if (scaling["scaled"].get<bool>())
+  {
+    std::string label = scaling["precision"].get<std::string>();
+    label.resize(12, ' ');
+    std::cout << label;
+  }
+  if (scaling["per_row"].get<bool>())
+    std::cout << "rows scaled by 2^" << scaling["min_row_exponent"] << " .. 2^" << scaling["max_row_exponent"]
+              << " (products rescaled exactly)";
+  else if (scaling["scaled"].get<bool>())
     std::cout << "values scaled by 2^" << scaling["exponent"] << " (products rescaled exactly)";
   else
     std::cout << "no scaling needed";
   std::cout << "; max |a| " << format("%.3g", scaling["max_abs"].get<double>()) << ", min |a| "
             << format("%.3g", scaling["min_abs_nonzero"].get<double>()) << "\n"
             << "            overflow " << scaling["overflow_count"] << ", underflow " << scaling["underflow_count"]
-            << ", flushed to zero " << scaling["flushed_count"] << ", subnormal " << scaling["subnormal_count"]
-            << "\n";
+            << ", flushed to zero " << scaling["flushed_count"] << " (largest "
+            << format("%.2g", scaling["max_flushed_relative"].get<double>()) << " of its row's largest), subnormal "
+            << scaling["subnormal_count"] << "\n"
+            << "            stored A against the input: max relative error "
+            << format("%.2e", scaling["max_relative_error"].get<double>()) << ", Frobenius "
+            << format("%.2e", scaling["frobenius_relative_error"].get<double>()) << "\n";
 
   std::cout << "preprocess ";
   static const std::pair<const char*, const char*> steps[] = {{"generate_s", "generate"}, {"read_s", "read"},
@@ -958,8 +1009,17 @@ std::vector<json> run_gpu_kernels(const Options& options, const LoadedMatrix& lo
   upload.csr = wanted(bcsr24::KernelKind::csr_cuda_cores) ? bcsr24::CsrCopy::all : bcsr24::CsrCopy::candidates;
 
   const bcsr24::DeviceMatrix device_matrix(loaded.bcsr, upload);
-  DeviceBuffer b_device(inputs.b.size() * sizeof(bcsr24::fp16_t));
-  SPMM_RUN_CUDA(cudaMemcpy(b_device.get(), inputs.b.data(), b_device.bytes(), cudaMemcpyHostToDevice));
+  // fp16 matrices take B in fp16; bf16 and split ones take it in fp32 (the same values, widened exactly), converted
+  // by the kernels while staging.
+  const bool f32_b = loaded.bcsr.precision != bcsr24::Precision::fp16;
+  std::vector<float> b_f32;
+  if (f32_b) {
+    b_f32.resize(inputs.b.size());
+    for (std::size_t i = 0; i < b_f32.size(); ++i) b_f32[i] = bcsr24::fp16_to_float(inputs.b[i]);
+  }
+  DeviceBuffer b_device(f32_b ? b_f32.size() * sizeof(float) : inputs.b.size() * sizeof(bcsr24::fp16_t));
+  SPMM_RUN_CUDA(cudaMemcpy(b_device.get(), f32_b ? static_cast<const void*>(b_f32.data()) : inputs.b.data(),
+                           b_device.bytes(), cudaMemcpyHostToDevice));
   DeviceBuffer c_device(c_count * c_element);
   // Our stream does not synchronise with the legacy default stream, which the upload may have used.
   SPMM_RUN_CUDA(cudaDeviceSynchronize());
@@ -981,7 +1041,14 @@ std::vector<json> run_gpu_kernels(const Options& options, const LoadedMatrix& lo
   const CudaStream stream;
   bcsr24::PlanOptions plan_options;
   plan_options.output = fp16_out ? bcsr24::OutputType::f16 : bcsr24::OutputType::f32;
+  plan_options.input = f32_b ? bcsr24::InputType::f32 : bcsr24::InputType::f16;
   const float alpha = float(options.alpha), beta = float(options.beta);
+  auto multiply = [&](const bcsr24::SpmmPlan& plan, cudaStream_t s) {
+    if (f32_b)
+      plan.run(static_cast<const float*>(b_device.get()), n, static_cast<float*>(c_device.get()), n, alpha, beta, s);
+    else
+      plan.run(static_cast<const bcsr24::fp16_t*>(b_device.get()), n, c_device.get(), n, alpha, beta, s);
+  };
   std::vector<unsigned char> c_host(c_count * c_element);
   std::vector<json> results;
 
@@ -998,7 +1065,7 @@ std::vector<json> run_gpu_kernels(const Options& options, const LoadedMatrix& lo
     std::optional<double> rel_error;
     if (reference) {
       reset_c();
-      plan.run(static_cast<const bcsr24::fp16_t*>(b_device.get()), n, c_device.get(), n, alpha, beta, stream.get());
+      multiply(plan, stream.get());
       SPMM_RUN_CUDA(cudaMemcpyAsync(c_host.data(), c_device.get(), c_host.size(), cudaMemcpyDeviceToHost,
                                     stream.get()));
       SPMM_RUN_CUDA(cudaStreamSynchronize(stream.get()));
@@ -1014,9 +1081,7 @@ std::vector<json> run_gpu_kernels(const Options& options, const LoadedMatrix& lo
     // Timed runs use C as it stands: with beta != 0 it accumulates, which changes values, not the work done.
     reset_c();
     const std::vector<double> milliseconds = bcsr24::bench::time_gpu_runs(
-        [&](cudaStream_t s) {
-          plan.run(static_cast<const bcsr24::fp16_t*>(b_device.get()), n, c_device.get(), n, alpha, beta, s);
-        },
+        [&](cudaStream_t s) { multiply(plan, s); },
         options.warmup, options.reps, l2_flush ? &*l2_flush : nullptr, stream.get());
     results.push_back(result_json(bcsr24::kernel_name(kind), "gpu", summarize(milliseconds), cost, true, rel_error,
                                   reference ? &reference->expectation(fp16_out) : nullptr));
@@ -1087,6 +1152,7 @@ int run(const Options& options) {
                            {"byte_ratio", suitability.ratio},
                            {"suits_tiles", suitability.suits_tiles}};
   report["scaling"] = scaling_json(loaded.bcsr.scaling, loaded.source == "b24" ? "from .b24" : options.scaling);
+  report["scaling"]["precision"] = bcsr24::precision_name(loaded.bcsr.precision);
   report["preprocessing"] = loaded.preprocessing_json;
   if (!options.json_output) {
     print_matrix(report["matrix"], report["census"], report["scaling"], report["preprocessing"]);

@@ -3,7 +3,7 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench csr balance layout sweep solver"   which steps to run (default: all)
+#   STEPS="build test sanitize bench csr balance layout precision sweep solver"   which steps to run (default: all)
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
 #                                libcli11-dev, nlohmann-json3-dev, zlib1g-dev), for machines without apt
 #   BENCH_MATRICES="10d0s 0d10s 5d5s"  BENCH_SIZE=16384  BENCH_N=8,32,128  BENCH_REPS=20
@@ -13,7 +13,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench csr balance layout sweep solver}
+steps=${STEPS:-build test sanitize bench csr balance layout precision sweep solver}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -132,6 +132,26 @@ if has layout; then
   for m in ${LAYOUT_MATRICES:-bcsstk16 Andrews memplus delaunay_n14 bcsstk13 bayer10}; do
     f=$(shared_matrix "$m") || continue
     bench layouts "$ln" "$methods" "$filter" --matrix "$f"
+  done
+fi
+
+if has precision; then
+  # Precision modes (issue: fp32 B in place, bf16, split): each against the default fp16 (per-row scaled A,
+  # fp16 B), the same with one scale for the whole matrix, and cuSPARSE CSR fp16/fp32, in the same run.
+  echo "== precision modes"
+  rm -f "$out/precision.csv"
+  pn=${PRECISION_N:-8,32,128}
+  methods=auto,auto_matrix_scale,auto_f32b,auto_bf16,auto_bf16_f32b,auto_split,cusparse_csr_f16,cusparse_csr_f32
+  filter="^(matrix|tiles|precision|variant)|auto|cusparse"
+  for spec in ${PRECISION_MESHES:-40x40x40,dofs=3,order=lex 40x40x40,dofs=3,order=random}; do
+    bench precision "$pn" "$methods" "$filter" --mesh "$spec"
+  done
+  for m in ${PRECISION_MATRICES:-bcsstk16 bcsstk13 memplus Andrews}; do
+    f=$(shared_matrix "$m") || continue
+    bench precision "$pn" "$methods" "$filter" --matrix "$f"
+  done
+  for m in ${PRECISION_XDYS:-10d0s 0d10s}; do
+    bench precision "$pn" "$methods" "$filter" --xdys "$m" --size 16384
   done
 fi
 

@@ -222,7 +222,9 @@ TEST_CASE("non-finite values and fp16 overflow follow the scaling policy", "[api
                   bcsr24::RangeError);
 
   const std::vector<double> huge{1.0e9, 3.0e8};
-  const SparseOperator scaled = SparseOperator::from_csr(2, 2, row_ptr.data(), col_idx.data(), huge.data());
+  bcsr24::OperatorOptions matrix_wide;
+  matrix_wide.convert.scaling = bcsr24::ScalingPolicy::automatic;
+  const SparseOperator scaled = SparseOperator::from_csr(2, 2, row_ptr.data(), col_idx.data(), huge.data(), matrix_wide);
   const bcsr24::Fp16Scaling& s = scaled.scaling();
   CHECK(s.exponent > 0);
   CHECK(s.max_abs == 1.0e9);
@@ -233,6 +235,16 @@ TEST_CASE("non-finite values and fp16 overflow follow the scaling policy", "[api
   const std::vector<double> dense = bcsr24::decode_to_dense(scaled.host());
   CHECK(std::fabs(dense[0] - 1.0e9) <= 1.0e9 * 0x1p-11);
   CHECK(std::fabs(dense[3] - 3.0e8) <= 3.0e8 * 0x1p-11);
+  // The default scales each row on its own: no matrix-wide exponent, one per row.
+  const SparseOperator per_row = SparseOperator::from_csr(2, 2, row_ptr.data(), col_idx.data(), huge.data());
+  CHECK(per_row.scaling().per_row);
+  CHECK(per_row.scaling().exponent == 0);
+  CHECK(per_row.scaling().overflow_count == 2);
+  CHECK(per_row.host().row_exponent ==
+        std::vector<std::int16_t>{std::int16_t(std::ilogb(1.0e9) - 14), std::int16_t(std::ilogb(3.0e8) - 14)});
+  const std::vector<double> per_row_dense = bcsr24::decode_to_dense(per_row.host());
+  CHECK(std::fabs(per_row_dense[0] - 1.0e9) <= 1.0e9 * 0x1p-11);
+  CHECK(std::fabs(per_row_dense[3] - 3.0e8) <= 3.0e8 * 0x1p-11);
 
   bcsr24::OperatorOptions no_scaling;
   no_scaling.convert.scaling = bcsr24::ScalingPolicy::none;

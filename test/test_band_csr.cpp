@@ -73,7 +73,7 @@ TEST_CASE("CSR rows of chosen bands multiply like the tiles they came from", "[b
     for (std::size_t i = 0; i < c0.size(); ++i) c0[i] = float(int(i % 13) - 6) * 0.125f;
     std::vector<float> c_tiles = c0, c_csr = c0;
     reference_spmm(host, n, b.data(), n, c_tiles.data(), n, alpha, beta);
-    detail::reference_spmm_band_csr(csr, host.scaling.exponent, a.cols, n, b.data(), n, c_csr.data(), n, alpha, beta);
+    detail::reference_spmm_band_csr(csr, host, n, b.data(), n, c_csr.data(), n, alpha, beta);
     std::vector<char> in_csr(std::size_t(a.rows), 0);
     for (std::int32_t row : csr.out_row)
       if (row >= 0) in_csr[std::size_t(row)] = 1;
@@ -121,4 +121,77 @@ TEST_CASE("CSR extraction keeps empty rows and skips padding rows", "[band_csr]"
   CHECK(csr.bytes() == std::int64_t(33 * 4 + 32 * 4 + a.nnz() * 6));
   CHECK_THROWS_AS(detail::extract_band_csr(host, {1, 0}), InvalidArgument);
   CHECK_THROWS_AS(detail::extract_band_csr(host, {2}), InvalidArgument);
+}
+
+TEST_CASE("split matrices: CSR rows carry the low parts, and a value whose high part is 0 still counts", "[band_csr][precision]") {
+  const std::uint64_t seed = test::test_seed(903);
+  INFO("seed " << seed);
+  const CsrMatrix a = test::scattered_csr(181, 299, 13, seed);
+  const std::int32_t n = 5;
+  const std::vector<std::uint16_t> b = test::random_fp16(a.cols, n, seed + 1);
+  std::vector<float> b32(std::size_t(a.cols) * n);
+  for (std::size_t i = 0; i < b32.size(); ++i) b32[i] = float(0.001 * double(i % 997) - 0.5);
+  for (const auto& layout : {TileLayout::aligned, TileLayout::condensed}) {
+    ConvertOptions options = test::convert_policy(layout, Reordering::rcm);
+    options.precision = Precision::split;
+    const Bcsr24Matrix host = convert_to_bcsr24(a, options);
+    INFO(layout_name(host.layout));
+    std::vector<std::int32_t> bands(std::size_t(host.tile_rows));
+    std::iota(bands.begin(), bands.end(), 0);
+    const detail::BandCsr csr = detail::extract_band_csr(host, bands);
+    REQUIRE(csr.precision == Precision::split);
+    REQUIRE(csr.values_lo.size() == csr.values.size());
+    CHECK(csr.nnz() == a.nnz());
+    CHECK(csr.bytes() == std::int64_t(csr.row_ptr.size() * 4 + csr.out_row.size() * 4) + csr.nnz() * 8);
+    // Every entry decodes to exactly what the tiles decode to.
+    const std::vector<double> dense = decode_to_dense(host);
+    for (std::int64_t slot = 0; slot < csr.slots(); ++slot) {
+      const std::int32_t row = csr.out_row[std::size_t(slot)];
+      if (row < 0) continue;
+      for (std::int32_t e = csr.row_ptr[std::size_t(slot)]; e < csr.row_ptr[std::size_t(slot) + 1]; ++e) {
+        const double value = std::ldexp(double(fp16_to_float(csr.values[std::size_t(e)])) +
+                                            std::ldexp(double(fp16_to_float(csr.values_lo[std::size_t(e)])), -11),
+                                        host.exponent_of_row(row));
+        REQUIRE(value == dense[std::size_t(row) * std::size_t(a.cols) + std::size_t(csr.b_row[std::size_t(e)])]);
+      }
+    }
+    // The CSR product equals the tile product, with fp16 B and with fp32 B.
+    std::vector<float> c_tiles(std::size_t(a.rows) * n, 0.0f), c_csr = c_tiles;
+    reference_spmm(host, n, b.data(), n, c_tiles.data(), n, 1.25, 0.0);
+    detail::reference_spmm_band_csr(csr, host, n, b.data(), n, c_csr.data(), n, 1.25, 0.0);
+    for (std::size_t i = 0; i < c_tiles.size(); ++i) REQUIRE(c_csr[i] == Approx(c_tiles[i]).margin(1e-6));
+    reference_spmm(host, n, b32.data(), n, c_tiles.data(), n, 1.25, 0.0);
+    detail::reference_spmm_band_csr(csr, host, n, b32.data(), n, c_csr.data(), n, 1.25, 0.0);
+    double norm = 0.0;
+    for (std::size_t i = 0; i < c_tiles.size(); ++i) {
+      REQUIRE(c_csr[i] == Approx(c_tiles[i]).margin(1e-6));
+      norm += std::fabs(c_csr[i]);
+    }
+    CHECK(norm > 0.0);
+  }
+
+  // Row 0: 1 and 2^-44. Per-row scaling stores them times 2^14: 2^-30 rounds to an fp16 0, but its low part
+  // 2^-30 * 2^11 = 2^-19 is an fp16 subnormal. fp16 storage flushes the value; split keeps it.
+  CsrMatrix tiny;
+  tiny.rows = 1;
+  tiny.cols = 2;
+  tiny.row_ptr = {0, 2};
+  tiny.col_idx = {0, 1};
+  tiny.values = {1.0, std::ldexp(1.0, -44)};
+  for (const Precision precision : {Precision::fp16, Precision::split}) {
+    ConvertOptions options = test::convert_policy(TileLayout::aligned, Reordering::none);
+    options.precision = precision;
+    const Bcsr24Matrix host = convert_to_bcsr24(tiny, options);
+    const bool split = precision == Precision::split;
+    CAPTURE(precision_name(precision));
+    CHECK(host.scaling.flushed_count == (split ? 0 : 1));
+    CHECK(detail::band_stats(host)[0].nnz() == (split ? 2 : 1));
+    const detail::BandCsr csr = detail::extract_band_csr(host, {0});
+    REQUIRE(csr.nnz() == (split ? 2 : 1));
+    if (split) {
+      CHECK(csr.values[1] == 0);
+      CHECK(csr.values_lo[1] == double_to_fp16(std::ldexp(1.0, -19)));
+      CHECK(decode_to_dense(host)[1] == std::ldexp(1.0, -44));
+    }
+  }
 }

@@ -27,6 +27,13 @@ Bcsr24Matrix aligned_bcsr24(const CsrMatrix& a, ConvertOptions options = {}) {
   return convert_to_bcsr24(a, options);
 }
 
+/// One power-of-two scale for the whole matrix (the policy before per-row scaling became the default).
+ConvertOptions matrix_wide_scaling() {
+  ConvertOptions options;
+  options.scaling = ScalingPolicy::automatic;
+  return options;
+}
+
 /// A matrix given densely, with a mask of stored entries (a stored 0.0 is an explicit zero).
 struct DenseSource {
   std::int32_t rows = 0, cols = 0;
@@ -84,13 +91,21 @@ std::pair<int, int> prescribed_pair(const std::vector<int>& positions) {
   return {positions[0], positions[1]};
 }
 
-/// Expected packed values and metadata of a 2:4 tile, computed element by element.
-void brute_force_pack24(const DenseSource& m, std::int64_t tr, std::int64_t tc, int exponent,
+/// Exponent of row r of tile row tr as the conversion reports it (0 for padding rows).
+int row_exponent_of(const Bcsr24Matrix& b, std::int64_t tr, int r) {
+  const std::int64_t row = tr * kTileRows + r;
+  return row < b.rows ? b.exponent_of_row(std::int32_t(row)) : 0;
+}
+
+/// Expected packed values and metadata of a 2:4 tile, computed element by element; each row scaled by the
+/// exponent `b` reports for it.
+void brute_force_pack24(const DenseSource& m, std::int64_t tr, std::int64_t tc, const Bcsr24Matrix& b,
                         std::vector<fp16_t>& values, std::vector<std::uint32_t>& metadata) {
   values.assign(kSparseTileValues, 0);
   metadata.assign(kSparseTileMetaWords, 0);
   for (int r = 0; r < kTileRows; ++r)
     for (int grp = 0; grp < 8; ++grp) {
+      const int exponent = row_exponent_of(b, tr, r);
       std::vector<int> positions;
       for (int q = 0; q < 4; ++q)
         if (tile_element(m, tr, tc, r, 4 * grp + q) != 0.0) positions.push_back(q);
@@ -101,12 +116,13 @@ void brute_force_pack24(const DenseSource& m, std::int64_t tr, std::int64_t tc, 
     }
 }
 
-void brute_force_pack_dense(const DenseSource& m, std::int64_t tr, std::int64_t tc, int exponent,
+void brute_force_pack_dense(const DenseSource& m, std::int64_t tr, std::int64_t tc, const Bcsr24Matrix& b,
                             std::vector<fp16_t>& values) {
   values.assign(kDenseTileValues, 0);
   for (int r = 0; r < kTileRows; ++r)
     for (int c = 0; c < kTileCols; ++c)
-      values[std::size_t(dense_value_index(r, c))] = double_to_fp16(std::ldexp(tile_element(m, tr, tc, r, c), -exponent));
+      values[std::size_t(dense_value_index(r, c))] =
+          double_to_fp16(std::ldexp(tile_element(m, tr, tc, r, c), -row_exponent_of(b, tr, r)));
 }
 
 /// Every nibble of a 2:4 list is one mma.sp accepts.
@@ -131,6 +147,17 @@ void check_against_brute_force(const DenseSource& m, const Bcsr24Matrix& b) {
   REQUIRE(b.dense.values.size() == std::size_t(b.dense.tiles()) * kDenseTileValues);
   REQUIRE(b.dense.metadata.empty());
   REQUIRE(all_nibbles_valid(b.sparse24));
+  REQUIRE(b.precision == Precision::fp16);
+  REQUIRE(b.sparse24.values_lo.empty());
+  REQUIRE(b.dense.values_lo.empty());
+  // Per-row scaling: each row's largest magnitude lands in [2^14, 2^15); rows without nonzeros keep 0.
+  REQUIRE(b.row_exponent.size() == (b.scaling.per_row ? std::size_t(m.rows) : 0));
+  for (std::size_t i = 0; i < b.row_exponent.size(); ++i) {
+    double row_max = 0.0;
+    for (std::int64_t c = 0; c < m.cols; ++c) row_max = std::max(row_max, std::fabs(m.at(std::int64_t(i), c)));
+    CAPTURE(i, row_max);
+    REQUIRE(b.row_exponent[i] == (row_max > 0.0 ? std::ilogb(row_max) - 14 : 0));
+  }
 
   std::int64_t nnz = 0, sparse_nnz = 0, dense_nnz = 0;
   std::vector<fp16_t> expected_values;
@@ -154,13 +181,13 @@ void check_against_brute_force(const DenseSource& m, const Bcsr24Matrix& b) {
     REQUIRE(got_sparse == want_sparse);
     REQUIRE(got_dense == want_dense);
     for (std::int32_t t = b.sparse24.row_ptr[std::size_t(tr)]; t < b.sparse24.row_ptr[std::size_t(tr) + 1]; ++t) {
-      brute_force_pack24(m, tr, b.sparse24.col_idx[std::size_t(t)], b.scaling.exponent, expected_values, expected_meta);
+      brute_force_pack24(m, tr, b.sparse24.col_idx[std::size_t(t)], b, expected_values, expected_meta);
       CAPTURE(t);
       REQUIRE(std::equal(expected_values.begin(), expected_values.end(), b.sparse24.values.begin() + t * kSparseTileValues));
       REQUIRE(std::equal(expected_meta.begin(), expected_meta.end(), b.sparse24.metadata.begin() + t * kSparseTileMetaWords));
     }
     for (std::int32_t t = b.dense.row_ptr[std::size_t(tr)]; t < b.dense.row_ptr[std::size_t(tr) + 1]; ++t) {
-      brute_force_pack_dense(m, tr, b.dense.col_idx[std::size_t(t)], b.scaling.exponent, expected_values);
+      brute_force_pack_dense(m, tr, b.dense.col_idx[std::size_t(t)], b, expected_values);
       CAPTURE(t);
       REQUIRE(std::equal(expected_values.begin(), expected_values.end(), b.dense.values.begin() + t * kDenseTileValues));
     }
@@ -174,8 +201,8 @@ void check_against_brute_force(const DenseSource& m, const Bcsr24Matrix& b) {
   REQUIRE(decoded.size() == m.values.size());
   for (std::size_t i = 0; i < decoded.size(); ++i) {
     CAPTURE(i);
-    const double want = std::ldexp(double(fp16_to_float(double_to_fp16(std::ldexp(m.values[i], -b.scaling.exponent)))),
-                                   b.scaling.exponent);
+    const int e = b.exponent_of_row(std::int32_t(i / std::size_t(m.cols)));
+    const double want = std::ldexp(double(fp16_to_float(double_to_fp16(std::ldexp(m.values[i], -e)))), e);
     REQUIRE(decoded[i] == want);
   }
 }
@@ -479,14 +506,14 @@ TEST_CASE("merge_to_dense_list holds every stored tile, dense, in tile-row and c
   REQUIRE(decode_to_dense(as_dense) == decode_to_dense(b));
 }
 
-TEST_CASE("fp16 range: large values are scaled down by an exact power of two", "[convert][scaling]") {
+TEST_CASE("fp16 range, matrix-wide scaling: large values are scaled down by an exact power of two", "[convert][scaling]") {
   const std::uint64_t seed = bcsr24::test::test_seed(31);
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   DenseSource m = random_mixed_matrix(40, 50, rng);
   for (std::size_t i = 0; i < m.values.size(); ++i) m.values[i] *= 1e6;
   m.set(3, 4, 1e6);
-  const Bcsr24Matrix b = aligned_bcsr24(m.csr());
+  const Bcsr24Matrix b = aligned_bcsr24(m.csr(), matrix_wide_scaling());
   CHECK(b.scaling.exponent > 0);
   CHECK(b.scaling.max_abs == 1e6);
   CHECK(b.scaling.overflow_count > 0);
@@ -509,19 +536,19 @@ TEST_CASE("fp16 range: large values are scaled down by an exact power of two", "
   DenseSource p(1, 3);
   p.set(0, 0, std::ldexp(1.0, 20));
   p.set(0, 2, -std::ldexp(3.0, 17));
-  const Bcsr24Matrix pb = aligned_bcsr24(p.csr());
+  const Bcsr24Matrix pb = aligned_bcsr24(p.csr(), matrix_wide_scaling());
   CHECK(pb.scaling.exponent == 5);  // 2^20 * 2^-5 = 32768 <= 65504 < 65536
   CHECK(decode_to_dense(pb) == p.values);
 }
 
-TEST_CASE("fp16 range: tiny values are scaled up and counted", "[convert][scaling]") {
+TEST_CASE("fp16 range, matrix-wide scaling: tiny values are scaled up and counted", "[convert][scaling]") {
   const std::uint64_t seed = bcsr24::test::test_seed(32);
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   DenseSource m = random_mixed_matrix(40, 50, rng);
   for (std::size_t i = 0; i < m.values.size(); ++i) m.values[i] *= 1e-9;
   m.set(0, 0, 1e-9);
-  const Bcsr24Matrix b = aligned_bcsr24(m.csr());
+  const Bcsr24Matrix b = aligned_bcsr24(m.csr(), matrix_wide_scaling());
   CHECK(b.scaling.exponent < 0);
   CHECK(b.scaling.underflow_count > 0);
   // As far up as possible while the maximum stays within the 2^15 headroom.
@@ -544,7 +571,7 @@ TEST_CASE("fp16 range: tiny values are scaled up and counted", "[convert][scalin
   DenseSource wide(1, 2);
   wide.set(0, 0, 1000.0);
   wide.set(0, 1, 1e-12);
-  const Bcsr24Matrix w = aligned_bcsr24(wide.csr());
+  const Bcsr24Matrix w = aligned_bcsr24(wide.csr(), matrix_wide_scaling());
   CHECK(w.scaling.exponent == -5);  // 1000 * 2^5 = 32000 <= 32768
   CHECK(w.scaling.flushed_count == 1);
   CHECK(w.scaling.min_abs_nonzero == 1e-12);
@@ -552,15 +579,15 @@ TEST_CASE("fp16 range: tiny values are scaled up and counted", "[convert][scalin
   DenseSource normal(1, 2);
   normal.set(0, 0, 1e-3);
   normal.set(0, 1, 2.0);
-  CHECK(aligned_bcsr24(normal.csr()).scaling.exponent == 0);
+  CHECK(aligned_bcsr24(normal.csr(), matrix_wide_scaling()).scaling.exponent == 0);
 }
 
-TEST_CASE("subnormal results are counted", "[convert][scaling]") {
+TEST_CASE("subnormal results are counted (matrix-wide scaling)", "[convert][scaling]") {
   DenseSource m(1, 3);
   m.set(0, 0, 40000.0);          // prevents scaling up
   m.set(0, 1, 1e-6);             // fp16 subnormal
   m.set(0, 2, 1e-9);             // flushes
-  const Bcsr24Matrix b = aligned_bcsr24(m.csr());
+  const Bcsr24Matrix b = aligned_bcsr24(m.csr(), matrix_wide_scaling());
   CHECK(b.scaling.exponent == 0);
   CHECK(b.scaling.subnormal_count == 1);
   CHECK(b.scaling.flushed_count == 1);

@@ -42,16 +42,27 @@ Bcsr24Matrix convert_with(const CsrMatrix& a, TileLayout layout, Reordering reor
   return convert_to_bcsr24(a, options, report);
 }
 
-/// The decoded matrix holds exactly round_fp16(a * 2^-e) * 2^e at every nonzero of A and 0 elsewhere.
+/// The decoded matrix holds exactly round_fp16(a * 2^-e) * 2^e at every nonzero of A and 0 elsewhere, e being
+/// the exponent of a's row: ilogb(largest |a| of the row) - 14 by the row of A (whatever the stored order)
+/// under the default per-row scaling.
 void require_exact_decode(const CsrMatrix& a, const Bcsr24Matrix& m) {
+  REQUIRE(m.scaling.per_row);
+  REQUIRE(m.row_exponent.size() == std::size_t(a.rows));
   const std::vector<double> decoded = decode_to_dense(m);
   std::vector<double> want(static_cast<std::size_t>(a.rows) * static_cast<std::size_t>(a.cols), 0.0);
-  for (std::int32_t r = 0; r < a.rows; ++r)
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    double row_max = 0.0;
+    for (std::int32_t p = a.row_ptr[std::size_t(r)]; p < a.row_ptr[std::size_t(r) + 1]; ++p)
+      row_max = std::max(row_max, std::fabs(a.values[std::size_t(p)]));
+    const int e = row_max > 0.0 ? std::ilogb(row_max) - 14 : 0;
+    CAPTURE(r);
+    REQUIRE(m.exponent_of_row(r) == e);
     for (std::int32_t p = a.row_ptr[std::size_t(r)]; p < a.row_ptr[std::size_t(r) + 1]; ++p) {
       const double v = a.values[std::size_t(p)];
       want[std::size_t(r) * std::size_t(a.cols) + std::size_t(a.col_idx[std::size_t(p)])] =
-          std::ldexp(double(fp16_to_float(double_to_fp16(std::ldexp(v, -m.scaling.exponent)))), m.scaling.exponent);
+          std::ldexp(double(fp16_to_float(double_to_fp16(std::ldexp(v, -e)))), e);
     }
+  }
   std::int64_t mismatches = 0;
   for (std::size_t i = 0; i < want.size(); ++i) mismatches += decoded[i] != want[i];
   REQUIRE(mismatches == 0);
@@ -71,7 +82,7 @@ void require_reference_matches(const CsrMatrix& a, const Bcsr24Matrix& m, std::i
   for (std::int64_t k = 0; k < a.cols; ++k)
     for (std::int32_t j = 0; j < n; ++j) bd(k, j) = double(fp16_to_float(b[std::size_t(k * n + j)]));
   const RowMajorMatrix product = test::to_eigen(a) * bd;
-  const std::vector<double> bound = test::spmm_error_bound(a, n, b, alpha, beta, c0, true, m.scaling.exponent);
+  const std::vector<double> bound = test::spmm_error_bound(a, n, b, alpha, beta, c0, test::storage_rounding(m));
   std::int64_t violations = 0;
   for (std::int64_t i = 0; i < a.rows; ++i)
     for (std::int32_t j = 0; j < n; ++j) {

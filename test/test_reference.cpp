@@ -118,7 +118,7 @@ TEST_CASE("reference_spmm matches Eigen on random matrices of awkward sizes", "[
         std::vector<float> c = c0;
         reference_spmm(b24, n, b.data(), n, c.data(), n, alpha, beta);
         require_within(c, n, eigen_product(a, n, b, alpha, beta, c0),
-                       bcsr24::test::spmm_error_bound(a, n, b, alpha, beta, c0));
+                       bcsr24::test::spmm_error_bound(a, n, b, alpha, beta, c0, bcsr24::test::storage_rounding(b24)));
       }
       // beta == 0 on a NaN-poisoned C: every element is overwritten, no NaN survives.
       {
@@ -126,7 +126,7 @@ TEST_CASE("reference_spmm matches Eigen on random matrices of awkward sizes", "[
         std::vector<float> c(std::size_t(rows) * std::size_t(n), std::numeric_limits<float>::quiet_NaN());
         reference_spmm(b24, n, b.data(), n, c.data(), n, alpha, 0.0);
         require_within(c, n, eigen_product(a, n, b, alpha, 0.0, {}),
-                       bcsr24::test::spmm_error_bound(a, n, b, alpha, 0.0, {}));
+                       bcsr24::test::spmm_error_bound(a, n, b, alpha, 0.0, {}, bcsr24::test::storage_rounding(b24)));
       }
     }
 }
@@ -144,9 +144,10 @@ TEST_CASE("reference_spmm honours leading dimensions and leaves the gaps alone",
     for (std::int32_t j = 0; j < n; ++j) b_strided[std::size_t(k * ldb + j)] = b[std::size_t(k * n + j)];
   std::vector<float> c(std::size_t(rows) * ldc, -7.0f);
   const std::vector<float> c_compact(std::size_t(rows) * n, -7.0f);
-  reference_spmm(convert_to_bcsr24(a), n, b_strided.data(), ldb, c.data(), ldc, 0.5, -1.0);
+  const Bcsr24Matrix b24 = convert_to_bcsr24(a);
+  reference_spmm(b24, n, b_strided.data(), ldb, c.data(), ldc, 0.5, -1.0);
   require_within(c, ldc, eigen_product(a, n, b, 0.5, -1.0, c_compact),
-                 bcsr24::test::spmm_error_bound(a, n, b, 0.5, -1.0, c_compact));
+                 bcsr24::test::spmm_error_bound(a, n, b, 0.5, -1.0, c_compact, bcsr24::test::storage_rounding(b24)));
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = n; j < ldc; ++j) REQUIRE(c[std::size_t(i * ldc + j)] == -7.0f);
 }
@@ -186,7 +187,7 @@ TEST_CASE("reference_spmm is exact on small-integer matrices", "[reference]") {
   }
 }
 
-TEST_CASE("reference_spmm undoes the fp16 scaling of large and tiny matrices", "[reference][scaling]") {
+TEST_CASE("reference_spmm undoes the matrix-wide fp16 scaling of large and tiny matrices", "[reference][scaling]") {
   const std::uint64_t seed = bcsr24::test::test_seed(555);
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
@@ -195,7 +196,10 @@ TEST_CASE("reference_spmm undoes the fp16 scaling of large and tiny matrices", "
     CAPTURE(magnitude);
     const std::int32_t rows = 50, cols = 70, n = 6;
     const CsrMatrix a = random_tiled_csr(rows, cols, rng, [&] { return magnitude * dist(rng); });
-    const Bcsr24Matrix b24 = convert_to_bcsr24(a);
+    ConvertOptions matrix_wide;
+    matrix_wide.scaling = ScalingPolicy::automatic;
+    const Bcsr24Matrix b24 = convert_to_bcsr24(a, matrix_wide);
+    REQUIRE(b24.row_exponent.empty());
     if (magnitude > 1) CHECK(b24.scaling.exponent > 0);
     else CHECK(b24.scaling.exponent < 0);
     const std::vector<fp16_t> b = bcsr24::test::random_fp16(cols, n, rng());
@@ -225,8 +229,10 @@ TEST_CASE("reference_spmm on an XdYs matrix matches Eigen", "[reference]") {
   const std::int32_t n = 8;
   const std::vector<fp16_t> b = bcsr24::test::random_fp16(spec.cols, n, seed + 1);
   std::vector<float> c(std::size_t(spec.rows) * n, std::numeric_limits<float>::quiet_NaN());
-  reference_spmm(convert_to_bcsr24(a), n, b.data(), n, c.data(), n, 1.0, 0.0);
-  require_within(c, n, eigen_product(a, n, b, 1.0, 0.0, {}), bcsr24::test::spmm_error_bound(a, n, b, 1.0, 0.0, {}));
+  const Bcsr24Matrix b24 = convert_to_bcsr24(a);
+  reference_spmm(b24, n, b.data(), n, c.data(), n, 1.0, 0.0);
+  require_within(c, n, eigen_product(a, n, b, 1.0, 0.0, {}),
+                 bcsr24::test::spmm_error_bound(a, n, b, 1.0, 0.0, {}, bcsr24::test::storage_rounding(b24)));
 }
 
 TEST_CASE("reference_spmm reads the tile lists, metadata included, not the source", "[reference]") {
@@ -252,7 +258,8 @@ TEST_CASE("reference_spmm reads the tile lists, metadata included, not the sourc
   word = (word & ~(0xFu << metadata_shift(0, 0))) | (0xEu << metadata_shift(0, 0));  // (2, 3)
   reference_spmm(b24, 1, b.data(), 1, c.data(), 1, 1.0, 0.0);
   CHECK(c[0] == 5.0f);
-  // The same through the scale exponent: stored 1 means 2^3.
+  // The same through the scale exponents: the row's stored value (1 * 2^-e0, e0 its own exponent) now means
+  // 2^3 more.
   b24.scaling.exponent = 3;
   reference_spmm(b24, 1, b.data(), 1, c.data(), 1, 1.0, 0.0);
   CHECK(c[0] == 40.0f);
@@ -272,5 +279,8 @@ TEST_CASE("reference_spmm rejects bad arguments", "[reference]") {
   CHECK_THROWS_AS(reference_spmm(b24, 0, b.data(), 3, c.data(), 3, 1.0, 0.0), InvalidArgument);
   CHECK_THROWS_AS(reference_spmm(b24, 3, b.data(), 2, c.data(), 3, 1.0, 0.0), InvalidArgument);
   CHECK_THROWS_AS(reference_spmm(b24, 3, b.data(), 3, c.data(), 2, 1.0, 0.0), InvalidArgument);
-  CHECK_THROWS_AS(reference_spmm(b24, 3, nullptr, 3, c.data(), 3, 1.0, 0.0), InvalidArgument);
+  CHECK_THROWS_AS(reference_spmm(b24, 3, static_cast<const fp16_t*>(nullptr), 3, c.data(), 3, 1.0, 0.0), InvalidArgument);
+  CHECK_THROWS_AS(reference_spmm(b24, 3, static_cast<const float*>(nullptr), 3, c.data(), 3, 1.0, 0.0), InvalidArgument);
+  const std::vector<float> b32(9, 0.0f);
+  CHECK_THROWS_AS(reference_spmm(b24, 3, b32.data(), 2, c.data(), 3, 1.0, 0.0), InvalidArgument);
 }

@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "bcsr24/convert.hpp"
+#include "bcsr24/tile_layout.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/serialize.hpp"
 #include "bcsr24/synthetic.hpp"
@@ -83,9 +85,18 @@ void require_identical(const Bcsr24Matrix& a, const Bcsr24Matrix& b) {
     REQUIRE(x->row_ptr == y->row_ptr);
     REQUIRE(x->col_idx == y->col_idx);
     REQUIRE(x->values == y->values);
+    REQUIRE(x->values_lo == y->values_lo);
     REQUIRE(x->metadata == y->metadata);
     REQUIRE(x->b_rows == y->b_rows);
   }
+  REQUIRE(a.precision == b.precision);
+  REQUIRE(a.row_exponent == b.row_exponent);
+  REQUIRE(a.scaling.per_row == b.scaling.per_row);
+  REQUIRE(a.scaling.min_row_exponent == b.scaling.min_row_exponent);
+  REQUIRE(a.scaling.max_row_exponent == b.scaling.max_row_exponent);
+  REQUIRE(std::memcmp(&a.scaling.max_flushed_relative, &b.scaling.max_flushed_relative, sizeof(double)) == 0);
+  REQUIRE(std::memcmp(&a.scaling.max_relative_error, &b.scaling.max_relative_error, sizeof(double)) == 0);
+  REQUIRE(std::memcmp(&a.scaling.frobenius_relative_error, &b.scaling.frobenius_relative_error, sizeof(double)) == 0);
   REQUIRE(a.layout == b.layout);
   REQUIRE(a.reordering == b.reordering);
   REQUIRE(a.row_order == b.row_order);
@@ -98,7 +109,8 @@ void require_identical(const Bcsr24Matrix& a, const Bcsr24Matrix& b) {
   REQUIRE(a.scaling.flushed_count == b.scaling.flushed_count);
 }
 
-Bcsr24Matrix sample_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t seed, double scale = 1.0) {
+Bcsr24Matrix sample_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t seed, double scale = 1.0,
+                           const ConvertOptions& options = {}) {
   XdYsSpec spec;
   spec.rows = rows;
   spec.cols = cols;
@@ -107,15 +119,51 @@ Bcsr24Matrix sample_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t s
   spec.seed = seed;
   CsrMatrix a = generate_xdys(spec);
   for (double& v : a.values) v *= scale;
-  return convert_to_bcsr24(a);
+  return convert_to_bcsr24(a, options);
+}
+
+ConvertOptions with_precision(Precision precision, ScalingPolicy scaling = ScalingPolicy::per_row) {
+  ConvertOptions options;
+  options.precision = precision;
+  options.scaling = scaling;
+  return options;
 }
 
 /// Aligned tiles in file order: the layout the byte offsets of the forging tests assume.
-ConvertOptions aligned_options() {
+ConvertOptions aligned_options(ScalingPolicy scaling = ScalingPolicy::per_row, Precision precision = Precision::fp16) {
   ConvertOptions options;
   options.layout = TileLayout::aligned;
   options.reorder = Reordering::none;
+  options.scaling = scaling;
+  options.precision = precision;
   return options;
+}
+
+/// Byte offsets of a version-3 file's arrays (docs/FORMAT.md, section 7).
+struct FileOffsets {
+  std::size_t row_order, row_exponent, sparse_row_ptr, sparse_col, sparse_values, sparse_values_lo, sparse_meta,
+      sparse_b_rows, dense_row_ptr, dense_col, dense_values, dense_values_lo, dense_b_rows, crc;
+};
+FileOffsets v3_offsets(const Bcsr24Matrix& a) {
+  FileOffsets o{};
+  const std::size_t S = std::size_t(a.sparse24.tiles()), D = std::size_t(a.dense.tiles());
+  const std::size_t row_ptr = (std::size_t(a.tile_rows) + 1) * 4;
+  const std::size_t lo = a.precision == Precision::split ? 1 : 0;
+  o.row_order = 208;
+  o.row_exponent = o.row_order + a.row_order.size() * 4;
+  o.sparse_row_ptr = o.row_exponent + a.row_exponent.size() * 2;
+  o.sparse_col = o.sparse_row_ptr + row_ptr;
+  o.sparse_values = o.sparse_col + 4 * S;
+  o.sparse_values_lo = o.sparse_values + 512 * S;
+  o.sparse_meta = o.sparse_values_lo + 512 * S * lo;
+  o.sparse_b_rows = o.sparse_meta + 64 * S;
+  o.dense_row_ptr = o.sparse_b_rows + 4 * a.sparse24.b_rows.size();
+  o.dense_col = o.dense_row_ptr + row_ptr;
+  o.dense_values = o.dense_col + 4 * D;
+  o.dense_values_lo = o.dense_values + 1024 * D;
+  o.dense_b_rows = o.dense_values_lo + 1024 * D * lo;
+  o.crc = o.dense_b_rows + 4 * a.dense.b_rows.size();
+  return o;
 }
 
 /// Expects load to fail with FileFormatError whose message names the file (and `fragment`, if given).
@@ -136,10 +184,16 @@ void require_rejected(const std::string& path, const std::string& fragment = "")
 TEST_CASE("save -> load round-trips bit-exactly", "[serialize]") {
   const std::uint64_t seed = bcsr24::test::test_seed(3);
   INFO("seed " << seed);
-  const std::vector<Bcsr24Matrix> samples = {sample_matrix(200, 333, seed), sample_matrix(512, 512, seed + 1),
-                                             sample_matrix(37, 45, seed + 2, 1e7),  // scaled
-                                             sample_matrix(0, 0, seed), sample_matrix(5, 0, seed),
-                                             sample_matrix(1, 1, seed)};
+  const std::vector<Bcsr24Matrix> samples = {
+      sample_matrix(200, 333, seed), sample_matrix(512, 512, seed + 1),
+      sample_matrix(37, 45, seed + 2, 1e7, with_precision(Precision::fp16, ScalingPolicy::automatic)),  // scaled
+      sample_matrix(0, 0, seed), sample_matrix(5, 0, seed), sample_matrix(1, 1, seed),
+      sample_matrix(37, 45, seed + 3, 1e7),  // per-row scaled
+      sample_matrix(70, 99, seed + 4, 1e30, with_precision(Precision::bf16)),
+      sample_matrix(70, 99, seed + 5, 1e-30, with_precision(Precision::bf16, ScalingPolicy::automatic)),
+      sample_matrix(70, 99, seed + 6, 1.0, with_precision(Precision::split)),
+      sample_matrix(33, 65, seed + 7, 3.0, with_precision(Precision::split, ScalingPolicy::automatic)),
+      sample_matrix(0, 0, seed, 1.0, with_precision(Precision::split))};
   for (const Bcsr24Matrix& a : samples) {
     CAPTURE(a.rows, a.cols);
     TempFile file("roundtrip");
@@ -152,6 +206,8 @@ TEST_CASE("save -> load round-trips bit-exactly", "[serialize]") {
     REQUIRE(read_bytes(file.path()) == read_bytes(again.path()));
   }
   CHECK(samples[2].scaling.exponent > 0);
+  CHECK(samples[6].scaling.per_row);
+  CHECK(samples[9].sparse24.values_lo.size() == samples[9].sparse24.values.size());
 }
 
 TEST_CASE("truncated files are rejected at every offset", "[serialize]") {
@@ -239,12 +295,14 @@ TEST_CASE("structurally broken content is rejected even with a valid checksum", 
   TempFile file("full"), bad("forged");
   save_bcsr24(file.path(), a);
   const std::vector<unsigned char> bytes = read_bytes(file.path());
-  // Payload offsets (docs/FORMAT.md): header 160 bytes, no row_order, then 2:4 row_ptr (2 x 4), col_idx (4),
-  // values (512), metadata (64), no b_rows, dense row_ptr (8), col_idx (4), values (1024), no b_rows, CRC (4).
-  const std::size_t sparse_row_ptr = 160, sparse_col = sparse_row_ptr + 8, sparse_values = sparse_col + 4,
+  // Payload offsets (docs/FORMAT.md): header 208 bytes, no row_order, 16 row exponents (2 each), then 2:4
+  // row_ptr (2 x 4), col_idx (4), values (512), metadata (64), no b_rows, dense row_ptr (8), col_idx (4), values
+  // (1024), no b_rows, CRC (4).
+  const std::size_t sparse_row_ptr = 208 + 32, sparse_col = sparse_row_ptr + 8, sparse_values = sparse_col + 4,
                     sparse_meta = sparse_values + 512, dense_row_ptr = sparse_meta + 64, dense_col = dense_row_ptr + 8,
                     dense_values = dense_col + 4;
   REQUIRE(bytes.size() == dense_values + 1024 + 4);
+  REQUIRE(v3_offsets(a).sparse_row_ptr == sparse_row_ptr);
 
   const auto forge = [&](std::size_t offset, std::uint32_t value, const std::string& fragment) {
     std::vector<unsigned char> damaged = bytes;
@@ -277,7 +335,7 @@ TEST_CASE("structurally broken content is rejected even with a valid checksum", 
   save_bcsr24(edge_file.path(), edge);
   std::vector<unsigned char> edge_bytes = read_bytes(edge_file.path());
   // Row 15 of the tile lies beyond the matrix's 8 rows; its group 0 names columns (0, 1). Store a 1 there.
-  const std::size_t values_at = 160 + 8 + 4;
+  const std::size_t values_at = v3_offsets(edge).sparse_values;
   const std::size_t index = std::size_t(sparse_value_index(15, 0));
   const std::uint16_t one = 0x3C00;
   std::memcpy(edge_bytes.data() + values_at + 2 * index, &one, 2);
@@ -338,37 +396,90 @@ Bcsr24Matrix gathered_variant(Bcsr24Matrix a, bool condensed) {
   return a;
 }
 
-Bcsr24Matrix aligned_sample(std::int32_t rows, std::int32_t cols, std::uint64_t seed) {
+Bcsr24Matrix aligned_sample(std::int32_t rows, std::int32_t cols, std::uint64_t seed,
+                            ScalingPolicy scaling = ScalingPolicy::per_row, Precision precision = Precision::fp16) {
   XdYsSpec spec;
   spec.rows = rows;
   spec.cols = cols;
   spec.dense_percent = 30;
   spec.sparse24_percent = 30;
   spec.seed = seed;
-  return convert_to_bcsr24(generate_xdys(spec), aligned_options());
+  return convert_to_bcsr24(generate_xdys(spec), aligned_options(scaling, precision));
 }
 
-/// Byte offsets of a version-2 file's arrays (docs/FORMAT.md).
-struct V2Offsets {
-  std::size_t row_order, sparse_row_ptr, sparse_col, sparse_values, sparse_meta, sparse_b_rows, dense_row_ptr,
-      dense_col, dense_values, dense_b_rows, crc;
+/// Appends raw bytes of values and arrays: the writers of old versions below.
+struct ByteSink {
+  std::vector<unsigned char> out;
+  template <class T>
+  void put(const T& v) {
+    const auto* p = reinterpret_cast<const unsigned char*>(&v);
+    out.insert(out.end(), p, p + sizeof v);
+  }
+  template <class T>
+  void put_array(const std::vector<T>& v) {
+    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+    out.insert(out.end(), p, p + v.size() * sizeof(T));
+  }
 };
-V2Offsets v2_offsets(const Bcsr24Matrix& a) {
-  V2Offsets o{};
-  const std::size_t S = std::size_t(a.sparse24.tiles()), D = std::size_t(a.dense.tiles());
-  const std::size_t row_ptr = (std::size_t(a.tile_rows) + 1) * 4;
-  o.row_order = 160;
-  o.sparse_row_ptr = o.row_order + a.row_order.size() * 4;
-  o.sparse_col = o.sparse_row_ptr + row_ptr;
-  o.sparse_values = o.sparse_col + 4 * S;
-  o.sparse_meta = o.sparse_values + 512 * S;
-  o.sparse_b_rows = o.sparse_meta + 64 * S;
-  o.dense_row_ptr = o.sparse_b_rows + 4 * a.sparse24.b_rows.size();
-  o.dense_col = o.dense_row_ptr + row_ptr;
-  o.dense_values = o.dense_col + 4 * D;
-  o.dense_b_rows = o.dense_values + 1024 * D;
-  o.crc = o.dense_b_rows + 4 * a.dense.b_rows.size();
-  return o;
+
+/// What a version 1 or 2 file holds of `a`: everything but the storage errors of the census, which load as 0.
+Bcsr24Matrix without_storage_errors(Bcsr24Matrix a) {
+  a.scaling.max_flushed_relative = 0.0;
+  a.scaling.max_relative_error = 0.0;
+  a.scaling.frobenius_relative_error = 0.0;
+  return a;
+}
+
+/// The version-2 layout, written independently of the library (docs/FORMAT.md, version 2): an fp16 matrix
+/// without row exponents, so it must be converted with matrix-wide scaling.
+std::vector<unsigned char> v2_bytes(const Bcsr24Matrix& a) {
+  REQUIRE(a.precision == Precision::fp16);
+  REQUIRE(a.row_exponent.empty());
+  ByteSink w;
+  w.out = {'B', 'C', 'S', 'R', '2', '4', 0, 0};
+  w.put(std::uint32_t{2});
+  w.put(std::uint8_t(a.layout));
+  w.put(std::uint8_t(a.reordering));
+  w.put(std::uint16_t{0});
+  w.put(a.rows);
+  w.put(a.cols);
+  w.put(a.tile_rows);
+  w.put(a.tile_cols);
+  w.put(std::int64_t{a.nnz});
+  w.put(std::int64_t{a.sparse24_nnz});
+  w.put(std::int64_t{a.dense_nnz});
+  w.put(std::int64_t{a.sparse24.tiles()});
+  w.put(std::int64_t{a.dense.tiles()});
+  w.put(a.scaling.exponent);
+  w.put(std::uint32_t{0});
+  w.put(a.scaling.max_abs);
+  w.put(a.scaling.min_abs_nonzero);
+  w.put(std::int64_t{a.scaling.overflow_count});
+  w.put(std::int64_t{a.scaling.underflow_count});
+  w.put(std::int64_t{a.scaling.subnormal_count});
+  w.put(std::int64_t{a.scaling.flushed_count});
+  const std::uint64_t payload = 2 * (std::uint64_t(a.tile_rows) + 1) * 4 + std::uint64_t(a.sparse24.tiles()) * 580 +
+                                std::uint64_t(a.dense.tiles()) * 1028 +
+                                4 * (a.row_order.size() + a.sparse24.b_rows.size() + a.dense.b_rows.size());
+  w.put(payload);
+  w.put(std::int64_t(a.row_order.size()));
+  w.put(std::int64_t(a.sparse24.b_rows.size()));
+  w.put(std::int64_t(a.dense.b_rows.size()));
+  REQUIRE(w.out.size() == 160);
+  w.put_array(a.row_order);
+  w.put_array(a.sparse24.row_ptr);
+  w.put_array(a.sparse24.col_idx);
+  w.put_array(a.sparse24.values);
+  w.put_array(a.sparse24.metadata);
+  w.put_array(a.sparse24.b_rows);
+  w.put_array(a.dense.row_ptr);
+  w.put_array(a.dense.col_idx);
+  w.put_array(a.dense.values);
+  w.put_array(a.dense.b_rows);
+  REQUIRE(w.out.size() == 160 + payload);
+  w.out.resize(w.out.size() + 4);
+  fix_checksum(w.out);
+  return w.out;
 }
 
 /// The version-1 layout, written independently of the library (docs/FORMAT.md, version 1 table).
@@ -425,7 +536,8 @@ void put_u32(std::vector<unsigned char>& bytes, std::size_t offset, std::uint32_
 
 }  // namespace
 
-TEST_CASE("version 2 round-trips layout, reordering, row_order and b_rows bit-exactly", "[serialize]") {
+TEST_CASE("version 3 round-trips layout, reordering, row_order, b_rows, precision and row exponents bit-exactly",
+          "[serialize]") {
   const std::uint64_t seed = bcsr24::test::test_seed(7);
   INFO("seed " << seed);
   const Bcsr24Matrix base = aligned_sample(37, 70, seed);  // edge tiles in both directions
@@ -433,6 +545,9 @@ TEST_CASE("version 2 round-trips layout, reordering, row_order and b_rows bit-ex
   REQUIRE(base.dense.tiles() > 0);
 
   std::vector<Bcsr24Matrix> samples = {gathered_variant(base, false), gathered_variant(base, true)};
+  for (const Precision precision : {Precision::bf16, Precision::split})
+    for (const ScalingPolicy scaling : {ScalingPolicy::per_row, ScalingPolicy::automatic})
+      samples.push_back(gathered_variant(aligned_sample(37, 70, seed, scaling, precision), true));
   Bcsr24Matrix rows_only = base;  // a row map without gathered B rows (rcm rows of a non-square matrix)
   rows_only.row_order = reversed_row_order(base);
   rows_only.reordering = Reordering::rcm;
@@ -451,6 +566,7 @@ TEST_CASE("version 2 round-trips layout, reordering, row_order and b_rows bit-ex
     ConvertOptions options;
     options.layout = layout;
     options.reorder = Reordering::rcm;
+    options.precision = layout == TileLayout::condensed ? Precision::split : Precision::fp16;
     XdYsSpec spec;
     spec.rows = 100;
     spec.cols = 100;
@@ -462,20 +578,22 @@ TEST_CASE("version 2 round-trips layout, reordering, row_order and b_rows bit-ex
 
   for (const Bcsr24Matrix& a : samples) {
     CAPTURE(a.rows, a.cols, layout_name(a.layout), reordering_name(a.reordering), a.row_order.size(),
-            a.sparse24.b_rows.size(), a.dense.b_rows.size());
-    TempFile file("v2");
+            a.sparse24.b_rows.size(), a.dense.b_rows.size(), precision_name(a.precision), a.row_exponent.size());
+    TempFile file("v3");
     save_bcsr24(file.path(), a);
     const std::vector<unsigned char> bytes = read_bytes(file.path());
     std::uint32_t version = 0;
     std::memcpy(&version, bytes.data() + 8, 4);
-    REQUIRE(version == 2);
+    REQUIRE(version == 3);
     REQUIRE(version == kB24FileVersion);
     REQUIRE(bytes[12] == std::uint8_t(a.layout));
     REQUIRE(bytes[13] == std::uint8_t(a.reordering));
-    REQUIRE(bytes.size() == v2_offsets(a).crc + 4);
+    REQUIRE(bytes[160] == std::uint8_t(a.precision));
+    REQUIRE(bytes[161] == (a.scaling.per_row ? 1 : 0));
+    REQUIRE(bytes.size() == v3_offsets(a).crc + 4);
     const Bcsr24Matrix b = load_bcsr24(file.path());
     require_identical(a, b);
-    TempFile again("v2again");
+    TempFile again("v3again");
     save_bcsr24(again.path(), b);
     REQUIRE(read_bytes(again.path()) == bytes);
   }
@@ -484,29 +602,32 @@ TEST_CASE("version 2 round-trips layout, reordering, row_order and b_rows bit-ex
 TEST_CASE("version 1 files still load, as aligned tiles in file order", "[serialize]") {
   const std::uint64_t seed = bcsr24::test::test_seed(8);
   INFO("seed " << seed);
-  for (const Bcsr24Matrix& a : {aligned_sample(37, 70, seed), aligned_sample(64, 64, seed + 1),
-                                aligned_sample(0, 0, seed), aligned_sample(3, 1, seed)}) {
+  // Version 1 knows one matrix-wide exponent and fp16 only.
+  const ScalingPolicy matrix_wide = ScalingPolicy::automatic;
+  for (const Bcsr24Matrix& a : {aligned_sample(37, 70, seed, matrix_wide), aligned_sample(64, 64, seed + 1, matrix_wide),
+                                aligned_sample(0, 0, seed, matrix_wide), aligned_sample(3, 1, seed, matrix_wide)}) {
     CAPTURE(a.rows, a.cols);
     TempFile file("v1");
     const std::vector<unsigned char> bytes = v1_bytes(a);
     write_bytes(file.path(), bytes, bytes.size());
     const Bcsr24Matrix b = load_bcsr24(file.path());
-    require_identical(a, b);
+    require_identical(without_storage_errors(a), b);
     CHECK(b.layout == TileLayout::aligned);
     CHECK(b.reordering == Reordering::none);
     CHECK(b.row_order.empty());
     CHECK(b.sparse24.b_rows.empty());
     CHECK(b.dense.b_rows.empty());
-    // Saving it writes version 2.
-    TempFile v2("v1to2");
-    save_bcsr24(v2.path(), b);
-    const std::vector<unsigned char> v2_bytes = read_bytes(v2.path());
-    REQUIRE(v2_bytes.size() == bytes.size() + 24);
-    require_identical(a, load_bcsr24(v2.path()));
+    CHECK(b.precision == Precision::fp16);
+    CHECK(b.row_exponent.empty());
+    // Saving it writes version 3: 24 bytes of version-2 counts and 48 of version-3 fields more, no new arrays.
+    TempFile v3("v1to3");
+    save_bcsr24(v3.path(), b);
+    REQUIRE(read_bytes(v3.path()).size() == bytes.size() + 24 + 48);
+    require_identical(b, load_bcsr24(v3.path()));
   }
 
   // The version-1 reading path still checks everything: truncation, checksum, structure.
-  const Bcsr24Matrix a = aligned_sample(37, 70, seed);
+  const Bcsr24Matrix a = aligned_sample(37, 70, seed, matrix_wide);
   const std::vector<unsigned char> bytes = v1_bytes(a);
   TempFile bad("v1bad");
   for (std::size_t size = 0; size < bytes.size(); size += (size < 200 ? 1 : 101)) {
@@ -525,34 +646,86 @@ TEST_CASE("version 1 files still load, as aligned tiles in file order", "[serial
   require_rejected(bad.path(), "tile column");
 }
 
-TEST_CASE("truncated or flipped version 2 files with row_order and b_rows are rejected", "[serialize]") {
-  const Bcsr24Matrix a = gathered_variant(aligned_sample(20, 40, bcsr24::test::test_seed(9)), true);
-  TempFile file("full"), cut("cut");
-  save_bcsr24(file.path(), a);
-  const std::vector<unsigned char> bytes = read_bytes(file.path());
-  const V2Offsets o = v2_offsets(a);
-  REQUIRE(bytes.size() == o.crc + 4);
-  for (std::size_t size = 0; size < bytes.size(); size += (size < o.sparse_values + 16 ? 1 : 37)) {
-    CAPTURE(size);
-    write_bytes(cut.path(), bytes, size);
-    require_rejected(cut.path());
+TEST_CASE("version 2 files still load, as fp16 without row exponents", "[serialize]") {
+  const std::uint64_t seed = bcsr24::test::test_seed(13);
+  INFO("seed " << seed);
+  const Bcsr24Matrix base = aligned_sample(37, 70, seed, ScalingPolicy::automatic);
+  Bcsr24Matrix rows_only = base;
+  rows_only.row_order = reversed_row_order(base);
+  rows_only.reordering = Reordering::rcm;
+  for (const Bcsr24Matrix& a : {base, gathered_variant(base, false), gathered_variant(base, true), rows_only,
+                                aligned_sample(0, 0, seed, ScalingPolicy::automatic)}) {
+    CAPTURE(a.rows, a.cols, layout_name(a.layout), reordering_name(a.reordering));
+    TempFile file("v2");
+    const std::vector<unsigned char> bytes = v2_bytes(a);
+    write_bytes(file.path(), bytes, bytes.size());
+    const Bcsr24Matrix b = load_bcsr24(file.path());
+    require_identical(without_storage_errors(a), b);
+    CHECK(b.precision == Precision::fp16);
+    CHECK_FALSE(b.scaling.per_row);
+    CHECK(b.row_exponent.empty());
+    CHECK(b.sparse24.values_lo.empty());
+    // Saving it writes version 3, 48 bytes longer (its new header fields; no new arrays).
+    TempFile v3("v2to3");
+    save_bcsr24(v3.path(), b);
+    REQUIRE(read_bytes(v3.path()).size() == bytes.size() + 48);
+    require_identical(b, load_bcsr24(v3.path()));
   }
-  for (const std::size_t size : {o.sparse_b_rows, o.sparse_b_rows + 5, o.dense_b_rows, o.crc, o.crc + 3}) {
+
+  // The version-2 reading path still checks sizes and content.
+  const Bcsr24Matrix a = gathered_variant(base, true);
+  const std::vector<unsigned char> bytes = v2_bytes(a);
+  TempFile bad("v2bad");
+  for (std::size_t size = 0; size < bytes.size(); size += (size < 200 ? 1 : 101)) {
     CAPTURE(size);
-    write_bytes(cut.path(), bytes, size);
-    require_rejected(cut.path(), "truncated");
+    write_bytes(bad.path(), bytes, size);
+    require_rejected(bad.path());
   }
-  // Every byte of the header and the index arrays, flipped.
-  std::vector<std::size_t> positions;
-  for (std::size_t i = 0; i < o.sparse_row_ptr; ++i) positions.push_back(i);
-  for (std::size_t i = o.sparse_b_rows; i < o.dense_row_ptr; ++i) positions.push_back(i);
-  for (std::size_t i = o.dense_b_rows; i < bytes.size(); ++i) positions.push_back(i);
-  for (const std::size_t i : positions) {
-    CAPTURE(i);
-    std::vector<unsigned char> damaged = bytes;
-    damaged[i] ^= 0x01;
-    write_bytes(cut.path(), damaged, damaged.size());
-    require_rejected(cut.path());
+  std::vector<unsigned char> flipped = bytes;
+  flipped[400] ^= 1;
+  write_bytes(bad.path(), flipped, flipped.size());
+  require_rejected(bad.path(), "checksum");
+  std::vector<unsigned char> forged = bytes;
+  put_u32(forged, 160, std::uint32_t(a.rows));  // row_order[0] out of range
+  fix_checksum(forged);
+  write_bytes(bad.path(), forged, forged.size());
+  require_rejected(bad.path(), "row_order");
+}
+
+TEST_CASE("truncated or flipped version 3 files with row_order, b_rows and row exponents are rejected", "[serialize]") {
+  for (const Precision precision : {Precision::fp16, Precision::split}) {
+    CAPTURE(precision_name(precision));
+    const Bcsr24Matrix a =
+        gathered_variant(aligned_sample(20, 40, bcsr24::test::test_seed(9), ScalingPolicy::per_row, precision), true);
+    TempFile file("full"), cut("cut");
+    save_bcsr24(file.path(), a);
+    const std::vector<unsigned char> bytes = read_bytes(file.path());
+    const FileOffsets o = v3_offsets(a);
+    REQUIRE(bytes.size() == o.crc + 4);
+    for (std::size_t size = 0; size < bytes.size(); size += (size < o.sparse_values + 16 ? 1 : 37)) {
+      CAPTURE(size);
+      write_bytes(cut.path(), bytes, size);
+      require_rejected(cut.path());
+    }
+    for (const std::size_t size : {o.sparse_b_rows, o.sparse_b_rows + 5, o.dense_b_rows, o.crc, o.crc + 3}) {
+      CAPTURE(size);
+      write_bytes(cut.path(), bytes, size);
+      require_rejected(cut.path(), "truncated");
+    }
+    // Every byte of the header, the row map, the row exponents and the index arrays, flipped; and some of the low
+    // parts.
+    std::vector<std::size_t> positions;
+    for (std::size_t i = 0; i < o.sparse_row_ptr; ++i) positions.push_back(i);
+    for (std::size_t i = o.sparse_b_rows; i < o.dense_row_ptr; ++i) positions.push_back(i);
+    for (std::size_t i = o.dense_b_rows; i < bytes.size(); ++i) positions.push_back(i);
+    for (std::size_t i = o.sparse_values_lo; i < o.sparse_meta; i += 7) positions.push_back(i);
+    for (const std::size_t i : positions) {
+      CAPTURE(i);
+      std::vector<unsigned char> damaged = bytes;
+      damaged[i] ^= 0x01;
+      write_bytes(cut.path(), damaged, damaged.size());
+      require_rejected(cut.path());
+    }
   }
 }
 
@@ -563,7 +736,7 @@ TEST_CASE("bad layout, row_order and b_rows are rejected even with a valid check
   TempFile file("full"), bad("forged");
   save_bcsr24(file.path(), a);
   const std::vector<unsigned char> bytes = read_bytes(file.path());
-  const V2Offsets o = v2_offsets(a);
+  const FileOffsets o = v3_offsets(a);
 
   const auto forge = [&](const std::vector<unsigned char>& source, std::size_t offset, std::uint32_t value,
                          const std::string& fragment) {
@@ -631,31 +804,92 @@ TEST_CASE("bad layout, row_order and b_rows are rejected even with a valid check
   REQUIRE(found);
 }
 
+TEST_CASE("bad precision fields and values are rejected even with a valid checksum", "[serialize]") {
+  const Bcsr24Matrix a = aligned_sample(37, 70, bcsr24::test::test_seed(14), ScalingPolicy::per_row, Precision::split);
+  REQUIRE(a.rows == 37);  // last band: stored rows 37..47 are padding
+  REQUIRE(a.dense.tiles() > 0);
+  TempFile file("full"), bad("forged");
+  save_bcsr24(file.path(), a);
+  const std::vector<unsigned char> bytes = read_bytes(file.path());
+  const FileOffsets o = v3_offsets(a);
+  const auto forge = [&](std::size_t offset, const auto& value, const std::string& fragment) {
+    CAPTURE(offset, fragment);
+    std::vector<unsigned char> damaged = bytes;
+    std::memcpy(damaged.data() + offset, &value, sizeof value);
+    fix_checksum(damaged);
+    write_bytes(bad.path(), damaged, damaged.size());
+    require_rejected(bad.path(), fragment);
+  };
+  forge(160, std::uint8_t{3}, "precision byte 3");
+  forge(161, std::uint8_t{2}, "per-row flag");
+  forge(161, std::uint8_t{0}, "row_exponent has 37 entries");  // exponents without the flag
+  forge(162, std::uint16_t{1}, "reserved");
+  forge(172, std::uint32_t{1}, "reserved");
+  forge(164, std::int32_t{2000}, "row exponent range");
+  forge(168, std::int32_t{a.scaling.min_row_exponent - 1}, "row exponent range");
+  forge(176, -1.0, "storage error");
+  forge(184, std::numeric_limits<double>::quiet_NaN(), "storage error");
+  forge(192, std::numeric_limits<double>::infinity(), "storage error");
+  forge(200, std::int64_t{36}, "row_exponent has 36 entries");
+  forge(o.row_exponent + 2 * 2, std::int16_t{5000}, "row_exponent of row 2");
+  forge(o.sparse_values_lo, std::uint16_t{0x7C00}, "infinite");
+  forge(o.dense_values_lo + 2 * 17, std::uint16_t{0xFE00}, "infinite");
+
+  // A low part in the padding: row 15 of a tile in the last band lies outside the 37 rows.
+  const std::int32_t last = a.tile_rows - 1;
+  const bool sparse = a.sparse24.row_ptr[std::size_t(last)] < a.sparse24.row_ptr[std::size_t(last) + 1];
+  const TileList& list = sparse ? a.sparse24 : a.dense;
+  const std::size_t t = std::size_t(list.row_ptr[std::size_t(last)]);
+  REQUIRE(std::int64_t(t) < list.tiles());
+  const std::size_t at = sparse ? o.sparse_values_lo + 2 * (t * kSparseTileValues + std::size_t(sparse_value_index(15, 0)))
+                                : o.dense_values_lo + 2 * (t * kDenseTileValues + std::size_t(dense_value_index(15, 0)));
+  forge(at, std::uint16_t{0x3C00}, "outside the matrix");
+
+  // bf16 bits are read as bf16: 0x7C00 is a finite bf16 (2^121), 0x7F80 its infinity.
+  const Bcsr24Matrix b = aligned_sample(37, 70, bcsr24::test::test_seed(14), ScalingPolicy::per_row, Precision::bf16);
+  REQUIRE(b.dense.tiles() > 0);
+  TempFile bf16_file("bf16");
+  save_bcsr24(bf16_file.path(), b);
+  const std::vector<unsigned char> bf16_bytes = read_bytes(bf16_file.path());
+  const FileOffsets ob = v3_offsets(b);
+  std::size_t nonzero = ob.dense_values;
+  while (bf16_bytes[nonzero] == 0 && bf16_bytes[nonzero + 1] == 0) nonzero += 2;  // a stored nonzero (not padding)
+  for (const auto& [bits, loads] : {std::pair{std::uint16_t{0x7C00}, true}, std::pair{std::uint16_t{0x7F80}, false}}) {
+    CAPTURE(bits);
+    std::vector<unsigned char> patched = bf16_bytes;
+    std::memcpy(patched.data() + nonzero, &bits, 2);
+    fix_checksum(patched);
+    write_bytes(bad.path(), patched, patched.size());
+    if (loads) CHECK(load_bcsr24(bad.path()).precision == Precision::bf16);
+    else require_rejected(bad.path(), "infinite");
+  }
+}
+
 TEST_CASE("unknown versions are refused naming the version", "[serialize]") {
   const Bcsr24Matrix a = aligned_sample(20, 40, 11);
   TempFile file("full"), bad("version");
   save_bcsr24(file.path(), a);
   const std::vector<unsigned char> bytes = read_bytes(file.path());
-  for (const std::uint32_t version : {0u, 3u, 0xFFFFFFFFu}) {
+  for (const std::uint32_t version : {0u, 4u, 0xFFFFFFFFu}) {
     CAPTURE(version);
     std::vector<unsigned char> patched = bytes;
     put_u32(patched, 8, version);
     fix_checksum(patched);
     write_bytes(bad.path(), patched, patched.size());
     require_rejected(bad.path(), "version " + std::to_string(version));
-    require_rejected(bad.path(), "reads versions 1 to 2");
+    require_rejected(bad.path(), "reads versions 1 to 3");
   }
-  // A version-2 file relabelled as version 1 (and the reverse) does not load.
-  std::vector<unsigned char> relabelled = bytes;
-  put_u32(relabelled, 8, 1);
-  fix_checksum(relabelled);
-  write_bytes(bad.path(), relabelled, relabelled.size());
-  require_rejected(bad.path());
-  relabelled = v1_bytes(a);
-  put_u32(relabelled, 8, 2);
-  fix_checksum(relabelled);
-  write_bytes(bad.path(), relabelled, relabelled.size());
-  require_rejected(bad.path());
+  // A file relabelled as another version does not load: 3 as 2 or 1, 2 as 3 or 1, 1 as 2.
+  const Bcsr24Matrix matrix_wide = aligned_sample(20, 40, 11, ScalingPolicy::automatic);
+  for (const auto& [source, label] : {std::pair{bytes, 2u}, std::pair{bytes, 1u}, std::pair{v2_bytes(matrix_wide), 3u},
+                                      std::pair{v2_bytes(matrix_wide), 1u}, std::pair{v1_bytes(matrix_wide), 2u}}) {
+    CAPTURE(label);
+    std::vector<unsigned char> relabelled = source;
+    put_u32(relabelled, 8, label);
+    fix_checksum(relabelled);
+    write_bytes(bad.path(), relabelled, relabelled.size());
+    require_rejected(bad.path());
+  }
   // Too short to hold the version.
   write_bytes(bad.path(), bytes, 10);
   require_rejected(bad.path(), "truncated");
@@ -685,5 +919,23 @@ TEST_CASE("save refuses inconsistent layout fields", "[serialize]") {
   a = base;  // a row order that is not a permutation
   a.row_order.assign(std::size_t(a.tile_rows) * 16, -1);
   for (std::int32_t i = 0; i < a.rows; ++i) a.row_order[std::size_t(i)] = 0;
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+
+  // Precision fields: low parts only (and always) for split, row exponents one per row and only with the flag.
+  REQUIRE(base.scaling.per_row);
+  a = base;
+  a.dense.values_lo = a.dense.values;  // fp16 with low parts
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+  a = base;
+  a.precision = Precision::split;  // split without them
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+  a = base;
+  a.row_exponent.pop_back();
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+  a = base;
+  a.scaling.per_row = false;
+  CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+  a = base;
+  a.row_exponent.clear();
   CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
 }

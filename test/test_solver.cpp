@@ -227,7 +227,9 @@ TEST_CASE("values beyond fp16 range are left to the library's scaling", "[solver
   for (double& v : a.values) v *= 1e9;  // far beyond fp16's 65504
   const Problem problem = make_problem("scaled mesh", std::move(a), 3, RhsKind::a_times_random, 9);
   const InnerMatrix inner = prepare_inner_matrix(problem.a, InnerBackend::bcsr24, false);
-  CHECK(inner.op->scaling().exponent > 0);
+  // Per-row scaling (the default): every row's exponent brings its 1e9-sized values under fp16's 65504.
+  CHECK(inner.op->scaling().per_row);
+  CHECK(inner.op->scaling().min_row_exponent > 0);
   CHECK(inner.op->scaling().flushed_count == 0);
   const SolveOutcome out = solve_on_cpu(problem, InnerBackend::bcsr24, false);
   INFO(out.result.message);

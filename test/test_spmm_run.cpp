@@ -463,7 +463,16 @@ TEST_CASE("spmm_run fp16 range: automatic scaling, and --scaling none failing wi
   const std::string matrix = dir.file("large_values.mtx");
   write_text(matrix,
              "%%MatrixMarket matrix coordinate real general\n20 40 4\n1 1 1e6\n2 5 -3e5\n17 33 2.5e6\n20 40 1\n");
-  const json scaled = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json"));
+  // Default: one power-of-two exponent per row, so each row's largest magnitude lands just under 2^15.
+  const json per_row = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json"));
+  CHECK(per_row.at("scaling").at("per_row") == true);
+  CHECK(per_row.at("scaling").at("max_row_exponent").get<int>() == 7);  // 2.5e6 = 1.19 * 2^21: 2^21 / 2^7 = 2^14
+  CHECK(per_row.at("scaling").at("min_row_exponent").get<int>() == -14);  // 1 * 2^14
+  CHECK(per_row.at("scaling").at("flushed_count") == 0);
+  check_cpu_result(per_row);
+  // --scaling auto: one exponent for the whole matrix.
+  const json scaled = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --scaling auto"));
+  CHECK(scaled.at("scaling").at("per_row") == false);
   CHECK(scaled.at("scaling").at("scaled") == true);
   CHECK(scaled.at("scaling").at("exponent") != 0);
   CHECK(scaled.at("scaling").at("overflow_count").get<int>() >= 3);

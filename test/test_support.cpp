@@ -1,4 +1,4 @@
-// Shared test helpers: data locations, seeds, Eigen conversion, fp16-derived error bounds.
+// Shared test helpers: data locations, seeds, Eigen conversion, error bounds derived from the storage rounding.
 #include "test_support.hpp"
 
 #include <cmath>
@@ -42,21 +42,46 @@ std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std
   return out;
 }
 
+StorageRounding storage_rounding(const Bcsr24Matrix& stored) {
+  StorageRounding r;
+  // Round to nearest: a normal value with p significant bits is off by at most 2^-p of itself; a subnormal by
+  // half the smallest subnormal. fp16: p = 11, 2^-25. bf16: p = 8, 2^-134.
+  switch (stored.precision) {
+    case Precision::fp16:
+      r.unit = std::ldexp(1.0, -11);
+      r.subnormal = std::ldexp(1.0, -25);
+      break;
+    case Precision::bf16:
+      r.unit = std::ldexp(1.0, -8);
+      r.subnormal = std::ldexp(1.0, -134);
+      break;
+    case Precision::split:
+      // hi = fp16(a): |a - hi| <= 2^-11 |a| + 2^-25. lo = fp16((a - hi) 2^11) is off by at most
+      // 2^-11 |a - hi| 2^11 + 2^-25, which weighs 2^-11: |a - hi - 2^-11 lo| <= 2^-11 |a - hi| + 2^-36
+      // <= 2^-22 |a| + 2^-36 + 2^-36.
+      r.unit = std::ldexp(1.0, -22);
+      r.subnormal = std::ldexp(1.0, -35);
+      break;
+  }
+  r.row_exponent.resize(static_cast<std::size_t>(stored.rows));
+  for (std::int32_t i = 0; i < stored.rows; ++i) r.row_exponent[static_cast<std::size_t>(i)] = stored.exponent_of_row(i);
+  return r;
+}
+
 std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const std::vector<std::uint16_t>& b,
                                      double alpha, double beta, const std::vector<float>& c0,
-                                     bool a_rounded_to_fp16, int scale_exponent) {
-  // Unit roundoffs. Tensor-core fp32 accumulation is not guaranteed to round to nearest (it may truncate
-  // when aligning addends), so each fp32 addition is charged 2^-23 rather than 2^-24.
-  const double u16 = std::ldexp(1.0, -11);
+                                     const StorageRounding& rounding) {
+  // Unit roundoff of the accumulation. Tensor-core fp32 accumulation is not guaranteed to round to nearest (it
+  // may truncate when aligning addends), so each fp32 addition is charged 2^-23 rather than 2^-24.
   const double u32 = std::ldexp(1.0, -23);
-  // fp16 subnormals carry an absolute rounding error of up to 2^-25.
-  const double sub16 = std::ldexp(1.0, -25 + scale_exponent);
   std::vector<double> bound(static_cast<std::size_t>(a.rows) * n, 0.0);
   for (std::int32_t i = 0; i < a.rows; ++i) {
     const std::int32_t k_i = a.row_ptr[i + 1] - a.row_ptr[i];
     // Additions that round: one per nonzero term, plus the cross-warp reduction and the alpha/beta update.
     const double terms = double(k_i) + 8.0;
     const double gamma = terms * u32 / (1.0 - terms * u32);
+    const int e = rounding.row_exponent.empty() ? 0 : rounding.row_exponent[static_cast<std::size_t>(i)];
+    const double subnormal = std::ldexp(rounding.subnormal, e);  // the absolute term, back in A's units
     for (std::int32_t j = 0; j < n; ++j) {
       double abs_sum = 0.0, abs_sub = 0.0;
       for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
@@ -64,13 +89,24 @@ std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const s
         abs_sum += std::fabs(a.values[p]) * bv;
         abs_sub += bv;
       }
-      double e = std::fabs(alpha) * (abs_sum * ((a_rounded_to_fp16 ? u16 : 0.0) + gamma) +
-                                     (a_rounded_to_fp16 ? abs_sub * sub16 : 0.0));
-      if (beta != 0.0 && !c0.empty()) e += std::fabs(beta) * std::fabs(double(c0[std::size_t(i) * n + j])) * 2 * u32;
-      bound[std::size_t(i) * n + j] = e + 1e-30;
+      double err = std::fabs(alpha) * (abs_sum * (rounding.unit + gamma) + abs_sub * subnormal);
+      if (beta != 0.0 && !c0.empty()) err += std::fabs(beta) * std::fabs(double(c0[std::size_t(i) * n + j])) * 2 * u32;
+      bound[std::size_t(i) * n + j] = err + 1e-30;
     }
   }
   return bound;
+}
+
+std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const std::vector<std::uint16_t>& b,
+                                     double alpha, double beta, const std::vector<float>& c0,
+                                     bool a_rounded_to_fp16, int scale_exponent) {
+  StorageRounding rounding;
+  if (a_rounded_to_fp16) {
+    rounding.unit = std::ldexp(1.0, -11);
+    rounding.subnormal = std::ldexp(1.0, -25);
+  }
+  rounding.row_exponent.assign(static_cast<std::size_t>(a.rows), scale_exponent);
+  return spmm_error_bound(a, n, b, alpha, beta, c0, rounding);
 }
 
 ConvertOptions convert_policy(TileLayout layout, Reordering reorder) {

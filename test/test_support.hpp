@@ -1,4 +1,5 @@
-// Helpers shared by the tests: data locations, seeds, Eigen references and fp16-derived tolerances.
+// Helpers shared by the tests: data locations, seeds, Eigen references and tolerances derived from the storage
+// rounding.
 #pragma once
 
 #include <cstdint>
@@ -39,13 +40,30 @@ CsrMatrix wide_band_csr();
 /// Random fp16 matrix rows x cols (row-major, ld = cols), values uniform in [-1, 1) rounded to fp16.
 std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std::uint64_t seed);
 
-/// Element-wise error bound for C = alpha*A*B + beta*C0 computed with fp16 A (already rounded: the
-/// stored values) and fp16 B, accumulated in fp32, compared with a float64 reference computed from
-/// the *original* double A and the fp16 B. For each output (i, j):
-///   |alpha| * ( sum_k |a_ik| |b_kj| ) * (u16 + gamma32(k_i)) + |beta| |c0_ij| * u32 + tiny
-/// with u16 = 2^-11 (rounding of A to fp16), u32 = 2^-24 and gamma32(k) = k*u32 / (1 - k*u32)
-/// the fp32 summation bound over the k_i stored entries of row i. Returns the bound per element.
-/// scale_exponent: A was stored as A * 2^-e, so its subnormal rounding error (2^-25 absolute) is 2^(e-25).
+/// How the stored A was rounded, for spmm_error_bound: every entry a of row i was stored with
+///   |stored - a| <= unit * |a| + subnormal * 2^row_exponent[i]
+/// (unit: the relative rounding of a normal stored value; subnormal: the absolute rounding of a subnormal, in
+/// stored units). Derivations in test_support.cpp.
+struct StorageRounding {
+  double unit = 0.0;
+  double subnormal = 0.0;
+  std::vector<std::int32_t> row_exponent;  ///< e_i per row of A (stored = a * 2^-e_i); empty: all 0
+};
+/// The rounding of a converted matrix: its precision's unit and subnormal terms and its rows' exponents
+/// (Bcsr24Matrix::exponent_of_row), per-row or matrix-wide alike.
+StorageRounding storage_rounding(const Bcsr24Matrix& stored);
+
+/// Element-wise error bound for C = alpha*A*B + beta*C0 computed with the stored A (rounded as `rounding`
+/// says) and fp16 B, accumulated in fp32, compared with a float64 reference computed from the *original*
+/// double A and the fp16 B. For each output (i, j):
+///   |alpha| * ( sum_k (|a_ik| (unit + gamma32(k_i)) + subnormal 2^e_i) |b_kj| ) + |beta| |c0_ij| * 2 u32 + tiny
+/// with u32 = 2^-23 and gamma32(k) = k*u32 / (1 - k*u32) the fp32 summation bound over the k_i stored entries
+/// of row i. Returns the bound per element.
+std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const std::vector<std::uint16_t>& b,
+                                     double alpha, double beta, const std::vector<float>& c0,
+                                     const StorageRounding& rounding);
+/// The same for fp16 storage with one exponent for every row (scale_exponent: A was stored as A * 2^-e, so its
+/// subnormal rounding error, 2^-25 absolute, is 2^(e-25)); a_rounded_to_fp16 false: A is used as given.
 std::vector<double> spmm_error_bound(const CsrMatrix& a, std::int32_t n, const std::vector<std::uint16_t>& b,
                                      double alpha, double beta, const std::vector<float>& c0,
                                      bool a_rounded_to_fp16 = true, int scale_exponent = 0);

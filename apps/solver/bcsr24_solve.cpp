@@ -64,6 +64,7 @@ struct Options {
   std::string inner_backend = "bcsr24";
   bool compare = false;
   std::string inner_scaling = "none";
+  std::string inner_precision = "fp16";
   std::string fallback = "jacobi";
   int stall_window = 5;
   double stall_factor = 0.5;
@@ -116,6 +117,11 @@ void add_options(CLI::App& app, Options& o) {
       ->capture_default_str()
       ->check(CLI::IsMember({"bcsr24", "cusparse_csr_f32"}));
   app.add_flag("--compare", o.compare, "Run both inner backends, bcsr24 then cusparse_csr_f32, and compare them");
+  app.add_option("--inner-precision", o.inner_precision,
+                 "Precision of bcsr24's inner products: fp16, bf16 or split (about fp32 accuracy); P goes in as fp32 "
+                 "either way (no conversion pass)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp16", "bf16", "split"}));
   app.add_option("--inner-scaling", o.inner_scaling,
                  "jacobi: the inner solve works on D^-1/2 A D^-1/2 (fp16 sees a unit diagonal); none: on A, whose "
                  "fp16 range is left to bcsr24's scaling")
@@ -224,7 +230,9 @@ RunReport run_backend(const Problem& problem, InnerBackend backend, const Option
   RunReport report;
   report.backend = backend;
   const bool scaled = o.inner_scaling == "jacobi";
-  InnerMatrix inner = prepare_inner_matrix(problem.a, backend, scaled);
+  bcsr24::OperatorOptions operator_options;
+  operator_options.convert.precision = bcsr24::precision_from_name(o.inner_precision);
+  InnerMatrix inner = prepare_inner_matrix(problem.a, backend, scaled, operator_options);
   report.preprocess_seconds = inner.preprocess_seconds;
   if (inner.op) {
     print_census(*inner.op, scaled);
@@ -483,6 +491,7 @@ int run(const Options& o) {
                         {"inner_iters", o.inner_iters},
                         {"inner_tolerance", o.inner_tolerance},
                         {"inner_scaling", o.inner_scaling},
+                        {"inner_precision", o.inner_precision},
                         {"fallback", o.fallback},
                         {"replace_every", o.replace_every},
                         {"device", o.device}}},

@@ -118,18 +118,6 @@ __global__ void scale_fp64_kernel(const double* in, const double* row_scale, con
     out[e] = in[e] * row_scale[e / k] * column_scale[e % k];
 }
 
-__global__ void fp32_to_fp16_kernel(const float* in, std::int64_t ld_in, float scale, __half* out,
-                                    std::int64_t ld_out, std::int64_t count, int k) {
-  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < count;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t row = e / k;
-    const int column = static_cast<int>(e % k);
-    float v = in[row * ld_in + column] * scale;
-    if (!isnan(v)) v = fminf(fmaxf(v, -65504.0f), 65504.0f);  // saturate: an inf would poison a whole column
-    out[row * ld_out + column] = __float2half_rn(v);
-  }
-}
-
 }  // namespace
 
 void column_dots(const DotBatch& batch, std::int32_t n, int k, double* partial, double* out, cudaStream_t stream) {
@@ -184,15 +172,6 @@ void scale_fp64(const double* in, const double* row_scale, const double* column_
   if (count == 0) return;
   scale_fp64_kernel<<<grid_for(count), kThreads, 0, stream>>>(in, row_scale, column_scale, out, count, k);
   check_launch("scale_fp64_kernel");
-}
-
-void fp32_to_fp16(const float* in, std::int64_t ld_in, float scale, std::uint16_t* out, std::int64_t ld_out,
-                  std::int32_t n, int k, cudaStream_t stream) {
-  const std::int64_t count = std::int64_t(n) * k;
-  if (count == 0) return;
-  fp32_to_fp16_kernel<<<grid_for(count), kThreads, 0, stream>>>(in, ld_in, scale, reinterpret_cast<__half*>(out),
-                                                                ld_out, count, k);
-  check_launch("fp32_to_fp16_kernel");
 }
 
 }  // namespace bcsr24::solver::gpu

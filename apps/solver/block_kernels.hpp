@@ -49,8 +49,4 @@ void fp32_to_fp64(const float* in, std::int64_t ld_in, const double* row_scale, 
 void scale_fp64(const double* in, const double* row_scale, const double* column_scale, double* out, std::int32_t n,
                 int k, cudaStream_t stream);
 
-/// out[i * ld_out + j] = fp16(in[i * ld_in + j] * scale), saturated to +-65504 (NaN stays NaN), for j < k.
-void fp32_to_fp16(const float* in, std::int64_t ld_in, float scale, std::uint16_t* out, std::int64_t ld_out,
-                  std::int32_t n, int k, cudaStream_t stream);
-
 }  // namespace bcsr24::solver::gpu

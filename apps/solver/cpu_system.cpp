@@ -46,16 +46,13 @@ class CpuSystem::Inner final : public InnerBlockSpace {
       current_.middleCols(3 * k_, k_) = a32_ * current_.middleCols(k_, k_);
       return;
     }
-    // As on the GPU: P * 2^13 rounded to fp16 (saturating), fp16 A, fp32 C, alpha = 2^-13.
-    std::vector<fp16_t> b16(static_cast<std::size_t>(n) * k_);
+    // As on the GPU, P goes in as fp32 with the stored A (the CPU product keeps B exact: the GPU's rounding of B
+    // while staging is not emulated).
+    std::vector<float> b32(static_cast<std::size_t>(n) * k_);
     for (Eigen::Index i = 0; i < n; ++i)
-      for (int j = 0; j < k_; ++j) {
-        float v = current_(i, k_ + j) * kDirectionToFp16Scale;
-        if (!std::isnan(v)) v = std::clamp(v, -65504.0f, 65504.0f);
-        b16[static_cast<std::size_t>(i) * k_ + j] = float_to_fp16(v);
-      }
+      for (int j = 0; j < k_; ++j) b32[static_cast<std::size_t>(i) * k_ + j] = current_(i, k_ + j);
     std::vector<float> c(static_cast<std::size_t>(n) * k_);
-    reference_spmm(matrix_.op->host(), k_, b16.data(), k_, c.data(), k_, 1.0 / kDirectionToFp16Scale, 0.0);
+    reference_spmm(matrix_.op->host(), k_, b32.data(), k_, c.data(), k_, 1.0, 0.0);
     for (Eigen::Index i = 0; i < n; ++i)
       for (int j = 0; j < k_; ++j) current_(i, 3 * k_ + j) = c[static_cast<std::size_t>(i) * k_ + j];
   }

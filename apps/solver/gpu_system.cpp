@@ -215,7 +215,7 @@ struct GpuSystem::Impl {
 
   std::int32_t n = 0;
   int k = 0;
-  int inner_k = 0;  // k rounded up to 8: 16-byte aligned fp16 rows for bcsr24 and 32-byte aligned slots
+  int inner_k = 0;  // k rounded up to 8: 16-byte aligned P rows for bcsr24 and 32-byte aligned slots
   int slot_count = 0;
   const InnerMatrix* inner_matrix = nullptr;
 
@@ -238,7 +238,6 @@ struct GpuSystem::Impl {
   DeviceArray<float> gram_device, update_device;
   PinnedArray<float> gram_host, update_host;
   std::unique_ptr<SpmmPlan> plan;   // bcsr24
-  DeviceArray<std::uint16_t> p16;   // bcsr24: P in fp16, n x inner_k
   std::unique_ptr<DeviceCsr> a32;   // cuSPARSE fp32
   std::unique_ptr<CusparseProduct> inner_product32;
   std::unique_ptr<Inner> inner;
@@ -323,11 +322,9 @@ class GpuSystem::Impl::Inner final : public InnerBlockSpace {
     float* q = block + 3 * s_.inner_k;
     cudaEvent_t start = s_.timer.record(s_.stream);
     if (s_.plan) {
-      gpu::fp32_to_fp16(p, s_.inner_ld(), kDirectionToFp16Scale, s_.p16.get(), s_.inner_k, s_.n, s_.k, s_.stream);
-      cudaEvent_t converted = s_.timer.record(s_.stream);
-      s_.plan->run(s_.p16.get(), s_.inner_k, q, s_.inner_ld(), 1.0f / kDirectionToFp16Scale, 0.0f, s_.stream);
-      s_.timer.interval(EventTimer::fp16_convert, start, converted);
-      s_.timer.interval(EventTimer::inner_spmm, converted, s_.timer.record(s_.stream));
+      // P goes in as it is, fp32: the kernels convert it while staging, with a scale per tile and column.
+      s_.plan->run(p, s_.inner_ld(), q, s_.inner_ld(), 1.0f, 0.0f, s_.stream);
+      s_.timer.interval(EventTimer::inner_spmm, start, s_.timer.record(s_.stream));
     } else {
       s_.inner_product32->run(p, q, 1.0, 0.0);
       s_.timer.interval(EventTimer::inner_spmm, start, s_.timer.record(s_.stream));
@@ -390,10 +387,9 @@ GpuSystem::GpuSystem(const CsrMatrix& a, const InnerMatrix& inner, int k, int sl
   if (inner.backend == InnerBackend::bcsr24) {
     PlanOptions options;
     options.output = OutputType::f32;
-    options.allow_unaligned_b = false;  // P16 rows are inner_k (multiple of 8) fp16 apart: always aligned
+    options.input = InputType::f32;
+    options.allow_unaligned_b = false;  // P rows are 4 * inner_k floats apart, P starts inner_k (a multiple of 8) in
     s.plan = std::make_unique<SpmmPlan>(inner.op->make_plan(k, KernelKind::automatic, options));
-    s.p16 = DeviceArray<std::uint16_t>(std::size_t(s.n) * s.inner_k);
-    CUDA_OK(cudaMemset(s.p16.get(), 0, s.p16.bytes()));
   } else {
     s.a32 = std::make_unique<DeviceCsr>(inner.csr, true);
     float* any = s.inner_blocks[0].get();
@@ -443,7 +439,7 @@ std::int64_t GpuSystem::device_bytes() const {
   const Impl& s = *impl_;
   std::size_t bytes = s.a64->bytes() + s.outer_product->bytes() + s.blocks.bytes() + s.inverse_diagonal.bytes() +
                       s.inner_row_scale.bytes() + s.dots_partial.bytes() + s.inner_blocks[0].bytes() +
-                      s.inner_blocks[1].bytes() + s.p16.bytes();
+                      s.inner_blocks[1].bytes();
   if (s.a32) bytes += s.a32->bytes() + s.inner_product32->bytes();
   if (s.plan) bytes += std::size_t(s.inner_matrix->op->device().device_bytes() + s.plan->workspace_bytes());
   return static_cast<std::int64_t>(bytes);

@@ -21,11 +21,6 @@ const char* inner_backend_name(InnerBackend backend) noexcept;
 /// @throw InvalidArgument for an unknown name.
 InnerBackend inner_backend_from_name(const std::string& name);
 
-/// Whitened directions have entries of magnitude <= 1 (unit columns), so P * 2^13 fits fp16 (max 65504)
-/// with 8x headroom for the rounding of the whitening, and entries down to 2^-27 of the column norm stay
-/// representable (normal or subnormal) – far below the inner tolerance. Values beyond are saturated, not inf.
-inline constexpr float kDirectionToFp16Scale = 8192.0f;
-
 enum class RhsKind {
   a_times_random,  ///< b = A x_true with x_true uniform in [-1, 1): the error x - x_true can be reported
   random           ///< b uniform in [-1, 1)

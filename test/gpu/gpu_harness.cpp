@@ -106,7 +106,7 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
   const Eigen::MatrixXd ab = to_eigen(a) * bd;
   const std::vector<float> c0_for_bound = cfg.beta == 0.0 ? std::vector<float>() : c0;
   const std::vector<double> bound =
-      spmm_error_bound(a, n, b, cfg.alpha, cfg.beta, c0_for_bound, true, host.scaling.exponent);
+      spmm_error_bound(a, n, b, cfg.alpha, cfg.beta, c0_for_bound, storage_rounding(host));
 
   double err2 = 0.0, ref2 = 0.0, out2 = 0.0;
   for (std::int32_t i = 0; i < m; ++i)

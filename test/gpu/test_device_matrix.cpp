@@ -47,7 +47,7 @@ TEST_CASE("SpmmPlan rejects bad arguments before launching", "[gpu][device]") {
   SpmmPlan plan(dev, 16, KernelKind::split_pipelined);
   CHECK_THROWS_AS(plan.run(bp, 8, c, 16, 1.f, 0.f), InvalidArgument);        // ldb < n
   CHECK_THROWS_AS(plan.run(bp, 16, c, 15, 1.f, 0.f), InvalidArgument);       // ldc < n
-  CHECK_THROWS_AS(plan.run(nullptr, 16, c, 16, 1.f, 0.f), InvalidArgument);  // null B
+  CHECK_THROWS_AS(plan.run(static_cast<const fp16_t*>(nullptr), 16, c, 16, 1.f, 0.f), InvalidArgument);  // null B
   CHECK_NOTHROW(plan.run(bp, 16, c, 16, 1.f, 0.f));
 
   PlanOptions strict;

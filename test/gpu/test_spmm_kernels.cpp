@@ -169,13 +169,21 @@ TEST_CASE("results are bit-identical across runs (deterministic reduction)", "[g
 TEST_CASE("values beyond fp16 range are scaled, not turned into inf", "[gpu][scaling]") {
   CsrMatrix a = xdys(90, 130, 20, 20, 9);
   for (double& v : a.values) v *= 1.0e6;  // far beyond fp16's 65504
-  Prepared p = prepare(std::move(a));
-  REQUIRE(p.host.scaling.exponent > 0);
-  GpuCase cfg;
-  cfg.n = 16;
-  for (KernelKind kernel : all_kernels()) {
-    INFO(kernel_name(kernel));
-    require_pass(run_and_check(p.csr, p.host, p.dev, kernel, cfg));
+  // Both policies: one exponent per row (the default) and one for the whole matrix.
+  for (const ScalingPolicy policy : {ScalingPolicy::per_row, ScalingPolicy::automatic}) {
+    ConvertOptions options = aligned_file_order();
+    options.scaling = policy;
+    Prepared p = prepare(a, options);
+    if (policy == ScalingPolicy::per_row)
+      REQUIRE(p.host.scaling.min_row_exponent > 0);
+    else
+      REQUIRE(p.host.scaling.exponent > 0);
+    GpuCase cfg;
+    cfg.n = 16;
+    for (KernelKind kernel : all_kernels()) {
+      INFO(kernel_name(kernel));
+      require_pass(run_and_check(p.csr, p.host, p.dev, kernel, cfg));
+    }
   }
 }
 

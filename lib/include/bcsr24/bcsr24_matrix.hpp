@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bcsr24/half.hpp"
+#include "bcsr24/precision.hpp"
 #include "bcsr24/tile_layout.hpp"
 
 namespace bcsr24 {
@@ -54,7 +55,12 @@ struct TileList {
   /// One per tile. Aligned layout: tile column (stored column / 32). Condensed layout: the tile's position
   /// among its band's tiles (unique within a band across both lists).
   std::vector<std::int32_t> col_idx;
-  std::vector<fp16_t> values;          ///< 512 (dense) or 256 (2:4) per tile
+  /// 512 (dense) or 256 (2:4) per tile: 16-bit values in the matrix's precision (fp16 bits, or bf16 bits for
+  /// Precision::bf16), times 2^-(the row's exponent).
+  std::vector<fp16_t> values;
+  /// Precision::split only (else empty): the low parts, in the same layout as `values` (a 2:4 tile's low parts
+  /// sit at the positions of its high parts and share its metadata): fp16 of (a_scaled - hi) * 2^kSplitLoShift.
+  std::vector<fp16_t> values_lo;
   std::vector<std::uint32_t> metadata; ///< 2:4 list only: 16 words per tile
   /// Empty: tile column j of tile t multiplies row col_idx[t] * 32 + j of B (aligned layout, file order).
   /// Otherwise 32 per tile: the row of B (= original column of A) that tile column j multiplies, or -1 for a
@@ -76,20 +82,31 @@ struct TileList {
   }
   /// Bytes of the list without B-row indices (row pointers, tile columns, values, metadata).
   std::int64_t tile_bytes() const noexcept {
-    return static_cast<std::int64_t>(row_ptr.size() * 4 + col_idx.size() * 4 + values.size() * 2 + metadata.size() * 4);
+    return static_cast<std::int64_t>(row_ptr.size() * 4 + col_idx.size() * 4 + values.size() * 2 +
+                                     values_lo.size() * 2 + metadata.size() * 4);
   }
 };
 
-/// fp16 range findings and the scaling applied. Stored values are A * 2^-exponent; products are multiplied
-/// by 2^exponent, so the caller always sees A * B.
+/// Range findings and the scaling applied (fp16 range, or bf16's for Precision::bf16). Stored values of row i
+/// are A(i, :) * 2^-(exponent + row exponent i) (Bcsr24Matrix::row_exponent); products are multiplied back,
+/// so the caller always sees A * B.
 struct Fp16Scaling {
-  std::int32_t exponent = 0;          ///< power-of-two scale applied at conversion
+  std::int32_t exponent = 0;          ///< power-of-two scale of the whole matrix (0 with per-row scaling)
+  bool per_row = false;               ///< rows carry their own exponents (ScalingPolicy::per_row)
+  std::int32_t min_row_exponent = 0, max_row_exponent = 0;  ///< range of the row exponents (0, 0 without)
   double max_abs = 0.0;               ///< largest |a_ij| of the input
   double min_abs_nonzero = 0.0;       ///< smallest nonzero |a_ij| of the input
   std::int64_t overflow_count = 0;    ///< entries that would exceed fp16 max without scaling
   std::int64_t underflow_count = 0;   ///< nonzeros that would round to 0 without scaling
   std::int64_t subnormal_count = 0;   ///< nonzeros stored as fp16 subnormals (reduced precision) after scaling
   std::int64_t flushed_count = 0;     ///< nonzeros that still round to 0 after scaling (reported, never silent)
+  /// Largest |a_ij| / max_j |a_ij| (its row's largest magnitude) among the flushed nonzeros; 0 when none.
+  double max_flushed_relative = 0.0;
+  /// What storing did to A: the largest |stored - a| / |a| over the nonzeros that were not flushed, and
+  /// ||stored - A||_F / ||A||_F over all of them (flushed ones included). stored = hi + 2^-kSplitLoShift lo for
+  /// Precision::split.
+  double max_relative_error = 0.0;
+  double frobenius_relative_error = 0.0;
 };
 
 /// Tile statistics of a converted matrix.
@@ -131,6 +148,10 @@ struct Bcsr24Matrix {
   TileList sparse24;           ///< 2:4 tiles, compressed, with metadata
   TileList dense;              ///< dense tiles
   Fp16Scaling scaling;
+  Precision precision = Precision::fp16;
+  /// Per-row scaling (ScalingPolicy::per_row): `rows` entries, indexed by the row of A (not the stored row);
+  /// stored values of row i are A(i, :) * 2^-(scaling.exponent + row_exponent[i]). Empty: no per-row scale.
+  std::vector<std::int16_t> row_exponent;
   TileLayout layout = TileLayout::aligned;   ///< never automatic
   Reordering reordering = Reordering::none;  ///< never automatic
   /// Empty: stored row i is row i of A and of C. Otherwise tile_rows * 16 entries: stored row i is original
@@ -149,6 +170,10 @@ struct Bcsr24Matrix {
   BRowIndex b_row_index() const noexcept { return gathered() ? BRowIndex::full : BRowIndex::implicit; }
   /// Bytes of the row map.
   std::int64_t row_order_bytes() const noexcept { return static_cast<std::int64_t>(row_order.size()) * 4; }
+  /// Exponent e of row i of A (0 <= i < rows): its stored values are A(i, :) * 2^-e.
+  std::int32_t exponent_of_row(std::int32_t i) const noexcept {
+    return scaling.exponent + (row_exponent.empty() ? 0 : row_exponent[static_cast<std::size_t>(i)]);
+  }
 };
 
 /// What the layout choice cost and bought, against the thesis baseline (aligned tiles, file order).

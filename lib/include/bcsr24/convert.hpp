@@ -1,4 +1,4 @@
-// CSR -> BCSR-2:4 conversion: tiling, classification, 2:4 compression, fp16 range handling.
+// CSR -> BCSR-2:4 conversion: tiling, classification, 2:4 compression, range handling of the stored format.
 #pragma once
 
 #include <cstdint>
@@ -10,12 +10,16 @@
 namespace bcsr24 {
 
 enum class ScalingPolicy {
-  automatic,  ///< pick a power-of-two scale when values overflow fp16 (or would underflow), else none
-  none,       ///< never scale; values beyond fp16 range raise RangeError
+  per_row,    ///< a power-of-two scale per row, so each row's largest magnitude sits just under 2^15: an entry
+              ///< flushes to zero only if it is below about 2^-40 of its row's largest (the default)
+  automatic,  ///< one power-of-two scale for the whole matrix when values overflow fp16 (or would underflow)
+  none,       ///< never scale; values beyond the precision's range raise RangeError
 };
 
 struct ConvertOptions {
-  ScalingPolicy scaling = ScalingPolicy::automatic;
+  ScalingPolicy scaling = ScalingPolicy::per_row;
+  /// Number format of the stored values (precision.hpp).
+  Precision precision = Precision::fp16;
   /// Treat every non-empty tile as dense (no 2:4 list). For experiments.
   bool force_dense = false;
   /// Host threads converting tile rows in parallel; 0 = std::thread::hardware_concurrency().
@@ -30,23 +34,25 @@ struct ConvertOptions {
 /// Classifies one 16x32 tile given as a row-major 16x32 array (exact zeros are absent entries).
 TileKind classify_tile(const double* tile_row_major);
 
-/// Converts a CSR matrix. Explicit zeros are dropped (they do not make a tile non-zero).
-/// @throw RangeError if a value is beyond fp16 range and options.scaling == none, or is not finite;
+/// Converts a CSR matrix. Explicit zeros are dropped (they do not make a tile non-zero). The result's scaling
+/// field reports the range findings and what storing did to the values (docs/FORMAT.md, section 5).
+/// @throw RangeError if a value is beyond the range of options.precision and options.scaling == none, or is
+///        not finite;
 ///        SizeLimitError if the tiles do not fit in host memory.
 Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options = {},
                                LayoutReport* report = nullptr);
 
 /// Expands every stored tile (2:4 ones decompressed) into one dense list in tile-row/column order:
-/// the input of the all-dense kernels.
+/// the input of the all-dense kernels. A split matrix's low parts are expanded into values_lo the same way.
 TileList merge_to_dense_list(const Bcsr24Matrix& a);
 
-/// Decodes the whole matrix into a dense row-major rows x cols array of the stored fp16 values
-/// times 2^scaling.exponent (for tests on small matrices).
+/// Decodes the whole matrix into a dense row-major rows x cols array of the stored values in their precision
+/// (split: hi + 2^-11 lo), each times 2^exponent_of_row(its row), exactly (for tests on small matrices).
 std::vector<double> decode_to_dense(const Bcsr24Matrix& a);
 
-/// The stored matrix (fp16 values times 2^scaling.exponent, in the caller's row and column order) as CSR: the
-/// reference for a matrix loaded from a .b24 file, whatever its layout. Values that flushed to fp16 zero are
-/// absent.
+/// The stored matrix (decoded as in decode_to_dense, in the caller's row and column order) as CSR: the
+/// reference for a matrix loaded from a .b24 file, whatever its layout and precision. Values that flushed to
+/// zero are absent.
 CsrMatrix stored_matrix_csr(const Bcsr24Matrix& a);
 
 }  // namespace bcsr24

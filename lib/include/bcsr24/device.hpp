@@ -78,6 +78,8 @@ class DeviceMatrix {
   std::int32_t rows() const noexcept;
   std::int32_t cols() const noexcept;
   std::int32_t scale_exponent() const noexcept;
+  /// How the values are stored (the host matrix's precision).
+  Precision precision() const noexcept;
   bool has_merged_dense() const noexcept;
   /// Bands with a CSR copy (0 .. tile rows).
   std::int32_t csr_bands() const noexcept;
@@ -94,9 +96,22 @@ class DeviceMatrix {
 /// Output element type.
 enum class OutputType { f32, f16 };
 
+/// Element type of B that a plan's run() takes.
+enum class InputType {
+  automatic,  ///< the matrix's own 16-bit type (fp16, or bf16 for a bf16 matrix); fp32 for Precision::split
+  f16,        ///< fp16 (Precision::fp16 only)
+  bf16,       ///< bf16 (Precision::bf16 only)
+  f32,        ///< fp32, read by the kernels directly: converted while staged into shared memory (fp16 with a
+              ///< power-of-two scale per tile and column, so no column overflows or flushes; bf16; or fp16
+              ///< hi + lo for Precision::split). No pass over B before the product. Output must be f32.
+};
+const char* input_type_name(InputType type) noexcept;
+
 /// Choices fixed when a plan is made.
 struct PlanOptions {
   OutputType output = OutputType::f32;
+  /// B's element type; automatic takes the matrix's 16-bit type (fp32 for Precision::split).
+  InputType input = InputType::automatic;
   /// Keep a workspace of cols(A) x round_up(n, 8) fp16 so that B with any pointer alignment and any ldb
   /// works (it is copied there first). When false, run() requires B 16-byte aligned with ldb % 8 == 0
   /// and throws InvalidArgument otherwise; no workspace is allocated. A plan that runs only the CSR kernel
@@ -113,6 +128,8 @@ struct PlanOptions {
 struct PlanReport {
   KernelKind kernel = KernelKind::automatic;
   std::int32_t n = 0;
+  Precision precision = Precision::fp16;  ///< the matrix's
+  InputType input = InputType::f16;       ///< B's element type (never automatic)
   std::int32_t tile_bands = 0, csr_bands = 0;            ///< bands (16-row tile rows) on each path
   std::int64_t sparse24_tiles = 0, dense_tiles = 0;      ///< tiles the tile kernel multiplies
   std::int64_t sparse24_nnz = 0, dense_nnz = 0, csr_nnz = 0;  ///< stored nonzeros on 2:4 tiles, dense tiles, CSR
@@ -136,8 +153,10 @@ class SpmmPlan {
  public:
   /// kernel automatic (default) splits the bands between the tile kernel and the CSR kernel by the cost model
   /// (report() says how); the other kinds run one kernel on every band.
-  /// @throw InvalidArgument for n < 1, a dense kernel on a matrix uploaded without the merged list, or
-  ///        csr_cuda_cores on a matrix without a CSR copy of every band (UploadOptions::csr = all).
+  /// @throw InvalidArgument for n < 1, a dense kernel on a matrix uploaded without the merged list or stored in
+  ///        a precision other than fp16, csr_cuda_cores on a matrix without a CSR copy of every band
+  ///        (UploadOptions::csr = all), an input type the matrix's precision does not take (fp16 B for a bf16
+  ///        matrix, 16-bit B for split), or fp16 output with any combination but fp16 A and fp16 B.
   SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel = KernelKind::automatic,
            const PlanOptions& options = {});
   ~SpmmPlan();
@@ -152,12 +171,18 @@ class SpmmPlan {
   /// The DeviceMatrix must outlive the plan, and B and C must not overlap.
   /// @throw InvalidArgument for null pointers, short leading dimensions, or unaligned B when the plan was
   ///        made without allow_unaligned_b; CudaError if the launch fails.
+  /// 16-bit B: fp16 bits (InputType::f16) or bf16 bits (InputType::bf16), as the plan was made for.
   void run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
+           Stream stream = nullptr) const;
+  /// The same with fp32 B (a plan made with InputType::f32, or automatic on a split matrix); C is float.
+  /// Unaligned B (not 16-byte aligned or ldb % 4 != 0) is copied to the workspace first, as for 16-bit B.
+  void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
            Stream stream = nullptr) const;
 
   std::int32_t n() const noexcept;
   KernelKind kernel() const noexcept;
   OutputType output() const noexcept;
+  InputType input() const noexcept;  ///< never automatic
   /// Device bytes of the plan's workspace (0 without allow_unaligned_b) and work lists.
   std::int64_t workspace_bytes() const noexcept;
   /// How the plan splits the work between tiles and CSR. Never throws.

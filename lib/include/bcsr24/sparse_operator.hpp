@@ -16,8 +16,9 @@ namespace bcsr24 {
 
 /// Choices fixed when a SparseOperator is built.
 struct OperatorOptions {
-  /// fp16 scaling policy, host threads, tile layout (aligned / condensed / automatic) and row reordering
-  /// (none / rcm / automatic) of the conversion (see convert.hpp); both default to automatic.
+  /// Precision (fp16 / bf16 / split), scaling policy (per row by default), host threads, tile layout
+  /// (aligned / condensed / automatic) and row reordering (none / rcm / automatic) of the conversion (see
+  /// convert.hpp, precision.hpp).
   ConvertOptions convert;
   /// How from_file() fills pattern files (ones or seeded random values).
   MatrixMarketOptions matrix_market;
@@ -97,8 +98,11 @@ class SparseOperator {
   /// thesis baseline it was compared with and the preprocessing time of each step. For from_host / .b24 input,
   /// only layout and reordering are filled (the baseline fields are -1). Never throws.
   const LayoutReport& layout_report() const noexcept;
-  /// The fp16 range findings and the power-of-two scale chosen by the conversion. Never throws.
+  /// The range findings, the power-of-two scales chosen by the conversion and what storing did to the values
+  /// (flushed entries, relative error of the stored A). Never throws.
   const Fp16Scaling& scaling() const noexcept;
+  /// How A's values are stored (OperatorOptions::convert.precision, or the .b24 file's). Never throws.
+  Precision precision() const noexcept;
   /// The preprocessed host matrix (for save_bcsr24, reference_spmm, ...). Never throws.
   const Bcsr24Matrix& host() const noexcept;
   /// The options the operator was built with. Never throws.
@@ -120,7 +124,8 @@ class SparseOperator {
   /// @param kernel which kernel: auto (default) puts each band on tiles or CSR by the cost model (the plan's
   ///        report() says how); dense_bt and dense_pipelined need OperatorOptions::upload_merged_dense,
   ///        csr_cuda_cores needs OperatorOptions::csr_copy = all
-  /// @param options output type (fp32 or fp16) and unaligned-B support
+  /// @param options output type (fp32 or fp16), B's element type (16-bit of the matrix's precision or fp32;
+  ///        split precision takes fp32 only) and unaligned-B support
   /// @throw InvalidArgument for n < 1 or a dense kernel without the merged dense upload; SizeLimitError if
   ///        the launch grid would be too large; plus upload()'s exceptions.
   SpmmPlan make_plan(std::int32_t n, KernelKind kernel = KernelKind::automatic,

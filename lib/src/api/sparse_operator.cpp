@@ -160,6 +160,7 @@ std::int64_t SparseOperator::nnz() const noexcept { return state_->host.nnz; }
 const TileCensus& SparseOperator::census() const noexcept { return state_->census; }
 const LayoutReport& SparseOperator::layout_report() const noexcept { return state_->layout_report; }
 const Fp16Scaling& SparseOperator::scaling() const noexcept { return state_->host.scaling; }
+Precision SparseOperator::precision() const noexcept { return state_->host.precision; }
 const Bcsr24Matrix& SparseOperator::host() const noexcept { return state_->host; }
 const OperatorOptions& SparseOperator::options() const noexcept { return state_->options; }
 

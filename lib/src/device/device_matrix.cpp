@@ -24,6 +24,7 @@ DeviceTileList upload(const TileList& list, std::int32_t tile_rows, BRowIndex in
   d.row_ptr = detail::DeviceBuffer<std::int32_t>(list.row_ptr);
   d.col_idx = detail::DeviceBuffer<std::int32_t>(list.col_idx);
   d.values = detail::DeviceBuffer<std::uint16_t>(list.values);
+  d.values_lo = detail::DeviceBuffer<std::uint16_t>(list.values_lo);
   d.metadata = detail::DeviceBuffer<std::uint32_t>(list.metadata);
   if (index == BRowIndex::full) d.b_rows = detail::DeviceBuffer<std::int32_t>(list.b_rows);
 
@@ -73,6 +74,7 @@ DeviceBandCsr upload_csr(const detail::BandCsr& csr, std::int32_t tile_rows) {
   d.row_ptr = detail::DeviceBuffer<std::int32_t>(csr.row_ptr);
   d.b_row = detail::DeviceBuffer<std::int32_t>(csr.b_row);
   d.values = detail::DeviceBuffer<std::uint16_t>(csr.values);
+  d.values_lo = detail::DeviceBuffer<std::uint16_t>(csr.values_lo);
   d.out_row = detail::DeviceBuffer<std::int32_t>(csr.out_row);
   d.out_row_host = csr.out_row;
   d.first_slot.assign(static_cast<std::size_t>(tile_rows), -1);
@@ -98,6 +100,15 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
       host.sparse24.metadata.size() != std::size_t(host.sparse24.tiles()) * kSparseTileMetaWords ||
       host.dense.values.size() != std::size_t(host.dense.tiles()) * kDenseTileValues)
     throw InvalidArgument("host matrix tile lists are inconsistent (values or metadata size)");
+  const bool split = host.precision == Precision::split;
+  for (const TileList* list : {&host.sparse24, &host.dense})
+    if (list->values_lo.size() != (split ? list->values.size() : 0))
+      throw InvalidArgument(std::string("host matrix: ") + precision_name(host.precision) + " tiles with " +
+                            std::to_string(list->values_lo.size()) + " low parts for " +
+                            std::to_string(list->values.size()) + " values");
+  if (!host.row_exponent.empty() && host.row_exponent.size() != std::size_t(host.rows))
+    throw InvalidArgument("host matrix: " + std::to_string(host.row_exponent.size()) + " row exponents for " +
+                          std::to_string(host.rows) + " rows");
   if (const std::string problem = detail::layout_problem(host); !problem.empty())
     throw InvalidArgument("DeviceMatrix: " + problem);
   const BRowIndex index = host.b_row_index();
@@ -111,7 +122,8 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   std::vector<detail::BandStats> stats = detail::band_stats(host);
   const detail::BandCsr csr =
       detail::extract_band_csr(host, csr_bands_to_copy(options.csr, stats, index == BRowIndex::full, host.cols, info.l2_bytes));
-  const std::int64_t listed = host.census().total_bytes() + csr.bytes();
+  const std::int64_t listed =
+      host.census().total_bytes() + csr.bytes() + std::int64_t(host.row_exponent.size()) * 2;
   const std::int64_t needed =
       listed + (with_merged_dense ? all_tiles * (kDenseTileValues * 2 + 4 + index_per_tile) + host.dense.row_ptr.size() * 4 : 0);
   std::size_t free_bytes = 0, total_bytes = 0;
@@ -128,6 +140,8 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   d.tile_rows = host.tile_rows;
   d.tile_cols = host.tile_cols;
   d.scale_exponent = host.scaling.exponent;
+  d.precision = host.precision;
+  d.row_exponent = detail::DeviceBuffer<std::int16_t>(host.row_exponent);
   d.b_row_index = index;
   d.row_map = detail::DeviceBuffer<std::int32_t>(host.row_order);
   d.sparse24 = upload(host.sparse24, host.tile_rows, index);
@@ -158,11 +172,13 @@ DeviceMatrix& DeviceMatrix::operator=(DeviceMatrix&&) noexcept = default;
 std::int32_t DeviceMatrix::rows() const noexcept { return impl_->rows; }
 std::int32_t DeviceMatrix::cols() const noexcept { return impl_->cols; }
 std::int32_t DeviceMatrix::scale_exponent() const noexcept { return impl_->scale_exponent; }
+Precision DeviceMatrix::precision() const noexcept { return impl_->precision; }
 bool DeviceMatrix::has_merged_dense() const noexcept { return impl_->has_merged_dense; }
 std::int32_t DeviceMatrix::csr_bands() const noexcept { return impl_->csr.bands; }
 std::int64_t DeviceMatrix::device_bytes() const noexcept {
   return impl_->sparse24.bytes() + impl_->dense.bytes() + impl_->merged_dense.bytes() + impl_->csr.bytes() +
-         std::int64_t(impl_->row_work.bytes()) + std::int64_t(impl_->row_map.bytes());
+         std::int64_t(impl_->row_work.bytes()) + std::int64_t(impl_->row_map.bytes()) +
+         std::int64_t(impl_->row_exponent.bytes());
 }
 
 }  // namespace bcsr24

@@ -15,15 +15,17 @@ struct DeviceTileList {
   detail::DeviceBuffer<std::int32_t> row_ptr;
   detail::DeviceBuffer<std::int32_t> col_idx;
   detail::DeviceBuffer<std::uint16_t> values;
+  detail::DeviceBuffer<std::uint16_t> values_lo;  // split precision: the low parts
   detail::DeviceBuffer<std::uint32_t> metadata;
   detail::DeviceBuffer<std::int32_t> b_rows;  // gathered layouts: 32 B rows per tile
   std::int64_t tiles = 0;
 
   kernels::TileListView view() const {
-    return {row_ptr.get(), col_idx.get(), values.get(), metadata.get(), b_rows.get()};
+    return {row_ptr.get(), col_idx.get(), values.get(), values_lo.get(), metadata.get(), b_rows.get()};
   }
   std::int64_t bytes() const {
-    return std::int64_t(row_ptr.bytes() + col_idx.bytes() + values.bytes() + metadata.bytes() + b_rows.bytes());
+    return std::int64_t(row_ptr.bytes() + col_idx.bytes() + values.bytes() + values_lo.bytes() + metadata.bytes() +
+                        b_rows.bytes());
   }
 };
 
@@ -32,6 +34,7 @@ struct DeviceBandCsr {
   detail::DeviceBuffer<std::int32_t> row_ptr;  // per slot, + 1
   detail::DeviceBuffer<std::int32_t> b_row;
   detail::DeviceBuffer<std::uint16_t> values;
+  detail::DeviceBuffer<std::uint16_t> values_lo;  // split precision
   detail::DeviceBuffer<std::int32_t> out_row;  // per slot
   std::vector<std::int32_t> first_slot;        // per band: its first slot, -1 without a copy
   std::vector<std::int32_t> row_nnz;           // per slot
@@ -39,13 +42,15 @@ struct DeviceBandCsr {
   std::int32_t bands = 0;
 
   std::int64_t bytes() const {
-    return std::int64_t(row_ptr.bytes() + b_row.bytes() + values.bytes() + out_row.bytes());
+    return std::int64_t(row_ptr.bytes() + b_row.bytes() + values.bytes() + values_lo.bytes() + out_row.bytes());
   }
 };
 
 struct DeviceMatrix::Impl {
   std::int32_t rows = 0, cols = 0, tile_rows = 0, tile_cols = 0;
   std::int32_t scale_exponent = 0;
+  Precision precision = Precision::fp16;
+  detail::DeviceBuffer<std::int16_t> row_exponent;  // per row of A and C (per-row scaling); empty = none
   DeviceTileList sparse24;
   DeviceTileList dense;
   DeviceTileList merged_dense;  // every stored tile as dense; empty unless requested

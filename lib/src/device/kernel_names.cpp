@@ -29,4 +29,14 @@ KernelKind kernel_from_name(const std::string& name) {
                         "' (expected auto, split_pipelined, dense_pipelined, dense_bt or csr_cuda_cores)");
 }
 
+const char* input_type_name(InputType type) noexcept {
+  switch (type) {
+    case InputType::automatic: return "auto";
+    case InputType::f16: return "fp16";
+    case InputType::bf16: return "bf16";
+    case InputType::f32: return "fp32";
+  }
+  return "?";
+}
+
 }  // namespace bcsr24

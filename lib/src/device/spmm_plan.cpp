@@ -33,18 +33,58 @@ struct SpmmPlan::Impl {
   bool run_tiles = false, run_csr = false;
   bool needs_aligned_b = false;  // some part reads B in 16-byte pieces (the tiles; CSR unless n < 8)
   bool split_bands = false;      // the tile kernel's schedule has split bands: launch the instantiation for them
+  kernels::OperandMode mode = kernels::OperandMode::f16;  // A's precision and B's element type
   detail::DeviceBuffer<kernels::TileRowWork> tile_work;  // the tile kernel's work items, unless they are the
                                                          // matrix's own descriptors (every band, none split)
   detail::DeviceBuffer<kernels::SplitGroup> split_groups;  // split bands: their parts' partial sums and counters
   detail::DeviceBuffer<float> split_partials;
   detail::DeviceBuffer<unsigned> split_counters;
   detail::DeviceBuffer<std::int32_t> csr_long_slots, csr_medium_slots, csr_short_slots;
-  detail::DeviceBuffer<std::uint16_t> staged_b;
+  detail::DeviceBuffer<std::uint16_t> staged_b;      // 16-bit B copied for alignment
+  detail::DeviceBuffer<float> staged_b_f32;          // fp32 B copied for alignment
   std::int64_t staged_ld = 0;
+  /// Enqueues both parts with B (16-bit or fp32) already checked and, where needed, staged.
+  void launch(kernels::SpmmParams k, const void* b_as_given, std::int64_t ldb_as_given, cudaStream_t s) const;
   PlanReport report;
 };
 
 namespace {
+
+/// The operand mode of a matrix precision and a requested B type; refuses the combinations that do not exist.
+kernels::OperandMode operand_mode(Precision precision, InputType input, OutputType output, InputType& resolved) {
+  using kernels::OperandMode;
+  resolved = input;
+  if (input == InputType::automatic)
+    resolved = precision == Precision::split ? InputType::f32
+                                             : precision == Precision::bf16 ? InputType::bf16 : InputType::f16;
+  OperandMode mode = OperandMode::f16;
+  bool ok = true;
+  switch (precision) {
+    case Precision::fp16:
+      ok = resolved != InputType::bf16;
+      mode = resolved == InputType::f32 ? OperandMode::f16_f32b : OperandMode::f16;
+      break;
+    case Precision::bf16:
+      ok = resolved != InputType::f16;
+      mode = resolved == InputType::f32 ? OperandMode::bf16_f32b : OperandMode::bf16;
+      break;
+    case Precision::split:
+      ok = resolved == InputType::f32;
+      mode = OperandMode::split_f32b;
+      break;
+  }
+  if (!ok)
+    throw InvalidArgument(std::string("SpmmPlan: a ") + precision_name(precision) + " matrix does not take " +
+                          input_type_name(resolved) + " B (" +
+                          (precision == Precision::split ? "split precision needs fp32 B"
+                                                         : std::string("use ") + precision_name(precision) +
+                                                               " or fp32 B") +
+                          ")");
+  if (mode != OperandMode::f16 && output != OutputType::f32)
+    throw InvalidArgument(std::string("SpmmPlan: ") + kernels::operand_mode_name(mode) +
+                          " writes fp32 C only (fp16 output exists for fp16 A with fp16 B)");
+  return mode;
+}
 
 /// Which bands go to CSR for `kernel` (1) and the report's reason and predictions.
 std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t n, KernelKind kernel,
@@ -87,22 +127,32 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
                           " needs the matrix uploaded with with_merged_dense = true");
   Impl& p = *impl_;
+  InputType input = InputType::f16;
+  p.mode = operand_mode(m.precision, options.input, options.output, input);
+  if (dense_kernel && p.mode != kernels::OperandMode::f16)
+    throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
+                          " multiplies fp16 A with fp16 B only (this plan: " + kernels::operand_mode_name(p.mode) +
+                          "); split_pipelined, csr_cuda_cores and automatic take every precision");
   p.a = &m;
   p.n = n;
   p.kernel = kernel;
   p.tile_kernel = dense_kernel ? kernel : KernelKind::split_pipelined;
   p.options = options;
+  p.options.input = input;
   p.slice_width = kernels::slice_width_for(n);
   const std::int64_t n_slices = (std::int64_t(n) + p.slice_width - 1) / p.slice_width;
 
   PlanReport& report = p.report;
   report.kernel = kernel;
   report.n = n;
+  report.precision = m.precision;
+  report.input = input;
   // Bands far longer than one block slot's fair share of the tiles are split over several blocks.
   const std::int32_t tiles_per_part =
       options.split_long_bands
           ? detail::split_tiles_per_part(m.band_stats,
-                                         std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width))
+                                         std::int64_t(m.multiprocessors) *
+                                             kernels::tile_blocks_per_sm(p.slice_width, p.mode))
           : 0;
   const std::vector<std::uint8_t> to_csr = assign_bands(m, n, kernel, tiles_per_part, report);
 
@@ -139,6 +189,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   if (!own_descriptors && p.run_tiles) p.tile_work = detail::DeviceBuffer<kernels::TileRowWork>(schedule.items);
   k.row_work = own_descriptors ? m.row_work.get() : p.tile_work.get();
   k.row_map = m.row_map.get();
+  k.row_exponent = m.row_exponent.get();
   if (std::int64_t(schedule.items.size()) * n_slices > INT32_MAX)
     throw SizeLimitError("SpmmPlan: " + std::to_string(schedule.items.size()) + " tile work items x " +
                          std::to_string(n_slices) + " column slices exceed the 2^31 - 1 blocks of one launch");
@@ -161,7 +212,8 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
 
   p.split_bands = !schedule.groups.empty();
   if (p.run_tiles)
-    kernels::configure_spmm_kernel(p.tile_kernel, p.slice_width, options.output, m.b_row_index, p.split_bands);
+    kernels::configure_spmm_kernel(p.tile_kernel, p.slice_width, options.output, m.b_row_index, p.split_bands,
+                                   p.mode);
 
   // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each.
   std::vector<std::int32_t> slots;
@@ -200,6 +252,8 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     c.row_ptr = m.csr.row_ptr.get();
     c.b_row = m.csr.b_row.get();
     c.values = m.csr.values.get();
+    c.values_lo = m.csr.values_lo.get();
+    c.row_exponent = m.row_exponent.get();
     c.out_row = m.csr.out_row.get();
     c.long_slots = p.csr_long_slots.get();
     c.medium_slots = p.csr_medium_slots.get();
@@ -213,12 +267,23 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     report.csr_medium_rows = c.medium_count;
     report.csr_chunks = p.csr_shape.chunks;
     report.csr_nz_lanes = p.csr_shape.nz_lanes;
-    report.csr_bytes = report.csr_nnz * 6 + std::int64_t(slots.size()) * 12;
+    const std::int64_t value_bytes = m.precision == Precision::split ? 4 : 2;
+    report.csr_bytes = report.csr_nnz * (4 + value_bytes) + std::int64_t(slots.size()) * 12;
+  }
+  if (m.precision == Precision::split) {  // the low parts double the value bytes of the tiles
+    report.sparse24_bytes += report.sparse24_tiles * kSparseTileValues * 2;
+    report.dense_bytes += report.dense_tiles * kDenseTileValues * 2;
   }
   p.needs_aligned_b = p.run_tiles || (p.run_csr && !p.csr_shape.scalar_b);
   if (options.allow_unaligned_b && p.needs_aligned_b) {
-    p.staged_ld = (std::int64_t(n) + 7) / 8 * 8;
-    p.staged_b = detail::DeviceBuffer<std::uint16_t>(static_cast<std::size_t>(std::int64_t(m.cols) * p.staged_ld));
+    const bool f32 = input == InputType::f32;
+    const int per_chunk = f32 ? 4 : 8;  // values per 16-byte load
+    p.staged_ld = (std::int64_t(n) + per_chunk - 1) / per_chunk * per_chunk;
+    const auto count = static_cast<std::size_t>(std::int64_t(m.cols) * p.staged_ld);
+    if (f32)
+      p.staged_b_f32 = detail::DeviceBuffer<float>(count);
+    else
+      p.staged_b = detail::DeviceBuffer<std::uint16_t>(count);
   }
 }
 
@@ -229,21 +294,35 @@ SpmmPlan& SpmmPlan::operator=(SpmmPlan&&) noexcept = default;
 std::int32_t SpmmPlan::n() const noexcept { return impl_->n; }
 KernelKind SpmmPlan::kernel() const noexcept { return impl_->kernel; }
 OutputType SpmmPlan::output() const noexcept { return impl_->options.output; }
+InputType SpmmPlan::input() const noexcept { return impl_->options.input; }
 std::int64_t SpmmPlan::workspace_bytes() const noexcept {
   const Impl& p = *impl_;
-  return std::int64_t(p.staged_b.bytes() + p.tile_work.bytes() + p.split_groups.bytes() + p.split_partials.bytes() +
+  return std::int64_t(p.staged_b.bytes() + p.staged_b_f32.bytes() + p.tile_work.bytes() + p.split_groups.bytes() + p.split_partials.bytes() +
                       p.split_counters.bytes() + p.csr_long_slots.bytes() + p.csr_medium_slots.bytes() +
                       p.csr_short_slots.bytes());
 }
 const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }
 
+namespace {
+
+/// Null pointers, short leading dimensions and the plan's B type, for either run().
+void check_run_arguments(const DeviceMatrix::Impl& a, std::int32_t n, InputType plan_input, bool f32_b, const void* b,
+                         std::int64_t ldb, const void* c, std::int64_t ldc) {
+  if (f32_b != (plan_input == InputType::f32))
+    throw InvalidArgument(std::string("SpmmPlan::run: the plan takes ") + input_type_name(plan_input) + " B, not " +
+                          (f32_b ? "fp32" : "16-bit") + " (PlanOptions::input)");
+  if (c == nullptr && a.rows > 0) throw InvalidArgument("SpmmPlan::run: C is null");
+  if (b == nullptr && a.cols > 0) throw InvalidArgument("SpmmPlan::run: B is null");
+  if (ldb < n) throw InvalidArgument("SpmmPlan::run: ldb " + std::to_string(ldb) + " < n " + std::to_string(n));
+  if (ldc < n) throw InvalidArgument("SpmmPlan::run: ldc " + std::to_string(ldc) + " < n " + std::to_string(n));
+}
+
+}  // namespace
+
 void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
                    Stream stream) const {
   const Impl& p = *impl_;
-  if (c == nullptr && p.a->rows > 0) throw InvalidArgument("SpmmPlan::run: C is null");
-  if (b == nullptr && p.a->cols > 0) throw InvalidArgument("SpmmPlan::run: B is null");
-  if (ldb < p.n) throw InvalidArgument("SpmmPlan::run: ldb " + std::to_string(ldb) + " < n " + std::to_string(p.n));
-  if (ldc < p.n) throw InvalidArgument("SpmmPlan::run: ldc " + std::to_string(ldc) + " < n " + std::to_string(p.n));
+  check_run_arguments(*p.a, p.n, p.options.input, false, b, ldb, c, ldc);
   if (p.a->rows == 0) return;
 
   kernels::SpmmParams k = p.params;
@@ -265,20 +344,54 @@ void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc,
   // Stored values are A * 2^-e: undo the scale in alpha (a power of two, so exact unless it over/underflows).
   k.alpha = std::ldexp(alpha, p.a->scale_exponent);
   k.beta = beta;
-  // The two parts write disjoint rows of C (a band is on one path), so their order does not matter.
-  if (p.run_tiles) {
-    kernels::launch_spmm_kernel(p.tile_kernel, p.slice_width, p.options.output, p.a->b_row_index, p.split_bands, k,
-                                s);
+  p.launch(k, b, ldb, s);
+}
+
+void SpmmPlan::run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
+                   Stream stream) const {
+  const Impl& p = *impl_;
+  check_run_arguments(*p.a, p.n, p.options.input, true, b, ldb, c, ldc);
+  if (p.a->rows == 0) return;
+
+  kernels::SpmmParams k = p.params;
+  const bool b_aligned = reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && ldb % 4 == 0;
+  auto* s = reinterpret_cast<cudaStream_t>(stream);
+  if (b_aligned || p.a->cols == 0 || !p.needs_aligned_b) {
+    k.b_f32 = b;
+    k.ldb = ldb;
+  } else {
+    if (!p.options.allow_unaligned_b)
+      throw InvalidArgument("SpmmPlan::run: fp32 B must be 16-byte aligned with ldb % 4 == 0 (ldb = " +
+                            std::to_string(ldb) + "), or make the plan with allow_unaligned_b");
+    kernels::launch_stage_b(b, ldb, p.a->cols, p.n, p.staged_b_f32.get(), p.staged_ld, s);
+    k.b_f32 = p.staged_b_f32.get();
+    k.ldb = p.staged_ld;
   }
-  if (p.run_csr) {
-    kernels::CsrSpmmParams c = p.csr_params;
-    c.b = p.csr_shape.scalar_b ? b : k.b;  // a narrow B is read as it is
-    c.ldb = p.csr_shape.scalar_b ? ldb : k.ldb;
+  k.c = c;
+  k.ldc = ldc;
+  k.alpha = std::ldexp(alpha, p.a->scale_exponent);
+  k.beta = beta;
+  p.launch(k, b, ldb, s);
+}
+
+void SpmmPlan::Impl::launch(kernels::SpmmParams k, const void* b_as_given, std::int64_t ldb_as_given,
+                            cudaStream_t s) const {
+  // The two parts write disjoint rows of C (a band is on one path), so their order does not matter.
+  if (run_tiles)
+    kernels::launch_spmm_kernel(tile_kernel, slice_width, options.output, a->b_row_index, split_bands, mode, k, s);
+  if (run_csr) {
+    kernels::CsrSpmmParams c = csr_params;
+    // A narrow B is read as it is; otherwise the (possibly staged) B of the tile part.
+    const bool as_given = csr_shape.scalar_b;
+    c.b = as_given ? static_cast<const std::uint16_t*>(b_as_given) : k.b;
+    c.b_f32 = as_given ? static_cast<const float*>(b_as_given) : k.b_f32;
+    if (options.input == InputType::f32) c.b = nullptr; else c.b_f32 = nullptr;
+    c.ldb = as_given ? ldb_as_given : k.ldb;
     c.c = k.c;
     c.ldc = k.ldc;
     c.alpha = k.alpha;
     c.beta = k.beta;
-    kernels::launch_csr_spmm(p.csr_shape, p.options.output, c, s);
+    kernels::launch_csr_spmm(csr_shape, options.output, mode, c, s);
   }
 }
 

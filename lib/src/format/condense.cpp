@@ -36,7 +36,7 @@ struct RowMap {
 struct BandEntry {
   std::int32_t local;
   std::uint8_t row;
-  fp16_t value;
+  StoredValue value;
 };
 
 /// Per-thread scratch, sized once.
@@ -65,10 +65,11 @@ struct ColumnKey {
   }
 };
 
-/// Gathers band `band`'s distinct column keys (and, with store, its entries). Returns the band's rows.
+/// Gathers band `band`'s distinct column keys (and, with store, its entries, stored and tallied). Returns the
+/// band's rows.
 template <bool kWithEntries>
 int gather_band(const CsrMatrix& a, const RowMap& row_of, std::int32_t band, const ColumnKey& key,
-                const Fp16Store* store, BandScratch& s, std::int64_t* subnormal, std::int64_t* flushed) {
+                const ValueStore* store, BandScratch& s, StoreTally* tally) {
   s.reset_columns();
   if constexpr (kWithEntries) s.entries.clear();
   int nrows = 0;
@@ -76,6 +77,10 @@ int gather_band(const CsrMatrix& a, const RowMap& row_of, std::int32_t band, con
     const std::int32_t r = row_of(std::int64_t{band} * kTileRows + i);
     if (r < 0) break;
     nrows = i + 1;
+    // Scales by the original row r: row_exponent and the census follow A's rows, not the stored order.
+    RowScale scale;
+    RowSums sums;
+    if constexpr (kWithEntries) scale = store->row(r);
     for (std::int32_t p = a.row_ptr[static_cast<std::size_t>(r)]; p < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++p) {
       const double v = a.values[static_cast<std::size_t>(p)];
       if (v == 0.0) continue;  // explicit zeros are not nonzeros
@@ -87,14 +92,9 @@ int gather_band(const CsrMatrix& a, const RowMap& row_of, std::int32_t band, con
         s.masks.push_back(0);
       }
       s.masks[static_cast<std::size_t>(local)] = static_cast<std::uint16_t>(s.masks[static_cast<std::size_t>(local)] | (1u << i));
-      if constexpr (kWithEntries) {
-        const fp16_t h = (*store)(v);
-        const unsigned magnitude = h & 0x7FFFu;
-        *flushed += magnitude == 0;
-        *subnormal += magnitude != 0 && magnitude < 0x0400u;
-        s.entries.push_back({local, static_cast<std::uint8_t>(i), h});
-      }
+      if constexpr (kWithEntries) s.entries.push_back({local, static_cast<std::uint8_t>(i), store->store(v, scale, sums, *tally)});
     }
+    if constexpr (kWithEntries) store->finish_row(r, sums);
   }
   return nrows;
 }
@@ -133,7 +133,7 @@ struct BuildContext {
   const BandLayoutRequest& request;
   RowMap row_of;
   ColumnKey key;
-  const Fp16Store& store;
+  const ValueStore& store;
   bool gathered;  // tiles carry b_rows
 };
 
@@ -141,15 +141,19 @@ void build_bands(const BuildContext& ctx, std::int32_t band_begin, std::int32_t 
   out.sparse24.tiles_per_row.assign(static_cast<std::size_t>(band_end - band_begin), 0);
   out.dense.tiles_per_row.assign(static_cast<std::size_t>(band_end - band_begin), 0);
   BandScratch s(ctx.a.cols);
-  TileElements tile;
+  const bool split = ctx.store.precision() == Precision::split;
+  TileElements tile, tile_lo;
   tile.fill(0);
+  tile_lo.fill(0);
   TileOccupancy occupancy{};
   std::int32_t b_rows[kTileCols];
   const std::vector<std::int32_t>* order = ctx.request.order;
   const bool aligned_permuted = ctx.request.layout == TileLayout::aligned && ctx.key.inverse != nullptr;
 
   for (std::int32_t band = band_begin; band < band_end; ++band) {
-    const int nrows = gather_band<true>(ctx.a, ctx.row_of, band, ctx.key, &ctx.store, s, &out.subnormal, &out.flushed);
+    StoreTally band_tally;  // a local, so that the entries' updates do not chain through memory
+    const int nrows = gather_band<true>(ctx.a, ctx.row_of, band, ctx.key, &ctx.store, s, &band_tally);
+    out.tally.merge(band_tally);
     const std::uint16_t rows_mask = static_cast<std::uint16_t>((1u << nrows) - 1u);
     assign_slots(ctx.request.layout, rows_mask, s);
     const std::int32_t tiles = static_cast<std::int32_t>(s.tile_keys.size());
@@ -173,7 +177,8 @@ void build_bands(const BuildContext& ctx, std::int32_t band_begin, std::int32_t 
       for (std::int32_t q = begin; q < end; ++q) {
         const BandEntry& e = s.entries[static_cast<std::size_t>(s.by_tile[static_cast<std::size_t>(q)])];
         const int slot = s.slot_of_local[static_cast<std::size_t>(e.local)] % kTileCols;
-        tile[static_cast<std::size_t>(e.row) * kTileCols + static_cast<std::size_t>(slot)] = e.value;
+        tile[static_cast<std::size_t>(e.row) * kTileCols + static_cast<std::size_t>(slot)] = e.value.hi;
+        if (split) tile_lo[static_cast<std::size_t>(e.row) * kTileCols + static_cast<std::size_t>(slot)] = e.value.lo;
         occupancy[e.row] |= 1u << slot;
       }
       const int tile_nnz = end - begin;
@@ -189,11 +194,14 @@ void build_bands(const BuildContext& ctx, std::int32_t band_begin, std::int32_t 
         }
       }
       if (tile_nnz > 0)
-        append_tile(tile, occupancy, nrows, tile_nnz, s.tile_keys[static_cast<std::size_t>(t)], ctx.request.force_dense,
-                    out, static_cast<std::size_t>(band - band_begin), ctx.gathered ? b_rows : nullptr);
+        append_tile(tile, split ? &tile_lo : nullptr, occupancy, nrows, tile_nnz, s.tile_keys[static_cast<std::size_t>(t)],
+                    ctx.request.force_dense, out, static_cast<std::size_t>(band - band_begin), ctx.gathered ? b_rows : nullptr);
       for (std::int32_t q = begin; q < end; ++q) {
         const BandEntry& e = s.entries[static_cast<std::size_t>(s.by_tile[static_cast<std::size_t>(q)])];
-        tile[static_cast<std::size_t>(e.row) * kTileCols + static_cast<std::size_t>(s.slot_of_local[static_cast<std::size_t>(e.local)] % kTileCols)] = 0;
+        const std::size_t element =
+            static_cast<std::size_t>(e.row) * kTileCols + static_cast<std::size_t>(s.slot_of_local[static_cast<std::size_t>(e.local)] % kTileCols);
+        tile[element] = 0;
+        tile_lo[element] = 0;
       }
       occupancy.fill(0);
       begin = end;
@@ -232,7 +240,7 @@ int thread_count(const CsrMatrix& a, const BandLayoutRequest& request, std::int3
 
 }  // namespace
 
-Bcsr24Matrix build_band_layout(const CsrMatrix& a, const BandLayoutRequest& request, const Fp16Store& store) {
+Bcsr24Matrix build_band_layout(const CsrMatrix& a, const BandLayoutRequest& request, const ValueStore& store) {
   if (request.layout == TileLayout::automatic) throw InvalidArgument("build_band_layout: layout must be chosen");
   const bool reordered = request.order && !request.order->empty();
   if (reordered && request.order->size() != static_cast<std::size_t>(a.rows))
@@ -287,7 +295,7 @@ std::int64_t count_band_tiles(const CsrMatrix& a, const BandLayoutRequest& reque
     BandScratch s(a.cols);
     std::int64_t tiles = 0;
     for (std::int32_t band = bounds[static_cast<std::size_t>(c)]; band < bounds[static_cast<std::size_t>(c) + 1]; ++band) {
-      gather_band<false>(a, row_of, band, key, nullptr, s, nullptr, nullptr);
+      gather_band<false>(a, row_of, band, key, nullptr, s, nullptr);
       if (request.layout == TileLayout::condensed) {
         tiles += ceil_div(static_cast<std::int64_t>(s.column_of_local.size()), kTileCols);
       } else {

@@ -22,10 +22,11 @@ struct BandLayoutRequest {
   int threads = 1;
 };
 
-/// Builds the tile lists, row_order, layout and the nonzero counts; fills scaling.subnormal_count and
-/// flushed_count. The caller fills the rest of scaling (magnitudes, exponent).
+/// Builds the tile lists (with values_lo for a split store), row_order, layout and the nonzero counts; fills
+/// the rounding tally of scaling (assemble_lists) and the store's per-row census sums. The caller fills the rest
+/// of scaling (magnitudes, exponents), precision and row_exponent.
 /// Expects a CSR matrix already checked (sorted unique columns in range, finite values).
-Bcsr24Matrix build_band_layout(const CsrMatrix& a, const BandLayoutRequest& request, const Fp16Store& store);
+Bcsr24Matrix build_band_layout(const CsrMatrix& a, const BandLayoutRequest& request, const ValueStore& store);
 
 /// Stored tiles the request would give, without packing values: for condensed, the sum over bands of
 /// ceil(distinct columns / 32); for aligned, the distinct tile columns per band.

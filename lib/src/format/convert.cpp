@@ -1,5 +1,6 @@
 // CSR -> BCSR-2:4: tiles 16 CSR rows at a time, classifies each tile by occupancy masks, packs it in
-// fragment order, and maps values into fp16 range with an exact power-of-two scale.
+// fragment order, and maps values into the stored format's range with exact power-of-two scales (per row, or
+// one for the whole matrix).
 #include "bcsr24/convert.hpp"
 
 #include <algorithm>
@@ -14,23 +15,25 @@
 
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
-#include "format/fp16_range.hpp"
-#include "format/fp16_rounding.hpp"
 #include "bcsr24/reorder.hpp"
 #include "format/condense.hpp"
+#include "format/storage_range.hpp"
+#include "format/stored_value.hpp"
 #include "format/tile_build.hpp"
 #include "format/tile_codec.hpp"
+#include "format/value_store.hpp"
 
 namespace bcsr24 {
 
 namespace {
 
 using detail::ChunkPart;
-using detail::Fp16Store;
 using detail::ListPart;
 using detail::run_chunks;
+using detail::StoredValue;
 using detail::TileElements;
 using detail::TileOccupancy;
+using detail::ValueStore;
 
 std::int32_t ceil_div(std::int32_t n, std::int32_t d) { return static_cast<std::int32_t>((std::int64_t{n} + d - 1) / d); }
 
@@ -74,11 +77,17 @@ struct RangeScan {
   double max_abs = 0.0;
   double min_abs_nonzero = std::numeric_limits<double>::infinity();
   std::int64_t nonzeros = 0, overflow = 0, underflow = 0;
+  std::int32_t min_row_exponent = std::numeric_limits<std::int32_t>::max();
+  std::int32_t max_row_exponent = std::numeric_limits<std::int32_t>::min();
 };
 
-RangeScan scan_range(const CsrMatrix& a, std::int32_t row_begin, std::int32_t row_end) {
+/// Scans rows [row_begin, row_end): fills row_max for them and, when row_exponent is not empty (per-row
+/// scaling), their exponents; overflow and underflow are counted against `range`.
+RangeScan scan_range(const CsrMatrix& a, std::int32_t row_begin, std::int32_t row_end, const detail::StorageRange& range,
+                     std::vector<double>& row_max, std::vector<std::int16_t>& row_exponent) {
   RangeScan s;
   for (std::int32_t r = row_begin; r < row_end; ++r) {
+    double row_largest = 0.0;
     std::int32_t previous_col = -1;
     for (std::int32_t p = a.row_ptr[static_cast<std::size_t>(r)]; p < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++p) {
       const std::int32_t c = a.col_idx[static_cast<std::size_t>(p)];
@@ -95,25 +104,40 @@ RangeScan scan_range(const CsrMatrix& a, std::int32_t row_begin, std::int32_t ro
       }
       if (v == 0.0) continue;  // explicit zero: not a nonzero
       ++s.nonzeros;
-      s.max_abs = std::max(s.max_abs, v);
+      row_largest = std::max(row_largest, v);
       s.min_abs_nonzero = std::min(s.min_abs_nonzero, v);
-      s.overflow += v >= detail::kFp16OverflowThreshold;
-      s.underflow += v <= detail::kFp16UnderflowThreshold;
+      s.overflow += v >= range.overflow_threshold;
+      s.underflow += v <= range.underflow_threshold;
     }
+    row_max[static_cast<std::size_t>(r)] = row_largest;
+    s.max_abs = std::max(s.max_abs, row_largest);
+    if (row_exponent.empty() || row_largest == 0.0) continue;  // a row without nonzeros keeps exponent 0
+    // ilogb of a finite nonzero double lies in [-1074, 1023], so the exponent fits an int16 easily.
+    const std::int32_t e = detail::per_row_exponent(row_largest);
+    row_exponent[static_cast<std::size_t>(r)] = static_cast<std::int16_t>(e);
+    s.min_row_exponent = std::min(s.min_row_exponent, e);
+    s.max_row_exponent = std::max(s.max_row_exponent, e);
   }
   return s;
 }
 
 /// Aligned tiles of file-order tile rows [tr_begin, tr_end). count_only: classify and count the tiles
 /// (tiles_per_row, nnz) without storing them, for the layout choice's baseline.
-void convert_tile_rows(const CsrMatrix& a, std::int32_t tr_begin, std::int32_t tr_end, const Fp16Store& store,
+void convert_tile_rows(const CsrMatrix& a, std::int32_t tr_begin, std::int32_t tr_end, const ValueStore& store,
                        bool force_dense, bool count_only, ChunkPart& out) {
   out.sparse24.tiles_per_row.assign(static_cast<std::size_t>(tr_end - tr_begin), 0);
   out.dense.tiles_per_row.assign(static_cast<std::size_t>(tr_end - tr_begin), 0);
-  TileElements tile;
+  const bool split = store.precision() == Precision::split;
+  TileElements tile, tile_lo;
   tile.fill(0);
+  tile_lo.fill(0);
   TileOccupancy occupancy{};
   std::int32_t cursor[kTileRows], row_end[kTileRows];
+  detail::RowScale scales[kTileRows];
+  detail::RowSums sums[kTileRows];
+  // Tallied in locals and stored once: accumulating through `out` or `sums` in memory would chain every entry's
+  // update to the previous one's store.
+  detail::StoreTally tally;
   const std::int32_t* col_idx = a.col_idx.data();
   const double* values = a.values.data();
 
@@ -123,6 +147,9 @@ void convert_tile_rows(const CsrMatrix& a, std::int32_t tr_begin, std::int32_t t
     for (int i = 0; i < nrows; ++i) {
       cursor[i] = a.row_ptr[static_cast<std::size_t>(r0 + i)];
       row_end[i] = a.row_ptr[static_cast<std::size_t>(r0 + i) + 1];
+      if (count_only) continue;
+      scales[i] = store.row(r0 + i);
+      sums[i] = {};
     }
     // Rows are sorted, so the tiles of this tile row come out in ascending column order by always taking
     // the smallest tile column among the 16 row cursors: a 16-way merge, no sort and no scratch per column.
@@ -137,19 +164,20 @@ void convert_tile_rows(const CsrMatrix& a, std::int32_t tr_begin, std::int32_t t
       for (int i = 0; i < nrows; ++i) {
         std::int32_t p = cursor[i];
         std::uint32_t mask = 0;
+        detail::RowSums row_sums = sums[i];
         for (; p < row_end[i] && col_idx[p] < col_end; ++p) {
           const double v = values[p];
           if (v == 0.0) continue;  // explicit zeros do not count as nonzeros
           const int c = col_idx[p] % kTileCols;
           mask |= 1u << c;
           if (count_only) continue;  // the classification needs the masks only
-          const fp16_t h = store(v);
-          tile[static_cast<std::size_t>(i * kTileCols + c)] = h;
-          // A nonzero that became fp16 0 or a subnormal is counted, never silently lost.
-          const unsigned magnitude = h & 0x7FFFu;
-          out.flushed += magnitude == 0;
-          out.subnormal += magnitude != 0 && magnitude < 0x0400u;
+          // Rows are visited column by column, tile after tile: each row's census sums add up in column
+          // order, as in the band builder, so both give the same census.
+          const StoredValue stored = store.store(v, scales[i], row_sums, tally);
+          tile[static_cast<std::size_t>(i * kTileCols + c)] = stored.hi;
+          if (split) tile_lo[static_cast<std::size_t>(i * kTileCols + c)] = stored.lo;
         }
+        sums[i] = row_sums;
         cursor[i] = p;
         occupancy[static_cast<std::size_t>(i)] = mask;
         tile_nnz += __builtin_popcount(mask);
@@ -163,21 +191,27 @@ void convert_tile_rows(const CsrMatrix& a, std::int32_t tr_begin, std::int32_t t
         list.tiles_per_row[static_cast<std::size_t>(tr - tr_begin)] += 1;
         list.nnz += tile_nnz;
       } else {
-        detail::append_tile(tile, occupancy, nrows, tile_nnz, tc, force_dense, out,
+        detail::append_tile(tile, split ? &tile_lo : nullptr, occupancy, nrows, tile_nnz, tc, force_dense, out,
                             static_cast<std::size_t>(tr - tr_begin), nullptr);
       }
 
       // Reset the scratch: wholesale for busy tiles, element by element for sparse ones.
       if (tile_nnz > kDenseTileValues / 8) {
         tile.fill(0);
+        if (split) tile_lo.fill(0);
       } else {
         for (int i = 0; i < nrows; ++i)
-          for (std::uint32_t m = occupancy[static_cast<std::size_t>(i)]; m != 0; m &= m - 1)
+          for (std::uint32_t m = occupancy[static_cast<std::size_t>(i)]; m != 0; m &= m - 1) {
             tile[static_cast<std::size_t>(i * kTileCols + __builtin_ctz(m))] = 0;
+            if (split) tile_lo[static_cast<std::size_t>(i * kTileCols + __builtin_ctz(m))] = 0;
+          }
       }
       for (int i = 0; i < nrows; ++i) occupancy[static_cast<std::size_t>(i)] = 0;
     }
+    if (!count_only)
+      for (int i = 0; i < nrows; ++i) store.finish_row(r0 + i, sums[i]);
   }
+  out.tally.merge(tally);
 }
 
 }  // namespace
@@ -201,16 +235,19 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 /// Bytes of an aligned file-order matrix with these tile counts (row pointers of both lists, column indices,
-/// values, metadata), as TileList::bytes() would count them.
-std::int64_t aligned_bytes(std::int32_t tile_rows, std::int64_t sparse24_tiles, std::int64_t dense_tiles) {
-  return 2 * (std::int64_t{tile_rows} + 1) * 4 + sparse24_tiles * (4 + kSparseTileValues * 2 + kSparseTileMetaWords * 4) +
-         dense_tiles * (4 + kDenseTileValues * 2);
+/// values (twice for split: high and low parts), metadata), as TileList::tile_bytes() would count them.
+std::int64_t aligned_bytes(std::int32_t tile_rows, std::int64_t sparse24_tiles, std::int64_t dense_tiles,
+                           Precision precision) {
+  const std::int64_t value_bytes = precision == Precision::split ? 4 : 2;
+  return 2 * (std::int64_t{tile_rows} + 1) * 4 +
+         sparse24_tiles * (4 + kSparseTileValues * value_bytes + kSparseTileMetaWords * 4) +
+         dense_tiles * (4 + kDenseTileValues * value_bytes);
 }
 
 std::int64_t stored_bytes(const Bcsr24Matrix& m) { return m.census().total_bytes(); }
 
 /// The file-order aligned tiles of `a` (the thesis's BCSR), split over `bounds`. count_only: only counts.
-Bcsr24Matrix convert_aligned(const CsrMatrix& a, const std::vector<std::int32_t>& bounds, const Fp16Store& store,
+Bcsr24Matrix convert_aligned(const CsrMatrix& a, const std::vector<std::int32_t>& bounds, const ValueStore& store,
                              bool force_dense, bool count_only) {
   Bcsr24Matrix out;
   out.rows = a.rows;
@@ -252,25 +289,44 @@ Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options
     return static_cast<std::int32_t>(std::min<std::int64_t>(a.rows, std::int64_t{tile_row} * kTileRows));
   };
 
-  // Pass 1: magnitudes (the scale must be known before any value is rounded to fp16).
+  // Pass 1: magnitudes, per row and overall (the scales must be known before any value is rounded).
+  const detail::StorageRange& range = detail::storage_range(options.precision);
+  const bool per_row = options.scaling == ScalingPolicy::per_row;
+  std::vector<double> row_max(static_cast<std::size_t>(a.rows), 0.0);
+  std::vector<std::int16_t> row_exponent(per_row ? static_cast<std::size_t>(a.rows) : 0, 0);
   std::vector<RangeScan> scans(static_cast<std::size_t>(chunks));
   run_chunks(chunks, [&](int c) {
     scans[static_cast<std::size_t>(c)] = scan_range(a, row_of(bounds[static_cast<std::size_t>(c)]),
-                                                    row_of(bounds[static_cast<std::size_t>(c) + 1]));
+                                                    row_of(bounds[static_cast<std::size_t>(c) + 1]), range, row_max,
+                                                    row_exponent);
   });
   Fp16Scaling scaling;
   std::int64_t nonzeros = 0;
   double min_abs = std::numeric_limits<double>::infinity();
+  std::int32_t min_row_exponent = std::numeric_limits<std::int32_t>::max();
+  std::int32_t max_row_exponent = std::numeric_limits<std::int32_t>::min();
   for (const RangeScan& s : scans) {
     scaling.max_abs = std::max(scaling.max_abs, s.max_abs);
     min_abs = std::min(min_abs, s.min_abs_nonzero);
     scaling.overflow_count += s.overflow;
     scaling.underflow_count += s.underflow;
     nonzeros += s.nonzeros;
+    min_row_exponent = std::min(min_row_exponent, s.min_row_exponent);
+    max_row_exponent = std::max(max_row_exponent, s.max_row_exponent);
   }
   scaling.min_abs_nonzero = nonzeros > 0 ? min_abs : 0.0;
-  scaling.exponent = detail::choose_scaling_exponent(scaling, nonzeros, options.scaling);
-  const Fp16Store store(scaling.exponent);
+  if (per_row) {
+    scaling.per_row = true;  // exponent stays 0: each row carries its own
+    if (nonzeros > 0) {
+      scaling.min_row_exponent = min_row_exponent;
+      scaling.max_row_exponent = max_row_exponent;
+    }
+  } else {
+    scaling.exponent = detail::choose_scaling_exponent(scaling, nonzeros, options.scaling, range);
+  }
+  // Filled by whichever builder stores each row (identically, should two layouts be built).
+  std::vector<detail::RowSums> row_sums(static_cast<std::size_t>(a.rows));
+  const ValueStore store(options.precision, scaling.exponent, row_exponent, row_max, row_sums);
 
   LayoutReport rep;
   TileLayout layout = options.layout;
@@ -293,7 +349,7 @@ Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options
     const std::int64_t baseline_dense = counted.dense.row_ptr.back();
     rep.baseline_stored_tiles = baseline_sparse24 + baseline_dense;
     rep.baseline_sparse24_tiles = baseline_sparse24;
-    rep.baseline_bytes = aligned_bytes(tile_rows, baseline_sparse24, baseline_dense);
+    rep.baseline_bytes = aligned_bytes(tile_rows, baseline_sparse24, baseline_dense, options.precision);
     rep.baseline_seconds = seconds_since(t);
 
     // Row order.
@@ -360,10 +416,15 @@ Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options
     }
     rep.pack_seconds = seconds_since(t);
   }
-  // The magnitudes and scale come from pass 1; the builders counted what fp16 rounding did to each value.
+  // The magnitudes and scales come from pass 1; the builders counted what rounding did to each value.
   scaling.subnormal_count = out.scaling.subnormal_count;
   scaling.flushed_count = out.scaling.flushed_count;
+  scaling.max_flushed_relative = out.scaling.max_flushed_relative;
+  scaling.max_relative_error = out.scaling.max_relative_error;
+  scaling.frobenius_relative_error = detail::frobenius_relative_error(row_sums, row_max);
   out.scaling = scaling;
+  out.precision = options.precision;
+  out.row_exponent = std::move(row_exponent);
   out.nnz = nonzeros;
   rep.layout = out.layout;
   rep.reordering = out.reordering;
@@ -375,12 +436,16 @@ Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options
 namespace detail {
 
 void assemble_lists(std::vector<ChunkPart>& parts, Bcsr24Matrix& out) {
+  StoreTally tally;
   for (const ChunkPart& p : parts) {
-    out.scaling.subnormal_count += p.subnormal;
-    out.scaling.flushed_count += p.flushed;
+    tally.merge(p.tally);
     out.sparse24_nnz += p.sparse24.nnz;
     out.dense_nnz += p.dense.nnz;
   }
+  out.scaling.subnormal_count = tally.subnormal;
+  out.scaling.flushed_count = tally.flushed;
+  out.scaling.max_flushed_relative = tally.max_flushed_relative;
+  out.scaling.max_relative_error = tally.max_relative_error;
   out.nnz = out.sparse24_nnz + out.dense_nnz;
   out.sparse24 = assemble_list(parts, &ChunkPart::sparse24, out.tile_rows, true);
   out.dense = assemble_list(parts, &ChunkPart::dense, out.tile_rows, false);
@@ -391,12 +456,13 @@ TileList assemble_list(std::vector<ChunkPart>& parts, ListPart ChunkPart::*which
   TileList list;
   list.row_ptr.reserve(static_cast<std::size_t>(tile_rows) + 1);
   list.row_ptr.push_back(0);
-  std::size_t tiles = 0, values = 0, metadata = 0, b_rows = 0;
+  std::size_t tiles = 0, values = 0, values_lo = 0, metadata = 0, b_rows = 0;
   for (auto& part : parts) {
     const ListPart& p = part.*which;
     for (std::int32_t n : p.tiles_per_row) list.row_ptr.push_back(list.row_ptr.back() + n);
     tiles += p.col_idx.size();
     values += p.values.size();
+    values_lo += p.values_lo.size();
     metadata += p.metadata.size();
     b_rows += p.b_rows.size();
   }
@@ -404,17 +470,20 @@ TileList assemble_list(std::vector<ChunkPart>& parts, ListPart ChunkPart::*which
     ListPart& p = parts[0].*which;
     list.col_idx = std::move(p.col_idx);
     list.values = std::move(p.values);
+    list.values_lo = std::move(p.values_lo);
     list.metadata = std::move(p.metadata);
     list.b_rows = std::move(p.b_rows);
   } else {
     list.col_idx.reserve(tiles);
     list.values.reserve(values);
+    list.values_lo.reserve(values_lo);
     list.metadata.reserve(metadata);
     list.b_rows.reserve(b_rows);
     for (auto& part : parts) {
       ListPart& p = part.*which;
       list.col_idx.insert(list.col_idx.end(), p.col_idx.begin(), p.col_idx.end());
       list.values.insert(list.values.end(), p.values.begin(), p.values.end());
+      list.values_lo.insert(list.values_lo.end(), p.values_lo.begin(), p.values_lo.end());
       list.metadata.insert(list.metadata.end(), p.metadata.begin(), p.metadata.end());
       list.b_rows.insert(list.b_rows.end(), p.b_rows.begin(), p.b_rows.end());
       p = ListPart{};  // release the part's memory early
@@ -430,8 +499,10 @@ TileList merge_to_dense_list(const Bcsr24Matrix& a) {
   TileList merged;
   merged.row_ptr.assign(static_cast<std::size_t>(a.tile_rows) + 1, 0);
   const std::size_t tiles = static_cast<std::size_t>(a.sparse24.tiles() + a.dense.tiles());
+  const bool split = a.precision == Precision::split;
   merged.col_idx.reserve(tiles);
   merged.values.reserve(tiles * kDenseTileValues);
+  if (split) merged.values_lo.reserve(tiles * kDenseTileValues);
   const bool gathered = a.gathered();
   if (gathered) merged.b_rows.reserve(tiles * kTileCols);
   // A list with no tiles has no b_rows even in a gathered matrix; a tile of it is never taken.
@@ -439,7 +510,19 @@ TileList merge_to_dense_list(const Bcsr24Matrix& a) {
     const auto first = list.b_rows.begin() + static_cast<std::ptrdiff_t>(t) * kTileCols;
     merged.b_rows.insert(merged.b_rows.end(), first, first + kTileCols);
   };
-  TileElements tile;
+  TileElements tile{}, tile_lo{};
+  const auto append = [&](const TileList& list, bool sparse24, std::int32_t t) {
+    merged.col_idx.push_back(list.col_idx[static_cast<std::size_t>(t)]);
+    if (gathered) copy_b_rows(list, t);
+    detail::unpack_list_tile(list, sparse24, t, tile, tile_lo);
+    const std::size_t offset = merged.values.size();
+    merged.values.resize(offset + kDenseTileValues);
+    detail::pack_dense_tile(tile, merged.values.data() + offset);
+    if (split) {
+      merged.values_lo.resize(offset + kDenseTileValues);
+      detail::pack_dense_tile(tile_lo, merged.values_lo.data() + offset);
+    }
+  };
   for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
     std::int32_t s = a.sparse24.row_ptr[static_cast<std::size_t>(tr)];
     const std::int32_t s_end = a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1];
@@ -449,22 +532,8 @@ TileList merge_to_dense_list(const Bcsr24Matrix& a) {
     while (s < s_end || d < d_end) {
       const bool take_sparse =
           d >= d_end || (s < s_end && a.sparse24.col_idx[static_cast<std::size_t>(s)] < a.dense.col_idx[static_cast<std::size_t>(d)]);
-      const std::size_t offset = merged.values.size();
-      merged.values.resize(offset + kDenseTileValues);
-      if (take_sparse) {
-        merged.col_idx.push_back(a.sparse24.col_idx[static_cast<std::size_t>(s)]);
-        if (gathered) copy_b_rows(a.sparse24, s);
-        detail::unpack_sparse24_tile(a.sparse24.values.data() + static_cast<std::size_t>(s) * kSparseTileValues,
-                                     a.sparse24.metadata.data() + static_cast<std::size_t>(s) * kSparseTileMetaWords, tile);
-        detail::pack_dense_tile(tile, merged.values.data() + offset);
-        ++s;
-      } else {
-        merged.col_idx.push_back(a.dense.col_idx[static_cast<std::size_t>(d)]);
-        if (gathered) copy_b_rows(a.dense, d);
-        std::copy_n(a.dense.values.data() + static_cast<std::size_t>(d) * kDenseTileValues, kDenseTileValues,
-                    merged.values.data() + offset);
-        ++d;
-      }
+      if (take_sparse) append(a.sparse24, true, s++);
+      else append(a.dense, false, d++);
     }
     merged.row_ptr[static_cast<std::size_t>(tr) + 1] = static_cast<std::int32_t>(merged.col_idx.size());
   }
@@ -473,34 +542,32 @@ TileList merge_to_dense_list(const Bcsr24Matrix& a) {
 
 namespace {
 
-/// Calls fn(row, col, value) for every stored nonzero fp16 value, in the caller's row and column numbering,
-/// with value = fp16 * 2^exponent (exact). Padding positions are skipped.
+/// Calls fn(row, col, value) for every stored nonzero element, in the caller's row and column numbering, with
+/// value = the decoded element times 2^(its row's exponent) (exact). Padding positions are skipped.
 template <class Fn>
 void for_each_stored_value(const Bcsr24Matrix& a, const Fn& fn) {
-  TileElements tile;
-  const auto visit = [&](std::int32_t tr, const TileList& list, std::int64_t t) {
+  TileElements tile{}, tile_lo{};
+  const auto visit = [&](std::int32_t tr, const TileList& list, bool sparse24, std::int64_t t) {
+    detail::unpack_list_tile(list, sparse24, t, tile, tile_lo);
     for (int r = 0; r < kTileRows; ++r) {
       const std::int32_t row = a.original_row(std::int64_t{tr} * kTileRows + r);
       if (row < 0) continue;
+      const std::int32_t exponent = a.exponent_of_row(row);
       for (int c = 0; c < kTileCols; ++c) {
-        const fp16_t h = tile[static_cast<std::size_t>(r * kTileCols + c)];
-        if ((h & 0x7FFFu) == 0) continue;
+        const fp16_t hi = tile[static_cast<std::size_t>(r * kTileCols + c)];
+        const fp16_t lo = tile_lo[static_cast<std::size_t>(r * kTileCols + c)];
+        if (!detail::is_stored_nonzero(a.precision, hi, lo)) continue;
         const std::int64_t col = list.b_row(t, c, a.cols);
         if (col < 0) continue;
-        fn(row, static_cast<std::int32_t>(col), std::ldexp(static_cast<double>(fp16_to_float(h)), a.scaling.exponent));
+        fn(row, static_cast<std::int32_t>(col), std::ldexp(detail::decode_stored_value(a.precision, hi, lo), exponent));
       }
     }
   };
   for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
-    for (std::int32_t t = a.sparse24.row_ptr[static_cast<std::size_t>(tr)]; t < a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
-      detail::unpack_sparse24_tile(a.sparse24.values.data() + static_cast<std::size_t>(t) * kSparseTileValues,
-                                   a.sparse24.metadata.data() + static_cast<std::size_t>(t) * kSparseTileMetaWords, tile);
-      visit(tr, a.sparse24, t);
-    }
-    for (std::int32_t t = a.dense.row_ptr[static_cast<std::size_t>(tr)]; t < a.dense.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t) {
-      detail::unpack_dense_tile(a.dense.values.data() + static_cast<std::size_t>(t) * kDenseTileValues, tile);
-      visit(tr, a.dense, t);
-    }
+    for (std::int32_t t = a.sparse24.row_ptr[static_cast<std::size_t>(tr)]; t < a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t)
+      visit(tr, a.sparse24, true, t);
+    for (std::int32_t t = a.dense.row_ptr[static_cast<std::size_t>(tr)]; t < a.dense.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t)
+      visit(tr, a.dense, false, t);
   }
 }
 

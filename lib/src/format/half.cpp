@@ -1,8 +1,10 @@
-// Exact host conversions between double/float and IEEE binary16, rounding to nearest, ties to even.
+// Exact host conversions between double/float and the 16-bit formats (IEEE binary16, bfloat16), rounding to
+// nearest, ties to even.
 #include "bcsr24/half.hpp"
 
 #include <cstring>
 
+#include "format/bf16_rounding.hpp"
 #include "format/fp16_rounding.hpp"
 
 namespace bcsr24 {
@@ -34,6 +36,15 @@ float fp16_to_float(fp16_t bits) noexcept {
     }
     out = sign | (static_cast<std::uint32_t>(e + 127) << 23) | ((fraction & 0x3FF) << 13);
   }
+  float result;
+  std::memcpy(&result, &out, sizeof result);
+  return result;
+}
+
+fp16_t double_to_bf16(double value) noexcept { return detail::round_double_to_bf16(value); }
+
+float bf16_to_float(fp16_t bits) noexcept {
+  const std::uint32_t out = static_cast<std::uint32_t>(bits) << 16;
   float result;
   std::memcpy(&result, &out, sizeof result);
   return result;

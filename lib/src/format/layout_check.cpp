@@ -1,4 +1,4 @@
-// Consistency checks of the layout fields (layout_check.hpp).
+// Consistency checks of the layout and precision fields (layout_check.hpp).
 #include "format/layout_check.hpp"
 
 #include <cstdint>
@@ -57,12 +57,33 @@ std::string b_rows_problem(const Bcsr24Matrix& a, const TileList& list, const ch
   return {};
 }
 
+/// values_lo of a split list matches values; other precisions have none.
+std::string values_lo_problem(const Bcsr24Matrix& a, const TileList& list, const char* name) {
+  const std::size_t expected = a.precision == Precision::split ? list.values.size() : 0;
+  if (list.values_lo.size() == expected) return {};
+  return std::string("the ") + name + " list has " + std::to_string(list.values_lo.size()) +
+         " low parts (values_lo); expected " + std::to_string(expected) + " for precision " +
+         precision_name(a.precision);
+}
+
+std::string precision_problem(const Bcsr24Matrix& a) {
+  if (a.precision != Precision::fp16 && a.precision != Precision::bf16 && a.precision != Precision::split)
+    return "precision " + std::to_string(static_cast<int>(a.precision)) + " is not fp16, bf16 or split";
+  if (!a.row_exponent.empty() && a.row_exponent.size() != at(a.rows))
+    return "row_exponent has " + std::to_string(a.row_exponent.size()) + " entries; expected 0 or one per row (" +
+           std::to_string(a.rows) + ")";
+  std::string problem = values_lo_problem(a, a.sparse24, "2:4");
+  if (problem.empty()) problem = values_lo_problem(a, a.dense, "dense");
+  return problem;
+}
+
 }  // namespace
 
 std::string layout_problem(const Bcsr24Matrix& a) {
   std::string problem = row_order_problem(a);
   if (problem.empty()) problem = b_rows_problem(a, a.sparse24, "2:4");
   if (problem.empty()) problem = b_rows_problem(a, a.dense, "dense");
+  if (problem.empty()) problem = precision_problem(a);
   return problem;
 }
 

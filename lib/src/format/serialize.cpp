@@ -1,5 +1,5 @@
-// .b24 files: a fixed little-endian header, the row map, the two tile lists' arrays, and a CRC-32 trailer
-// (docs/FORMAT.md). Writes version 2; reads versions 1 and 2.
+// .b24 files: a fixed little-endian header, the row map, the row exponents, the two tile lists' arrays, and a
+// CRC-32 trailer (docs/FORMAT.md). Writes version 3; reads versions 1 to 3.
 #include "bcsr24/serialize.hpp"
 
 #include <zlib.h>
@@ -16,6 +16,7 @@
 
 #include "bcsr24/error.hpp"
 #include "format/layout_check.hpp"
+#include "format/stored_value.hpp"
 #include "format/tile_codec.hpp"
 
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
@@ -32,6 +33,10 @@ constexpr std::size_t kHeaderBytesV1 = 136;
 /// Version 2: the version 1 header (bytes 12-15 now hold layout, reordering and a reserved u16) followed by
 /// three i64 counts: row_order entries, 2:4 b_rows entries, dense b_rows entries.
 constexpr std::size_t kHeaderBytesV2 = 160;
+/// Version 3: the version 2 header followed by the precision fields (docs/FORMAT.md): precision (u8), per-row
+/// flag (u8), reserved (u16), min and max row exponent (i32 each), reserved (u32), the three error fields of the
+/// census (f64 each) and the row_exponent count (i64).
+constexpr std::size_t kHeaderBytesV3 = 208;
 constexpr std::size_t kVersionEnd = 12;   // magic + version
 constexpr std::size_t kTrailerBytes = 4;  // CRC-32 of every byte after the magic and before the trailer
 /// Scale exponents beyond this cannot come from a finite double input.
@@ -40,7 +45,7 @@ constexpr std::int32_t kMaxAbsExponent = 1100;
 constexpr std::int64_t kMinSparseTileBytes = 4 + kSparseTileValues * 2 + kSparseTileMetaWords * 4;
 constexpr std::int64_t kMinDenseTileBytes = 4 + kDenseTileValues * 2;
 
-static_assert(kB24FileVersion == 2 && kB24OldestFileVersion == 1, "update the reading paths of load_bcsr24");
+static_assert(kB24FileVersion == 3 && kB24OldestFileVersion == 1, "update the reading paths of load_bcsr24");
 
 /// The header fields after magic and version, in file order.
 struct Header {
@@ -57,13 +62,22 @@ struct Header {
   double max_abs = 0.0, min_abs_nonzero = 0.0;
   std::int64_t overflow_count = 0, underflow_count = 0, subnormal_count = 0, flushed_count = 0;
   std::uint64_t payload_bytes = 0;
-  // Version 2 only (0 for version 1).
+  // Version 2 on (0 for version 1).
   std::int64_t row_order_count = 0, sparse24_b_rows_count = 0, dense_b_rows_count = 0;
+  // Version 3 on (fp16, no row exponents and zero errors for older versions).
+  std::uint8_t precision = 0, per_row = 0;
+  std::uint16_t reserved3 = 0;
+  std::int32_t min_row_exponent = 0, max_row_exponent = 0;
+  std::uint32_t reserved4 = 0;
+  double max_flushed_relative = 0.0, max_relative_error = 0.0, frobenius_relative_error = 0.0;
+  std::int64_t row_exponent_count = 0;
 };
 
-/// Bytes of the arrays for the given sizes (row_order, both row_ptr arrays, col_idx, values, metadata, b_rows).
-/// Callers bound every count first (tile counts by the file size, the others to 0 or a multiple of them), so
-/// this cannot overflow.
+bool is_split(const Header& h) { return h.precision == static_cast<std::uint8_t>(Precision::split); }
+
+/// Bytes of the arrays for the given sizes (row_order, row_exponent, both row_ptr arrays, col_idx, values,
+/// values_lo, metadata, b_rows). Callers bound every count first (tile counts by the file size, the others to 0
+/// or a multiple of them), so this cannot overflow.
 std::uint64_t payload_bytes_for(const Header& h) {
   const std::uint64_t row_ptrs = 2 * (static_cast<std::uint64_t>(h.tile_rows) + 1) * 4;
   const std::uint64_t sparse = static_cast<std::uint64_t>(h.sparse24_tiles) * kMinSparseTileBytes;
@@ -71,7 +85,12 @@ std::uint64_t payload_bytes_for(const Header& h) {
   const std::uint64_t indices = 4 * (static_cast<std::uint64_t>(h.row_order_count) +
                                      static_cast<std::uint64_t>(h.sparse24_b_rows_count) +
                                      static_cast<std::uint64_t>(h.dense_b_rows_count));
-  return row_ptrs + sparse + dense + indices;
+  const std::uint64_t row_exponents = 2 * static_cast<std::uint64_t>(h.row_exponent_count);
+  const std::uint64_t low_parts =
+      is_split(h) ? 2 * (static_cast<std::uint64_t>(h.sparse24_tiles) * kSparseTileValues +
+                         static_cast<std::uint64_t>(h.dense_tiles) * kDenseTileValues)
+                  : 0;
+  return row_ptrs + sparse + dense + indices + row_exponents + low_parts;
 }
 
 // ---- writing -------------------------------------------------------------------------------------------
@@ -120,6 +139,7 @@ void check_list_sizes(const TileList& list, std::int32_t tile_rows, int values_p
       list.values.size() != tiles * static_cast<std::size_t>(values_per_tile) ||
       list.metadata.size() != tiles * static_cast<std::size_t>(meta_per_tile))
     throw InvalidArgument(std::string("save_bcsr24: the ") + name + " list's array sizes are inconsistent");
+  // values_lo against values: layout_problem (the caller runs it).
   if (!list.b_rows.empty() && list.b_rows.size() != tiles * kTileCols)
     throw InvalidArgument(std::string("save_bcsr24: the ") + name + " list has " + std::to_string(list.b_rows.size()) +
                           " b_rows entries; expected 0 or 32 per tile (" + std::to_string(tiles * kTileCols) + ")");
@@ -232,18 +252,17 @@ void check_lists_disjoint(const std::string& path, const Bcsr24Matrix& a) {
 /// Padding: rows >= rows in the last tile row; columns >= cols in the last tile column (lists without
 /// b_rows) or columns whose b_rows entry is -1 (gathered lists).
 void check_tile_contents(const std::string& path, const Bcsr24Matrix& a) {
-  for (std::size_t i = 0; i < a.sparse24.values.size() || i < a.dense.values.size(); ++i) {
-    if ((i < a.sparse24.values.size() && (a.sparse24.values[i] & 0x7C00u) == 0x7C00u) ||
-        (i < a.dense.values.size() && (a.dense.values[i] & 0x7C00u) == 0x7C00u))
-      throw FileFormatError(path + ": a stored value is infinite or NaN");
-  }
+  for (const std::vector<fp16_t>* values : {&a.sparse24.values, &a.sparse24.values_lo, &a.dense.values, &a.dense.values_lo})
+    for (const fp16_t v : *values)
+      if (detail::is_stored_non_finite(a.precision, v))
+        throw FileFormatError(path + ": a stored value is infinite or NaN (read as " + precision_name(a.precision) + ")");
   for (std::int64_t t = 0; t < a.sparse24.tiles(); ++t)
     if (!detail::sparse24_metadata_valid(a.sparse24.metadata.data() + t * kSparseTileMetaWords))
       throw FileFormatError(path + ": 2:4 tile " + std::to_string(t) + " has a metadata nibble mma.sp rejects");
 
   const std::int32_t last_rows = a.rows - (a.tile_rows - 1) * kTileRows;  // rows used in the last tile row
   const std::int32_t last_cols = a.cols - (a.tile_cols - 1) * kTileCols;  // columns used in the last tile column
-  detail::TileElements tile;
+  detail::TileElements tile{}, tile_lo{};
   std::array<bool, kTileCols> padding_col{};
   const auto check_list = [&](const TileList& list, bool sparse, const char* name) {
     const bool gathered = list.gathered();
@@ -258,14 +277,11 @@ void check_tile_contents(const std::string& path, const Bcsr24Matrix& a) {
           any_padding_col = any_padding_col || padding_col[at(c)];
         }
         if (used_rows == kTileRows && !any_padding_col) continue;  // interior tile: no padding
-        if (sparse)
-          detail::unpack_sparse24_tile(list.values.data() + at(t) * kSparseTileValues,
-                                       list.metadata.data() + at(t) * kSparseTileMetaWords, tile);
-        else
-          detail::unpack_dense_tile(list.values.data() + at(t) * kDenseTileValues, tile);
+        detail::unpack_list_tile(list, sparse, t, tile, tile_lo);
         for (int r = 0; r < kTileRows; ++r)
           for (int c = 0; c < kTileCols; ++c)
-            if ((r >= used_rows || padding_col[at(c)]) && (tile[at(r * kTileCols + c)] & 0x7FFFu) != 0)
+            if ((r >= used_rows || padding_col[at(c)]) &&
+                detail::is_stored_nonzero(a.precision, tile[at(r * kTileCols + c)], tile_lo[at(r * kTileCols + c)]))
               throw FileFormatError(
                   path + ": " + name + " tile (" + std::to_string(tr) + ", " + std::to_string(tc) +
                   ") has a nonzero outside the matrix (tile row " + std::to_string(r) + ", tile column " +
@@ -290,6 +306,9 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
   check_list_sizes(a.dense, a.tile_rows, kDenseTileValues, 0, a.layout, "dense");
   if (const std::string problem = detail::layout_problem(a); !problem.empty())
     throw InvalidArgument("save_bcsr24: " + problem);
+  if (a.row_exponent.size() != (a.scaling.per_row ? static_cast<std::size_t>(a.rows) : 0))
+    throw InvalidArgument(std::string("save_bcsr24: scaling.per_row is ") + (a.scaling.per_row ? "true" : "false") +
+                          " but the matrix has " + std::to_string(a.row_exponent.size()) + " row exponents");
 
   Writer w(path);
   w.bytes(kMagic, sizeof kMagic, false);
@@ -316,6 +335,14 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
   h.row_order_count = static_cast<std::int64_t>(a.row_order.size());
   h.sparse24_b_rows_count = static_cast<std::int64_t>(a.sparse24.b_rows.size());
   h.dense_b_rows_count = static_cast<std::int64_t>(a.dense.b_rows.size());
+  h.precision = static_cast<std::uint8_t>(a.precision);
+  h.per_row = a.scaling.per_row ? 1 : 0;
+  h.min_row_exponent = a.scaling.min_row_exponent;
+  h.max_row_exponent = a.scaling.max_row_exponent;
+  h.max_flushed_relative = a.scaling.max_flushed_relative;
+  h.max_relative_error = a.scaling.max_relative_error;
+  h.frobenius_relative_error = a.scaling.frobenius_relative_error;
+  h.row_exponent_count = static_cast<std::int64_t>(a.row_exponent.size());
   h.payload_bytes = payload_bytes_for(h);
   // Field by field (never the struct as a whole: no padding bytes reach the file).
   w.value(h.version);
@@ -343,15 +370,28 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
   w.value(h.row_order_count);
   w.value(h.sparse24_b_rows_count);
   w.value(h.dense_b_rows_count);
+  w.value(h.precision);
+  w.value(h.per_row);
+  w.value(h.reserved3);
+  w.value(h.min_row_exponent);
+  w.value(h.max_row_exponent);
+  w.value(h.reserved4);
+  w.value(h.max_flushed_relative);
+  w.value(h.max_relative_error);
+  w.value(h.frobenius_relative_error);
+  w.value(h.row_exponent_count);
   w.array(a.row_order);
+  w.array(a.row_exponent);
   w.array(a.sparse24.row_ptr);
   w.array(a.sparse24.col_idx);
   w.array(a.sparse24.values);
+  w.array(a.sparse24.values_lo);
   w.array(a.sparse24.metadata);
   w.array(a.sparse24.b_rows);
   w.array(a.dense.row_ptr);
   w.array(a.dense.col_idx);
   w.array(a.dense.values);
+  w.array(a.dense.values_lo);
   w.array(a.dense.b_rows);
   w.finish();
 }
@@ -374,7 +414,8 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
          std::to_string(kB24OldestFileVersion) + " to " + std::to_string(kB24FileVersion) + " and writes version " +
          std::to_string(kB24FileVersion) + " (re-run the conversion to regenerate the file)");
   const bool v1 = h.version == 1;
-  const std::size_t header_bytes = v1 ? kHeaderBytesV1 : kHeaderBytesV2;
+  const bool v3 = h.version >= 3;
+  const std::size_t header_bytes = v1 ? kHeaderBytesV1 : v3 ? kHeaderBytesV3 : kHeaderBytesV2;
   if (bytes.size() < header_bytes + kTrailerBytes)
     fail("truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
          std::to_string(header_bytes + kTrailerBytes) + "-byte header and trailer of a version " +
@@ -410,6 +451,18 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
     h.sparse24_b_rows_count = r.value<std::int64_t>();
     h.dense_b_rows_count = r.value<std::int64_t>();
   }
+  if (v3) {
+    h.precision = r.value<std::uint8_t>();
+    h.per_row = r.value<std::uint8_t>();
+    h.reserved3 = r.value<std::uint16_t>();
+    h.min_row_exponent = r.value<std::int32_t>();
+    h.max_row_exponent = r.value<std::int32_t>();
+    h.reserved4 = r.value<std::uint32_t>();
+    h.max_flushed_relative = r.value<double>();
+    h.max_relative_error = r.value<double>();
+    h.frobenius_relative_error = r.value<double>();
+    h.row_exponent_count = r.value<std::int64_t>();
+  }
   if (r.offset() != header_bytes) fail("internal error: header size mismatch");
 
   // Layout and reordering: version 1 files are aligned tiles in file order.
@@ -419,6 +472,11 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
     fail("reordering byte " + std::to_string(h.reordering) + " is not a stored reordering (0 = none, 1 = rcm)");
   const auto layout = static_cast<TileLayout>(h.layout);
   if (!v1 && (h.reserved2 != 0 || h.reserved1 != 0)) fail("reserved header fields are not 0");
+  // Precision fields: versions 1 and 2 are fp16 without row exponents (all 0 above).
+  if (h.precision > static_cast<std::uint8_t>(Precision::split))
+    fail("precision byte " + std::to_string(h.precision) + " is not a stored precision (0 = fp16, 1 = bf16, 2 = split)");
+  if (h.per_row > 1) fail("per-row flag " + std::to_string(h.per_row) + " is neither 0 nor 1");
+  if (h.reserved3 != 0 || h.reserved4 != 0) fail("reserved header fields are not 0");
 
   // Sizes first, so every later count is known to fit in the file that is really there.
   if (h.rows < 0 || h.cols < 0) fail("negative matrix dimensions in the header");
@@ -448,6 +506,10 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
   };
   check_b_rows_count(h.sparse24_b_rows_count, h.sparse24_tiles, "2:4");
   check_b_rows_count(h.dense_b_rows_count, h.dense_tiles, "dense");
+  if (h.row_exponent_count != (h.per_row ? std::int64_t{h.rows} : 0))
+    fail("row_exponent has " + std::to_string(h.row_exponent_count) + " entries; expected " +
+         (h.per_row ? "one per row (" + std::to_string(h.rows) + ") with" : std::string("0 without")) +
+         " the per-row flag");
   const std::uint64_t payload = payload_bytes_for(h);
   if (h.payload_bytes != payload) fail("payload size in the header disagrees with the array sizes");
   const std::uint64_t expected = header_bytes + payload + kTrailerBytes;
@@ -467,6 +529,12 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
     fail("nonzero counts are inconsistent with the tile counts");
   if (h.exponent < -kMaxAbsExponent || h.exponent > kMaxAbsExponent)
     fail("scale exponent " + std::to_string(h.exponent) + " is out of range");
+  if (h.min_row_exponent < -kMaxAbsExponent || h.max_row_exponent > kMaxAbsExponent ||
+      h.min_row_exponent > h.max_row_exponent)
+    fail("row exponent range [" + std::to_string(h.min_row_exponent) + ", " + std::to_string(h.max_row_exponent) +
+         "] is out of order or out of range");
+  for (const double error : {h.max_flushed_relative, h.max_relative_error, h.frobenius_relative_error})
+    if (!(std::isfinite(error) && error >= 0.0)) fail("a storage error field of the header is negative or not finite");
   if (layout == TileLayout::condensed) {
     if (h.sparse24_tiles > 0 && h.sparse24_b_rows_count == 0) fail("condensed layout but the 2:4 list has no b_rows");
     if (h.dense_tiles > 0 && h.dense_b_rows_count == 0) fail("condensed layout but the dense list has no b_rows");
@@ -487,19 +555,33 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
   a.scaling.underflow_count = h.underflow_count;
   a.scaling.subnormal_count = h.subnormal_count;
   a.scaling.flushed_count = h.flushed_count;
+  a.scaling.per_row = h.per_row != 0;
+  a.scaling.min_row_exponent = h.min_row_exponent;
+  a.scaling.max_row_exponent = h.max_row_exponent;
+  a.scaling.max_flushed_relative = h.max_flushed_relative;
+  a.scaling.max_relative_error = h.max_relative_error;
+  a.scaling.frobenius_relative_error = h.frobenius_relative_error;
+  a.precision = static_cast<Precision>(h.precision);
   a.layout = layout;
   a.reordering = static_cast<Reordering>(h.reordering);
+  const std::int64_t low_parts = is_split(h) ? 1 : 0;
   a.row_order = r.array<std::int32_t>(h.row_order_count);
+  a.row_exponent = r.array<std::int16_t>(h.row_exponent_count);
   a.sparse24.row_ptr = r.array<std::int32_t>(std::int64_t{h.tile_rows} + 1);
   a.sparse24.col_idx = r.array<std::int32_t>(h.sparse24_tiles);
   a.sparse24.values = r.array<fp16_t>(h.sparse24_tiles * kSparseTileValues);
+  a.sparse24.values_lo = r.array<fp16_t>(low_parts * h.sparse24_tiles * kSparseTileValues);
   a.sparse24.metadata = r.array<std::uint32_t>(h.sparse24_tiles * kSparseTileMetaWords);
   a.sparse24.b_rows = r.array<std::int32_t>(h.sparse24_b_rows_count);
   a.dense.row_ptr = r.array<std::int32_t>(std::int64_t{h.tile_rows} + 1);
   a.dense.col_idx = r.array<std::int32_t>(h.dense_tiles);
   a.dense.values = r.array<fp16_t>(h.dense_tiles * kDenseTileValues);
+  a.dense.values_lo = r.array<fp16_t>(low_parts * h.dense_tiles * kDenseTileValues);
   a.dense.b_rows = r.array<std::int32_t>(h.dense_b_rows_count);
   if (r.offset() != bytes.size() - kTrailerBytes) fail("internal error: payload size mismatch");
+  for (std::size_t i = 0; i < a.row_exponent.size(); ++i)
+    if (a.row_exponent[i] < -kMaxAbsExponent || a.row_exponent[i] > kMaxAbsExponent)
+      fail("row_exponent of row " + std::to_string(i) + " is " + std::to_string(a.row_exponent[i]) + ", out of range");
 
   if (const std::string problem = detail::layout_problem(a); !problem.empty())
     throw FileFormatError(path + ": " + problem);

@@ -13,7 +13,7 @@
 
 namespace bcsr24::detail {
 
-/// A 16x32 tile in row-major order, one fp16 per element.
+/// A 16x32 tile in row-major order, one 16-bit stored value per element.
 using TileElements = std::array<fp16_t, kDenseTileValues>;
 /// One bit per element: bit c of row r set when element (r, c) is a nonzero of the source.
 using TileOccupancy = std::array<std::uint32_t, kTileRows>;
@@ -73,21 +73,31 @@ inline void pack_dense_tile(const TileElements& tile, fp16_t* out) {
   for (int k = 0; k < kDenseTileValues; ++k) out[k] = tile[kDenseSource[k]];
 }
 
-/// Writes the 256 compressed values and 16 metadata words of a 2:4 tile. Every group of `occupancy` must
-/// hold at most 2 nonzeros (row_violates_24 false for every row).
-inline void pack_sparse24_tile(const TileElements& tile, const TileOccupancy& occupancy, fp16_t* values_out,
-                               std::uint32_t* metadata_out) {
-  for (int w = 0; w < kSparseTileMetaWords; ++w) metadata_out[w] = 0;
+/// Writes the 256 compressed values of a 2:4 tile: compressed column 2*grp holds the element at idx0 of the
+/// group's pair, 2*grp+1 the one at idx1 (ordered metadata). Also used for a second array of values (a split
+/// matrix's low parts), which then sits at the positions that the same occupancy's metadata names.
+inline void pack_sparse24_values(const TileElements& tile, const TileOccupancy& occupancy, fp16_t* values_out) {
   for (int r = 0; r < kTileRows; ++r) {
     for (int grp = 0; grp < kTileCols / kGroupCols; ++grp) {
       const GroupPair pair = kGroupPairs[(occupancy[r] >> (grp * kGroupCols)) & 0xFu];
       const fp16_t* group = &tile[r * kTileCols + grp * kGroupCols];
-      // Compressed column 2*grp holds the element at idx0, 2*grp+1 the one at idx1 (ordered metadata).
       values_out[sparse_value_index(r, 2 * grp)] = group[pair.idx0];
       values_out[sparse_value_index(r, 2 * grp + 1)] = group[pair.idx1];
-      metadata_out[metadata_word(r, grp)] |= std::uint32_t{pair.nibble} << metadata_shift(r, grp);
     }
   }
+}
+
+/// Writes the 256 compressed values and 16 metadata words of a 2:4 tile. Every group of `occupancy` must
+/// hold at most 2 nonzeros (row_violates_24 false for every row).
+inline void pack_sparse24_tile(const TileElements& tile, const TileOccupancy& occupancy, fp16_t* values_out,
+                               std::uint32_t* metadata_out) {
+  pack_sparse24_values(tile, occupancy, values_out);
+  for (int w = 0; w < kSparseTileMetaWords; ++w) metadata_out[w] = 0;
+  for (int r = 0; r < kTileRows; ++r)
+    for (int grp = 0; grp < kTileCols / kGroupCols; ++grp) {
+      const GroupPair pair = kGroupPairs[(occupancy[r] >> (grp * kGroupCols)) & 0xFu];
+      metadata_out[metadata_word(r, grp)] |= std::uint32_t{pair.nibble} << metadata_shift(r, grp);
+    }
 }
 
 /// Inverse of pack_dense_tile.
@@ -105,6 +115,21 @@ inline void unpack_sparse24_tile(const fp16_t* values, const std::uint32_t* meta
       group[nibble_idx0(nibble)] = values[sparse_value_index(r, 2 * grp)];
       group[nibble_idx1(nibble)] = values[sparse_value_index(r, 2 * grp + 1)];
     }
+  }
+}
+
+/// Tile t of `list` (the 2:4 list when sparse24) unpacked into `tile`, and its low parts into `tile_lo` when the
+/// list has them (Precision::split); otherwise `tile_lo` is left as it is.
+inline void unpack_list_tile(const TileList& list, bool sparse24, std::int64_t t, TileElements& tile,
+                             TileElements& tile_lo) {
+  const auto at = static_cast<std::size_t>(t);
+  if (sparse24) {
+    const std::uint32_t* metadata = list.metadata.data() + at * kSparseTileMetaWords;
+    unpack_sparse24_tile(list.values.data() + at * kSparseTileValues, metadata, tile);
+    if (!list.values_lo.empty()) unpack_sparse24_tile(list.values_lo.data() + at * kSparseTileValues, metadata, tile_lo);
+  } else {
+    unpack_dense_tile(list.values.data() + at * kDenseTileValues, tile);
+    if (!list.values_lo.empty()) unpack_dense_tile(list.values_lo.data() + at * kDenseTileValues, tile_lo);
   }
 }
 

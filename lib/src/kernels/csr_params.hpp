@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "bcsr24/device.hpp"
+#include "kernels/spmm_params.hpp"
 
 namespace bcsr24::kernels {
 
@@ -17,7 +18,8 @@ inline constexpr int kCsrBlockThreads = 256;
 struct CsrSpmmParams {
   const std::int32_t* row_ptr = nullptr;    // per slot, + 1
   const std::int32_t* b_row = nullptr;      // per entry: row of B
-  const std::uint16_t* values = nullptr;    // per entry: fp16 bits
+  const std::uint16_t* values = nullptr;    // per entry: fp16 or bf16 bits
+  const std::uint16_t* values_lo = nullptr; // split precision: per entry, the low part (x 2^kSplitLoShift)
   const std::int32_t* out_row = nullptr;    // per slot: row of C, -1 = padding
   const std::int32_t* long_slots = nullptr; // slots that get a block each
   const std::int32_t* medium_slots = nullptr;// slots that get a warp each
@@ -28,11 +30,13 @@ struct CsrSpmmParams {
   std::int32_t k = 0;                       // rows of B
   std::int32_t n = 0;
   const std::uint16_t* b = nullptr;         // 16-byte aligned, ldb % 8 == 0 (any, when the shape's scalar_b)
+  const float* b_f32 = nullptr;             // fp32-B modes: 16-byte aligned, ldb % 4 == 0 (any, when scalar_b)
   std::int64_t ldb = 0;
   void* c = nullptr;                        // float or fp16 bits
   std::int64_t ldc = 0;
   float alpha = 1.0f;                       // already multiplied by 2^scale_exponent
   float beta = 0.0f;
+  const std::int16_t* row_exponent = nullptr;  // per C row: the sum is multiplied by 2^e; null = none
 };
 
 /// Launch shape of the CSR kernel, fixed by the plan.
@@ -53,6 +57,8 @@ struct CsrRowClasses {
 CsrRowClasses csr_row_classes(const CsrShape& shape, double mean_row_nnz);
 
 /// Enqueues the kernel (nothing when there are no slots); checks the launch without synchronising.
-void launch_csr_spmm(const CsrShape& shape, OutputType out, const CsrSpmmParams& params, cudaStream_t stream);
+/// Modes other than f16 take fp32 output only (InvalidArgument otherwise).
+void launch_csr_spmm(const CsrShape& shape, OutputType out, OperandMode mode, const CsrSpmmParams& params,
+                     cudaStream_t stream);
 
 }  // namespace bcsr24::kernels

@@ -8,6 +8,10 @@
 // shared memory in a fixed order. All three kinds run in one launch (the first blocks take the long rows, which are the tail otherwise); results are bit-identical
 // run to run. Every slot writes its whole row of C, so an empty row still gets beta * C. With fewer than 8
 // columns (n = 1 is SpMV) B is read element by element, in whatever alignment and leading dimension it has.
+//
+// Operand modes: A's values are fp16, bf16 or (split) fp16 hi + 2^-11 lo, widened to fp32 as they are read;
+// fp32 B is read as it is (two 16-byte loads per chunk), so CUDA cores multiply it without any rounding of B.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -15,6 +19,7 @@
 #include <type_traits>
 
 #include "bcsr24/error.hpp"
+#include "bcsr24/precision.hpp"
 #include "device/cuda_check.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/output_access.cuh"
@@ -31,60 +36,111 @@ constexpr int kUnroll = 4;
 /// values, and 8 accumulators fit without spilling, at half the SM's thread slots.
 constexpr int kCsrMinBlocksPerSm = 4;
 
-__device__ __forceinline__ void fma8(float (&acc)[8], std::uint16_t value_bits, const uint4& b) {
-  const float v = __half2float(__ushort_as_half(value_bits));
-  const __half2* h = reinterpret_cast<const __half2*>(&b);
-#pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    const float2 f = __half22float2(h[q]);
-    acc[2 * q] = fmaf(v, f.x, acc[2 * q]);
-    acc[2 * q + 1] = fmaf(v, f.y, acc[2 * q + 1]);
+/// Eight consecutive columns of one B row: eight 16-bit values in one 16-byte word, or eight floats.
+struct F32Chunk {
+  float4 lo, hi;
+};
+template <OperandMode kMode>
+using BChunk = std::conditional_t<reads_f32_b(kMode), F32Chunk, uint4>;
+
+/// Entry i of A, widened to fp32 (exactly: fp16, bf16 and hi + 2^-11 lo, 22 bits, all fit in 24).
+template <OperandMode kMode>
+__device__ __forceinline__ float entry_value(const CsrSpmmParams& p, std::int32_t i) {
+  const std::uint16_t bits = __ldg(p.values + i);
+  if constexpr (kMode == OperandMode::bf16 || kMode == OperandMode::bf16_f32b) {
+    return __bfloat162float(__ushort_as_bfloat16(bits));
+  } else if constexpr (kMode == OperandMode::split_f32b) {
+    const float lo = __half2float(__ushort_as_half(__ldg(p.values_lo + i)));
+    return fmaf(lo, 1.0f / float(1 << kSplitLoShift), __half2float(__ushort_as_half(bits)));
+  } else {
+    return __half2float(__ushort_as_half(bits));
   }
 }
 
-/// The 8 columns of B row `row` at `b_cols` as one 16-byte load, or (kScalarB: n < 8, B in any layout) the
-/// first `cols` of them one by one, the rest zero: a narrow B is read without being padded to 8 columns first.
-template <bool kScalarB>
-__device__ __forceinline__ uint4 load_b_chunk(const CsrSpmmParams& p, const std::uint16_t* b_cols, std::int32_t row,
-                                              int cols) {
-  const std::uint16_t* src = b_cols + std::size_t(row) * p.ldb;
-  if constexpr (!kScalarB) {
-    return __ldg(reinterpret_cast<const uint4*>(src));
-  } else {
-    std::uint16_t h[8];
+template <OperandMode kMode>
+__device__ __forceinline__ void fma8(float (&acc)[8], float v, const BChunk<kMode>& b) {
+  if constexpr (reads_f32_b(kMode)) {
+    const float f[8] = {b.lo.x, b.lo.y, b.lo.z, b.lo.w, b.hi.x, b.hi.y, b.hi.z, b.hi.w};
 #pragma unroll
-    for (int e = 0; e < 8; ++e) h[e] = e < cols ? __ldg(src + e) : std::uint16_t(0);
-    return make_uint4(h[0] | (unsigned(h[1]) << 16), h[2] | (unsigned(h[3]) << 16), h[4] | (unsigned(h[5]) << 16),
-                      h[6] | (unsigned(h[7]) << 16));
+    for (int e = 0; e < 8; ++e) acc[e] = fmaf(v, f[e], acc[e]);
+  } else {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const unsigned pair = q == 0 ? b.x : q == 1 ? b.y : q == 2 ? b.z : b.w;
+      float2 f;
+      if constexpr (kMode == OperandMode::bf16) {
+        f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&pair));
+      } else {
+        f = __half22float2(*reinterpret_cast<const __half2*>(&pair));
+      }
+      acc[2 * q] = fmaf(v, f.x, acc[2 * q]);
+      acc[2 * q + 1] = fmaf(v, f.y, acc[2 * q + 1]);
+    }
+  }
+}
+
+/// The B matrix of a mode: 16-bit values or floats.
+template <OperandMode kMode>
+using BElement = std::conditional_t<reads_f32_b(kMode), float, std::uint16_t>;
+template <OperandMode kMode>
+__device__ __forceinline__ const BElement<kMode>* b_matrix(const CsrSpmmParams& p) {
+  if constexpr (reads_f32_b(kMode)) return p.b_f32; else return p.b;
+}
+
+/// The 8 columns of B row `row` at `b_cols` as one chunk of 16-byte loads, or (kScalarB: n < 8, B in any
+/// layout) the first `cols` of them one by one, the rest zero: a narrow B is read without being padded first.
+template <OperandMode kMode, bool kScalarB>
+__device__ __forceinline__ BChunk<kMode> load_b_chunk(const CsrSpmmParams& p, const BElement<kMode>* b_cols,
+                                                      std::int32_t row, int cols) {
+  const BElement<kMode>* src = b_cols + std::size_t(row) * p.ldb;
+  if constexpr (reads_f32_b(kMode)) {
+    if constexpr (!kScalarB) {
+      return {__ldg(reinterpret_cast<const float4*>(src)), __ldg(reinterpret_cast<const float4*>(src) + 1)};
+    } else {
+      float f[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) f[e] = e < cols ? __ldg(src + e) : 0.0f;
+      return {make_float4(f[0], f[1], f[2], f[3]), make_float4(f[4], f[5], f[6], f[7])};
+    }
+  } else {
+    if constexpr (!kScalarB) {
+      return __ldg(reinterpret_cast<const uint4*>(src));
+    } else {
+      std::uint16_t h[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) h[e] = e < cols ? __ldg(src + e) : std::uint16_t(0);
+      return make_uint4(h[0] | (unsigned(h[1]) << 16), h[2] | (unsigned(h[3]) << 16), h[4] | (unsigned(h[5]) << 16),
+                        h[6] | (unsigned(h[7]) << 16));
+    }
   }
 }
 
 /// acc += entries first, first + stride, ... < end of the row, times the 8 columns of B at `b_cols` (the
 /// first `cols` of them with kScalarB).
-template <bool kScalarB>
-__device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const std::uint16_t* b_cols,
+template <OperandMode kMode, bool kScalarB>
+__device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const BElement<kMode>* b_cols,
                                                    std::int32_t first, std::int32_t end, std::int32_t stride,
                                                    float (&acc)[8]) {
   const int cols = p.n < 8 ? p.n : 8;
   std::int32_t i = first;
   for (; i + (kUnroll - 1) * stride < end; i += kUnroll * stride) {
     std::int32_t rows[kUnroll];
-    std::uint16_t vals[kUnroll];
-    uint4 bv[kUnroll];
+    float vals[kUnroll];
+    BChunk<kMode> bv[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       rows[u] = __ldg(p.b_row + i + u * stride);
-      vals[u] = __ldg(p.values + i + u * stride);
+      vals[u] = entry_value<kMode>(p, i + u * stride);
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) bv[u] = load_b_chunk<kScalarB>(p, b_cols, rows[u], cols);
+    for (int u = 0; u < kUnroll; ++u) bv[u] = load_b_chunk<kMode, kScalarB>(p, b_cols, rows[u], cols);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) fma8(acc, vals[u], bv[u]);
+    for (int u = 0; u < kUnroll; ++u) fma8<kMode>(acc, vals[u], bv[u]);
   }
   for (; i < end; i += stride) {
     const std::int32_t row = __ldg(p.b_row + i);
-    const std::uint16_t val = __ldg(p.values + i);
-    fma8(acc, val, load_b_chunk<kScalarB>(p, b_cols, row, cols));
+    const float val = entry_value<kMode>(p, i);
+    fma8<kMode>(acc, val, load_b_chunk<kMode, kScalarB>(p, b_cols, row, cols));
   }
 }
 
@@ -96,6 +152,18 @@ __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int
                                                 float (&acc)[8]) {
   OutT* c = static_cast<OutT*>(p.c) + std::size_t(row) * p.ldc + col0;
   const bool full = col0 + 8 <= p.n;
+  // Per-row scaling: the row's stored values are A * 2^-e (a power of two: exact unless it over/underflows).
+  if (p.row_exponent) {
+    const int exponent = p.row_exponent[row];
+    if (exponent >= -126 && exponent <= 127) {  // 2^e is a normal float: one multiplication
+      const float factor = __int_as_float((127 + exponent) << 23);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[e] *= factor;
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[e] = ldexpf(acc[e], exponent);
+    }
+  }
 #pragma unroll
   for (int e = 0; e < 8; ++e) acc[e] *= p.alpha;
   if constexpr (std::is_same_v<OutT, float>) {
@@ -139,7 +207,7 @@ __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int
   }
 }
 
-template <int kChunks, bool kScalarB, typename OutT>
+template <OperandMode kMode, int kChunks, bool kScalarB, typename OutT>
 __device__ __forceinline__ void long_row(const CsrSpmmParams& p, std::int32_t slot, int pass_col0) {
   __shared__ float partial[kBlockWarps][kChunks][8];
   constexpr int kWarpNzLanes = kWarp / kChunks;
@@ -149,7 +217,7 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, std::int32_t sl
   const int col0 = pass_col0 + chunk * 8;
   float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   if (col0 < p.n)
-    accumulate_entries<kScalarB>(p, p.b + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1],
+    accumulate_entries<kMode, kScalarB>(p, b_matrix<kMode>(p) + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1],
                                  kBlockWarps * kWarpNzLanes, acc);
 #pragma unroll
   for (int offset = kChunks; offset < kWarp; offset <<= 1)
@@ -174,7 +242,7 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, std::int32_t sl
 }
 
 /// Rows slots[...] of one block: kCsrBlockThreads / (kChunks * kNzLanes) of them, a group of threads each.
-template <int kChunks, int kNzLanes, bool kScalarB, typename OutT>
+template <OperandMode kMode, int kChunks, int kNzLanes, bool kScalarB, typename OutT>
 __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::int32_t* slots, std::int32_t count,
                                            std::int32_t block, int pass_col0) {
   constexpr int kGroup = kChunks * kNzLanes;
@@ -191,7 +259,7 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::in
   const int col0 = pass_col0 + chunk * 8;
   float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   if (col0 < p.n)
-    accumulate_entries<kScalarB>(p, p.b + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1], kNzLanes, acc);
+    accumulate_entries<kMode, kScalarB>(p, b_matrix<kMode>(p) + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1], kNzLanes, acc);
 #pragma unroll
   for (int offset = kChunks; offset < kGroup; offset <<= 1)
 #pragma unroll
@@ -205,51 +273,67 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::in
 /// Blocks [0, long_count) take one long row each, the next ones one medium row per warp, the rest
 /// kCsrBlockThreads / group short rows each (longest rows first: they are the tail otherwise).
 /// blockIdx.y is the pass over columns (256 per pass). kScalarB: n < 8, B read element by element.
-template <int kChunks, int kNzLanes, bool kScalarB, typename OutT>
+template <OperandMode kMode, int kChunks, int kNzLanes, bool kScalarB, typename OutT>
 __global__ void __launch_bounds__(kCsrBlockThreads, kCsrMinBlocksPerSm) csr_spmm_kernel(const CsrSpmmParams p) {
   static_assert(!kScalarB || kChunks == 1, "a narrow B has one chunk");
   const int pass_col0 = blockIdx.y * kCsrPassColumns;
   const std::int32_t medium_blocks = (p.medium_count + kBlockWarps - 1) / kBlockWarps;
   const std::int32_t block = static_cast<std::int32_t>(blockIdx.x);
   if (block < p.long_count)
-    long_row<kChunks, kScalarB, OutT>(p, p.long_slots[block], pass_col0);
+    long_row<kMode, kChunks, kScalarB, OutT>(p, p.long_slots[block], pass_col0);
   else if (block < p.long_count + medium_blocks)
-    short_rows<kChunks, kWarp / kChunks, kScalarB, OutT>(p, p.medium_slots, p.medium_count, block - p.long_count,
+    short_rows<kMode, kChunks, kWarp / kChunks, kScalarB, OutT>(p, p.medium_slots, p.medium_count, block - p.long_count,
                                                          pass_col0);
   else
-    short_rows<kChunks, kNzLanes, kScalarB, OutT>(p, p.short_slots, p.short_count,
+    short_rows<kMode, kChunks, kNzLanes, kScalarB, OutT>(p, p.short_slots, p.short_count,
                                                   block - p.long_count - medium_blocks, pass_col0);
 }
 
 using CsrKernelFn = void (*)(CsrSpmmParams);
 
-template <int kChunks, bool kScalarB, typename OutT>
+template <OperandMode kMode, int kChunks, bool kScalarB, typename OutT>
 CsrKernelFn choose_lanes(int nz_lanes) {
-  if constexpr (kChunks <= 32) if (nz_lanes == 1) return csr_spmm_kernel<kChunks, 1, kScalarB, OutT>;
-  if constexpr (kChunks <= 16) if (nz_lanes == 2) return csr_spmm_kernel<kChunks, 2, kScalarB, OutT>;
-  if constexpr (kChunks <= 8) if (nz_lanes == 4) return csr_spmm_kernel<kChunks, 4, kScalarB, OutT>;
-  if constexpr (kChunks <= 4) if (nz_lanes == 8) return csr_spmm_kernel<kChunks, 8, kScalarB, OutT>;
-  if constexpr (kChunks <= 2) if (nz_lanes == 16) return csr_spmm_kernel<kChunks, 16, kScalarB, OutT>;
-  if constexpr (kChunks <= 1) if (nz_lanes == 32) return csr_spmm_kernel<kChunks, 32, kScalarB, OutT>;
+  if constexpr (kChunks <= 32) if (nz_lanes == 1) return csr_spmm_kernel<kMode, kChunks, 1, kScalarB, OutT>;
+  if constexpr (kChunks <= 16) if (nz_lanes == 2) return csr_spmm_kernel<kMode, kChunks, 2, kScalarB, OutT>;
+  if constexpr (kChunks <= 8) if (nz_lanes == 4) return csr_spmm_kernel<kMode, kChunks, 4, kScalarB, OutT>;
+  if constexpr (kChunks <= 4) if (nz_lanes == 8) return csr_spmm_kernel<kMode, kChunks, 8, kScalarB, OutT>;
+  if constexpr (kChunks <= 2) if (nz_lanes == 16) return csr_spmm_kernel<kMode, kChunks, 16, kScalarB, OutT>;
+  if constexpr (kChunks <= 1) if (nz_lanes == 32) return csr_spmm_kernel<kMode, kChunks, 32, kScalarB, OutT>;
   throw InvalidArgument("CSR kernel: " + std::to_string(kChunks) + " chunks x " + std::to_string(nz_lanes) +
                         " lanes is not an instantiated shape");
 }
 
-template <typename OutT>
+template <OperandMode kMode, typename OutT>
 CsrKernelFn choose(const CsrShape& s) {
   if (s.scalar_b) {
     if (s.chunks != 1) throw InvalidArgument("CSR kernel: a narrow B has one chunk");
-    return choose_lanes<1, true, OutT>(s.nz_lanes);
+    return choose_lanes<kMode, 1, true, OutT>(s.nz_lanes);
   }
   switch (s.chunks) {
-    case 1: return choose_lanes<1, false, OutT>(s.nz_lanes);
-    case 2: return choose_lanes<2, false, OutT>(s.nz_lanes);
-    case 4: return choose_lanes<4, false, OutT>(s.nz_lanes);
-    case 8: return choose_lanes<8, false, OutT>(s.nz_lanes);
-    case 16: return choose_lanes<16, false, OutT>(s.nz_lanes);
-    case 32: return choose_lanes<32, false, OutT>(s.nz_lanes);
+    case 1: return choose_lanes<kMode, 1, false, OutT>(s.nz_lanes);
+    case 2: return choose_lanes<kMode, 2, false, OutT>(s.nz_lanes);
+    case 4: return choose_lanes<kMode, 4, false, OutT>(s.nz_lanes);
+    case 8: return choose_lanes<kMode, 8, false, OutT>(s.nz_lanes);
+    case 16: return choose_lanes<kMode, 16, false, OutT>(s.nz_lanes);
+    case 32: return choose_lanes<kMode, 32, false, OutT>(s.nz_lanes);
   }
   throw InvalidArgument("CSR kernel: unsupported chunk count " + std::to_string(s.chunks));
+}
+
+/// fp16 output exists for the fp16 mode only (the others are for callers that want fp32 results).
+CsrKernelFn choose_for_mode(const CsrShape& s, OutputType out, OperandMode mode) {
+  if (mode != OperandMode::f16 && out != OutputType::f32)
+    throw InvalidArgument(std::string("CSR kernel: operand mode '") + operand_mode_name(mode) +
+                          "' writes fp32 output only");
+  switch (mode) {
+    case OperandMode::f16: return out == OutputType::f32 ? choose<OperandMode::f16, float>(s)
+                                                         : choose<OperandMode::f16, __half>(s);
+    case OperandMode::bf16: return choose<OperandMode::bf16, float>(s);
+    case OperandMode::f16_f32b: return choose<OperandMode::f16_f32b, float>(s);
+    case OperandMode::bf16_f32b: return choose<OperandMode::bf16_f32b, float>(s);
+    case OperandMode::split_f32b: return choose<OperandMode::split_f32b, float>(s);
+  }
+  throw InvalidArgument("CSR kernel: unknown operand mode");
 }
 
 int floor_pow2(double x) {
@@ -283,9 +367,10 @@ CsrRowClasses csr_row_classes(const CsrShape& shape, double mean_row_nnz) {
   return c;
 }
 
-void launch_csr_spmm(const CsrShape& shape, OutputType out, const CsrSpmmParams& params, cudaStream_t stream) {
+void launch_csr_spmm(const CsrShape& shape, OutputType out, OperandMode mode, const CsrSpmmParams& params,
+                     cudaStream_t stream) {
   if (params.long_count + params.medium_count + params.short_count == 0 || params.n == 0) return;
-  const CsrKernelFn fn = out == OutputType::f32 ? choose<float>(shape) : choose<__half>(shape);
+  const CsrKernelFn fn = choose_for_mode(shape, out, mode);
   const int rows_per_block = kCsrBlockThreads / (shape.chunks * shape.nz_lanes);
   const std::int64_t blocks = std::int64_t(params.long_count) + (std::int64_t(params.medium_count) + kBlockWarps - 1) / kBlockWarps +
                               (std::int64_t(params.short_count) + rows_per_block - 1) / rows_per_block;

@@ -1,4 +1,4 @@
-// One small wrapper per PTX instruction the kernels use (sm_80+): cp.async, ldmatrix, mma, mma.sp.
+// One small wrapper per PTX instruction the kernels use (sm_80+): cp.async, ldmatrix, mma, mma.sp (fp16 and bf16).
 #pragma once
 
 #include <cstdint>
@@ -38,25 +38,42 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
                : "r"(addr));
 }
 
-/// D = A * B + D, dense m16n8k16, fp16 inputs, fp32 accumulators.
-__device__ __forceinline__ void mma_m16n8k16_f16_f32(float (&d)[4], const uint4& a, std::uint32_t b0,
-                                                     std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+/// D = A * B + D, dense m16n8k16, fp16 (or, kBf16, bf16) inputs, fp32 accumulators.
+template <bool kBf16 = false>
+__device__ __forceinline__ void mma_m16n8k16_f32(float (&d)[4], const uint4& a, std::uint32_t b0, std::uint32_t b1) {
+  if constexpr (kBf16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+  }
 }
 
 /// D = A * B + D, 2:4-sparse m16n8k32: A is the compressed 16x16 fragment, `meta` its ordered metadata,
-/// sparsity selector 0 (lanes 4g and 4g+1 supply the metadata).
-__device__ __forceinline__ void mma_sp_m16n8k32_f16_f32(float (&d)[4], const uint4& a,
-                                                        const std::uint32_t (&b)[4], std::uint32_t meta) {
-  asm volatile(
-      "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(meta));
+/// sparsity selector 0 (lanes 4g and 4g+1 supply the metadata). fp16 (or, kBf16, bf16) inputs.
+template <bool kBf16 = false>
+__device__ __forceinline__ void mma_sp_m16n8k32_f32(float (&d)[4], const uint4& a, const std::uint32_t (&b)[4],
+                                                    std::uint32_t meta) {
+  if constexpr (kBf16) {
+    asm volatile(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(meta));
+  } else {
+    asm volatile(
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(meta));
+  }
 }
 
 }  // namespace bcsr24::kernels::ptx

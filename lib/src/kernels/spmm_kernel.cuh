@@ -12,8 +12,15 @@
 // stored, in fragment order) and the 32 x slice block of B it multiplies, filled by cp.async kStages - 1
 // tiles ahead of the tile being computed. The 2:4 list and the dense list are two separate loops with no
 // branch on the tile kind inside either.
+//
+// Operand modes (OperandMode, docs/PRECISION.md): fp16 or bf16 B is staged as given and read with ldmatrix;
+// fp32 B is staged as fp32 and converted while the B fragments are built, with a power-of-two scale per tile
+// and column chosen from that 32-row block's largest magnitude (fp16 B never overflows or flushes, and no pass
+// over B precedes the product). Split mode multiplies A_hi and A_lo with B_hi and B_lo (three products) into a
+// per-tile sum that is scaled back and added to the accumulators.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -28,28 +35,45 @@ namespace bcsr24::kernels {
 /// Warps per block: enough to split long tile rows, few enough that short rows waste little.
 inline constexpr int kWarpsPerBlock = 4;
 
-template <int kSliceWidth>
+/// Compile-time facts of an operand mode.
+template <OperandMode kMode>
+struct Operands {
+  static constexpr bool kBf16 = kMode == OperandMode::bf16 || kMode == OperandMode::bf16_f32b;
+  static constexpr bool kF32B = reads_f32_b(kMode);
+  static constexpr bool kSplit = kMode == OperandMode::split_f32b;
+  /// fp32 B converted to fp16 needs a scale (fp16's range is narrow); to bf16 it does not.
+  static constexpr bool kScaledB = kMode == OperandMode::f16_f32b || kMode == OperandMode::split_f32b;
+};
+
+template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
 struct SliceGeometry {
   static_assert(kSliceWidth % 8 == 0 && kSliceWidth >= 8 && kSliceWidth <= 64, "slice is 8..64 columns");
-  /// 16-byte chunks (8 fp16) in one row of the B block.
-  static constexpr int kChunksPerRow = kSliceWidth / 8;
-  /// The B block is stored unpadded (32 rows x kChunksPerRow 16-byte chunks), with chunk c of row r at
+  using Ops = Operands<kMode>;
+  /// 16-byte chunks in one row of the B block: 8 fp16/bf16 or 4 fp32 values each.
+  static constexpr int kChunksPerRow = Ops::kF32B ? kSliceWidth / 4 : kSliceWidth / 8;
+  /// 16-bit B is stored unpadded (32 rows x kChunksPerRow 16-byte chunks), with chunk c of row r at
   /// position c ^ swizzle(r). One ldmatrix phase reads the same logical chunk of 8 consecutive rows; the XOR
   /// spreads those 8 chunks over the 8 distinct 16-byte bank groups of a 128-byte line, so the read is
   /// conflict-free without the shared memory that padding each row would cost.
-  static constexpr int kBBytes = kTileCols * kChunksPerRow * 16;
-  static constexpr int kRowBytes = kChunksPerRow * 16;
+  /// fp32 B rows are padded by 4 floats instead: a B-fragment load reads rows 2t (+ const) for t = 0..3 and
+  /// 8 consecutive columns, and a row stride of 4 (mod 32) words puts those rows on disjoint groups of 8 banks.
+  static constexpr int kRowFloats = kSliceWidth + 4;
+  static constexpr int kRowBytes = Ops::kF32B ? kRowFloats * 4 : kChunksPerRow * 16;
+  static constexpr int kBBytes = kTileCols * kRowBytes;
   __device__ __forceinline__ static int swizzle(int row) {
     // Rows r and r + 8/C start in the same bank group (C chunks per row); flip the chunk index every 8/C rows.
     return kChunksPerRow >= 8 ? (row & 7) : (row / (8 / kChunksPerRow)) % kChunksPerRow;
   }
   static constexpr int kNSteps = kSliceWidth / 8;  // n8 mma steps per tile
-  /// A stage holds one A tile as stored, then its B block. A dense tile is 1024 bytes; a 2:4 tile is 512 bytes
-  /// of values and 64 of metadata, so 2:4 stages are smaller and the 2:4 loop fits more of them in flight.
+  /// A stage holds one A tile as stored (values, split mode's low parts, 2:4 metadata), then its B block. A
+  /// dense tile is 1024 bytes of values; a 2:4 tile 512 bytes and 64 of metadata, so 2:4 stages are smaller and
+  /// the 2:4 loop fits more of them in flight.
   template <bool kSparse>
   struct Stage {
-    static constexpr int kABytes = kSparse ? kSparseTileValues * 2 + kSparseTileMetaWords * 4 : kDenseTileValues * 2;
-    static constexpr int kMetaOffset = kSparseTileValues * 2;
+    static constexpr int kValueBytes = kSparse ? kSparseTileValues * 2 : kDenseTileValues * 2;
+    static constexpr int kLoOffset = kValueBytes;  // split mode: the low parts follow the high parts
+    static constexpr int kMetaOffset = kValueBytes * (Ops::kSplit ? 2 : 1);
+    static constexpr int kABytes = kMetaOffset + (kSparse ? kSparseTileMetaWords * 4 : 0);
     static constexpr int kBytes = kABytes + kBBytes;
     static_assert(kABytes % 16 == 0 && kBytes % 16 == 0, "cp.async and ldmatrix need 16-byte alignment");
   };
@@ -59,52 +83,66 @@ struct SliceGeometry {
 /// Pipeline depth per slice width. A block's shared memory is 4 warps x stages x (A tile + B block); up to
 /// 32 columns the depth keeps it near 24 KB, so 9 blocks fit on an SM and a matrix of ~1000 tile rows runs in
 /// a single wave (deeper pipelines measured slower there: the second wave costs more than the depth gains).
-template <int kSliceWidth>
+/// fp32 B (and split A) make a stage larger: those modes get as many stages as fit in the fp16 mode's space,
+/// but at least 2.
+template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
 constexpr int pipelined_stages() {
-  return kSliceWidth == 8 ? 4 : (kSliceWidth == 16 ? 3 : 2);
+  constexpr int fp16_stages = kSliceWidth == 8 ? 4 : (kSliceWidth == 16 ? 3 : 2);
+  if constexpr (kMode == OperandMode::f16 || kMode == OperandMode::bf16) {
+    return fp16_stages;
+  } else {
+    constexpr int budget = fp16_stages * SliceGeometry<kSliceWidth>::kStageBytes;
+    constexpr int fit = budget / SliceGeometry<kSliceWidth, kMode>::kStageBytes;
+    return fit < 2 ? 2 : fit;
+  }
 }
 
 /// Stages of the 2:4 loop: its stages are smaller (576 bytes of A instead of 1024), so it gets as many as fit
 /// in the space of the dense loop's stages (5 instead of 4 at 8 columns).
-template <int kSliceWidth, int kStages>
+template <int kSliceWidth, int kStages, OperandMode kMode = OperandMode::f16>
 constexpr int sparse24_stages() {
-  using G = SliceGeometry<kSliceWidth>;
+  using G = SliceGeometry<kSliceWidth, kMode>;
   return kStages == 1 ? 1 : kStages * G::kStageBytes / G::template Stage<true>::kBytes;
 }
 
 /// Shared memory of one warp's pipeline.
-template <int kSliceWidth, int kStages, bool kHasSparseList>
+template <int kSliceWidth, int kStages, bool kHasSparseList, OperandMode kMode = OperandMode::f16>
 constexpr int warp_pipeline_bytes() {
-  using G = SliceGeometry<kSliceWidth>;
+  using G = SliceGeometry<kSliceWidth, kMode>;
   constexpr int dense = kStages * G::kStageBytes;
-  constexpr int sparse = kHasSparseList ? sparse24_stages<kSliceWidth, kStages>() * G::template Stage<true>::kBytes : 0;
+  constexpr int sparse =
+      kHasSparseList ? sparse24_stages<kSliceWidth, kStages, kMode>() * G::template Stage<true>::kBytes : 0;
   return dense > sparse ? dense : sparse;
 }
 
-template <int kSliceWidth, int kStages, bool kHasSparseList>
+template <int kSliceWidth, int kStages, bool kHasSparseList, OperandMode kMode = OperandMode::f16>
 constexpr int spmm_shared_bytes() {
-  constexpr int pipeline = kWarpsPerBlock * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList>();
+  constexpr int pipeline = kWarpsPerBlock * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList, kMode>();
   constexpr int reduction = kWarpsPerBlock * kTileRows * kSliceWidth * 4;
   return pipeline > reduction ? pipeline : reduction;
 }
 
-/// Copies tile `tile` of `list` into `stage` (asynchronously; the caller commits).
-template <int kSliceWidth, bool kSparse>
+/// Copies tile `tile` of `list` (and, in split mode, its low parts) into `stage` (asynchronously; the caller
+/// commits).
+template <int kSliceWidth, OperandMode kMode, bool kSparse>
 __device__ __forceinline__ void load_a_async(const TileListView& list, std::int32_t tile, unsigned char* stage,
                                              int lane) {
-  using S = typename SliceGeometry<kSliceWidth>::template Stage<kSparse>;
+  using S = typename SliceGeometry<kSliceWidth, kMode>::template Stage<kSparse>;
+  constexpr int kValueChunks = S::kValueBytes / 16;  // 32 (2:4) or 64 (dense): one or two per lane
   const std::uint32_t stage_addr = ptx::smem_addr(stage);
+  const uint4* values = reinterpret_cast<const uint4*>(list.values) + std::size_t(tile) * kValueChunks;
+#pragma unroll
+  for (int c = lane; c < kValueChunks; c += kWarpSize) ptx::cp_async_16(stage_addr + c * 16, values + c, 16);
+  if constexpr (Operands<kMode>::kSplit) {
+    const uint4* lo = reinterpret_cast<const uint4*>(list.values_lo) + std::size_t(tile) * kValueChunks;
+#pragma unroll
+    for (int c = lane; c < kValueChunks; c += kWarpSize) ptx::cp_async_16(stage_addr + S::kLoOffset + c * 16, lo + c, 16);
+  }
   if constexpr (kSparse) {
-    const uint4* values = reinterpret_cast<const uint4*>(list.values) + std::size_t(tile) * (kSparseTileValues / 8);
-    ptx::cp_async_16(stage_addr + lane * 16, values + lane, 16);
     if (lane < kSparseTileMetaWords / 4) {
       const uint4* meta = reinterpret_cast<const uint4*>(list.metadata) + std::size_t(tile) * (kSparseTileMetaWords / 4);
       ptx::cp_async_16(stage_addr + S::kMetaOffset + lane * 16, meta + lane, 16);
     }
-  } else {
-    const uint4* values = reinterpret_cast<const uint4*>(list.values) + std::size_t(tile) * (kDenseTileValues / 8);
-    ptx::cp_async_16(stage_addr + lane * 16, values + lane, 16);
-    ptx::cp_async_16(stage_addr + 512 + lane * 16, values + 32 + lane, 16);
   }
 }
 
@@ -112,11 +150,13 @@ __device__ __forceinline__ void load_a_async(const TileListView& list, std::int3
 /// kImplicitRows): `b_source` is the tile column, and tile column j multiplies B row 32 * tile_col + j. Gathered
 /// tiles: `b_source` is, in lane j, the B row of tile column j (-1 for a padding column), and lanes trade rows
 /// by shuffle.
-template <int kSliceWidth, bool kSparse, int kRows>
+template <int kSliceWidth, OperandMode kMode, bool kSparse, int kRows>
 __device__ __forceinline__ void load_b_async(std::int32_t b_source, unsigned char* stage, const SpmmParams& p, int n0,
                                              int lane) {
-  using G = SliceGeometry<kSliceWidth>;
+  using G = SliceGeometry<kSliceWidth, kMode>;
   using S = typename G::template Stage<kSparse>;
+  constexpr bool kF32B = Operands<kMode>::kF32B;
+  constexpr int kPerChunk = kF32B ? 4 : 8;  // B values per 16-byte chunk
   const std::uint32_t stage_addr = ptx::smem_addr(stage);
   // B rows k0 .. k0+31, columns n0 .. n0+slice-1. Consecutive lanes take consecutive 16-byte chunks of a row
   // (coalesced). Rows past K and columns past n are zero-filled, never read: the padded A columns are zero,
@@ -132,60 +172,165 @@ __device__ __forceinline__ void load_b_async(std::int32_t b_source, unsigned cha
       row = __shfl_sync(0xffffffffu, b_source, r);
     else
       row = b_source * kTileCols + r;
-    const int col = n0 + chunk * 8;
+    const int col = n0 + chunk * kPerChunk;
     int valid = p.n - col;
-    valid = valid < 0 ? 0 : (valid > 8 ? 8 : valid);
+    valid = valid < 0 ? 0 : (valid > kPerChunk ? kPerChunk : valid);
     if (row < 0 || row >= p.k) valid = 0;
-    const std::uint16_t* src = valid ? p.b + std::size_t(row) * p.ldb + col : p.b;
-    ptx::cp_async_16(b_addr + r * G::kRowBytes + ((chunk ^ G::swizzle(r)) * 16), src, valid * 2);
+    if constexpr (kF32B) {
+      const float* src = valid ? p.b_f32 + std::size_t(row) * p.ldb + col : p.b_f32;
+      ptx::cp_async_16(b_addr + r * G::kRowBytes + chunk * 16, src, valid * 4);
+    } else {
+      const std::uint16_t* src = valid ? p.b + std::size_t(row) * p.ldb + col : p.b;
+      ptx::cp_async_16(b_addr + r * G::kRowBytes + ((chunk ^ G::swizzle(r)) * 16), src, valid * 2);
+    }
   }
 }
 
-template <int kSliceWidth, bool kSparse, int kRows>
+template <int kSliceWidth, OperandMode kMode, bool kSparse, int kRows>
 __device__ __forceinline__ void load_tile_async(const TileListView& list, std::int32_t tile, std::int32_t b_source,
                                                 unsigned char* stage, const SpmmParams& p, int n0, int lane) {
-  load_a_async<kSliceWidth, kSparse>(list, tile, stage, lane);
-  load_b_async<kSliceWidth, kSparse, kRows>(b_source, stage, p, n0, lane);
+  load_a_async<kSliceWidth, kMode, kSparse>(list, tile, stage, lane);
+  load_b_async<kSliceWidth, kMode, kSparse, kRows>(b_source, stage, p, n0, lane);
+}
+
+/// Two fp32 values as the packed 16-bit pair an mma B register holds (the first in the low half).
+template <bool kBf16>
+__device__ __forceinline__ std::uint32_t pack_pair(float lo_k, float hi_k) {
+  if constexpr (kBf16) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo_k, hi_k);
+    return *reinterpret_cast<const std::uint32_t*>(&v);
+  } else {
+    const __half2 v = __floats2half2_rn(lo_k, hi_k);
+    return *reinterpret_cast<const std::uint32_t*>(&v);
+  }
+}
+
+/// 2^e as a float, for -126 <= e <= 127 (built from the bits: exact, no libm call).
+__device__ __forceinline__ float exp2_int(int e) { return __int_as_float((127 + e) << 23); }
+
+/// The power-of-two scale that maps a B column block with largest magnitude `max_abs` into [2^14, 2^15): its
+/// fp16 values can neither overflow nor (short of 2^-38 below the largest) flush. Clamped so that both 2^e and
+/// 2^-e are normal floats; an all-zero block gets the clamp's value, which changes nothing.
+__device__ __forceinline__ int b_block_exponent(float max_abs) {
+  const int e = (__float_as_int(max_abs) >> 23) - 127 - 14;
+  return e < -126 ? -126 : (e > 126 ? 126 : e);
+}
+
+/// x * 2^e: one multiplication when 2^e is a normal float (every row exponent of a matrix whose values lie within
+/// fp32's range), ldexpf beyond.
+__device__ __forceinline__ float scale_by_power_of_two(float x, int e) {
+  return e >= -126 && e <= 127 ? x * exp2_int(e) : ldexpf(x, e);
 }
 
 /// acc += (tile in `stage`) x (its B block), for all n8 steps of the slice.
-template <int kSliceWidth, bool kSparse>
+template <int kSliceWidth, OperandMode kMode, bool kSparse>
 __device__ __forceinline__ void compute_tile(const unsigned char* stage, float (&acc)[kSliceWidth / 8][4], int lane) {
-  using G = SliceGeometry<kSliceWidth>;
+  using G = SliceGeometry<kSliceWidth, kMode>;
   using S = typename G::template Stage<kSparse>;
-  // Lane l addresses row l of the 32-row B block: rows 0-7, 8-15, 16-23, 24-31 are ldmatrix's four matrices.
-  const std::uint32_t b_row = ptx::smem_addr(stage + S::kABytes) + lane * G::kRowBytes;
-  const int b_swizzle = G::swizzle(lane);
-  if constexpr (kSparse) {
-    const uint4 a = *reinterpret_cast<const uint4*>(stage + lane * 16);
-    const std::uint32_t meta =
-        *reinterpret_cast<const std::uint32_t*>(stage + S::kMetaOffset + metadata_word_of_lane(lane) * 4);
+  using Ops = Operands<kMode>;
+  // A fragments: a 2:4 tile is one compressed 16x16 fragment per lane; a dense tile two 16x16 halves (tile
+  // columns 0-15 and 16-31). Split mode has the same again for the low parts.
+  uint4 a[kSparse ? 1 : 2], a_low[Ops::kSplit ? (kSparse ? 1 : 2) : 1];
+  a[0] = *reinterpret_cast<const uint4*>(stage + lane * 16);
+  if constexpr (!kSparse) a[1] = *reinterpret_cast<const uint4*>(stage + 512 + lane * 16);
+  if constexpr (Ops::kSplit) {
+    a_low[0] = *reinterpret_cast<const uint4*>(stage + S::kLoOffset + lane * 16);
+    if constexpr (!kSparse) a_low[1] = *reinterpret_cast<const uint4*>(stage + S::kLoOffset + 512 + lane * 16);
+  }
+  std::uint32_t meta = 0;
+  if constexpr (kSparse)
+    meta = *reinterpret_cast<const std::uint32_t*>(stage + S::kMetaOffset + metadata_word_of_lane(lane) * 4);
+  // d += A (one tile: both halves of a dense one) x the 32 x 8 B fragment b (rows 8m + 2t, 8m + 2t + 1 in b[m]).
+  auto multiply = [&](float (&d)[4], const uint4 (&frag)[kSparse ? 1 : 2], const std::uint32_t (&b)[4]) {
+    if constexpr (kSparse) {
+      ptx::mma_sp_m16n8k32_f32<Ops::kBf16>(d, frag[0], b, meta);
+    } else {
+      ptx::mma_m16n8k16_f32<Ops::kBf16>(d, frag[0], b[0], b[1]);
+      ptx::mma_m16n8k16_f32<Ops::kBf16>(d, frag[1], b[2], b[3]);
+    }
+  };
+
+  if constexpr (!Ops::kF32B) {
+    // Lane l addresses row l of the 32-row B block: rows 0-7, 8-15, 16-23, 24-31 are ldmatrix's four matrices.
+    const std::uint32_t b_row = ptx::smem_addr(stage + S::kABytes) + lane * G::kRowBytes;
+    const int b_swizzle = G::swizzle(lane);
 #pragma unroll
     for (int j = 0; j < G::kNSteps; ++j) {
       std::uint32_t b[4];
       ptx::ldmatrix_x4_trans(b, b_row + ((j ^ b_swizzle) * 16));
-      ptx::mma_sp_m16n8k32_f16_f32(acc[j], a, b, meta);
+      multiply(acc[j], a, b);
     }
   } else {
-    const uint4 a_lo = *reinterpret_cast<const uint4*>(stage + lane * 16);        // columns 0-15
-    const uint4 a_hi = *reinterpret_cast<const uint4*>(stage + 512 + lane * 16);  // columns 16-31
+    // Lane 4g + t builds the fragment of column 8j + g: rows 8m + 2t and 8m + 2t + 1, m = 0..3, of the fp32 block.
+    const float* block = reinterpret_cast<const float*>(stage + S::kABytes);
+    const int g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int j = 0; j < G::kNSteps; ++j) {
-      std::uint32_t b[4];
-      ptx::ldmatrix_x4_trans(b, b_row + ((j ^ b_swizzle) * 16));
-      ptx::mma_m16n8k16_f16_f32(acc[j], a_lo, b[0], b[1]);
-      ptx::mma_m16n8k16_f16_f32(acc[j], a_hi, b[2], b[3]);
+      float x[8];
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        x[2 * m] = block[(8 * m + 2 * t) * G::kRowFloats + 8 * j + g];
+        x[2 * m + 1] = block[(8 * m + 2 * t + 1) * G::kRowFloats + 8 * j + g];
+      }
+      if constexpr (!Ops::kScaledB) {
+        std::uint32_t b[4];
+#pragma unroll
+        for (int m = 0; m < 4; ++m) b[m] = pack_pair<Ops::kBf16>(x[2 * m], x[2 * m + 1]);
+        multiply(acc[j], a, b);
+      } else {
+        // The column's largest magnitude in this block: the 4 lanes 4g .. 4g + 3 hold its 32 rows.
+        float max_abs = 0.0f;
+#pragma unroll
+        for (int q = 0; q < 8; ++q) max_abs = fmaxf(max_abs, fabsf(x[q]));
+        max_abs = fmaxf(max_abs, __shfl_xor_sync(0xffffffffu, max_abs, 1));
+        max_abs = fmaxf(max_abs, __shfl_xor_sync(0xffffffffu, max_abs, 2));
+        const int e = b_block_exponent(max_abs);
+        const float down = exp2_int(-e);
+        std::uint32_t b[4];
+        float tile_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if constexpr (!Ops::kSplit) {
+#pragma unroll
+          for (int m = 0; m < 4; ++m) b[m] = pack_pair<false>(x[2 * m] * down, x[2 * m + 1] * down);
+          multiply(tile_sum, a, b);
+        } else {
+          // B = b_hi + 2^-11 b_lo: b_lo is the rounding residual (exact in fp32), scaled up to keep its bits.
+          std::uint32_t b_low[4];
+#pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            const float x0 = x[2 * m] * down, x1 = x[2 * m + 1] * down;
+            const __half2 hi = __floats2half2_rn(x0, x1);
+            b[m] = *reinterpret_cast<const std::uint32_t*>(&hi);
+            const float2 back = __half22float2(hi);
+            b_low[m] = pack_pair<false>((x0 - back.x) * float(1 << kSplitLoShift),
+                                        (x1 - back.y) * float(1 << kSplitLoShift));
+          }
+          // A_hi B_hi + 2^-11 (A_lo B_hi + A_hi B_lo); A_lo B_lo (2^-22) is below fp32's rounding of the sum.
+          float low_terms[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+          multiply(tile_sum, a, b);
+          multiply(low_terms, a_low, b);
+          multiply(low_terms, a, b_low);
+#pragma unroll
+          for (int q = 0; q < 4; ++q) tile_sum[q] = fmaf(low_terms[q], 1.0f / float(1 << kSplitLoShift), tile_sum[q]);
+        }
+        // Undo the scale: accumulator columns 2t and 2t + 1 of this step belong to lanes 8t and 8t + 4.
+        const float up = exp2_int(e);
+        const float up0 = __shfl_sync(0xffffffffu, up, 8 * t), up1 = __shfl_sync(0xffffffffu, up, 8 * t + 4);
+        acc[j][0] = fmaf(tile_sum[0], up0, acc[j][0]);
+        acc[j][1] = fmaf(tile_sum[1], up1, acc[j][1]);
+        acc[j][2] = fmaf(tile_sum[2], up0, acc[j][2]);
+        acc[j][3] = fmaf(tile_sum[3], up1, acc[j][3]);
+      }
     }
   }
 }
 
 /// One warp's pass over its share of one tile list of one tile row: tiles first, first + stride, ...
 /// kStages stages of this list's kind (1 = no pipelining).
-template <int kSliceWidth, int kStages, bool kSparse, int kRows>
+template <int kSliceWidth, OperandMode kMode, int kStages, bool kSparse, int kRows>
 __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int32_t first, std::int32_t count,
                                               std::int32_t stride, unsigned char* warp_smem, const SpmmParams& p,
                                               int n0, float (&acc)[kSliceWidth / 8][4], int lane) {
-  using G = SliceGeometry<kSliceWidth>;
+  using G = SliceGeometry<kSliceWidth, kMode>;
   using S = typename G::template Stage<kSparse>;
   // The B addresses of a tile depend on its column index (aligned) or its 32 B rows (gathered). Reading them
   // right before each copy would put a dependent global load (hundreds of cycles) in front of every cp.async.
@@ -211,11 +356,11 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
     for (std::int32_t i = 0; i < count; ++i) {
       std::int32_t source;
       if constexpr (kGathered) source = slot_row(i); else source = tile_col(i);
-      load_tile_async<kSliceWidth, kSparse, kRows>(list, first + i * stride, source, warp_smem, p, n0, lane);
+      load_tile_async<kSliceWidth, kMode, kSparse, kRows>(list, first + i * stride, source, warp_smem, p, n0, lane);
       ptx::cp_async_commit();
       ptx::cp_async_wait<0>();
       __syncwarp();
-      compute_tile<kSliceWidth, kSparse>(warp_smem, acc, lane);
+      compute_tile<kSliceWidth, kMode, kSparse>(warp_smem, acc, lane);
       __syncwarp();
     }
   } else {
@@ -226,7 +371,7 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
     // computed has landed".
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s)
-      if (s < count) load_a_async<kSliceWidth, kSparse>(list, first + s * stride, warp_smem + s * S::kBytes, lane);
+      if (s < count) load_a_async<kSliceWidth, kMode, kSparse>(list, first + s * stride, warp_smem + s * S::kBytes, lane);
     std::int32_t ring0 = 0, ring1 = 0;  // gathered: B rows of tiles next and next + 1
     if constexpr (kGathered) {
       std::int32_t prologue_rows[kStages - 1];
@@ -237,13 +382,13 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
 #pragma unroll
       for (int s = 0; s < kStages - 1; ++s) {
         if (s < count)
-          load_b_async<kSliceWidth, kSparse, kRows>(prologue_rows[s], warp_smem + s * S::kBytes, p, n0, lane);
+          load_b_async<kSliceWidth, kMode, kSparse, kRows>(prologue_rows[s], warp_smem + s * S::kBytes, p, n0, lane);
         ptx::cp_async_commit();
       }
     } else {
 #pragma unroll
       for (int s = 0; s < kStages - 1; ++s) {
-        if (s < count) load_b_async<kSliceWidth, kSparse, kRows>(tile_col(s), warp_smem + s * S::kBytes, p, n0, lane);
+        if (s < count) load_b_async<kSliceWidth, kMode, kSparse, kRows>(tile_col(s), warp_smem + s * S::kBytes, p, n0, lane);
         ptx::cp_async_commit();
       }
     }
@@ -252,13 +397,13 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
     for (std::int32_t i = 0; i < count; ++i) {
       ptx::cp_async_wait<kStages - 2>();
       __syncwarp();
-      compute_tile<kSliceWidth, kSparse>(warp_smem + read_stage * S::kBytes, acc, lane);
+      compute_tile<kSliceWidth, kMode, kSparse>(warp_smem + read_stage * S::kBytes, acc, lane);
       __syncwarp();  // every lane is done reading the stage that the next copy overwrites
       const std::int32_t next = i + kStages - 1;
       if (next < count) {
         std::int32_t source;
         if constexpr (kGathered) source = ring0; else source = tile_col(next);
-        load_tile_async<kSliceWidth, kSparse, kRows>(list, first + next * stride, source,
+        load_tile_async<kSliceWidth, kMode, kSparse, kRows>(list, first + next * stride, source,
                                                      warp_smem + write_stage * S::kBytes, p, n0, lane);
       }
       ptx::cp_async_commit();
@@ -315,18 +460,28 @@ __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const T
 /// letting the 2:4 + dense kernel take more registers than 65536 / (9 x 128) = 56 would cut that to 7 and put a
 /// matrix of ~1000 tile rows into a second wave (measured: 14% slower at n = 32). At 64 columns shared memory
 /// admits 5 blocks, and registers are capped to match.
-template <int kSliceWidth>
+/// Modes with fp32 B (and split A) have larger stages; there shared memory admits fewer blocks, and the
+/// register cap follows it (split mode's extra fragments and per-tile sums need the room).
+template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
 constexpr int min_blocks_per_sm() {
-  return kSliceWidth <= 32 ? 9 : 5;
+  constexpr int fp16_blocks = kSliceWidth <= 32 ? 9 : 5;
+  if constexpr (kMode == OperandMode::f16 || kMode == OperandMode::bf16) {
+    return fp16_blocks;
+  } else {
+    constexpr int kSmPerBlockReserve = 1024, kSmBytes = 228 * 1024;  // sm_90: 228 KB per SM, 1 KB per block
+    constexpr int smem = spmm_shared_bytes<kSliceWidth, pipelined_stages<kSliceWidth, kMode>(), true, kMode>();
+    constexpr int fit = kSmBytes / (smem + kSmPerBlockReserve);
+    return fit < fp16_blocks ? (fit < 1 ? 1 : fit) : fp16_blocks;
+  }
 }
 
 /// kSplitBands: some work items are parts of split bands (the plan's schedule has groups). Plans without split
 /// bands launch the instantiation without that epilogue: no atomics, fences or static shared memory in it.
-template <int kSliceWidth, int kStages, bool kHasSparseList, int kRows, typename OutT, bool kSplitBands>
-__global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<kSliceWidth>())
+template <int kSliceWidth, OperandMode kMode, int kStages, bool kHasSparseList, int kRows, typename OutT,
+          bool kSplitBands>
+__global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<kSliceWidth, kMode>())
     bcsr24_spmm_kernel(const SpmmParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  using G = SliceGeometry<kSliceWidth>;
   const int lane = threadIdx.x % kWarpSize;
   const int warp = threadIdx.x / kWarpSize;
   // One 32-byte descriptor (tile row and the tile ranges of its lists) instead of a row_order -> row_ptr
@@ -334,7 +489,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   const TileRowWork work = p.row_work[blockIdx.x / p.n_slices];
   const std::int32_t tile_row = work.tile_row;
   const int n0 = (blockIdx.x % p.n_slices) * kSliceWidth;
-  unsigned char* warp_smem = smem + warp * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList>();
+  unsigned char* warp_smem = smem + warp * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList, kMode>();
 
   float acc[kSliceWidth / 8][4];
 #pragma unroll
@@ -348,13 +503,13 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   std::int32_t first = 0, count = 0;
   if constexpr (kHasSparseList) {
     share(work.sparse24_begin, work.sparse24_end, first, count);
-    run_tile_list<kSliceWidth, sparse24_stages<kSliceWidth, kStages>(), true, kRows>(
+    run_tile_list<kSliceWidth, kMode, sparse24_stages<kSliceWidth, kStages, kMode>(), true, kRows>(
         p.sparse24, first, count, kWarpsPerBlock, warp_smem, p, n0, acc, lane);
     share(work.dense_begin, work.dense_end, first, count);
   } else {
     share(work.merged_begin, work.merged_end, first, count);
   }
-  run_tile_list<kSliceWidth, kStages, false, kRows>(p.dense, first, count, kWarpsPerBlock, warp_smem, p, n0, acc, lane);
+  run_tile_list<kSliceWidth, kMode, kStages, false, kRows>(p.dense, first, count, kWarpsPerBlock, warp_smem, p, n0, acc, lane);
 
   // Cross-warp reduction in a fixed order. Accumulator element (j, e) of lane 4g+t is row g + 8*(e/2),
   // column 8j + 2t + e%2 of the slice.
@@ -388,6 +543,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
     const int out_col = n0 + col;
     if (out_row < 0 || out_row >= p.rows || out_col >= p.n) return;
     OutT* out = c + std::size_t(out_row) * p.ldc + out_col;
+    // Per-row scaling: the row's stored values are A * 2^-e (a power of two: exact unless it over/underflows).
+    if (p.row_exponent) sum = scale_by_power_of_two(sum, p.row_exponent[out_row]);
     // beta == 0 must not read C: it may hold NaN or garbage.
     const float value = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * load_output<OutT>(out);
     store_output<OutT>(out, value);

@@ -1,5 +1,5 @@
-// Picks the instantiation of the SpMM kernel template for a rung, slice width, output type, B-row index kind and
-// whether the plan splits bands. Each (index kind, split) pair's instantiations are compiled in a translation unit
+// Picks the instantiation of the SpMM kernel template for a rung, slice width, output type, B-row index kind,
+// operand mode and whether the plan splits bands. Each (index kind, split) pair's instantiations are compiled in a translation unit
 // of their own (spmm_kernels_{aligned,full}[_split].cu) so a parallel build compiles them at the same time.
 #pragma once
 
@@ -25,18 +25,25 @@ KernelChoice choose_aligned_kernel(KernelKind kind, int slice_width, OutputType 
 KernelChoice choose_full_kernel(KernelKind kind, int slice_width, OutputType out);
 KernelChoice choose_aligned_split_kernel(KernelKind kind, int slice_width, OutputType out);
 KernelChoice choose_full_split_kernel(KernelKind kind, int slice_width, OutputType out);
+/// Modes other than f16 (split_pipelined, fp32 output): one translation unit per mode (spmm_kernels_<mode>.cu).
+KernelChoice choose_bf16_kernel(int slice_width, BRowIndex index, bool split_bands);
+KernelChoice choose_f16_f32b_kernel(int slice_width, BRowIndex index, bool split_bands);
+KernelChoice choose_bf16_f32b_kernel(int slice_width, BRowIndex index, bool split_bands);
+KernelChoice choose_split_f32b_kernel(int slice_width, BRowIndex index, bool split_bands);
 
 template <int kSliceWidth, int kRows, typename OutT, bool kSplit>
 KernelChoice choose_for_width(KernelKind kind) {
+  constexpr OperandMode kF16 = OperandMode::f16;
   constexpr int kDeep = pipelined_stages<kSliceWidth>();
   switch (kind) {
     case KernelKind::dense_bt:
-      return {bcsr24_spmm_kernel<kSliceWidth, 1, false, kRows, OutT, kSplit>, spmm_shared_bytes<kSliceWidth, 1, false>()};
+      return {bcsr24_spmm_kernel<kSliceWidth, kF16, 1, false, kRows, OutT, kSplit>,
+              spmm_shared_bytes<kSliceWidth, 1, false>()};
     case KernelKind::dense_pipelined:
-      return {bcsr24_spmm_kernel<kSliceWidth, kDeep, false, kRows, OutT, kSplit>,
+      return {bcsr24_spmm_kernel<kSliceWidth, kF16, kDeep, false, kRows, OutT, kSplit>,
               spmm_shared_bytes<kSliceWidth, kDeep, false>()};
     case KernelKind::split_pipelined:
-      return {bcsr24_spmm_kernel<kSliceWidth, kDeep, true, kRows, OutT, kSplit>,
+      return {bcsr24_spmm_kernel<kSliceWidth, kF16, kDeep, true, kRows, OutT, kSplit>,
               spmm_shared_bytes<kSliceWidth, kDeep, true>()};
     case KernelKind::csr_cuda_cores:
     case KernelKind::automatic:
@@ -60,6 +67,34 @@ template <int kRows, bool kSplit>
 KernelChoice choose_kernel(KernelKind kind, int slice_width, OutputType out) {
   return out == OutputType::f32 ? choose_for_output<kRows, float, kSplit>(kind, slice_width)
                                 : choose_for_output<kRows, __half, kSplit>(kind, slice_width);
+}
+
+/// The split_pipelined instantiation of a mode other than f16 (fp32 output).
+template <OperandMode kMode, int kSliceWidth, int kRows, bool kSplit>
+KernelChoice mode_kernel() {
+  constexpr int kDeep = pipelined_stages<kSliceWidth, kMode>();
+  return {bcsr24_spmm_kernel<kSliceWidth, kMode, kDeep, true, kRows, float, kSplit>,
+          spmm_shared_bytes<kSliceWidth, kDeep, true, kMode>()};
+}
+
+template <OperandMode kMode, int kRows, bool kSplit>
+KernelChoice choose_mode_for_width(int slice_width) {
+  switch (slice_width) {
+    case 8: return mode_kernel<kMode, 8, kRows, kSplit>();
+    case 16: return mode_kernel<kMode, 16, kRows, kSplit>();
+    case 32: return mode_kernel<kMode, 32, kRows, kSplit>();
+    case 64: return mode_kernel<kMode, 64, kRows, kSplit>();
+  }
+  throw InvalidArgument("unsupported slice width " + std::to_string(slice_width));
+}
+
+template <OperandMode kMode>
+KernelChoice choose_mode_kernel(int slice_width, BRowIndex index, bool split_bands) {
+  if (index == BRowIndex::implicit)
+    return split_bands ? choose_mode_for_width<kMode, kImplicitRows, true>(slice_width)
+                       : choose_mode_for_width<kMode, kImplicitRows, false>(slice_width);
+  return split_bands ? choose_mode_for_width<kMode, kFullRows, true>(slice_width)
+                     : choose_mode_for_width<kMode, kFullRows, false>(slice_width);
 }
 
 }  // namespace bcsr24::kernels

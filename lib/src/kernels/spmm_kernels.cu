@@ -16,13 +16,58 @@ int slice_width_for(std::int32_t n) {
   return 64;
 }
 
-int tile_blocks_per_sm(int slice_width) {
-  return slice_width <= 32 ? min_blocks_per_sm<32>() : min_blocks_per_sm<64>();
+namespace {
+
+template <OperandMode kMode>
+int blocks_per_sm_for(int slice_width) {
+  switch (slice_width) {
+    case 8: return min_blocks_per_sm<8, kMode>();
+    case 16: return min_blocks_per_sm<16, kMode>();
+    case 32: return min_blocks_per_sm<32, kMode>();
+    default: return min_blocks_per_sm<64, kMode>();
+  }
+}
+
+}  // namespace
+
+const char* operand_mode_name(OperandMode mode) noexcept {
+  switch (mode) {
+    case OperandMode::f16: return "fp16";
+    case OperandMode::bf16: return "bf16";
+    case OperandMode::f16_f32b: return "fp16, fp32 B";
+    case OperandMode::bf16_f32b: return "bf16, fp32 B";
+    case OperandMode::split_f32b: return "split, fp32 B";
+  }
+  return "?";
+}
+
+int tile_blocks_per_sm(int slice_width, OperandMode mode) {
+  switch (mode) {
+    case OperandMode::f16: return blocks_per_sm_for<OperandMode::f16>(slice_width);
+    case OperandMode::bf16: return blocks_per_sm_for<OperandMode::bf16>(slice_width);
+    case OperandMode::f16_f32b: return blocks_per_sm_for<OperandMode::f16_f32b>(slice_width);
+    case OperandMode::bf16_f32b: return blocks_per_sm_for<OperandMode::bf16_f32b>(slice_width);
+    case OperandMode::split_f32b: return blocks_per_sm_for<OperandMode::split_f32b>(slice_width);
+  }
+  return 1;
 }
 
 namespace {
 
-KernelChoice choose(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands) {
+KernelChoice choose(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
+                    OperandMode mode) {
+  if (mode != OperandMode::f16) {
+    if (kind != KernelKind::split_pipelined || out != OutputType::f32)
+      throw InvalidArgument(std::string("SpMM kernel: operand mode '") + operand_mode_name(mode) +
+                            "' runs on split_pipelined with fp32 output only");
+    switch (mode) {
+      case OperandMode::bf16: return choose_bf16_kernel(slice_width, index, split_bands);
+      case OperandMode::f16_f32b: return choose_f16_f32b_kernel(slice_width, index, split_bands);
+      case OperandMode::bf16_f32b: return choose_bf16_f32b_kernel(slice_width, index, split_bands);
+      case OperandMode::split_f32b: return choose_split_f32b_kernel(slice_width, index, split_bands);
+      case OperandMode::f16: break;
+    }
+  }
   switch (index) {
     case BRowIndex::implicit:
       return split_bands ? choose_aligned_split_kernel(kind, slice_width, out)
@@ -33,43 +78,60 @@ KernelChoice choose(KernelKind kind, int slice_width, OutputType out, BRowIndex 
   throw InvalidArgument("unknown B-row index kind");
 }
 
-__global__ void stage_b_kernel(const std::uint16_t* b, std::int64_t ldb, std::int32_t k, std::int32_t n,
-                               std::uint16_t* staged, std::int64_t staged_ld) {
+template <typename T>
+__global__ void stage_b_kernel(const T* b, std::int64_t ldb, std::int32_t k, std::int32_t n, T* staged,
+                               std::int64_t staged_ld) {
   const std::int64_t total = std::int64_t(k) * staged_ld;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t row = i / staged_ld;
     const std::int64_t col = i % staged_ld;
-    staged[i] = col < n ? b[row * ldb + col] : std::uint16_t(0);
+    staged[i] = col < n ? b[row * ldb + col] : T(0);
   }
 }
 
 }  // namespace
 
-int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands) {
-  const KernelChoice choice = choose(kind, slice_width, out, index, split_bands);
+int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
+                          OperandMode mode) {
+  const KernelChoice choice = choose(kind, slice_width, out, index, split_bands, mode);
   BCSR24_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(choice.fn),
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, choice.shared_bytes));
   return choice.shared_bytes;
 }
 
 void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
-                        const SpmmParams& params, cudaStream_t stream) {
-  const KernelChoice choice = choose(kind, slice_width, out, index, split_bands);
+                        OperandMode mode, const SpmmParams& params, cudaStream_t stream) {
+  const KernelChoice choice = choose(kind, slice_width, out, index, split_bands, mode);
   const std::int64_t blocks = std::int64_t(params.tile_rows) * params.n_slices;
   if (blocks == 0) return;
   choice.fn<<<static_cast<unsigned>(blocks), kWarpsPerBlock * kWarpSize, choice.shared_bytes, stream>>>(params);
   BCSR24_CUDA_CHECK_LAUNCH();
 }
 
-void launch_stage_b(const std::uint16_t* b, std::int64_t ldb, std::int32_t k, std::int32_t n, std::uint16_t* staged,
-                    std::int64_t staged_ld, cudaStream_t stream) {
+namespace {
+
+template <typename T>
+void stage_b(const T* b, std::int64_t ldb, std::int32_t k, std::int32_t n, T* staged, std::int64_t staged_ld,
+             cudaStream_t stream) {
   const std::int64_t total = std::int64_t(k) * staged_ld;
   if (total == 0) return;
   const int threads = 256;
   const std::int64_t blocks = std::min<std::int64_t>((total + threads - 1) / threads, 65535);
-  stage_b_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(b, ldb, k, n, staged, staged_ld);
+  stage_b_kernel<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(b, ldb, k, n, staged, staged_ld);
   BCSR24_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_stage_b(const std::uint16_t* b, std::int64_t ldb, std::int32_t k, std::int32_t n, std::uint16_t* staged,
+                    std::int64_t staged_ld, cudaStream_t stream) {
+  stage_b(b, ldb, k, n, staged, staged_ld, stream);
+}
+
+void launch_stage_b(const float* b, std::int64_t ldb, std::int32_t k, std::int32_t n, float* staged,
+                    std::int64_t staged_ld, cudaStream_t stream) {
+  stage_b(b, ldb, k, n, staged, staged_ld, stream);
 }
 
 }  // namespace bcsr24::kernels

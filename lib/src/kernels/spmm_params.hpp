@@ -9,11 +9,27 @@
 
 namespace bcsr24::kernels {
 
+/// What A and B hold and how they meet on the tensor cores: the plan's Precision and B element type
+/// (docs/PRECISION.md). The kernels are instantiated per mode.
+enum class OperandMode : std::uint8_t {
+  f16,         ///< fp16 A, fp16 B as given (cp.async + ldmatrix)
+  bf16,        ///< bf16 A, bf16 B as given
+  f16_f32b,    ///< fp16 A, fp32 B converted to fp16 while staged, with a power-of-two scale per tile and column
+  bf16_f32b,   ///< bf16 A, fp32 B converted to bf16 while staged (bf16 has fp32's range: no scale)
+  split_f32b,  ///< fp16 A_hi + 2^-11 A_lo, fp32 B split the same way while staged: three products per step
+};
+const char* operand_mode_name(OperandMode mode) noexcept;
+/// fp32 B: the kernels read B as floats (SpmmParams::b_f32, CsrSpmmParams::b_f32).
+constexpr bool reads_f32_b(OperandMode mode) {
+  return mode == OperandMode::f16_f32b || mode == OperandMode::bf16_f32b || mode == OperandMode::split_f32b;
+}
+
 /// Device view of one tile list (see tile_layout.hpp for the order of values and metadata).
 struct TileListView {
   const std::int32_t* row_ptr = nullptr;
   const std::int32_t* col_idx = nullptr;
-  const std::uint16_t* values = nullptr;    // fp16 bits, 512 (dense) or 256 (2:4) per tile
+  const std::uint16_t* values = nullptr;    // fp16 or bf16 bits, 512 (dense) or 256 (2:4) per tile
+  const std::uint16_t* values_lo = nullptr; // split precision: the low parts, same layout
   const std::uint32_t* metadata = nullptr;  // 2:4 list only: 16 words per tile
   const std::int32_t* b_rows = nullptr;     // gathered layouts: 32 B rows per tile (-1 = padding column)
 };
@@ -52,12 +68,14 @@ struct SpmmParams {
   std::int32_t k = 0;               // cols of A = rows of B; B rows >= k are never read (zero-filled)
   std::int32_t n = 0;
   std::int32_t n_slices = 0;        // ceil(n / slice width)
-  const std::uint16_t* b = nullptr; // 16-byte aligned, ldb % 8 == 0 (the plan stages B otherwise)
+  const std::uint16_t* b = nullptr; // 16-bit modes: 16-byte aligned, ldb % 8 == 0 (the plan stages B otherwise)
+  const float* b_f32 = nullptr;     // fp32-B modes: 16-byte aligned, ldb % 4 == 0 (likewise)
   std::int64_t ldb = 0;
   void* c = nullptr;                // float or fp16 bits
   std::int64_t ldc = 0;
   float alpha = 1.0f;               // already multiplied by 2^scale_exponent
   float beta = 0.0f;
+  const std::int16_t* row_exponent = nullptr;  // per C row: the sum is multiplied by 2^e; null = none
   // Split bands (none when row_work has no split item): per group, and the plan's workspace of
   // partial-sum slots (16 x slice width floats per slot and column slice) and counters (per group and column
   // slice, zero between runs: the last part resets its counter).
@@ -68,23 +86,28 @@ struct SpmmParams {
 
 /// Output columns one thread block computes: the accumulators of one warp are 16 x width fp32.
 int slice_width_for(std::int32_t n);
-/// Blocks of the tile kernel one SM holds at once at a slice width (the register and shared-memory budget
-/// the kernels are built for): with the SM count, the number of block slots the schedule fills.
-int tile_blocks_per_sm(int slice_width);
+/// Blocks of the tile kernel one SM holds at once at a slice width and operand mode (the register and
+/// shared-memory budget the kernels are built for): with the SM count, the number of block slots the schedule fills.
+int tile_blocks_per_sm(int slice_width, OperandMode mode = OperandMode::f16);
 
 /// How a kernel instantiation finds B rows (BRowIndex as a template argument).
 inline constexpr int kImplicitRows = 0, kFullRows = 1;
 
 /// Sets the kernel attributes (dynamic shared memory) once per plan; returns the dynamic shared bytes.
 /// split_bands: the instantiation that handles parts of split bands (needed when params.split_groups is set).
-int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands);
+/// Modes other than f16 exist for split_pipelined with fp32 output only (InvalidArgument otherwise).
+int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
+                          OperandMode mode);
 
 /// Enqueues the kernel; checks the launch with cudaGetLastError (no synchronisation).
 void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
-                        const SpmmParams& params, cudaStream_t stream);
+                        OperandMode mode, const SpmmParams& params, cudaStream_t stream);
 
-/// Copies B (any alignment and ldb) into a staging buffer of leading dimension round_up(n, 8).
+/// Copies 16-bit B (any alignment and ldb) into a staging buffer of leading dimension round_up(n, 8).
 void launch_stage_b(const std::uint16_t* b, std::int64_t ldb, std::int32_t k, std::int32_t n,
                     std::uint16_t* staged, std::int64_t staged_ld, cudaStream_t stream);
+/// The same for fp32 B (leading dimension round_up(n, 4)).
+void launch_stage_b(const float* b, std::int64_t ldb, std::int32_t k, std::int32_t n, float* staged,
+                    std::int64_t staged_ld, cudaStream_t stream);
 
 }  // namespace bcsr24::kernels

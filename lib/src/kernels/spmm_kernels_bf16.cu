@@ -1,0 +1,11 @@
+// Instantiations of the split_pipelined kernel for operand mode bf16 (every slice width, B-row index kind and
+// split-band variant; fp32 output), in a translation unit of their own so a parallel build compiles the modes at once.
+#include "kernels/spmm_kernel_select.cuh"
+
+namespace bcsr24::kernels {
+
+KernelChoice choose_bf16_kernel(int slice_width, BRowIndex index, bool split_bands) {
+  return choose_mode_kernel<OperandMode::bf16>(slice_width, index, split_bands);
+}
+
+}  // namespace bcsr24::kernels

@@ -1,0 +1,260 @@
+// Every precision (fp16 with per-row scaling, bf16, split) and B type (16-bit, fp32) against Eigen's float64
+// product of the ORIGINAL matrix and B, on a matrix whose values span 1e-8 .. 1e8 inside rows and across rows
+// and a B whose columns differ in scale by 1e12. The bound of each output is derived from the arithmetic of the
+// mode (below), never loosened to pass.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <Eigen/Dense>
+
+#include "bcsr24/convert.hpp"
+#include "bcsr24/device.hpp"
+#include "bcsr24/error.hpp"
+#include "bcsr24/half.hpp"
+#include "bcsr24/precision.hpp"
+#include "test_support.hpp"
+
+using namespace bcsr24;
+
+namespace {
+
+/// A mix of tile kinds (a dense block column, 2:4-friendly rows, scattered rows, an empty row) of awkward size,
+/// each value of magnitude 10^U(-8, 8) times a per-row factor 10^U(-6, 6): inside a row the magnitudes span
+/// 2^53, more than fp16 holds even with a per-row scale, so some entries flush (within the bound).
+CsrMatrix wide_range_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<std::int32_t> ri, ci;
+  std::vector<double> vi;
+  auto value = [&](double row_scale) {
+    const double magnitude = std::pow(10.0, -8.0 + 16.0 * unit(rng)) * row_scale;
+    return unit(rng) < 0.5 ? -magnitude : magnitude;
+  };
+  for (std::int32_t r = 0; r < rows; ++r) {
+    if (r == 21) continue;  // an empty row: beta * C only
+    const double row_scale = std::pow(10.0, -6.0 + 12.0 * unit(rng));
+    if (r < 48)  // dense tiles: a full 48 x 40 block
+      for (std::int32_t c = 0; c < 40 && c < cols; ++c) { ri.push_back(r); ci.push_back(c); vi.push_back(value(row_scale)); }
+    if (r >= 48 && r < 112)  // 2:4 tiles: columns 64 + 4q and 64 + 4q + 2
+      for (std::int32_t q = 0; q < 24 && 64 + 4 * q + 2 < cols; ++q)
+        for (int o : {0, 2}) { ri.push_back(r); ci.push_back(64 + 4 * q + o); vi.push_back(value(row_scale)); }
+    for (int q = 0; q < 9; ++q) {  // scattered entries everywhere (duplicates are summed by csr_from_triplets)
+      ri.push_back(r);
+      ci.push_back(static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(cols)));
+      vi.push_back(value(row_scale));
+    }
+  }
+  return csr_from_triplets(rows, cols, ri, ci, vi);
+}
+
+/// The arithmetic of one mode, as error bounds (docs/PRECISION.md derives them):
+///  - storing a (row exponent e): |stored - a| <= u_a |a| + s_a 2^e  (s_a: half the smallest subnormal step);
+///  - staging b: |staged - b| <= u_b |b| + s_b max_k |b_kj|  (fp32 B converted per tile and column);
+///  - split mode drops A_lo B_lo: <= 2^-22 |a| |b|;
+///  - fp32 accumulation (tensor cores may truncate: 2^-23 per addition) over the row's terms, per-tile rescales
+///    and the block reduction.
+struct ModeArithmetic {
+  double u_a, s_a, u_b, s_b, dropped;
+};
+
+ModeArithmetic arithmetic(Precision precision, InputType input) {
+  ModeArithmetic m{};
+  switch (precision) {
+    case Precision::fp16: m.u_a = std::ldexp(1.0, -11); m.s_a = std::ldexp(1.0, -25); break;
+    case Precision::bf16: m.u_a = std::ldexp(1.0, -8); m.s_a = std::ldexp(1.0, -134); break;
+    // split: hi's residual is kept to 11 more bits (2^-22); a subnormal low part errs by 2^-25 * 2^-11, and the
+    // dropped A_lo B_lo term can add as much again when the high part is subnormal (hence 2^-35).
+    case Precision::split: m.u_a = std::ldexp(1.0, -22); m.s_a = std::ldexp(1.0, -35); m.dropped = std::ldexp(1.0, -22); break;
+  }
+  if (input == InputType::f32) {
+    // fp16 staging: the block's largest magnitude sits in [2^14, 2^15), so a value's subnormal error is at most
+    // 2^-25 * 2^(e_block) <= 2^-39 of the column's largest; bf16 keeps fp32's exponent range.
+    switch (precision) {
+      case Precision::fp16: m.u_b = std::ldexp(1.0, -11); m.s_b = std::ldexp(1.0, -39); break;
+      case Precision::bf16: m.u_b = std::ldexp(1.0, -8); m.s_b = 0.0; break;
+      case Precision::split: m.u_b = std::ldexp(1.0, -22); m.s_b = std::ldexp(1.0, -50); break;
+    }
+  }
+  return m;
+}
+
+struct PrecisionResult {
+  std::int64_t checked = 0, violations = 0;
+  double max_ratio = 0.0, rel_error = 0.0;
+};
+
+/// Runs `kernel` on `dev` with B given as fp32 (`b`) or as its 16-bit rounding, C poisoned, and compares with
+/// the float64 product of the original `a` and the B the kernel was given.
+PrecisionResult run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
+                         InputType input, std::int32_t n, const std::vector<float>& b, double alpha, double beta,
+                         std::uint64_t seed) {
+  const bool f32 = input == InputType::f32;
+  // The B the kernel sees, exactly, in double: fp32 as given, or rounded to the matrix's 16-bit type.
+  std::vector<fp16_t> b16(b.size());
+  std::vector<double> b_exact(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (f32) {
+      b_exact[i] = b[i];
+    } else if (host.precision == Precision::bf16) {
+      b16[i] = double_to_bf16(b[i]);
+      b_exact[i] = bf16_to_float(b16[i]);
+    } else {
+      b16[i] = double_to_fp16(b[i]);
+      b_exact[i] = fp16_to_float(b16[i]);
+    }
+  }
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> c0(std::size_t(a.rows) * n);
+  for (float& v : c0) v = beta == 0.0 ? std::nanf("") : dist(rng);
+
+  PlanOptions options;
+  options.input = input;
+  SpmmPlan plan(dev, n, kernel, options);
+  void* d_b = nullptr;
+  float* d_c = nullptr;
+  REQUIRE(cudaMalloc(&d_b, std::max<std::size_t>(b.size() * 4, 16)) == cudaSuccess);
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d_c), std::max<std::size_t>(c0.size() * 4, 16)) == cudaSuccess);
+  if (f32)
+    REQUIRE(cudaMemcpy(d_b, b.data(), b.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  else
+    REQUIRE(cudaMemcpy(d_b, b16.data(), b16.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess);
+  REQUIRE(cudaMemcpy(d_c, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  if (f32)
+    plan.run(static_cast<const float*>(d_b), n, d_c, n, float(alpha), float(beta));
+  else
+    plan.run(static_cast<const fp16_t*>(d_b), n, d_c, n, float(alpha), float(beta));
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  std::vector<float> c(c0.size());
+  REQUIRE(cudaMemcpy(c.data(), d_c, c.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+  cudaFree(d_b);
+  cudaFree(d_c);
+
+  // Reference and bound from the original A.
+  const ModeArithmetic m = arithmetic(host.precision, input);
+  const double u32 = std::ldexp(1.0, -23);
+  std::vector<double> col_max(static_cast<std::size_t>(n), 0.0);
+  for (std::int32_t k = 0; k < a.cols; ++k)
+    for (std::int32_t j = 0; j < n; ++j)
+      col_max[std::size_t(j)] = std::max(col_max[std::size_t(j)], std::fabs(b_exact[std::size_t(k) * n + j]));
+  PrecisionResult r;
+  double err2 = 0.0, ref2 = 0.0;
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    const double row_step = std::ldexp(m.s_a, host.exponent_of_row(i));
+    const std::int32_t k_i = a.row_ptr[i + 1] - a.row_ptr[i];
+    const double terms = 2.0 * k_i + 16.0;
+    const double gamma = terms * u32 / (1.0 - terms * u32);
+    for (std::int32_t j = 0; j < n; ++j) {
+      double ref = 0.0, abs_sum = 0.0, abs_b = 0.0, abs_a = 0.0;
+      for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+        const double av = a.values[std::size_t(p)], bv = b_exact[std::size_t(a.col_idx[std::size_t(p)]) * n + j];
+        ref += av * bv;
+        abs_sum += std::fabs(av * bv);
+        abs_b += std::fabs(bv);
+        abs_a += std::fabs(av);
+      }
+      const double product_error = abs_sum * (m.u_a + m.u_b + m.u_a * m.u_b + m.dropped + gamma) + abs_b * row_step +
+                                   abs_a * (1.0 + m.u_a) * m.s_b * col_max[std::size_t(j)];
+      const double c_old = beta == 0.0 ? 0.0 : c0[std::size_t(i) * n + j];
+      const double want = alpha * ref + beta * c_old;
+      const double bound = std::fabs(alpha) * product_error + std::fabs(beta * c_old) * 2 * u32 +
+                           std::fabs(want) * u32 + 1e-300;
+      const double got = c[std::size_t(i) * n + j];
+      ++r.checked;
+      const double e = std::fabs(got - want);
+      if (!std::isfinite(got) || e > bound) ++r.violations;
+      r.max_ratio = std::max(r.max_ratio, e / bound);
+      err2 += e * e;
+      ref2 += want * want;
+    }
+  }
+  r.rel_error = std::sqrt(err2 / std::max(ref2, 1e-300));
+  return r;
+}
+
+/// B with columns of very different scales (10^U(-decades, decades)) and a full fp32 significand.
+std::vector<float> scaled_b(std::int32_t k, std::int32_t n, double decades, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::vector<double> col_scale(static_cast<std::size_t>(n));
+  for (double& s : col_scale) s = std::pow(10.0, decades * (2.0 * unit(rng) - 1.0));
+  std::vector<float> b(std::size_t(k) * n);
+  for (std::int32_t r = 0; r < k; ++r)
+    for (std::int32_t j = 0; j < n; ++j)
+      b[std::size_t(r) * n + j] = float((2.0 * unit(rng) - 1.0) * col_scale[std::size_t(j)]);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("every precision and B type stays within the bound of its arithmetic", "[gpu][precision]") {
+  const std::uint64_t seed = test::test_seed(1011);
+  INFO("seed " << seed);
+  const CsrMatrix a = wide_range_matrix(333, 517, seed);
+  for (const Precision precision : {Precision::fp16, Precision::bf16, Precision::split}) {
+    for (const TileLayout layout : {TileLayout::aligned, TileLayout::condensed}) {
+      ConvertOptions options = test::convert_policy(layout, Reordering::none);
+      options.precision = precision;
+      const Bcsr24Matrix host = convert_to_bcsr24(a, options);
+      REQUIRE(host.scaling.per_row);
+      UploadOptions upload;
+      upload.csr = CsrCopy::all;
+      const DeviceMatrix dev(host, upload);
+      std::vector<InputType> inputs{InputType::f32};
+      if (precision != Precision::split) inputs.push_back(InputType::automatic);
+      for (const InputType input : inputs)
+        for (const KernelKind kernel : {KernelKind::split_pipelined, KernelKind::csr_cuda_cores, KernelKind::automatic})
+          for (const std::int32_t n : {3, 13, 40, 72})
+            for (const double beta : {0.0, -0.5}) {
+              INFO(precision_name(precision) << " " << layout_name(layout) << " B " << input_type_name(input) << " "
+                                             << kernel_name(kernel) << " n " << n << " beta " << beta);
+              // fp16 B as given must fit fp16 (the caller's job); fp32 B may span 1e12 between columns.
+              const double decades = input == InputType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;
+              const std::vector<float> b = scaled_b(a.cols, n, decades, seed + std::uint64_t(n));
+              const PrecisionResult r = run_mode(a, host, dev, kernel, input, n, b, 1.5, beta, seed + 7);
+              CHECK(r.checked == std::int64_t(a.rows) * n);
+              CHECK(r.violations == 0);
+              INFO("max error / bound " << r.max_ratio << ", relative error " << r.rel_error);
+              // Split mode is the fp32-accurate one: its normwise error is near fp32's, far below fp16's.
+              if (precision == Precision::split) CHECK(r.rel_error < 2e-6);
+            }
+    }
+  }
+}
+
+TEST_CASE("plans refuse a B type or kernel the matrix's precision does not take", "[gpu][precision]") {
+  const CsrMatrix a = wide_range_matrix(64, 200, 5);
+  ConvertOptions bf16_options;
+  bf16_options.precision = Precision::bf16;
+  const DeviceMatrix bf16_dev(convert_to_bcsr24(a, bf16_options), true);
+  PlanOptions f16_b;
+  f16_b.input = InputType::f16;
+  CHECK_THROWS_AS(SpmmPlan(bf16_dev, 8, KernelKind::automatic, f16_b), InvalidArgument);
+  CHECK_THROWS_AS(SpmmPlan(bf16_dev, 8, KernelKind::dense_pipelined), InvalidArgument);
+
+  ConvertOptions split_options;
+  split_options.precision = Precision::split;
+  const DeviceMatrix split_dev(convert_to_bcsr24(a, split_options), false);
+  PlanOptions half_b;
+  half_b.input = InputType::f16;
+  CHECK_THROWS_AS(SpmmPlan(split_dev, 8, KernelKind::automatic, half_b), InvalidArgument);
+  PlanOptions half_out;
+  half_out.output = OutputType::f16;
+  CHECK_THROWS_AS(SpmmPlan(split_dev, 8, KernelKind::automatic, half_out), InvalidArgument);
+  const SpmmPlan plan(split_dev, 8);  // automatic input: fp32 for split
+  CHECK(plan.input() == InputType::f32);
+  float* c = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&c), 64 * 8 * 4) == cudaSuccess);
+  fp16_t* b16 = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&b16), 96 * 8 * 2) == cudaSuccess);
+  CHECK_THROWS_AS(plan.run(b16, 8, c, 8, 1.0f, 0.0f), InvalidArgument);  // a 16-bit B to an fp32-B plan
+  cudaFree(b16);
+  cudaFree(c);
+}
