@@ -92,7 +92,7 @@ class PinnedArray {
 /// host synchronisation of the stream, so reading never waits and events can be reused.
 class EventTimer {
  public:
-  enum Category { fp16_convert, inner_spmm, outer_spmm, kCategories };
+  enum Category { inner_spmm, outer_spmm, kCategories };
   EventTimer() = default;
   EventTimer(const EventTimer&) = delete;
   EventTimer& operator=(const EventTimer&) = delete;
@@ -426,9 +426,7 @@ void GpuSystem::synchronize() { impl_->synchronize(); }
 GpuTimings GpuSystem::timings() const {
   const Impl& s = *impl_;
   GpuTimings t;
-  t.fp16_convert_ms = s.timer.ms(EventTimer::fp16_convert);
   t.inner_spmm_ms = s.timer.ms(EventTimer::inner_spmm);
-  t.inner_product_ms = t.fp16_convert_ms + t.inner_spmm_ms;
   t.outer_spmm_ms = s.timer.ms(EventTimer::outer_spmm);
   t.inner_products = s.inner_products;
   t.outer_products = s.outer_products;

@@ -13,9 +13,7 @@ namespace bcsr24::solver {
 
 /// Device time measured with CUDA events around the products.
 struct GpuTimings {
-  double inner_product_ms = 0.0;  ///< the inner backend's products, conversion of P to fp16 included
   double inner_spmm_ms = 0.0;     ///< the multiply alone: SpmmPlan::run (bcsr24) or cusparseSpMM (fp32)
-  double fp16_convert_ms = 0.0;   ///< P (fp32) -> fp16 before each bcsr24 product
   double outer_spmm_ms = 0.0;     ///< cuSPARSE CSR fp64 products of the outer iteration and true residuals
   std::int64_t inner_products = 0;
   std::int64_t outer_products = 0;

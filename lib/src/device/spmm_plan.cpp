@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -43,6 +44,10 @@ struct SpmmPlan::Impl {
   detail::DeviceBuffer<std::uint16_t> staged_b;      // 16-bit B copied for alignment
   detail::DeviceBuffer<float> staged_b_f32;          // fp32 B copied for alignment
   std::int64_t staged_ld = 0;
+  /// run() for 16-bit (std::uint16_t) or fp32 B: checks the arguments, stages unaligned B, then launch().
+  template <typename BElement>
+  void run(const BElement* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
+           cudaStream_t s) const;
   /// Enqueues both parts with B (16-bit or fp32) already checked and, where needed, staged.
   void launch(kernels::SpmmParams k, const void* b_as_given, std::int64_t ldb_as_given, cudaStream_t s) const;
   PlanReport report;
@@ -321,57 +326,44 @@ void check_run_arguments(const DeviceMatrix::Impl& a, std::int32_t n, InputType 
 
 void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
                    Stream stream) const {
-  const Impl& p = *impl_;
-  check_run_arguments(*p.a, p.n, p.options.input, false, b, ldb, c, ldc);
-  if (p.a->rows == 0) return;
-
-  kernels::SpmmParams k = p.params;
-  const bool b_aligned = reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && ldb % 8 == 0;
-  auto* s = reinterpret_cast<cudaStream_t>(stream);
-  if (b_aligned || p.a->cols == 0 || !p.needs_aligned_b) {
-    k.b = b;
-    k.ldb = ldb;
-  } else {
-    if (!p.options.allow_unaligned_b)
-      throw InvalidArgument("SpmmPlan::run: B must be 16-byte aligned with ldb % 8 == 0 (ldb = " +
-                            std::to_string(ldb) + "), or make the plan with allow_unaligned_b");
-    kernels::launch_stage_b(b, ldb, p.a->cols, p.n, p.staged_b.get(), p.staged_ld, s);
-    k.b = p.staged_b.get();
-    k.ldb = p.staged_ld;
-  }
-  k.c = c;
-  k.ldc = ldc;
-  // Stored values are A * 2^-e: undo the scale in alpha (a power of two, so exact unless it over/underflows).
-  k.alpha = std::ldexp(alpha, p.a->scale_exponent);
-  k.beta = beta;
-  p.launch(k, b, ldb, s);
+  impl_->run(b, ldb, c, ldc, alpha, beta, reinterpret_cast<cudaStream_t>(stream));
 }
 
 void SpmmPlan::run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
                    Stream stream) const {
-  const Impl& p = *impl_;
-  check_run_arguments(*p.a, p.n, p.options.input, true, b, ldb, c, ldc);
-  if (p.a->rows == 0) return;
+  impl_->run(b, ldb, c, ldc, alpha, beta, reinterpret_cast<cudaStream_t>(stream));
+}
 
-  kernels::SpmmParams k = p.params;
-  const bool b_aligned = reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && ldb % 4 == 0;
-  auto* s = reinterpret_cast<cudaStream_t>(stream);
-  if (b_aligned || p.a->cols == 0 || !p.needs_aligned_b) {
-    k.b_f32 = b;
-    k.ldb = ldb;
-  } else {
-    if (!p.options.allow_unaligned_b)
-      throw InvalidArgument("SpmmPlan::run: fp32 B must be 16-byte aligned with ldb % 4 == 0 (ldb = " +
+template <typename BElement>
+void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
+                         cudaStream_t s) const {
+  constexpr bool kF32 = std::is_same_v<BElement, float>;
+  constexpr int kPerChunk = kF32 ? 4 : 8;  // B values per 16-byte load
+  check_run_arguments(*a, n, options.input, kF32, b, ldb, c, ldc);
+  if (a->rows == 0) return;
+
+  kernels::SpmmParams k = params;
+  const BElement* b_used = b;
+  k.ldb = ldb;
+  const bool b_aligned = reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && ldb % kPerChunk == 0;
+  if (!b_aligned && a->cols != 0 && needs_aligned_b) {
+    if (!options.allow_unaligned_b)
+      throw InvalidArgument(std::string("SpmmPlan::run: ") + (kF32 ? "fp32 " : "") +
+                            "B must be 16-byte aligned with ldb % " + std::to_string(kPerChunk) + " == 0 (ldb = " +
                             std::to_string(ldb) + "), or make the plan with allow_unaligned_b");
-    kernels::launch_stage_b(b, ldb, p.a->cols, p.n, p.staged_b_f32.get(), p.staged_ld, s);
-    k.b_f32 = p.staged_b_f32.get();
-    k.ldb = p.staged_ld;
+    BElement* staged;
+    if constexpr (kF32) staged = staged_b_f32.get(); else staged = staged_b.get();
+    kernels::launch_stage_b(b, ldb, a->cols, n, staged, staged_ld, s);
+    b_used = staged;
+    k.ldb = staged_ld;
   }
+  if constexpr (kF32) k.b_f32 = b_used; else k.b = b_used;
   k.c = c;
   k.ldc = ldc;
-  k.alpha = std::ldexp(alpha, p.a->scale_exponent);
+  // Stored values are A * 2^-e: undo the scale in alpha (a power of two, so exact unless it over/underflows).
+  k.alpha = std::ldexp(alpha, a->scale_exponent);
   k.beta = beta;
-  p.launch(k, b, ldb, s);
+  launch(k, b, ldb, s);
 }
 
 void SpmmPlan::Impl::launch(kernels::SpmmParams k, const void* b_as_given, std::int64_t ldb_as_given,
