@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # On a GPU machine: run bcsr24_solve with --compare (inner products through bcsr24, then cuSPARSE CSR fp32, in
 # one process) on the generated 3D mesh (>= 1M nonzeros) and on every bcsstk*.mtx of the shared SuiteSparse
-# set (inner solve on A, and on D^-1/2 A D^-1/2), then write logs, JSON and a Markdown summary table.
+# set (inner solve on A, and on D^-1/2 A D^-1/2; fp16 inner products, then split ones), then write logs, JSON and
+# a Markdown summary table.
 # Usage: scripts/solver_check.sh OUTDIR
 # Environment:
 #   BUILD_DIR=build-gpu        build folder holding apps/solver/bcsr24_solve (built if missing)
 #   BCSR24_SHARED_DATA=DIR     folder with suitesparse/ (default: ./shared/data, else ../shared/data)
 #   MESH="40 40 40" DOFS=3 RHS=8   the generated case and the number of right-hand sides
 #   SOLVER_ARGS="..."          extra bcsr24_solve options for every run
+#   INNER_PRECISIONS="split"   further --inner-precision runs of every bcsstk matrix (the default runs are fp16)
 # Exit status: 0 when the mesh converged with both backends (the bcsstk outcomes are reported, not judged).
 set -uo pipefail  # no -e: a run that stops unconverged exits 3 and the others must still run
 out=${1:?usage: scripts/solver_check.sh OUTDIR}
@@ -48,6 +50,11 @@ if [[ -n "$data" && -d "$data/suitesparse" ]]; then
     b=$(basename "$f" .mtx)
     run_case "$b" --matrix "$f"
     run_case "${b}_inner_jacobi" --matrix "$f" --inner-scaling jacobi
+    # Split (about fp32-accurate) inner products: does the inner solve then keep helping where fp16's stops?
+    for precision in ${INNER_PRECISIONS:-split}; do
+      run_case "${b}_${precision}" --matrix "$f" --inner-precision "$precision"
+      run_case "${b}_${precision}_inner_jacobi" --matrix "$f" --inner-precision "$precision" --inner-scaling jacobi
+    done
   done
 else
   echo "== no suitesparse folder found (set BCSR24_SHARED_DATA): bcsstk matrices skipped"

@@ -34,6 +34,18 @@ DeviceTileList upload(const TileList& list, std::int32_t tile_rows, BRowIndex in
 
 /// One work descriptor per tile row, ordered by decreasing work (a 2:4 tile moves ~9/16 of a dense tile's
 /// bytes), ties by index. The merged list has, per tile row, the tiles of both lists.
+/// The per-row exponents by stored row (tile_rows * 16 entries, 0 on padding rows); empty without per-row scaling.
+std::vector<std::int16_t> stored_row_exponents(const Bcsr24Matrix& host) {
+  std::vector<std::int16_t> stored;
+  if (host.row_exponent.empty()) return stored;
+  stored.assign(std::size_t(host.tile_rows) * kTileRows, 0);
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    const std::int32_t row = host.original_row(std::int64_t(i));
+    if (row >= 0) stored[i] = host.row_exponent[std::size_t(row)];
+  }
+  return stored;
+}
+
 std::vector<kernels::TileRowWork> longest_rows_first(const Bcsr24Matrix& host) {
   std::vector<kernels::TileRowWork> rows(static_cast<std::size_t>(host.tile_rows));
   std::int32_t merged = 0;
@@ -123,7 +135,8 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   const detail::BandCsr csr =
       detail::extract_band_csr(host, csr_bands_to_copy(options.csr, stats, index == BRowIndex::full, host.cols, info.l2_bytes));
   const std::int64_t listed =
-      host.census().total_bytes() + csr.bytes() + std::int64_t(host.row_exponent.size()) * 2;
+      host.census().total_bytes() + csr.bytes() +
+      (host.row_exponent.empty() ? 0 : std::int64_t(host.row_exponent.size()) * 2 + std::int64_t(host.tile_rows) * kTileRows * 2);
   const std::int64_t needed =
       listed + (with_merged_dense ? all_tiles * (kDenseTileValues * 2 + 4 + index_per_tile) + host.dense.row_ptr.size() * 4 : 0);
   std::size_t free_bytes = 0, total_bytes = 0;
@@ -142,6 +155,7 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   d.scale_exponent = host.scaling.exponent;
   d.precision = host.precision;
   d.row_exponent = detail::DeviceBuffer<std::int16_t>(host.row_exponent);
+  d.stored_row_exponent = detail::DeviceBuffer<std::int16_t>(stored_row_exponents(host));
   d.b_row_index = index;
   d.row_map = detail::DeviceBuffer<std::int32_t>(host.row_order);
   d.sparse24 = upload(host.sparse24, host.tile_rows, index);
@@ -178,7 +192,7 @@ std::int32_t DeviceMatrix::csr_bands() const noexcept { return impl_->csr.bands;
 std::int64_t DeviceMatrix::device_bytes() const noexcept {
   return impl_->sparse24.bytes() + impl_->dense.bytes() + impl_->merged_dense.bytes() + impl_->csr.bytes() +
          std::int64_t(impl_->row_work.bytes()) + std::int64_t(impl_->row_map.bytes()) +
-         std::int64_t(impl_->row_exponent.bytes());
+         std::int64_t(impl_->row_exponent.bytes()) + std::int64_t(impl_->stored_row_exponent.bytes());
 }
 
 }  // namespace bcsr24

@@ -51,6 +51,9 @@ struct DeviceMatrix::Impl {
   std::int32_t scale_exponent = 0;
   Precision precision = Precision::fp16;
   detail::DeviceBuffer<std::int16_t> row_exponent;  // per row of A and C (per-row scaling); empty = none
+  // The same exponents per stored row (tile_rows * 16, padding rows 0): the tile epilogue reads a row's exponent
+  // with the same index as its row-map entry, so the two loads are independent instead of one after the other.
+  detail::DeviceBuffer<std::int16_t> stored_row_exponent;
   DeviceTileList sparse24;
   DeviceTileList dense;
   DeviceTileList merged_dense;  // every stored tile as dense; empty unless requested

@@ -194,7 +194,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   if (!own_descriptors && p.run_tiles) p.tile_work = detail::DeviceBuffer<kernels::TileRowWork>(schedule.items);
   k.row_work = own_descriptors ? m.row_work.get() : p.tile_work.get();
   k.row_map = m.row_map.get();
-  k.row_exponent = m.row_exponent.get();
+  k.stored_row_exponent = m.stored_row_exponent.get();
   if (std::int64_t(schedule.items.size()) * n_slices > INT32_MAX)
     throw SizeLimitError("SpmmPlan: " + std::to_string(schedule.items.size()) + " tile work items x " +
                          std::to_string(n_slices) + " column slices exceed the 2^31 - 1 blocks of one launch");

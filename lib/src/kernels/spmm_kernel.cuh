@@ -115,10 +115,14 @@ constexpr int warp_pipeline_bytes() {
   return dense > sparse ? dense : sparse;
 }
 
+/// After the main loops: per row of the band, its C row and its row exponent (two int32 each).
+constexpr int kBandRowBytes = kTileRows * 8;
+
 template <int kSliceWidth, int kStages, bool kHasSparseList, OperandMode kMode = OperandMode::f16>
 constexpr int spmm_shared_bytes() {
   constexpr int pipeline = kWarpsPerBlock * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList, kMode>();
-  constexpr int reduction = kWarpsPerBlock * kTileRows * kSliceWidth * 4;
+  // The cross-warp reduction buffer, then the band's output rows and row exponents (kBandRowBytes).
+  constexpr int reduction = kWarpsPerBlock * kTileRows * kSliceWidth * 4 + kBandRowBytes;
   return pipeline > reduction ? pipeline : reduction;
 }
 
@@ -491,6 +495,15 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   const int n0 = (blockIdx.x % p.n_slices) * kSliceWidth;
   unsigned char* warp_smem = smem + warp * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList, kMode>();
 
+  // The epilogue's row map and row exponents, loaded now by the band's first 16 threads so that their latency
+  // passes behind the main loops (read at the end they were a serial global-load step per block).
+  std::int32_t band_out_row = 0, band_exponent = 0;
+  if (threadIdx.x < kTileRows) {
+    const std::int32_t stored_row = tile_row * kTileRows + threadIdx.x;
+    band_out_row = p.row_map ? p.row_map[stored_row] : stored_row;
+    band_exponent = p.stored_row_exponent ? p.stored_row_exponent[stored_row] : 0;
+  }
+
   float acc[kSliceWidth / 8][4];
 #pragma unroll
   for (int j = 0; j < kSliceWidth / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
@@ -514,6 +527,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   // Cross-warp reduction in a fixed order. Accumulator element (j, e) of lane 4g+t is row g + 8*(e/2),
   // column 8j + 2t + e%2 of the slice.
   __syncthreads();  // every warp is done with its pipeline stages, which the reduction buffer reuses
+  constexpr int kSliceElems = kTileRows * kSliceWidth;
+  std::int32_t* band_rows = reinterpret_cast<std::int32_t*>(smem + kWarpsPerBlock * kSliceElems * 4);
+  if (threadIdx.x < kTileRows) {
+    band_rows[threadIdx.x] = band_out_row;
+    band_rows[kTileRows + threadIdx.x] = band_exponent;
+  }
   float* partial = reinterpret_cast<float*>(smem) + warp * (kTileRows * kSliceWidth);
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
@@ -526,7 +545,6 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   }
   __syncthreads();
   const float* partials = reinterpret_cast<const float*>(smem);
-  constexpr int kSliceElems = kTileRows * kSliceWidth;
   auto warp_sum = [&](int idx) {
     float sum = 0.0f;
 #pragma unroll
@@ -538,13 +556,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
     const int r = idx / kSliceWidth;
     const int col = idx % kSliceWidth;
     // Reordered layouts write stored row r of the band to the C row it came from: C stays in the caller's order.
-    const std::int32_t stored_row = tile_row * kTileRows + r;
-    const std::int32_t out_row = p.row_map ? p.row_map[stored_row] : stored_row;
+    const std::int32_t out_row = band_rows[r];
     const int out_col = n0 + col;
     if (out_row < 0 || out_row >= p.rows || out_col >= p.n) return;
     OutT* out = c + std::size_t(out_row) * p.ldc + out_col;
     // Per-row scaling: the row's stored values are A * 2^-e (a power of two: exact unless it over/underflows).
-    if (p.row_exponent) sum = scale_by_power_of_two(sum, p.row_exponent[out_row]);
+    if (p.stored_row_exponent) sum = scale_by_power_of_two(sum, band_rows[kTileRows + r]);
     // beta == 0 must not read C: it may hold NaN or garbage.
     const float value = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * load_output<OutT>(out);
     store_output<OutT>(out, value);

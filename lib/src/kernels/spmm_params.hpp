@@ -75,7 +75,9 @@ struct SpmmParams {
   std::int64_t ldc = 0;
   float alpha = 1.0f;               // already multiplied by 2^scale_exponent
   float beta = 0.0f;
-  const std::int16_t* row_exponent = nullptr;  // per C row: the sum is multiplied by 2^e; null = none
+  // Per stored row (tile_rows * 16 entries, so any row of a band may be read): the sum is multiplied by 2^e;
+  // null = none. Indexed like row_map, not by C row, so the epilogue's two loads do not depend on each other.
+  const std::int16_t* stored_row_exponent = nullptr;
   // Split bands (none when row_work has no split item): per group, and the plan's workspace of
   // partial-sum slots (16 x slice width floats per slot and column slice) and counters (per group and column
   // slice, zero between runs: the last part resets its counter).
