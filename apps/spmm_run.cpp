@@ -38,6 +38,9 @@
 #include "bcsr24/serialize.hpp"
 #include "bcsr24/synthetic.hpp"
 #include "bcsr24/tile_layout.hpp"
+#ifdef BCSR24_HAS_NCCL
+#include "spmm_run_distributed.hpp"
+#endif
 
 namespace {
 
@@ -97,9 +100,15 @@ struct Options {
   double beta = 0.0;
   bool cpu_only = false;
   bool flush_l2 = true;  ///< same default as bench_spmm, so the two programs' timings compare
+  int gpus = 0;             ///< --gpus P: distributed over P GPUs by threads of this process; 0 = one GPU
+  bool gpus_given = false;  ///< --gpus was on the command line (then P >= 1 is required)
+  bool mpi = false;         ///< --mpi: distributed, one MPI process per rank
+  bool baseline = true;     ///< distributed modes: also time the whole matrix on one GPU
 
   /// B's width after resolving --n / --nmult.
   std::int32_t n() const { return width > 0 ? width : (nmult > 0 ? nmult * kNmultColumns : kDefaultWidth); }
+  /// --gpus or --mpi: the distributed mode (spmm_run_distributed.cpp) instead of the single-GPU one.
+  bool distributed() const { return gpus_given || mpi; }
 };
 
 std::vector<std::string> kernel_choices() {
@@ -198,7 +207,19 @@ void add_options(CLI::App& app, Options& options) {
                "Evict A and B from the GPU's L2 (by reading a buffer of twice its size) before each timed "
                "repetition, as bench_spmm does (default on; --no-flush times with A and B left in L2 by the "
                "previous run)");
+  auto* gpus = app.add_option("--gpus", options.gpus,
+                              "Distributed mode: spread A over P GPUs (devices 0..P-1), one host thread per GPU, "
+                              "NCCL between them; times each stage against one GPU (needs a build with NCCL)");
+  app.add_flag("--mpi", options.mpi,
+               "Distributed mode under MPI: mpirun -np P spmm_run ... --mpi, one process per GPU (device: local rank "
+               "% device count); needs a build with NCCL and MPI")
+      ->excludes(gpus);
+  app.add_flag("--baseline,!--no-baseline", options.baseline,
+               "Distributed modes: also time the whole matrix on one GPU (device 0, or rank 0's) for the speedup and "
+               "memory ratio (default on)");
 }
+
+bool has_suffix(const std::string& text, const std::string& suffix);
 
 /// Checks the combinations CLI11 cannot express.
 void validate(const Options& options) {
@@ -215,6 +236,22 @@ void validate(const Options& options) {
     throw UsageError("--alpha and --beta must be finite");
   if (static_cast<std::int64_t>(options.nmult) * kNmultColumns > std::numeric_limits<std::int32_t>::max())
     throw UsageError("--nmult is too large");
+  if (options.gpus_given && options.gpus < 1)
+    throw UsageError("--gpus " + std::to_string(options.gpus) +
+                     ": the distributed mode needs P >= 1 GPUs (leave --gpus out for the single-GPU mode)");
+  if (options.distributed()) {
+    const char* mode = options.mpi ? "--mpi" : "--gpus";
+    if (options.cpu_only) throw UsageError(std::string(mode) + " runs on GPUs; it excludes --cpu-only");
+    if (options.fp16_out)
+      throw UsageError(std::string(mode) + ": distributed products write fp32 C; --fp16-out is not available");
+    if (options.kernel != "auto")
+      throw UsageError(std::string(mode) + ": every rank's parts are planned by the cost model; --kernel " +
+                       options.kernel + " is not available (leave --kernel out)");
+    if (!options.save_path.empty()) throw UsageError(std::string(mode) + " excludes --save");
+    if (has_suffix(options.input_path, ".b24"))
+      throw UsageError(std::string(mode) + ": a .b24 file holds tiles, not the rows the ranks split; give the "
+                       "Matrix Market file");
+  }
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -378,7 +415,9 @@ json layout_json(const bcsr24::LayoutReport& r, const bcsr24::TileCensus& after)
   return j;
 }
 
-LoadedMatrix load_matrix(const Options& options, bool show_progress) {
+/// convert = false (MPI ranks other than 0 in the distributed mode, which only need the CSR): stops after reading
+/// or generating; then only name, source and reference_csr are filled.
+LoadedMatrix load_matrix(const Options& options, bool show_progress, bool convert = true) {
   LoadedMatrix loaded;
   // Synthetic sources: name the matrix, then generate it with a progress line and a timing.
   const auto generate = [&](std::string name, const auto& generator) {
@@ -439,6 +478,7 @@ LoadedMatrix load_matrix(const Options& options, bool show_progress) {
     }
     loaded.matrix_json["path"] = path;
   }
+  if (!convert) return loaded;
 
   if (loaded.source != "b24") {
     bcsr24::ConvertOptions convert_options;
@@ -745,6 +785,16 @@ Timings summarize(std::vector<double> milliseconds) {
   return timings;
 }
 
+/// The check fields of a result: rel_error, its expectation and whether it is within the bound.
+void add_error_fields(json& result, double rel_error, const ErrorExpectation& expectation) {
+  // JSON has no NaN: a NaN error (poisoned C left unwritten) is reported as null with a flag.
+  if (std::isfinite(rel_error)) result["rel_error"] = rel_error;
+  else result["rel_error_not_finite"] = true;
+  result["expected_rel_error"] = expectation.typical;
+  result["rel_error_bound"] = expectation.bound;
+  result["within_bound"] = rel_error <= expectation.bound;
+}
+
 /// One row of the results table.
 json result_json(const std::string& kernel, const std::string& device, const Timings& timings,
                  const bcsr24::SpmmCost& cost, bool floor_applies, std::optional<double> rel_error,
@@ -765,14 +815,7 @@ json result_json(const std::string& kernel, const std::string& device, const Tim
                  {"within_bound", nullptr}};
   // The memory floor is a GPU figure (kReferenceBandwidth); it says nothing about the CPU path.
   if (floor_applies) result["floor_fraction"] = (cost.min_bytes / bcsr24::kReferenceBandwidth) / seconds;
-  if (rel_error && expectation) {
-    // JSON has no NaN: a NaN error (poisoned C left unwritten) is reported as null with a flag.
-    if (std::isfinite(*rel_error)) result["rel_error"] = *rel_error;
-    else result["rel_error_not_finite"] = true;
-    result["expected_rel_error"] = expectation->typical;
-    result["rel_error_bound"] = expectation->bound;
-    result["within_bound"] = *rel_error <= expectation->bound;
-  }
+  if (rel_error && expectation) add_error_fields(result, *rel_error, *expectation);
   return result;
 }
 
@@ -916,10 +959,8 @@ void print_results_header() {
   std::printf("%-18s %10s %10s %10s %9s %9s\n", "", "", "", "", "(thesis)", "TFLOPS");
 }
 
-void print_result(const json& result) {
-  std::string floor = result["floor_fraction"].is_number()
-                          ? format("%.1f%%", 100.0 * result["floor_fraction"].get<double>())
-                          : "n/a";
+/// The "rel.error" and "check" columns of a result: the error (or "not run", "NaN/inf") and the verdict.
+std::pair<std::string, std::string> error_and_verdict(const json& result) {
   std::string error = "not run", verdict;
   if (result.value("rel_error_not_finite", false)) {
     error = "NaN/inf";
@@ -934,6 +975,14 @@ void print_result(const json& result) {
                 format("%.1e", result["expected_rel_error"].get<double>()) + ", bound " +
                 format("%.1e", result["rel_error_bound"].get<double>()) + ")";
   }
+  return {error, verdict};
+}
+
+void print_result(const json& result) {
+  std::string floor = result["floor_fraction"].is_number()
+                          ? format("%.1f%%", 100.0 * result["floor_fraction"].get<double>())
+                          : "n/a";
+  const auto [error, verdict] = error_and_verdict(result);
   std::printf("%-18s %10.4f %10.4f %10.4f %9.4g %9.4g %9.1f %8s %10s  %s\n",
               result["kernel"].get<std::string>().c_str(), result["median_ms"].get<double>(),
               result["min_ms"].get<double>(), result["max_ms"].get<double>(),
@@ -1137,11 +1186,9 @@ json run_cpu_reference(const Options& options, const LoadedMatrix& loaded, const
 
 // ------------------------------------------------------------------------------------------------------------
 
-int run(const Options& options) {
-  const bool show_progress = !options.json_output && isatty(STDERR_FILENO);
-  json report = {{"program", kProgram}};
-
-  LoadedMatrix loaded = load_matrix(options, show_progress);
+/// The matrix sections of the report (matrix, census, layout, suitability, scaling, preprocessing), printed too
+/// unless --json.
+void report_matrix(const Options& options, const LoadedMatrix& loaded, json& report) {
   const bcsr24::TileCensus census = loaded.bcsr.census();
   report["matrix"] = loaded.matrix_json;
   report["census"] = census_json(census);
@@ -1163,46 +1210,13 @@ int run(const Options& options) {
                       ? "\n"
                       : ": too few nonzeros per tile for the tensor-core path; cuSPARSE CSR is likely faster here\n");
   }
+}
 
-  // Which path runs: the GPU kernels when a device of sm_80+ is there and wanted, else the CPU reference.
-  bcsr24::DeviceInfo device;
-  if (options.cpu_only) {
-    device.reason = "--cpu-only given";
-  } else {
-    device = bcsr24::query_device();
-    if (device.available && device.compute_capability < 80) {
-      device.available = false;
-      device.reason = device.name + " is sm_" + std::to_string(device.compute_capability) +
-                      "; mma.sp and cp.async need sm_80 or newer";
-    }
-  }
-  report["gpu"] = {{"available", device.available},
-                   {"name", device.name},
-                   {"compute_capability", device.compute_capability},
-                   {"reason", device.available ? "" : device.reason}};
-
-  MultiplyInputs inputs;
-  inputs.n = options.n();
-  inputs.b = random_fp16(std::int64_t(loaded.bcsr.cols) * inputs.n, options.seed);
-  if (options.beta != 0.0)
-    inputs.c0 = random_fp16(std::int64_t(loaded.bcsr.rows) * inputs.n, options.seed ^ 0xC0C0C0C0C0C0C0C0ull);
-  report["multiply"] = {{"n", inputs.n},
-                        {"nmult", inputs.n % kNmultColumns == 0 ? json(inputs.n / kNmultColumns) : json(nullptr)},
-                        {"alpha", options.alpha},
-                        {"beta", options.beta},
-                        {"output", device.available && options.fp16_out ? "f16" : "f32"},
-                        {"seed", options.seed},
-                        {"reps", device.available ? options.reps : options.cpu_reps},
-                        {"warmup", device.available ? options.warmup : 0},
-                        {"flush_l2", device.available && options.flush_l2}};
-  if (!options.json_output) {
-    std::cout << "multiply    C = " << options.alpha << " * A * B + " << options.beta << " * C, n = " << inputs.n;
-    if (inputs.n % kNmultColumns == 0) std::cout << " (nmult " << inputs.n / kNmultColumns << ")";
-    std::cout << ", B random fp16 in [-1, 1) (seed " << options.seed << "), "
-              << (device.available && options.fp16_out ? "fp16" : "fp32") << " output\n";
-  }
-
-  // The fp64 reference, when it fits in the memory allowed.
+/// The fp64 reference, when it fits in the memory allowed (else a sample of rows, or none, and why), and the
+/// report's "check" section (printed too unless --json). fp16_output: which expectation the text quotes.
+std::optional<Reference> prepare_reference(const Options& options, const LoadedMatrix& loaded,
+                                           const MultiplyInputs& inputs, bool fp16_output, bool show_progress,
+                                           json& report) {
   std::optional<Reference> reference;
   json check = {{"enabled", options.check},
                 {"reference", loaded.reference_is_original ? "original matrix" : "stored (decoded) matrix"},
@@ -1254,10 +1268,61 @@ int run(const Options& options) {
                               check["sample_reason"].get<std::string>() + ")"
                         : std::string())
                 << " (" << format("%.2f s", reference->seconds) << ")\n            fp16-derived relative error: typical "
-                << format("%.1e", reference->expectation(options.fp16_out && device.available).typical)
-                << ", bound " << format("%.1e", reference->expectation(options.fp16_out && device.available).bound)
+                << format("%.1e", reference->expectation(fp16_output).typical)
+                << ", bound " << format("%.1e", reference->expectation(fp16_output).bound)
                 << "; a kernel fails above " << format("%.0e", kFailRelativeError) << "\n";
   }
+  return reference;
+}
+
+int run(const Options& options) {
+  const bool show_progress = !options.json_output && isatty(STDERR_FILENO);
+  json report = {{"program", kProgram}};
+
+  LoadedMatrix loaded = load_matrix(options, show_progress);
+  report_matrix(options, loaded, report);
+
+  // Which path runs: the GPU kernels when a device of sm_80+ is there and wanted, else the CPU reference.
+  bcsr24::DeviceInfo device;
+  if (options.cpu_only) {
+    device.reason = "--cpu-only given";
+  } else {
+    device = bcsr24::query_device();
+    if (device.available && device.compute_capability < 80) {
+      device.available = false;
+      device.reason = device.name + " is sm_" + std::to_string(device.compute_capability) +
+                      "; mma.sp and cp.async need sm_80 or newer";
+    }
+  }
+  report["gpu"] = {{"available", device.available},
+                   {"name", device.name},
+                   {"compute_capability", device.compute_capability},
+                   {"reason", device.available ? "" : device.reason}};
+
+  MultiplyInputs inputs;
+  inputs.n = options.n();
+  inputs.b = random_fp16(std::int64_t(loaded.bcsr.cols) * inputs.n, options.seed);
+  if (options.beta != 0.0)
+    inputs.c0 = random_fp16(std::int64_t(loaded.bcsr.rows) * inputs.n, options.seed ^ 0xC0C0C0C0C0C0C0C0ull);
+  report["multiply"] = {{"n", inputs.n},
+                        {"nmult", inputs.n % kNmultColumns == 0 ? json(inputs.n / kNmultColumns) : json(nullptr)},
+                        {"alpha", options.alpha},
+                        {"beta", options.beta},
+                        {"output", device.available && options.fp16_out ? "f16" : "f32"},
+                        {"seed", options.seed},
+                        {"reps", device.available ? options.reps : options.cpu_reps},
+                        {"warmup", device.available ? options.warmup : 0},
+                        {"flush_l2", device.available && options.flush_l2}};
+  if (!options.json_output) {
+    std::cout << "multiply    C = " << options.alpha << " * A * B + " << options.beta << " * C, n = " << inputs.n;
+    if (inputs.n % kNmultColumns == 0) std::cout << " (nmult " << inputs.n / kNmultColumns << ")";
+    std::cout << ", B random fp16 in [-1, 1) (seed " << options.seed << "), "
+              << (device.available && options.fp16_out ? "fp16" : "fp32") << " output\n";
+  }
+
+  // The fp64 reference, when it fits in the memory allowed.
+  const std::optional<Reference> reference =
+      prepare_reference(options, loaded, inputs, options.fp16_out && device.available, show_progress, report);
 
   std::vector<json> results;
   if (device.available) {
@@ -1301,6 +1366,132 @@ int report_error(const std::string& message, const char* suffix, int code) {
   return code;
 }
 
+// ------------------------------------------------------------------------------------------------------------
+// Distributed mode (--gpus, --mpi): the matrix, B and the reference as above; the ranks in spmm_run_distributed.cpp
+// ------------------------------------------------------------------------------------------------------------
+
+/// Why this build cannot run the distributed mode the command line asks for (empty when it can).
+std::string missing_distributed_support(const Options& options) {
+  if (!options.distributed()) return {};
+#ifndef BCSR24_HAS_NCCL
+  return std::string("built without NCCL: ") + (options.mpi ? "--mpi" : "--gpus") +
+         " needs the library's distributed operator (bcsr24_distributed); reconfigure with NCCL found "
+         "(BCSR24_NCCL_ROOT=..., or BCSR24_WITH_NCCL=ON to require it)";
+#else
+  if (options.mpi && !bcsr24::spmm_run::mpi_available())
+    return "built without MPI: --mpi needs MPI found when spmm_run was configured (e.g. Debian's libopenmpi-dev); "
+           "--gpus P runs the same on one host without MPI";
+  return {};
+#endif
+}
+
+#ifdef BCSR24_HAS_NCCL
+/// The check of a gathered rows x n fp32 C against the reference, with the same fields, verdict and failure
+/// threshold as a single-GPU kernel's.
+bcsr24::spmm_run::CheckOutcome check_outcome(const Reference& reference, const std::vector<float>& c) {
+  json fields = {{"rel_error", nullptr}, {"expected_rel_error", nullptr}, {"rel_error_bound", nullptr},
+                 {"within_bound", nullptr}};
+  add_error_fields(fields, relative_error(reference, [&](std::size_t i) { return double(c[i]); }),
+                   reference.expectation(false));
+  auto [error, verdict] = error_and_verdict(fields);
+  return {fields, error, verdict, result_failed(fields)};
+}
+
+/// --gpus P / --mpi. Every process reads or generates the same matrix and B; only rank 0's process converts the
+/// whole matrix (for the report and the single-GPU baseline), prints, computes the reference and checks.
+int run_distributed_mode(const Options& options) {
+  namespace dist = bcsr24::spmm_run;
+  const dist::Launch launch = options.mpi ? dist::Launch::mpi : dist::Launch::threads;
+  dist::Session session(launch, options.gpus);  // MPI_Init in MPI mode
+  try {
+    session.select_devices();  // before reading: too few GPUs fails at once
+    const bool root = session.is_root();
+    const bool show_progress = root && !options.json_output && isatty(STDERR_FILENO);
+    json report = {{"program", kProgram}};
+    const LoadedMatrix loaded = load_matrix(options, show_progress, root);
+    if (root) report_matrix(options, loaded, report);
+
+    // The same global B (and C0) on every process: the same seed, as the single-GPU mode makes it.
+    MultiplyInputs inputs;
+    inputs.n = options.n();
+    inputs.b = random_fp16(std::int64_t(loaded.reference_csr.cols) * inputs.n, options.seed);
+    if (options.beta != 0.0)
+      inputs.c0 = random_fp16(std::int64_t(loaded.reference_csr.rows) * inputs.n, options.seed ^ 0xC0C0C0C0C0C0C0C0ull);
+    std::optional<Reference> reference;
+    if (root) {
+      report["multiply"] = {{"n", inputs.n},
+                            {"nmult", inputs.n % kNmultColumns == 0 ? json(inputs.n / kNmultColumns) : json(nullptr)},
+                            {"alpha", options.alpha},
+                            {"beta", options.beta},
+                            {"output", "f32"},
+                            {"seed", options.seed},
+                            {"reps", options.reps},
+                            {"warmup", options.warmup},
+                            {"flush_l2", options.flush_l2}};
+      if (!options.json_output) {
+        std::cout << "multiply    C = " << options.alpha << " * A * B + " << options.beta << " * C, n = " << inputs.n;
+        if (inputs.n % kNmultColumns == 0) std::cout << " (nmult " << inputs.n / kNmultColumns << ")";
+        std::cout << ", B random fp16 in [-1, 1) (seed " << options.seed << "), fp32 output\n";
+      }
+      reference = prepare_reference(options, loaded, inputs, false, show_progress, report);
+    }
+
+    dist::DistributedJob job;
+    job.a = &loaded.reference_csr;
+    job.converted = root ? &loaded.bcsr : nullptr;
+    // The single-GPU mapping of the options (load_matrix), for every rank's parts and the baseline.
+    job.options.convert.scaling = options.scaling == "none"   ? bcsr24::ScalingPolicy::none
+                                  : options.scaling == "auto" ? bcsr24::ScalingPolicy::automatic
+                                                              : bcsr24::ScalingPolicy::per_row;
+    job.options.convert.precision = bcsr24::precision_from_name(options.precision);
+    job.options.convert.layout = bcsr24::layout_from_name(options.layout);
+    job.options.convert.reorder = bcsr24::reordering_from_name(options.reorder);
+    job.n = inputs.n;
+    job.b = &inputs.b;
+    job.c0 = &inputs.c0;
+    job.alpha = float(options.alpha);
+    job.beta = float(options.beta);
+    job.warmup = options.warmup;
+    job.reps = options.reps;
+    job.flush_l2 = options.flush_l2;
+    job.baseline = options.baseline;
+    job.text_output = !options.json_output;
+    job.show_progress = show_progress;
+    job.nnz = static_cast<std::uint64_t>(root ? loaded.bcsr.nnz : loaded.reference_csr.nnz());
+    dist::CheckFunction check;
+    if (reference) check = [&](const std::vector<float>& c) { return check_outcome(*reference, c); };
+
+    const json distributed = dist::run_distributed(session, job, check);
+    int status = 0;
+    if (root) {
+      report["distributed"] = distributed;
+      if (options.json_output) std::cout << report.dump(2) << std::endl;
+      const std::pair<const char*, json> checked[] = {
+          {"distributed", distributed.at("check")},
+          {"single_gpu", distributed.at("baseline").is_object()
+                             ? distributed.at("baseline").value("check", json(nullptr))
+                             : json(nullptr)}};
+      for (const auto& [name, result] : checked) {
+        if (!result.is_object() || !result_failed(result)) continue;
+        const std::string error = result["rel_error"].is_number() ? format("%.3e", result["rel_error"].get<double>())
+                                                                   : std::string("NaN/inf");
+        std::cerr << kProgram << ": error: kernel " << name << " relative error " << error << " exceeds "
+                  << format("%.0e", kFailRelativeError) << "\n";
+        status = kExitRuntimeError;
+      }
+    }
+    return session.agree_on_status(status);
+  } catch (const std::exception& error) {
+    const std::string where =
+        launch == dist::Launch::mpi && session.ranks() > 1 ? "rank " + std::to_string(session.process_rank()) + ": "
+                                                           : std::string();
+    const int code = report_error(where + error.what(), "", kExitRuntimeError);
+    session.abort_all_if_mpi(code);  // the other processes may be waiting for this one in a collective
+    return code;
+  }
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1309,6 +1500,9 @@ int main(int argc, char** argv) {
   try {
     add_options(app, options);
     app.parse(argc, argv);
+    options.gpus_given = app.count("--gpus") > 0;
+    if (const std::string missing = missing_distributed_support(options); !missing.empty())
+      return report_error(missing, "", kExitUsage);
     validate(options);
   } catch (const CLI::Success& success) {  // --help: CLI11 prints the help text on stdout
     return app.exit(success);
@@ -1321,6 +1515,9 @@ int main(int argc, char** argv) {
   }
 
   try {
+#ifdef BCSR24_HAS_NCCL
+    if (options.distributed()) return run_distributed_mode(options);
+#endif
     return run(options);
   } catch (const bcsr24::Error& error) {
     return report_error(error.what(), "", kExitRuntimeError);

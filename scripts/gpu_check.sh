@@ -3,17 +3,21 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench csr balance layout precision sweep solver"   which steps to run (default: all)
+#   STEPS="build test sanitize bench csr balance layout precision sweep distributed solver"   which steps to run
+#                                (default: all)
+#   DIST_MESHES="86x86x86,dofs=3"  DIST_N=32  DIST_ARGS=...   the distributed step's meshes and spmm_run options
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
 #                                libcli11-dev, nlohmann-json3-dev, zlib1g-dev), for machines without apt
 #   BENCH_MATRICES="10d0s 0d10s 5d5s"  BENCH_SIZE=16384  BENCH_N=8,32,128  BENCH_REPS=20
 #   BCSR24_SHARED_DATA=DIR       where suitesparse/ and mm-edge/ are (default ../shared/data)
 set -euo pipefail
+# NVLink multicast stays off for every NCCL program this script starts (the distributed tests and benchmarks).
+export NCCL_NVLS_ENABLE=0
 out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench csr balance layout precision sweep solver}
+steps=${STEPS:-build test sanitize bench csr balance layout precision sweep distributed solver}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -36,6 +40,12 @@ if has test; then
   check ctest bash -o pipefail -c "ctest --test-dir '$build' --output-on-failure 2>&1 | tee '$out/ctest.log' | tail -n 8"
   echo "== GPU tests in detail"
   check gpu_tests bash -o pipefail -c "'$build/test/bcsr24_gpu_tests' --durations yes 2>&1 | tee '$out/gpu_tests.log' | tail -n 4"
+  if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
+    echo "== distributed GPU tests in detail ($(nvidia-smi -L 2>/dev/null | wc -l) GPUs)"
+    check distributed_gpu_tests bash -o pipefail -c "'$build/test/bcsr24_distributed_gpu_tests' --durations yes -s 2>&1 | tee '$out/distributed_gpu_tests.log' | grep -E 'relative difference|max error|passed|failed' | sort | uniq -c | tail -n 12"
+  else
+    echo "== distributed GPU tests not built (no NCCL found: see the cmake output in $out/build.log)"
+  fi
 fi
 
 if has sanitize; then
@@ -45,6 +55,13 @@ if has sanitize; then
   echo "== compute-sanitizer memcheck"
   check memcheck bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
     '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/memcheck.log' | tail -n 3"
+  if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
+    # NCCL probes its own kernels with API calls that fail by design on some architectures: API errors are not
+    # reported, memory errors are.
+    echo "== compute-sanitizer memcheck (distributed)"
+    check memcheck_distributed bash -o pipefail -c "compute-sanitizer --tool memcheck --report-api-errors no \
+      --error-exitcode 1 '$build/test/bcsr24_distributed_gpu_tests' 2>&1 | tee '$out/memcheck_distributed.log' | tail -n 3"
+  fi
   echo "== compute-sanitizer racecheck"
   check racecheck bash -o pipefail -c "compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 \
     '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/racecheck.log' | tail -n 3"
@@ -162,6 +179,20 @@ if has sweep; then
   python3 -c 'import matplotlib' 2>/dev/null || plot=(--no-plot)
   python3 scripts/sweep.py --matrix-dir "$shared/suitesparse" --all-in-dir --min-nnz 10000 --synthetic \
     --n 8,16,32,64,128 --bench "$build/apps/bench_spmm" --out "$out/sweep" "${plot[@]}" 2>&1 | tail -n 20
+fi
+
+if has distributed; then
+  # The distributed operator on every GPU of this machine (one thread per GPU) against one GPU, same run.
+  if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
+    gpus=$(nvidia-smi -L | wc -l)
+    for spec in ${DIST_MESHES:-86x86x86,dofs=3}; do
+      echo "== distributed: spmm_run --mesh $spec --gpus $gpus --n ${DIST_N:-32}"
+      "$build/apps/spmm_run" --mesh "$spec" --gpus "$gpus" --n "${DIST_N:-32}" --reps "${BENCH_REPS:-20}" \
+        ${DIST_ARGS:-} 2>&1 | tee -a "$out/distributed.log" | tail -n 14
+    done
+  else
+    echo "== distributed: not built (no NCCL)"
+  fi
 fi
 
 if has solver; then

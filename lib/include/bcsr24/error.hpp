@@ -80,4 +80,10 @@ class CusparseError : public Error {
   explicit CusparseError(const std::string& what) : Error(what) {}
 };
 
+/// An NCCL call of the distributed operator failed; the message names the call, file, line and NCCL's reason.
+class NcclError : public Error {
+ public:
+  explicit NcclError(const std::string& what) : Error(what) {}
+};
+
 }  // namespace bcsr24

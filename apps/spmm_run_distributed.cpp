@@ -1,0 +1,1081 @@
+// spmm_run's distributed mode: the launchers (host threads or MPI processes), one rank per GPU building its share
+// of A with bcsr24::DistributedOperator, a checked run, the timed stages and the single-GPU baseline, and the
+// report. See spmm_run_distributed.hpp and docs/SPMM_RUN.md, "Distributed mode".
+#include "spmm_run_distributed.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#ifdef BCSR24_HAS_MPI
+// The C API only (FindMPI's MPI::MPI_CXX defines these too): the deprecated C++ bindings need their own library.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+#endif
+
+#include "gpu_timing.hpp"
+#include "bcsr24/device.hpp"
+#include "bcsr24/distributed_operator.hpp"
+#include "bcsr24/error.hpp"
+#include "bcsr24/precision.hpp"
+
+namespace bcsr24::spmm_run {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+/// After one rank thread fails, how long the others get to notice (at their next barrier) before the process
+/// gives up on them: a rank waiting inside an NCCL operation for the failed one never returns by itself.
+constexpr int kStuckRankGraceSeconds = 20;
+/// Exit status when rank threads are left stuck (spmm_run's runtime-error status).
+constexpr int kExitStuck = 1;
+
+// ------------------------------------------------------------------------------------------------------------
+// Checked calls and small RAII owners
+// ------------------------------------------------------------------------------------------------------------
+
+void check_cuda(cudaError_t status, const char* call, int line) {
+  if (status != cudaSuccess)
+    throw CudaError(std::string(call) + " failed: " + cudaGetErrorString(status) + " (" + __FILE__ + ":" +
+                    std::to_string(line) + ")");
+}
+#define DIST_CUDA(call) check_cuda((call), #call, __LINE__)
+
+void check_nccl(ncclResult_t status, const char* call, int line) {
+  if (status != ncclSuccess)
+    throw NcclError(std::string(call) + " failed: " + ncclGetErrorString(status) + " (" + __FILE__ + ":" +
+                    std::to_string(line) + ")");
+}
+#define DIST_NCCL(call) check_nccl((call), #call, __LINE__)
+
+#ifdef BCSR24_HAS_MPI
+void check_mpi(int status, const char* call, int line) {
+  if (status == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(status, text, &length);
+  throw Error(std::string(call) + " failed: " + text + " (" + __FILE__ + ":" + std::to_string(line) + ")");
+}
+#define DIST_MPI(call) check_mpi((call), #call, __LINE__)
+#endif
+
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    DIST_CUDA(cudaMalloc(&pointer_, std::max<std::size_t>(bytes, 1)));
+  }
+  ~DeviceBuffer() { cudaFree(pointer_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return pointer_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* pointer_ = nullptr;
+  std::size_t bytes_;
+};
+
+class CudaStream {
+ public:
+  CudaStream() { DIST_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~CudaStream() { cudaStreamDestroy(stream_); }
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class CudaEvent {
+ public:
+  CudaEvent() { DIST_CUDA(cudaEventCreate(&event_)); }
+  ~CudaEvent() { cudaEventDestroy(event_); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+/// Owns one rank's NCCL communicator. Destroyed last in the rank's function (after its operator and plan):
+/// ncclCommDestroy after a clean run (every rank destroys its own at about the same time, as NCCL's teardown
+/// expects), ncclCommAbort after an error (it does not wait for peers that may never come).
+class CommunicatorGuard {
+ public:
+  explicit CommunicatorGuard(ncclComm_t comm) : comm_(comm) {}
+  ~CommunicatorGuard() {
+    if (!comm_) return;
+    if (clean_)
+      ncclCommDestroy(comm_);
+    else
+      ncclCommAbort(comm_);
+  }
+  CommunicatorGuard(const CommunicatorGuard&) = delete;
+  CommunicatorGuard& operator=(const CommunicatorGuard&) = delete;
+  void finished_cleanly() { clean_ = true; }
+
+ private:
+  ncclComm_t comm_;
+  bool clean_ = false;
+};
+
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+std::string format(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024.0 && unit < 4) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
+  return buffer;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
+std::string device_name(int device) {
+  cudaDeviceProp properties{};
+  if (cudaGetDeviceProperties(&properties, device) != cudaSuccess) return "?";
+  return properties.name;
+}
+
+/// fp16 matrices take B in fp16; bf16 and split ones in fp32 (the same values, widened exactly), as spmm_run's
+/// single-GPU path gives them.
+bool fp32_b(const DistributedJob& job) { return job.options.convert.precision != Precision::fp16; }
+
+std::string nccl_version() {
+  int code = 0;
+  if (ncclGetVersion(&code) != ncclSuccess) return "?";
+  // NCCL_VERSION(X, Y, Z) = X * 10000 + Y * 100 + Z since 2.9.
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Host-side collectives of the ranks: threads of this process, or MPI processes
+// ------------------------------------------------------------------------------------------------------------
+
+/// What a rank needs from the other ranks besides NCCL: lining up before each timed run and gathering results on
+/// rank 0. Every rank calls each member in the same order.
+class HostGroup {
+ public:
+  virtual ~HostGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual void barrier() = 0;
+  /// Rank 0's value, on every rank.
+  virtual bool broadcast(bool value) = 0;
+  /// Every rank's `bytes` bytes (the same count on each), in rank order, into `all` on rank 0.
+  virtual void gather(const void* mine, std::size_t bytes, std::vector<unsigned char>& all) = 0;
+  /// Every rank's rows of C (rows partition.begin(r) .. end(r), n floats each) into the rows x n `global` on rank 0.
+  virtual void gather_rows(const std::vector<float>& mine, const RowPartition& partition, std::int32_t n,
+                           std::vector<float>& global) = 0;
+};
+
+/// Thrown in a rank thread when another rank failed: it stops quietly, the first failure is the one reported.
+struct RankAborted {};
+
+/// A reusable barrier of the rank threads (a generation count), which a failing rank breaks so that the others
+/// stop at their next barrier instead of waiting for it forever.
+class ThreadBarrier {
+ public:
+  explicit ThreadBarrier(int count) : count_(count) {}
+
+  void arrive_and_wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (broken_) throw RankAborted{};
+    const std::uint64_t generation = generation_;
+    if (++arrived_ == count_) {
+      arrived_ = 0;
+      ++generation_;
+      released_.notify_all();
+      return;
+    }
+    released_.wait(lock, [&] { return generation_ != generation || broken_; });
+    if (generation_ == generation) throw RankAborted{};
+  }
+
+  void break_all() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    broken_ = true;
+    released_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_;
+  const int count_;
+  int arrived_ = 0;
+  std::uint64_t generation_ = 0;
+  bool broken_ = false;
+};
+
+/// What the rank threads share: the barrier, one slot per rank for gathers, and the failure and completion state
+/// the launching thread watches.
+struct ThreadShared {
+  explicit ThreadShared(int ranks) : barrier(ranks), slots(static_cast<std::size_t>(ranks)) {}
+
+  ThreadBarrier barrier;
+  std::vector<std::vector<unsigned char>> slots;
+  float* global_c = nullptr;  // rank 0's gathered C while gather_rows runs
+  bool flag = false;          // rank 0's value while broadcast runs
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  int finished = 0;
+  int failed_rank = -1;
+  std::string failure;
+
+  void fail(int rank, const std::string& what) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (failed_rank < 0) {
+        failed_rank = rank;
+        failure = what;
+      }
+    }
+    barrier.break_all();
+    changed.notify_all();
+  }
+  void finish() {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++finished;
+    changed.notify_all();
+  }
+};
+
+class ThreadGroup final : public HostGroup {
+ public:
+  ThreadGroup(ThreadShared& shared, int rank) : shared_(shared), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(shared_.slots.size()); }
+  void barrier() override { shared_.barrier.arrive_and_wait(); }
+
+  bool broadcast(bool value) override {
+    if (rank_ == 0) shared_.flag = value;
+    barrier();
+    const bool result = shared_.flag;
+    barrier();  // nobody reads the flag once it may change again
+    return result;
+  }
+
+  void gather(const void* mine, std::size_t bytes, std::vector<unsigned char>& all) override {
+    const auto* begin = static_cast<const unsigned char*>(mine);
+    shared_.slots[static_cast<std::size_t>(rank_)].assign(begin, begin + bytes);
+    barrier();
+    if (rank_ == 0) {
+      all.clear();
+      for (const auto& slot : shared_.slots) {
+        if (slot.size() != bytes) throw InvalidArgument("gather: the ranks sent different byte counts");
+        all.insert(all.end(), slot.begin(), slot.end());
+      }
+    }
+    barrier();  // the slots are rewritten by the next gather
+  }
+
+  void gather_rows(const std::vector<float>& mine, const RowPartition& partition, std::int32_t n,
+                   std::vector<float>& global) override {
+    if (rank_ == 0) {
+      global.assign(static_cast<std::size_t>(partition.size()) * static_cast<std::size_t>(n),
+                    std::numeric_limits<float>::quiet_NaN());
+      shared_.global_c = global.data();
+    }
+    barrier();
+    // Disjoint rows of rank 0's vector: no lock needed.
+    std::copy(mine.begin(), mine.end(),
+              shared_.global_c + static_cast<std::size_t>(partition.begin(rank_)) * static_cast<std::size_t>(n));
+    barrier();
+  }
+
+ private:
+  ThreadShared& shared_;
+  int rank_;
+};
+
+#ifdef BCSR24_HAS_MPI
+class MpiGroup final : public HostGroup {
+ public:
+  MpiGroup() {
+    DIST_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+    DIST_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void barrier() override { DIST_MPI(MPI_Barrier(MPI_COMM_WORLD)); }
+
+  bool broadcast(bool value) override {
+    int flag = value ? 1 : 0;
+    DIST_MPI(MPI_Bcast(&flag, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    return flag != 0;
+  }
+
+  void gather(const void* mine, std::size_t bytes, std::vector<unsigned char>& all) override {
+    if (bytes > std::size_t(std::numeric_limits<int>::max()))
+      throw SizeLimitError("gather: " + std::to_string(bytes) + " bytes per rank is beyond one MPI message");
+    if (rank_ == 0) all.resize(bytes * static_cast<std::size_t>(size_));
+    DIST_MPI(MPI_Gather(mine, static_cast<int>(bytes), MPI_BYTE, rank_ == 0 ? all.data() : nullptr,
+                        static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD));
+  }
+
+  void gather_rows(const std::vector<float>& mine, const RowPartition& partition, std::int32_t n,
+                   std::vector<float>& global) override {
+    // One row of C as the unit, so that the counts stay within int for any matrix of int32 rows.
+    MPI_Datatype row_type;
+    DIST_MPI(MPI_Type_contiguous(n, MPI_FLOAT, &row_type));
+    DIST_MPI(MPI_Type_commit(&row_type));
+    std::vector<int> counts(static_cast<std::size_t>(size_)), displacements(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) {
+      counts[static_cast<std::size_t>(r)] = partition.count(r);
+      displacements[static_cast<std::size_t>(r)] = partition.begin(r);
+    }
+    if (rank_ == 0)
+      global.assign(static_cast<std::size_t>(partition.size()) * static_cast<std::size_t>(n),
+                    std::numeric_limits<float>::quiet_NaN());
+    const int status = MPI_Gatherv(mine.data(), partition.count(rank_), row_type, rank_ == 0 ? global.data() : nullptr,
+                                   counts.data(), displacements.data(), row_type, 0, MPI_COMM_WORLD);
+    MPI_Type_free(&row_type);
+    DIST_MPI(status);
+  }
+
+ private:
+  int rank_ = 0, size_ = 1;
+};
+#endif
+
+// ------------------------------------------------------------------------------------------------------------
+// One rank: build, check, time
+// ------------------------------------------------------------------------------------------------------------
+
+struct Stage {
+  DistributedStages stages;
+  const char* name;
+};
+/// The order every rank times them in (all first: halo_only reuses the halo rows the previous exchanges left).
+constexpr std::array<Stage, 4> kStages = {{{DistributedStages::all, "all"},
+                                           {DistributedStages::local_only, "local_only"},
+                                           {DistributedStages::exchange_only, "exchange_only"},
+                                           {DistributedStages::halo_only, "halo_only"}}};
+
+/// One rank's figures, gathered as bytes on rank 0 (the ranks run the same program).
+struct RankStats {
+  std::int32_t rank = 0, device = 0;
+  std::int32_t row_begin = 0, rows = 0, col_begin = 0, owned_cols = 0, halo_rows = 0, send_rows = 0;
+  std::int64_t local_nnz = 0, halo_nnz = 0, bytes_sent = 0, bytes_received = 0, operator_bytes = 0, plan_bytes = 0;
+  double build_s = 0.0;
+  char device_name[128] = {};
+  char host[64] = {};
+};
+static_assert(std::is_trivially_copyable_v<RankStats>, "RankStats travels as bytes");
+
+/// What rank 0 collects.
+struct RootResults {
+  std::vector<RankStats> stats;          // by rank
+  std::vector<std::vector<double>> ms;   // by rank: stage-major, kStages.size() x reps
+  std::vector<std::int32_t> row_offsets;
+  std::vector<float> c;                  // the whole C of the checked run, when gathered
+  bool gathered = false;
+};
+
+/// A progress line on stderr from rank 0 ("distributed: building ... 1.23 s").
+class Progress {
+ public:
+  Progress(bool enabled, std::string label) : enabled_(enabled), label_(std::move(label)) {
+    if (enabled_) {
+      std::fprintf(stderr, "%s ...", label_.c_str());
+      std::fflush(stderr);
+    }
+  }
+  void done(double seconds) {
+    if (enabled_) std::fprintf(stderr, "\r%s ... %.2f s    \n", label_.c_str(), seconds);
+    enabled_ = false;
+  }
+
+ private:
+  bool enabled_;
+  std::string label_;
+};
+
+/// Everything one rank does, on its own device and stream. The NCCL operations (inside from_global and every
+/// run of the stages all and exchange_only) and the host collectives come in the same order on every rank.
+void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int device, bool want_c,
+               RootResults* root) {
+  CommunicatorGuard guard(comm);  // declared first: destroyed after the operator and plan below
+  DIST_CUDA(cudaSetDevice(device));
+  const int rank = group.rank();
+  const bool progress = job.show_progress && rank == 0;
+
+  Progress building(progress, "distributed: building the operators on " + std::to_string(group.size()) + " ranks");
+  Stopwatch watch;
+  DistributedOptions options;
+  options.part = job.options;
+  const DistributedOperator op =
+      DistributedOperator::from_global(*job.a, NcclCommunicator{comm, rank, group.size()}, options);
+  const bool f32_b = fp32_b(job);
+  PlanOptions plan_options;
+  plan_options.input = f32_b ? InputType::f32 : InputType::f16;
+  const DistributedPlan plan = op.make_plan(job.n, plan_options);
+  const double build_s = watch.seconds();
+  building.done(build_s);
+
+  // This rank's rows of the global B and C0, on its device.
+  const std::int64_t n = job.n;
+  const std::int64_t col_begin = op.col_partition().begin(rank), owned = op.owned_cols();
+  const std::int64_t row_begin = op.row_partition().begin(rank), rows = op.local_rows();
+  const std::size_t b_count = static_cast<std::size_t>(owned * n), c_count = static_cast<std::size_t>(rows * n);
+  DeviceBuffer b_device(b_count * (f32_b ? sizeof(float) : sizeof(fp16_t)));
+  if (b_count > 0) {
+    const fp16_t* source = job.b->data() + col_begin * n;
+    if (f32_b) {
+      std::vector<float> widened(b_count);
+      for (std::size_t i = 0; i < b_count; ++i) widened[i] = fp16_to_float(source[i]);
+      DIST_CUDA(cudaMemcpy(b_device.get(), widened.data(), b_device.bytes(), cudaMemcpyHostToDevice));
+    } else {
+      DIST_CUDA(cudaMemcpy(b_device.get(), source, b_device.bytes(), cudaMemcpyHostToDevice));
+    }
+  }
+  DeviceBuffer c_device(c_count * sizeof(float));
+  std::vector<float> c0_rows;
+  if (job.beta != 0.0f) {
+    c0_rows.resize(c_count);
+    const fp16_t* source = job.c0->data() + row_begin * n;
+    for (std::size_t i = 0; i < c_count; ++i) c0_rows[i] = fp16_to_float(source[i]);
+  }
+  const CudaStream stream;
+  // Our stream does not synchronise with the legacy default stream, which the uploads may have used.
+  DIST_CUDA(cudaDeviceSynchronize());
+
+  float* const c = static_cast<float*>(c_device.get());
+  auto reset_c = [&] {
+    if (c_count == 0) return;
+    if (job.beta == 0.0f)
+      DIST_CUDA(cudaMemsetAsync(c, 0xFF, c_device.bytes(), stream.get()));  // NaN: unwritten rows show
+    else
+      DIST_CUDA(cudaMemcpyAsync(c, c0_rows.data(), c_device.bytes(), cudaMemcpyHostToDevice, stream.get()));
+  };
+  auto multiply = [&](DistributedStages stages) {
+    if (f32_b)
+      plan.run(static_cast<const float*>(b_device.get()), n, c, n, job.alpha, job.beta, stream.get(), stages);
+    else
+      plan.run(static_cast<const fp16_t*>(b_device.get()), n, c, n, job.alpha, job.beta, stream.get(), stages);
+  };
+
+  // The checked run: the whole product from a poisoned (or C0) C, gathered on rank 0 when it checks.
+  reset_c();
+  multiply(DistributedStages::all);
+  std::vector<float> c_rows(c_count);
+  if (c_count > 0)
+    DIST_CUDA(cudaMemcpyAsync(c_rows.data(), c, c_device.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+  DIST_CUDA(cudaStreamSynchronize(stream.get()));
+  std::vector<float> unused;
+  const bool gather_c = group.broadcast(want_c);
+  if (gather_c) group.gather_rows(c_rows, op.row_partition(), job.n, root ? root->c : unused);
+
+  // The timed runs of each stage: warm-up, then every run started together (host barrier after an idle GPU) and
+  // timed by events on this rank's stream. Timed runs use C as it stands (beta != 0 accumulates: values change,
+  // the work does not).
+  std::optional<bench::L2Flush> l2_flush;
+  if (job.flush_l2) {
+    int l2_bytes = 0;
+    DIST_CUDA(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+    if (l2_bytes > 0) l2_flush.emplace(static_cast<std::size_t>(l2_bytes) * 2);
+  }
+  Progress timing(progress, "distributed: timing " + std::to_string(kStages.size()) + " stages x " +
+                                std::to_string(job.reps) + " runs");
+  Stopwatch timing_watch;
+  const CudaEvent start, stop;
+  std::vector<double> ms;
+  ms.reserve(kStages.size() * static_cast<std::size_t>(job.reps));
+  for (const Stage& stage : kStages) {
+    for (int i = 0; i < job.warmup; ++i) multiply(stage.stages);
+    DIST_CUDA(cudaStreamSynchronize(stream.get()));
+    for (int rep = 0; rep < job.reps; ++rep) {
+      if (l2_flush) {
+        (*l2_flush)(stream.get());
+        DIST_CUDA(cudaStreamSynchronize(stream.get()));
+      }
+      group.barrier();
+      DIST_CUDA(cudaEventRecord(start.get(), stream.get()));
+      multiply(stage.stages);
+      DIST_CUDA(cudaEventRecord(stop.get(), stream.get()));
+      DIST_CUDA(cudaEventSynchronize(stop.get()));
+      float elapsed = 0.0f;
+      DIST_CUDA(cudaEventElapsedTime(&elapsed, start.get(), stop.get()));
+      ms.push_back(elapsed);
+    }
+  }
+  timing.done(timing_watch.seconds());
+
+  RankStats stats;
+  stats.rank = rank;
+  stats.device = device;
+  stats.row_begin = static_cast<std::int32_t>(row_begin);
+  stats.rows = op.local_rows();
+  stats.col_begin = static_cast<std::int32_t>(col_begin);
+  stats.owned_cols = op.owned_cols();
+  stats.halo_rows = op.halo_rows();
+  stats.send_rows = op.send_rows();
+  stats.local_nnz = op.local_nnz();
+  stats.halo_nnz = op.halo_nnz();
+  stats.bytes_sent = plan.bytes_sent();
+  stats.bytes_received = plan.bytes_received();
+  stats.operator_bytes = op.device_bytes();
+  stats.plan_bytes = plan.device_bytes();
+  stats.build_s = build_s;
+  std::snprintf(stats.device_name, sizeof stats.device_name, "%s", device_name(device).c_str());
+  std::snprintf(stats.host, sizeof stats.host, "%s", host_name().c_str());
+
+  std::vector<unsigned char> all_stats, all_ms;
+  group.gather(&stats, sizeof stats, all_stats);
+  group.gather(ms.data(), ms.size() * sizeof(double), all_ms);
+  if (root) {
+    const std::size_t ranks = static_cast<std::size_t>(group.size());
+    root->stats.resize(ranks);
+    std::memcpy(root->stats.data(), all_stats.data(), ranks * sizeof(RankStats));
+    root->ms.assign(ranks, std::vector<double>(ms.size()));
+    for (std::size_t r = 0; r < ranks; ++r)
+      std::memcpy(root->ms[r].data(), all_ms.data() + r * ms.size() * sizeof(double), ms.size() * sizeof(double));
+    root->row_offsets = op.row_partition().offsets;
+    root->gathered = gather_c;
+  }
+  DIST_CUDA(cudaDeviceSynchronize());
+  guard.finished_cleanly();
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// The single-GPU baseline: the whole matrix as one SparseOperator on the root's device
+// ------------------------------------------------------------------------------------------------------------
+
+struct Baseline {
+  bool ran = false;
+  std::string skipped_reason;
+  int device = 0;
+  std::string device_name;
+  std::vector<double> ms;
+  std::int64_t operator_bytes = 0, plan_bytes = 0;
+  std::vector<float> c;  // the checked run's C, when kept
+};
+
+/// Runs before any communicator exists, so it can never interleave with NCCL work. A matrix that does not fit on
+/// one GPU (the reason to distribute it) is reported as a skipped baseline, not an error.
+Baseline run_baseline(const DistributedJob& job, int device, bool keep_c) {
+  Baseline baseline;
+  baseline.device = device;
+  baseline.device_name = device_name(device);
+  DIST_CUDA(cudaSetDevice(device));
+  Progress progress(job.show_progress, "distributed: single-GPU baseline on device " + std::to_string(device));
+  Stopwatch watch;
+  try {
+    const SparseOperator op = SparseOperator::from_host(*job.converted, job.options);
+    op.upload();
+    const bool f32_b = fp32_b(job);
+    PlanOptions plan_options;
+    plan_options.input = f32_b ? InputType::f32 : InputType::f16;
+    const SpmmPlan plan = op.make_plan(job.n, KernelKind::automatic, plan_options);
+
+    const std::int64_t n = job.n;
+    const std::size_t b_count = job.b->size(), c_count = static_cast<std::size_t>(op.rows()) * std::size_t(n);
+    DeviceBuffer b_device(b_count * (f32_b ? sizeof(float) : sizeof(fp16_t)));
+    if (f32_b) {
+      std::vector<float> widened(b_count);
+      for (std::size_t i = 0; i < b_count; ++i) widened[i] = fp16_to_float((*job.b)[i]);
+      DIST_CUDA(cudaMemcpy(b_device.get(), widened.data(), b_device.bytes(), cudaMemcpyHostToDevice));
+    } else {
+      DIST_CUDA(cudaMemcpy(b_device.get(), job.b->data(), b_device.bytes(), cudaMemcpyHostToDevice));
+    }
+    DeviceBuffer c_device(c_count * sizeof(float));
+    float* const c = static_cast<float*>(c_device.get());
+    const CudaStream stream;
+    DIST_CUDA(cudaDeviceSynchronize());
+    auto multiply = [&](cudaStream_t s) {
+      if (f32_b)
+        plan.run(static_cast<const float*>(b_device.get()), n, c, n, job.alpha, job.beta, s);
+      else
+        plan.run(static_cast<const fp16_t*>(b_device.get()), n, c, n, job.alpha, job.beta, s);
+    };
+    if (job.beta == 0.0f) {
+      DIST_CUDA(cudaMemsetAsync(c, 0xFF, c_device.bytes(), stream.get()));
+    } else {
+      std::vector<float> c0(c_count);
+      for (std::size_t i = 0; i < c_count; ++i) c0[i] = fp16_to_float((*job.c0)[i]);
+      DIST_CUDA(cudaMemcpy(c, c0.data(), c_device.bytes(), cudaMemcpyHostToDevice));
+    }
+    multiply(stream.get());
+    if (keep_c) {
+      baseline.c.resize(c_count);
+      DIST_CUDA(cudaMemcpyAsync(baseline.c.data(), c, c_device.bytes(), cudaMemcpyDeviceToHost, stream.get()));
+    }
+    DIST_CUDA(cudaStreamSynchronize(stream.get()));
+
+    std::optional<bench::L2Flush> l2_flush;
+    if (job.flush_l2) {
+      int l2_bytes = 0;
+      DIST_CUDA(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+      if (l2_bytes > 0) l2_flush.emplace(static_cast<std::size_t>(l2_bytes) * 2);
+    }
+    baseline.ms = bench::time_gpu_runs(multiply, job.warmup, job.reps, l2_flush ? &*l2_flush : nullptr, stream.get());
+    baseline.operator_bytes = op.device().device_bytes();
+    baseline.plan_bytes = plan.workspace_bytes();
+    baseline.ran = true;
+  } catch (const SizeLimitError& error) {
+    baseline.skipped_reason = error.what();
+  } catch (const CudaError& error) {
+    // Out of memory leaves the device usable: report it. Anything sticky is an error of the run.
+    if (cudaDeviceSynchronize() != cudaSuccess) throw;
+    cudaGetLastError();
+    baseline.skipped_reason = error.what();
+    baseline.c.clear();
+  }
+  progress.done(watch.seconds());
+  return baseline;
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// Launchers
+// ------------------------------------------------------------------------------------------------------------
+
+/// --gpus P: communicators for devices 0..P-1 made in one call here, then one thread per rank.
+RootResults run_threads(const DistributedJob& job, int ranks, bool want_c) {
+  std::vector<ncclComm_t> comms(static_cast<std::size_t>(ranks), nullptr);
+  std::vector<int> devices(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) devices[static_cast<std::size_t>(r)] = r;
+  DIST_NCCL(ncclCommInitAll(comms.data(), ranks, devices.data()));
+
+  ThreadShared shared(ranks);
+  RootResults root;
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(ranks));
+  int started = 0;
+  for (int r = 0; r < ranks; ++r) {
+    try {
+      threads.emplace_back([&, r] {
+        ThreadGroup group(shared, r);
+        try {
+          rank_main(job, group, comms[static_cast<std::size_t>(r)], r, want_c, r == 0 ? &root : nullptr);
+        } catch (const RankAborted&) {
+          // another rank failed first and is the one reported
+        } catch (const std::exception& error) {
+          shared.fail(r, error.what());
+        } catch (...) {
+          shared.fail(r, "unknown exception");
+        }
+        shared.finish();
+      });
+      ++started;
+    } catch (const std::system_error& error) {
+      shared.fail(r, std::string("could not start the rank's thread: ") + error.what());
+      for (int q = r; q < ranks; ++q) ncclCommAbort(comms[static_cast<std::size_t>(q)]);
+      break;
+    }
+  }
+
+  {
+    std::unique_lock<std::mutex> lock(shared.mutex);
+    shared.changed.wait(lock, [&] { return shared.finished == started || shared.failed_rank >= 0; });
+    // After a failure the other ranks stop at their next barrier; one waiting inside NCCL for the failed rank
+    // never does, and joining it would hang the program.
+    if (!shared.changed.wait_for(lock, std::chrono::seconds(kStuckRankGraceSeconds),
+                                 [&] { return shared.finished == started; })) {
+      std::fprintf(stderr,
+                   "spmm_run: error: rank %d: %s (%d of %d ranks still waiting in a collective after %d s; "
+                   "exiting)\n",
+                   shared.failed_rank, shared.failure.c_str(), started - shared.finished, ranks,
+                   kStuckRankGraceSeconds);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      std::_Exit(kExitStuck);
+    }
+  }
+  for (std::thread& thread : threads) thread.join();
+  if (shared.failed_rank >= 0) throw Error("rank " + std::to_string(shared.failed_rank) + ": " + shared.failure);
+  return root;
+}
+
+#ifdef BCSR24_HAS_MPI
+/// --mpi: rank 0 makes the NCCL id, every process joins with its own rank and device.
+RootResults run_mpi(const Session& session, const DistributedJob& job, bool want_c) {
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  if (session.is_root()) DIST_NCCL(ncclGetUniqueId(&id));
+  DIST_MPI(MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, MPI_COMM_WORLD));
+  DIST_CUDA(cudaSetDevice(session.device()));
+  ncclComm_t comm = nullptr;
+  DIST_NCCL(ncclCommInitRank(&comm, session.ranks(), id, session.process_rank()));
+  MpiGroup group;
+  RootResults root;
+  rank_main(job, group, comm, session.device(), want_c, session.is_root() ? &root : nullptr);
+  return root;
+}
+#endif
+
+// ------------------------------------------------------------------------------------------------------------
+// Report (root)
+// ------------------------------------------------------------------------------------------------------------
+
+struct Timings {
+  double median_ms = 0.0, min_ms = 0.0, max_ms = 0.0;
+};
+
+Timings summarize(std::vector<double> ms) {
+  Timings t;
+  if (ms.empty()) return t;
+  std::sort(ms.begin(), ms.end());
+  const std::size_t count = ms.size();
+  t.min_ms = ms.front();
+  t.max_ms = ms.back();
+  t.median_ms = count % 2 ? ms[count / 2] : 0.5 * (ms[count / 2 - 1] + ms[count / 2]);
+  return t;
+}
+
+json timings_json(const Timings& t) {
+  return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms}};
+}
+
+json outcome_json(const std::optional<CheckOutcome>& outcome) { return outcome ? outcome->fields : json(nullptr); }
+
+json make_report(const Session& session, const DistributedJob& job, const CheckFunction& check,
+                 const RootResults& results, const Baseline& baseline) {
+  const std::size_t ranks = results.stats.size();
+  const std::size_t reps = static_cast<std::size_t>(job.reps);
+
+  // Per stage and run: the slowest rank (the product is as slow as its slowest rank); then over the runs.
+  std::array<Timings, kStages.size()> stage_timings;
+  std::vector<std::array<double, kStages.size()>> rank_medians(ranks);
+  for (std::size_t s = 0; s < kStages.size(); ++s) {
+    std::vector<double> slowest(reps, 0.0);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const auto first = results.ms[r].begin() + static_cast<std::ptrdiff_t>(s * reps);
+      const std::vector<double> mine(first, first + static_cast<std::ptrdiff_t>(reps));
+      for (std::size_t i = 0; i < reps; ++i) slowest[i] = std::max(slowest[i], mine[i]);
+      rank_medians[r][s] = summarize(mine).median_ms;
+    }
+    stage_timings[s] = summarize(slowest);
+  }
+  const double all_ms = stage_timings[0].median_ms;
+  const double exposed_ms =
+      std::max(0.0, all_ms - stage_timings[1].median_ms - stage_timings[3].median_ms);
+  const double useful_flops = 2.0 * double(job.nnz) * double(job.n);
+
+  std::optional<CheckOutcome> distributed_check, baseline_check;
+  if (check && results.gathered) distributed_check = check(results.c);
+  if (check && baseline.ran && !baseline.c.empty()) baseline_check = check(baseline.c);
+
+  std::int64_t max_rank_bytes = 0, exchanged_bytes = 0;
+  json per_rank = json::array();
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const RankStats& st = results.stats[r];
+    max_rank_bytes = std::max(max_rank_bytes, st.operator_bytes + st.plan_bytes);
+    exchanged_bytes += st.bytes_received;
+    json medians = json::object();
+    for (std::size_t s = 0; s < kStages.size(); ++s) medians[kStages[s].name] = rank_medians[r][s];
+    per_rank.push_back({{"rank", st.rank},
+                        {"device", st.device},
+                        {"device_name", st.device_name},
+                        {"host", st.host},
+                        {"row_begin", st.row_begin},
+                        {"rows", st.rows},
+                        {"col_begin", st.col_begin},
+                        {"owned_cols", st.owned_cols},
+                        {"local_nnz", st.local_nnz},
+                        {"halo_nnz", st.halo_nnz},
+                        {"halo_rows", st.halo_rows},
+                        {"send_rows", st.send_rows},
+                        {"bytes_sent", st.bytes_sent},
+                        {"bytes_received", st.bytes_received},
+                        {"operator_bytes", st.operator_bytes},
+                        {"plan_bytes", st.plan_bytes},
+                        {"device_bytes", st.operator_bytes + st.plan_bytes},
+                        {"build_s", st.build_s},
+                        {"median_ms", medians}});
+  }
+
+  json stages = json::object();
+  for (std::size_t s = 0; s < kStages.size(); ++s) stages[kStages[s].name] = timings_json(stage_timings[s]);
+  stages["all"]["tflops_useful"] = all_ms > 0 ? useful_flops / (all_ms * 1e-3) * 1e-12 : 0.0;
+
+  json baseline_json = nullptr;
+  std::optional<Timings> single;
+  std::int64_t single_bytes = 0;
+  if (baseline.ran) {
+    single = summarize(baseline.ms);
+    single_bytes = baseline.operator_bytes + baseline.plan_bytes;
+    baseline_json = {{"device", baseline.device},
+                     {"device_name", baseline.device_name},
+                     {"median_ms", single->median_ms},
+                     {"min_ms", single->min_ms},
+                     {"max_ms", single->max_ms},
+                     {"tflops_useful", single->median_ms > 0 ? useful_flops / (single->median_ms * 1e-3) * 1e-12 : 0.0},
+                     {"operator_bytes", baseline.operator_bytes},
+                     {"plan_bytes", baseline.plan_bytes},
+                     {"device_bytes", single_bytes},
+                     {"check", outcome_json(baseline_check)}};
+  } else if (!baseline.skipped_reason.empty()) {
+    baseline_json = {{"device", baseline.device},
+                     {"device_name", baseline.device_name},
+                     {"skipped_reason", baseline.skipped_reason}};
+  }
+  const bool f32_b = fp32_b(job);
+  json report = {
+      {"launch", session.launch() == Launch::threads ? "threads" : "mpi"},
+      {"ranks", ranks},
+      {"nccl_version", nccl_version()},
+      {"n", job.n},
+      {"input", f32_b ? "f32" : "f16"},
+      {"output", "f32"},
+      {"warmup", job.warmup},
+      {"reps", job.reps},
+      {"flush_l2", job.flush_l2},
+      {"row_partition", results.row_offsets},
+      {"stages", stages},
+      {"exposed_communication_ms", exposed_ms},
+      {"bytes_exchanged_per_product", exchanged_bytes},
+      {"max_rank_device_bytes", max_rank_bytes},
+      {"check", outcome_json(distributed_check)},
+      {"baseline", baseline_json},
+      {"speedup", single && all_ms > 0 ? json(single->median_ms / all_ms) : json(nullptr)},
+      {"memory_ratio",
+       single && single_bytes > 0 ? json(double(max_rank_bytes) / double(single_bytes)) : json(nullptr)},
+      {"per_rank", per_rank}};
+  if (!job.text_output) return report;
+
+  // --- text
+  std::cout << "\ndistributed " << ranks << " ranks, one GPU each, "
+            << (session.launch() == Launch::threads
+                    ? "one thread per rank in this process (ncclCommInitAll)"
+                    : "one MPI process per rank (ncclCommInitRank)")
+            << ", NCCL " << report["nccl_version"].get<std::string>() << "\n"
+            << "            B " << (f32_b ? "fp32" : "fp16") << ", C fp32; " << job.warmup << " warm-up + " << job.reps
+            << " timed runs per stage, each started by a barrier of all ranks"
+            << (job.flush_l2 ? ", L2 flushed before each" : "") << "\n";
+  std::printf("%4s %6s  %-24s %10s %12s %12s %10s %10s %12s %12s %12s %8s\n", "rank", "device", "name/host", "rows",
+              "local nnz", "halo nnz", "halo rows", "sent rows", "sent/prod.", "recv/prod.", "device mem", "build s");
+  for (const RankStats& st : results.stats) {
+    const std::string where = std::string(st.device_name) + " @" + st.host;
+    std::printf("%4d %6d  %-24.24s %10d %12lld %12lld %10d %10d %12s %12s %12s %8.2f\n", st.rank, st.device,
+                where.c_str(), st.rows, static_cast<long long>(st.local_nnz), static_cast<long long>(st.halo_nnz),
+                st.halo_rows, st.send_rows, human_bytes(double(st.bytes_sent)).c_str(),
+                human_bytes(double(st.bytes_received)).c_str(),
+                human_bytes(double(st.operator_bytes + st.plan_bytes)).c_str(), st.build_s);
+  }
+  std::printf("\n%-16s %10s %10s %10s  %s\n", "stage", "median ms", "min ms", "max ms",
+              "(each run: the slowest rank)");
+  for (std::size_t s = 0; s < kStages.size(); ++s)
+    std::printf("%-16s %10.4f %10.4f %10.4f\n", kStages[s].name, stage_timings[s].median_ms,
+                stage_timings[s].min_ms, stage_timings[s].max_ms);
+  if (single)
+    std::printf("%-16s %10.4f %10.4f %10.4f  (device %d, %s: the whole matrix, SparseOperator + SpmmPlan)\n",
+                "single GPU", single->median_ms, single->min_ms, single->max_ms, baseline.device,
+                baseline.device_name.c_str());
+  else if (!baseline.skipped_reason.empty())
+    std::cout << "single GPU       skipped: " << baseline.skipped_reason << "\n";
+  else
+    std::cout << "single GPU       not run (--no-baseline)\n";
+  std::cout << "\nspeedup     "
+            << (single && all_ms > 0 ? format("%.2fx", single->median_ms / all_ms) +
+                                           " over one GPU (single-GPU median / distributed all median)"
+                                     : std::string("n/a"))
+            << "; useful TFLOPS " << format("%.4g", report["stages"]["all"]["tflops_useful"].get<double>())
+            << (single ? ", one GPU " + format("%.4g", baseline_json["tflops_useful"].get<double>()) : std::string())
+            << "\n"
+            << "exposed     communication " << format("%.4f ms", exposed_ms)
+            << " = max(0, all - local_only - halo_only); halo exchange " << human_bytes(double(exchanged_bytes))
+            << " per product\n"
+            << "memory      largest rank " << human_bytes(double(max_rank_bytes)) << " (operator + plan)";
+  if (single && single_bytes > 0)
+    std::cout << " = " << format("%.2f", double(max_rank_bytes) / double(single_bytes)) << " x one GPU's "
+              << human_bytes(double(single_bytes));
+  std::cout << "\nresult      ";
+  if (!check)
+    std::cout << "not checked";
+  else
+    std::cout << "distributed rel. error "
+              << (distributed_check ? distributed_check->error_text + " " + distributed_check->verdict
+                                    : std::string("not gathered"))
+              << (baseline_check ? "; single GPU " + baseline_check->error_text + " " + baseline_check->verdict
+                                 : std::string());
+  std::cout << std::endl;
+  return report;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------------------
+// Session
+// ------------------------------------------------------------------------------------------------------------
+
+bool mpi_available() noexcept {
+#ifdef BCSR24_HAS_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+Session::Session(Launch launch, int gpus) : launch_(launch) {
+  // NVLink multicast (NVLS) must stay off on our machines; an explicit setting in the environment wins.
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
+  if (launch == Launch::threads) {
+    if (gpus < 1) throw InvalidArgument("--gpus " + std::to_string(gpus) + ": needs at least one rank");
+    ranks_ = gpus;
+    return;
+  }
+#ifdef BCSR24_HAS_MPI
+  int initialised = 0;
+  DIST_MPI(MPI_Initialized(&initialised));
+  if (!initialised) {
+    DIST_MPI(MPI_Init(nullptr, nullptr));
+    mpi_initialised_ = true;
+  }
+  DIST_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &process_rank_));
+  DIST_MPI(MPI_Comm_size(MPI_COMM_WORLD, &ranks_));
+#else
+  throw NotSupported("built without MPI: --mpi needs spmm_run built with MPI");
+#endif
+}
+
+Session::~Session() {
+#ifdef BCSR24_HAS_MPI
+  if (mpi_initialised_) MPI_Finalize();
+#endif
+}
+
+void Session::select_devices() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  const std::string why = status == cudaSuccess ? std::string() : std::string(" (") + cudaGetErrorString(status) + ")";
+  if (status != cudaSuccess) count = 0;
+  auto require_sm80 = [](int device) {
+    cudaDeviceProp properties{};
+    DIST_CUDA(cudaGetDeviceProperties(&properties, device));
+    const int capability = properties.major * 10 + properties.minor;
+    if (capability < 80)
+      throw NotSupported("CUDA device " + std::to_string(device) + " (" + properties.name + ") is sm_" +
+                         std::to_string(capability) + "; mma.sp and cp.async need sm_80 or newer");
+  };
+  if (launch_ == Launch::threads) {
+    if (count < ranks_)
+      throw Error("--gpus " + std::to_string(ranks_) + " needs " +
+                  (ranks_ == 1 ? std::string("a CUDA device (device 0)")
+                               : std::to_string(ranks_) + " CUDA devices (0 to " + std::to_string(ranks_ - 1) + ")") +
+                  "; this machine has " + std::to_string(count) + why);
+    for (int device = 0; device < ranks_; ++device) require_sm80(device);
+    device_ = 0;
+    return;
+  }
+#ifdef BCSR24_HAS_MPI
+  // The ranks on this host, numbered 0.. in world-rank order: each takes device local rank % count.
+  MPI_Comm local = MPI_COMM_NULL;
+  DIST_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, process_rank_, MPI_INFO_NULL, &local));
+  int local_rank = 0, local_size = 1;
+  MPI_Comm_rank(local, &local_rank);
+  MPI_Comm_size(local, &local_size);
+  MPI_Comm_free(&local);
+  if (count == 0)
+    throw Error("--mpi: no CUDA device on host " + host_name() + why);
+  if (local_size > count)
+    throw Error("--mpi: " + std::to_string(local_size) + " ranks on " + host_name() + " but only " +
+                std::to_string(count) + " CUDA devices; NCCL needs one GPU per rank (start at most " +
+                std::to_string(count) + " ranks per host)");
+  device_ = local_rank % count;
+  require_sm80(device_);
+  DIST_CUDA(cudaSetDevice(device_));
+#endif
+}
+
+int Session::agree_on_status(int status) const {
+#ifdef BCSR24_HAS_MPI
+  if (launch_ == Launch::mpi) DIST_MPI(MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD));
+#endif
+  return status;
+}
+
+void Session::abort_all_if_mpi(int code) const {
+#ifdef BCSR24_HAS_MPI
+  // A world of one has nobody waiting: return, and let the destructor finalise MPI.
+  if (launch_ == Launch::mpi && ranks_ > 1) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
+#else
+  (void)code;
+#endif
+}
+
+// ------------------------------------------------------------------------------------------------------------
+
+json run_distributed(const Session& session, const DistributedJob& job, const CheckFunction& check) {
+  if (!job.a || !job.b || (job.beta != 0.0f && !job.c0) || job.n < 1 || job.reps < 1 || job.warmup < 0)
+    throw InvalidArgument("run_distributed: incomplete job");
+  if (job.b->size() != static_cast<std::size_t>(job.a->cols) * static_cast<std::size_t>(job.n))
+    throw InvalidArgument("run_distributed: B has " + std::to_string(job.b->size()) + " values, expected cols x n");
+  const bool root = session.is_root();
+  const bool want_c = root && static_cast<bool>(check);
+
+  // The baseline first, on the root, before any communicator exists: no NCCL call can interleave with it.
+  Baseline baseline;
+  if (root && job.baseline) {
+    if (!job.converted) throw InvalidArgument("run_distributed: the baseline needs the converted matrix");
+    baseline = run_baseline(job, session.device(), want_c);
+  }
+
+  RootResults results;
+  if (session.launch() == Launch::threads) {
+    results = run_threads(job, session.ranks(), want_c);
+  } else {
+#ifdef BCSR24_HAS_MPI
+    DIST_MPI(MPI_Barrier(MPI_COMM_WORLD));  // the other ranks wait here while rank 0 times the baseline
+    results = run_mpi(session, job, want_c);
+#else
+    throw NotSupported("built without MPI: --mpi needs spmm_run built with MPI");
+#endif
+  }
+  if (!root) return nullptr;
+  return make_report(session, job, check, results, baseline);
+}
+
+}  // namespace bcsr24::spmm_run

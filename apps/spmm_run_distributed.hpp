@@ -1,0 +1,112 @@
+// spmm_run's distributed mode (--gpus P, --mpi): A spread over several GPUs with bcsr24::DistributedOperator,
+// one rank per GPU, timed stage by stage against the single-GPU product. Compiled into spmm_run only when the
+// library was built with NCCL (BCSR24_HAS_NCCL); the MPI launcher only when MPI was found too (BCSR24_HAS_MPI).
+// No NCCL, MPI or CUDA types here: spmm_run.cpp includes this header and keeps the reading, the fp64 reference and
+// its thresholds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bcsr24/bcsr24_matrix.hpp"
+#include "bcsr24/csr_matrix.hpp"
+#include "bcsr24/half.hpp"
+#include "bcsr24/sparse_operator.hpp"
+
+namespace bcsr24::spmm_run {
+
+/// How the ranks are started.
+enum class Launch {
+  threads,  ///< --gpus P: one process, one host thread per GPU (devices 0..P-1), ncclCommInitAll
+  mpi,      ///< --mpi: one process per rank (mpirun -np P), ncclCommInitRank with an id broadcast over MPI
+};
+
+/// True when this program was built with the MPI launcher (BCSR24_HAS_MPI).
+bool mpi_available() noexcept;
+
+/// This process's part in a distributed run. Made before the matrix is read, so that only the root process
+/// (rank 0) prints, computes the reference and checks. In MPI mode the constructor calls MPI_Init and the
+/// destructor MPI_Finalize. Either constructor sets NCCL_NVLS_ENABLE=0 unless the environment sets it: NVLink
+/// multicast must stay off on our machines.
+class Session {
+ public:
+  /// @param gpus the rank count for Launch::threads (>= 1); not used for Launch::mpi (the MPI world's size).
+  Session(Launch launch, int gpus);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// Chooses this process's CUDA device(s) and checks them: threads: devices 0..P-1 must exist; MPI: the device
+  /// local rank % device count, with at most one rank per device on each host. Each must be sm_80 or newer.
+  /// @throw bcsr24::Error naming what is missing (e.g. "--gpus 2 needs 2 CUDA devices ...").
+  void select_devices();
+
+  Launch launch() const noexcept { return launch_; }
+  /// Ranks in all (P, or the MPI world's size).
+  int ranks() const noexcept { return ranks_; }
+  /// This process's rank (0 in thread mode; the rank threads are numbered inside run_distributed).
+  int process_rank() const noexcept { return process_rank_; }
+  bool is_root() const noexcept { return process_rank_ == 0; }
+  /// The CUDA device of this process's rank in MPI mode (after select_devices); 0 in thread mode.
+  int device() const noexcept { return device_; }
+
+  /// The root's exit status, on every process (so that mpirun reports what rank 0 decided).
+  int agree_on_status(int status) const;
+  /// After an error on this process: in MPI mode with more than one rank, aborts every process with `code`
+  /// (MPI_Abort; a rank that stops alone would leave the others waiting in a collective); otherwise returns.
+  void abort_all_if_mpi(int code) const;
+
+ private:
+  Launch launch_;
+  int ranks_ = 1;
+  int process_rank_ = 0;
+  int device_ = 0;
+  bool mpi_initialised_ = false;
+};
+
+/// The error fields of one checked result, computed by spmm_run.cpp against its fp64 reference.
+struct CheckOutcome {
+  nlohmann::ordered_json fields;  ///< rel_error (null when NaN/inf, with rel_error_not_finite), expected_rel_error,
+                                  ///< rel_error_bound, within_bound: the keys of a single-GPU result
+  std::string error_text;         ///< "1.23e-04" or "NaN/inf"
+  std::string verdict;            ///< "ok (typical ..., bound ...)", "ABOVE fp16 bound (...)", "FAILED (> 1e-2)"
+  bool failed = false;            ///< above spmm_run's failure threshold, or not finite
+};
+/// Compares a rows x n row-major fp32 C (the whole product, gathered on the root) with the reference.
+using CheckFunction = std::function<CheckOutcome(const std::vector<float>& c)>;
+
+/// What every rank multiplies. The pointers refer to the caller's data, identical on every process (same file
+/// or generator, same seed); in thread mode the rank threads share them read-only.
+struct DistributedJob {
+  const CsrMatrix* a = nullptr;  ///< the whole matrix, global row and column indices
+  /// The whole matrix converted once with `options` (the single-GPU baseline adopts a copy). Needed on the root
+  /// process when `baseline`; may be null elsewhere.
+  const Bcsr24Matrix* converted = nullptr;
+  OperatorOptions options;  ///< precision, scaling, layout and reordering: every rank's parts and the baseline
+  std::int32_t n = 0;
+  const std::vector<fp16_t>* b = nullptr;   ///< the whole B, a->cols x n row-major, fp16 values
+  const std::vector<fp16_t>* c0 = nullptr;  ///< the whole C0, a->rows x n (only read when beta != 0)
+  float alpha = 1.0f, beta = 0.0f;
+  int warmup = 5, reps = 20;
+  bool flush_l2 = true;
+  bool baseline = true;       ///< also time the single-GPU product on the root's device, before the distributed part
+  bool text_output = true;    ///< the root prints the text report on stdout (false: --json)
+  bool show_progress = false; ///< the root prints progress lines on stderr
+  std::uint64_t nnz = 0;      ///< nonzeros of A (for the useful TFLOPS)
+};
+
+/// Runs the distributed product: the baseline (root, when asked), the communicator(s), every rank's operator and
+/// plan, one checked run and the timed stages. Collective: every process of the session calls it.
+/// @param check on the root: compares the gathered C (empty: no check, C is not gathered); ignored elsewhere
+/// @return on the root, the "distributed" section of the JSON report (also printed as text when
+///         job.text_output); null on other processes.
+/// @throw bcsr24::Error (CudaError, NcclError, InvalidArgument ...) with the failing rank named.
+nlohmann::ordered_json run_distributed(const Session& session, const DistributedJob& job,
+                                       const CheckFunction& check);
+
+}  // namespace bcsr24::spmm_run

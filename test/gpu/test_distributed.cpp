@@ -1,0 +1,396 @@
+// The distributed operator on the GPUs of this machine (one thread per GPU, communicators from ncclCommInitAll):
+// for P = 1 and, where there are several GPUs, P = 2 .. #GPUs, the product gathered from every rank is checked
+// against Eigen-free float64 references with bounds from each part's arithmetic, and against the single-GPU
+// product of the whole matrix. Awkward sizes, poisoned C, empty ranks and a matrix without halo included.
+#include <catch2/catch.hpp>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bcsr24/distributed_operator.hpp"
+#include "bcsr24/error.hpp"
+#include "bcsr24/half.hpp"
+#include "bcsr24/mesh.hpp"
+#include "bcsr24/precision.hpp"
+#include "test_support.hpp"
+
+using namespace bcsr24;
+
+namespace {
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+}
+
+/// One communicator per GPU 0 .. P-1 of this process, destroyed with the object.
+struct Communicators {
+  std::vector<ncclComm_t> comms;
+  explicit Communicators(int ranks) : comms(std::size_t(ranks)) {
+    std::vector<int> devices(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) devices[std::size_t(r)] = r;
+    REQUIRE(ncclCommInitAll(comms.data(), ranks, devices.data()) == ncclSuccess);
+  }
+  ~Communicators() {
+    for (ncclComm_t c : comms) ncclCommDestroy(c);
+  }
+  NcclCommunicator of(int r) const {
+    return NcclCommunicator{comms[std::size_t(r)], r, static_cast<int>(comms.size())};
+  }
+};
+
+/// Runs body(rank) on one thread per rank, each with its device current; rethrows the first exception.
+void on_every_rank(int ranks, const std::function<void(int)>& body) {
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        if (cudaSetDevice(r) != cudaSuccess) throw std::runtime_error("cudaSetDevice failed");
+        body(r);
+      } catch (...) {
+        errors[std::size_t(r)] = std::current_exception();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+/// Arithmetic of one mode (as test_precision.cpp derives it): storing a: u_a |a| + s_a 2^e; staging b: u_b |b| +
+/// s_b max_k |b_kj|; split mode's dropped A_lo B_lo term.
+struct Arithmetic {
+  double u_a = 0, s_a = 0, u_b = 0, s_b = 0, dropped = 0;
+};
+Arithmetic arithmetic(Precision precision) {
+  Arithmetic m;
+  if (precision == Precision::split) {
+    m.u_a = std::ldexp(1.0, -22);
+    m.s_a = std::ldexp(1.0, -35);
+    m.dropped = std::ldexp(1.0, -22);
+    m.u_b = std::ldexp(1.0, -22);
+    m.s_b = std::ldexp(1.0, -50);
+  } else {  // fp16 A, fp16 B given exactly
+    m.u_a = std::ldexp(1.0, -11);
+    m.s_a = std::ldexp(1.0, -25);
+  }
+  return m;
+}
+
+struct Product {
+  std::vector<float> c;            // rows x n, gathered from every rank
+  std::vector<std::int32_t> exponent;  // per global row: the largest row exponent of the parts that hold it
+  std::vector<std::int32_t> halo_rows, local_rows;
+};
+
+struct Check {
+  std::int64_t checked = 0, violations = 0;
+  double max_ratio = 0.0, norm = 0.0;
+};
+
+/// Element bound for C = alpha A B + beta C0 from parts stored with exponent e_i per row; `extra_terms` counts the
+/// additions beyond the row's entries (partial sums of tiles, blocks and the halo part's add).
+Check check_product(const CsrMatrix& a, std::int32_t n, const std::vector<double>& b, const std::vector<float>& c0,
+                    double alpha, double beta, const std::vector<float>& c, const std::vector<std::int32_t>& exponent,
+                    const Arithmetic& m) {
+  const double u32 = std::ldexp(1.0, -23);
+  std::vector<double> col_max(std::size_t(n), 0.0);
+  for (std::int32_t k = 0; k < a.cols; ++k)
+    for (std::int32_t j = 0; j < n; ++j)
+      col_max[std::size_t(j)] = std::max(col_max[std::size_t(j)], std::fabs(b[std::size_t(k) * n + j]));
+  Check r;
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    const double row_step = std::ldexp(m.s_a, exponent[std::size_t(i)]);
+    const double terms = 2.0 * (a.row_ptr[i + 1] - a.row_ptr[i]) + 18.0;
+    const double gamma = terms * u32 / (1.0 - terms * u32);
+    for (std::int32_t j = 0; j < n; ++j) {
+      double ref = 0.0, abs_sum = 0.0, abs_b = 0.0, abs_a = 0.0;
+      for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+        const double av = a.values[std::size_t(p)], bv = b[std::size_t(a.col_idx[std::size_t(p)]) * n + j];
+        ref += av * bv;
+        abs_sum += std::fabs(av * bv);
+        abs_b += std::fabs(bv);
+        abs_a += std::fabs(av);
+      }
+      const double c_old = beta == 0.0 ? 0.0 : c0[std::size_t(i) * n + j];
+      const double want = alpha * ref + beta * c_old;
+      const double bound = std::fabs(alpha) * (abs_sum * (m.u_a + m.u_b + m.u_a * m.u_b + m.dropped + gamma) +
+                                               abs_b * row_step + abs_a * (1.0 + m.u_a) * m.s_b * col_max[std::size_t(j)]) +
+                           std::fabs(beta * c_old) * 2 * u32 + std::fabs(want) * u32 + 1e-300;
+      const double got = c[std::size_t(i) * n + j];
+      const double e = std::fabs(got - want);
+      ++r.checked;
+      if (!std::isfinite(got) || e > bound) ++r.violations;
+      r.max_ratio = std::max(r.max_ratio, e / bound);
+      r.norm += got * got;
+    }
+  }
+  r.norm = std::sqrt(r.norm);
+  return r;
+}
+
+struct Case {
+  Precision precision = Precision::fp16;
+  std::int32_t n = 13;
+  double alpha = 1.0, beta = 0.0;
+  std::uint64_t seed = 1;
+};
+
+/// B (global, cols x n): fp16 values for fp16 mode, floats for split mode; returned as the exact doubles given.
+std::vector<double> make_b(std::int32_t k, const Case& cfg, std::vector<fp16_t>& b16, std::vector<float>& b32) {
+  std::vector<double> exact(std::size_t(k) * cfg.n);
+  std::mt19937_64 rng(cfg.seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  if (cfg.precision == Precision::split) {
+    b32.resize(exact.size());
+    for (std::size_t i = 0; i < exact.size(); ++i) exact[i] = b32[i] = dist(rng) * (1.0f + float(i % 7));
+  } else {
+    b16.resize(exact.size());
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+      b16[i] = float_to_fp16(dist(rng));
+      exact[i] = fp16_to_float(b16[i]);
+    }
+  }
+  return exact;
+}
+
+std::vector<float> make_c0(std::int32_t rows, const Case& cfg) {
+  std::vector<float> c0(std::size_t(rows) * cfg.n);
+  std::mt19937_64 rng(cfg.seed + 99);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : c0) v = cfg.beta == 0.0 ? std::nanf("") : dist(rng);
+  return c0;
+}
+
+/// The distributed product over P ranks (rows split by `rows`; columns likewise for square A), gathered.
+Product distributed_product(const CsrMatrix& a, int ranks, const RowPartition* rows, const Case& cfg,
+                            const std::vector<fp16_t>& b16, const std::vector<float>& b32,
+                            const std::vector<float>& c0) {
+  Communicators comms(ranks);
+  DistributedOptions options;
+  options.part.convert.precision = cfg.precision;
+  const RowPartition row_partition = rows ? *rows : partition_rows_by_bytes(a, ranks, options.cost);
+  const RowPartition col_partition = row_partition;
+  Product out;
+  out.c.assign(std::size_t(a.rows) * cfg.n, std::nanf(""));
+  out.exponent.assign(std::size_t(a.rows), 0);
+  out.halo_rows.assign(std::size_t(ranks), 0);
+  out.local_rows.assign(std::size_t(ranks), 0);
+  const bool f32 = cfg.precision == Precision::split;
+  on_every_rank(ranks, [&](int r) {
+    const CsrMatrix mine = extract_rows(a, row_partition.begin(r), row_partition.end(r));
+    const DistributedOperator op =
+        DistributedOperator::from_rank_rows(mine, row_partition, col_partition, comms.of(r), options);
+    const DistributedPlan plan = op.make_plan(cfg.n);
+    const std::int32_t m = op.local_rows(), k = op.owned_cols(), n = cfg.n;
+    const std::int32_t row0 = row_partition.begin(r), col0 = col_partition.begin(r);
+    out.local_rows[std::size_t(r)] = m;
+    out.halo_rows[std::size_t(r)] = op.halo_rows();
+    // B with a padded leading dimension (ldb = n + 3), C with ldc = n + 1: the leading dimensions are honoured.
+    const std::int64_t ldb = n + 3, ldc = n + 1;
+    const std::size_t elem = f32 ? 4 : 2;
+    void* d_b = nullptr;
+    float* d_c = nullptr;
+    if (cudaMalloc(&d_b, std::max<std::size_t>(1, std::size_t(k) * ldb * elem)) != cudaSuccess ||
+        cudaMalloc(reinterpret_cast<void**>(&d_c), std::max<std::size_t>(1, std::size_t(m) * ldc * 4)) != cudaSuccess)
+      throw std::runtime_error("cudaMalloc failed");
+    const unsigned char* b_rows = f32 ? reinterpret_cast<const unsigned char*>(b32.data()) + std::size_t(col0) * n * 4
+                                      : reinterpret_cast<const unsigned char*>(b16.data()) + std::size_t(col0) * n * 2;
+    if (k > 0 &&
+        cudaMemcpy2D(d_b, ldb * elem, b_rows, n * elem, n * elem, std::size_t(k), cudaMemcpyHostToDevice) != cudaSuccess)
+      throw std::runtime_error("B upload failed");
+    std::vector<float> c_rows(std::size_t(m) * ldc, std::nanf(""));
+    for (std::int32_t i = 0; i < m; ++i)
+      for (std::int32_t j = 0; j < n; ++j) c_rows[std::size_t(i) * ldc + j] = c0[std::size_t(row0 + i) * n + j];
+    if (m > 0 && cudaMemcpy(d_c, c_rows.data(), c_rows.size() * 4, cudaMemcpyHostToDevice) != cudaSuccess)
+      throw std::runtime_error("C upload failed");
+    // Twice: the second run reuses the plan's buffers (C poisoned again in between for beta == 0).
+    for (int run = 0; run < 2; ++run) {
+      if (run == 1 && m > 0 && cudaMemcpy(d_c, c_rows.data(), c_rows.size() * 4, cudaMemcpyHostToDevice) != cudaSuccess)
+        throw std::runtime_error("C upload failed");
+      if (f32)
+        plan.run(static_cast<const float*>(d_b), ldb, d_c, ldc, float(cfg.alpha), float(cfg.beta));
+      else
+        plan.run(static_cast<const fp16_t*>(d_b), ldb, d_c, ldc, float(cfg.alpha), float(cfg.beta));
+      if (cudaDeviceSynchronize() != cudaSuccess) throw std::runtime_error("distributed run failed");
+    }
+    if (m > 0 && cudaMemcpy(c_rows.data(), d_c, c_rows.size() * 4, cudaMemcpyDeviceToHost) != cudaSuccess)
+      throw std::runtime_error("C download failed");
+    cudaFree(d_b);
+    cudaFree(d_c);
+    for (std::int32_t i = 0; i < m; ++i) {
+      for (std::int32_t j = 0; j < n; ++j) out.c[std::size_t(row0 + i) * n + j] = c_rows[std::size_t(i) * ldc + j];
+      std::int32_t e = 0;
+      if (op.local_part()) e = std::max(e, op.local_part()->host().exponent_of_row(i));
+      if (op.halo_part()) e = std::max(e, op.halo_part()->host().exponent_of_row(i));
+      out.exponent[std::size_t(row0 + i)] = e;
+    }
+  });
+  return out;
+}
+
+/// The single-GPU product of the whole matrix on device 0, and its rows' exponents.
+Product single_product(const CsrMatrix& a, const Case& cfg, const std::vector<fp16_t>& b16,
+                       const std::vector<float>& b32, const std::vector<float>& c0) {
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  OperatorOptions options;
+  options.convert.precision = cfg.precision;
+  const SparseOperator op = SparseOperator::from_csr(a, options);
+  const SpmmPlan plan = op.make_plan(cfg.n);
+  const bool f32 = cfg.precision == Precision::split;
+  void* d_b = nullptr;
+  float* d_c = nullptr;
+  REQUIRE(cudaMalloc(&d_b, std::size_t(a.cols) * cfg.n * (f32 ? 4 : 2)) == cudaSuccess);
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d_c), std::size_t(a.rows) * cfg.n * 4) == cudaSuccess);
+  REQUIRE(cudaMemcpy(d_b, f32 ? static_cast<const void*>(b32.data()) : static_cast<const void*>(b16.data()),
+                     std::size_t(a.cols) * cfg.n * (f32 ? 4 : 2), cudaMemcpyHostToDevice) == cudaSuccess);
+  REQUIRE(cudaMemcpy(d_c, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  if (f32)
+    plan.run(static_cast<const float*>(d_b), cfg.n, d_c, cfg.n, float(cfg.alpha), float(cfg.beta));
+  else
+    plan.run(static_cast<const fp16_t*>(d_b), cfg.n, d_c, cfg.n, float(cfg.alpha), float(cfg.beta));
+  Product out;
+  out.c.resize(c0.size());
+  REQUIRE(cudaMemcpy(out.c.data(), d_c, out.c.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+  cudaFree(d_b);
+  cudaFree(d_c);
+  out.exponent.resize(std::size_t(a.rows));
+  for (std::int32_t i = 0; i < a.rows; ++i) out.exponent[std::size_t(i)] = op.host().exponent_of_row(i);
+  return out;
+}
+
+/// Rows P = 1, and 2 .. #GPUs where the machine has them.
+std::vector<int> rank_counts() {
+  std::vector<int> counts{1};
+  for (int p = 2; p <= device_count(); ++p) counts.push_back(p);
+  return counts;
+}
+
+CsrMatrix random_mesh(std::int32_t nx, std::int32_t ny, std::int32_t nz, int dofs, std::uint64_t seed) {
+  MeshSpec spec;
+  spec.nx = nx;
+  spec.ny = ny;
+  spec.nz = nz;
+  spec.dofs_per_node = dofs;
+  spec.order = NodeOrder::random;
+  spec.seed = seed;
+  return generate_mesh_matrix(spec);
+}
+
+void check_case(const CsrMatrix& a, int ranks, const RowPartition* rows, const Case& cfg) {
+  std::vector<fp16_t> b16;
+  std::vector<float> b32;
+  const std::vector<double> b = make_b(a.cols, cfg, b16, b32);
+  const std::vector<float> c0 = make_c0(a.rows, cfg);
+  const Product dist = distributed_product(a, ranks, rows, cfg, b16, b32, c0);
+  const Product single = single_product(a, cfg, b16, b32, c0);
+  const Arithmetic m = arithmetic(cfg.precision);
+  const Check d = check_product(a, cfg.n, b, c0, cfg.alpha, cfg.beta, dist.c, dist.exponent, m);
+  const Check s = check_product(a, cfg.n, b, c0, cfg.alpha, cfg.beta, single.c, single.exponent, m);
+  INFO("P = " << ranks << ", " << precision_name(cfg.precision) << ", n = " << cfg.n << ", beta = " << cfg.beta
+              << ": distributed max error/bound " << d.max_ratio << ", single " << s.max_ratio);
+  CHECK(d.checked == std::int64_t(a.rows) * cfg.n);
+  CHECK(d.violations == 0);
+  CHECK(s.violations == 0);
+  CHECK(d.norm > 0.0);
+  // Against the single-GPU product: both lie within their bounds of the same float64 value, so they differ by
+  // less than the sum of the two; the relative difference is printed for the record.
+  double diff = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < dist.c.size(); ++i) {
+    diff += (double(dist.c[i]) - single.c[i]) * (double(dist.c[i]) - single.c[i]);
+    norm += double(single.c[i]) * single.c[i];
+  }
+  const double relative = std::sqrt(diff / std::max(norm, 1e-300));
+  INFO("relative difference to the single-GPU product " << relative);
+  CHECK(relative < (cfg.precision == Precision::split ? 1e-6 : 2e-3));
+}
+
+}  // namespace
+
+TEST_CASE("distributed product matches float64 and the single-GPU product", "[distributed]") {
+  const CsrMatrix mesh = random_mesh(11, 9, 7, 2, 5);              // 1386 rows: not a multiple of 16
+  const CsrMatrix scattered = test::scattered_csr(1237, 1237, 9, 3);  // random columns: large halos
+  for (const int ranks : rank_counts()) {
+    for (const Precision precision : {Precision::fp16, Precision::split}) {
+      for (const CsrMatrix* a : {&mesh, &scattered}) {
+        Case cfg;
+        cfg.precision = precision;
+        cfg.n = 13;
+        cfg.seed = 11 + std::uint64_t(ranks);
+        check_case(*a, ranks, nullptr, cfg);
+        cfg.n = 40;
+        cfg.alpha = -1.5;
+        cfg.beta = 0.75;
+        check_case(*a, ranks, nullptr, cfg);
+      }
+    }
+  }
+}
+
+TEST_CASE("distributed product with an empty rank and without halo", "[distributed]") {
+  const int ranks = std::min(device_count(), 3);
+  if (ranks < 2) {
+    WARN("one GPU: the empty-rank and no-halo cases need two (they run on the two-GPU machine)");
+    return;
+  }
+  // Rank 0 owns no rows (and no B rows); the others split the rest.
+  const CsrMatrix a = random_mesh(9, 8, 7, 1, 9);
+  RowPartition rows;
+  rows.offsets.assign(std::size_t(ranks) + 1, 0);
+  for (int r = 1; r <= ranks; ++r) rows.offsets[std::size_t(r)] = std::int32_t(std::int64_t(a.rows) * (r - 1) / (ranks - 1));
+  rows.offsets.back() = a.rows;
+  Case cfg;
+  cfg.n = 9;
+  cfg.beta = 0.5;
+  check_case(a, ranks, &rows, cfg);
+
+  // Block diagonal, blocks aligned to the ranks: no halo anywhere, and a rank whose rows have no local entries
+  // would still scale C by beta (covered by the empty-rank case above).
+  std::vector<std::int32_t> ri, ci;
+  std::vector<double> vi;
+  const std::int32_t per = 333;
+  std::mt19937_64 rng(4);
+  for (int r = 0; r < ranks; ++r)
+    for (std::int32_t i = 0; i < per; ++i)
+      for (int q = 0; q < 7; ++q) {
+        ri.push_back(r * per + i);
+        ci.push_back(r * per + std::int32_t(rng() % per));
+        vi.push_back(double(int(rng() % 2001) - 1000) / 1000.0);
+      }
+  const CsrMatrix block = csr_from_triplets(ranks * per, ranks * per, ri, ci, vi);
+  RowPartition aligned;
+  for (int r = 1; r <= ranks; ++r) aligned.offsets.push_back(r * per);
+  check_case(block, ranks, &aligned, cfg);
+}
+
+TEST_CASE("distributed plans refuse what they cannot do", "[distributed]") {
+  Communicators comms(1);
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const CsrMatrix a = random_mesh(5, 5, 5, 1, 1);
+  const DistributedOperator op = DistributedOperator::from_global(a, comms.of(0));
+  CHECK(op.halo_rows() == 0);
+  CHECK(op.send_rows() == 0);
+  PlanOptions half_out;
+  half_out.output = OutputType::f16;
+  CHECK_THROWS_AS(op.make_plan(8, half_out), InvalidArgument);
+  CHECK_THROWS_AS(op.make_plan(0), InvalidArgument);
+  const DistributedPlan plan = op.make_plan(8);
+  CHECK(plan.input() == InputType::f16);
+  float* c = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&c), std::size_t(a.rows) * 8 * 4) == cudaSuccess);
+  CHECK_THROWS_AS(plan.run(static_cast<const float*>(c), 8, c, 8, 1.0f, 0.0f), InvalidArgument);  // fp32 B to fp16
+  CHECK_THROWS_AS(plan.run(static_cast<const fp16_t*>(nullptr), 8, c, 8, 1.0f, 0.0f), InvalidArgument);
+  cudaFree(c);
+  // A communicator that does not match the rank passed.
+  CHECK_THROWS_AS(DistributedOperator::from_global(a, NcclCommunicator{comms.comms[0], 1, 2}), InvalidArgument);
+}
