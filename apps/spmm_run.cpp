@@ -23,6 +23,7 @@
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
 
+#include "cuda_resources.hpp"
 #include "gpu_timing.hpp"
 #include "bcsr24/bcsr24_matrix.hpp"
 #include "bcsr24/convert.hpp"
@@ -995,41 +996,9 @@ void print_result(const json& result) {
 // GPU path
 // ------------------------------------------------------------------------------------------------------------
 
-void check_cuda(cudaError_t status, const char* call, int line) {
-  if (status != cudaSuccess)
-    throw bcsr24::CudaError(std::string(call) + " failed: " + cudaGetErrorString(status) + " (" + __FILE__ + ":" +
-                            std::to_string(line) + ")");
-}
-#define SPMM_RUN_CUDA(call) check_cuda((call), #call, __LINE__)
-
-/// Device memory owned for the lifetime of one run.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    SPMM_RUN_CUDA(cudaMalloc(&pointer_, std::max<std::size_t>(bytes, 1)));
-  }
-  ~DeviceBuffer() { cudaFree(pointer_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return pointer_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  void* pointer_ = nullptr;
-  std::size_t bytes_;
-};
-
-class CudaStream {
- public:
-  CudaStream() { SPMM_RUN_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~CudaStream() { cudaStreamDestroy(stream_); }
-  CudaStream(const CudaStream&) = delete;
-  CudaStream& operator=(const CudaStream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
+using bcsr24::bench::CudaStream;
+using bcsr24::bench::DeviceBuffer;
+#define SPMM_RUN_CUDA(call) bcsr24::bench::check_cuda((call), #call, __FILE__, __LINE__)
 
 struct MultiplyInputs {
   std::int32_t n = 0;

@@ -37,6 +37,7 @@
 #include <mpi.h>
 #endif
 
+#include "cuda_resources.hpp"
 #include "gpu_timing.hpp"
 #include "bcsr24/device.hpp"
 #include "bcsr24/distributed_operator.hpp"
@@ -59,12 +60,10 @@ constexpr int kExitStuck = 1;
 // Checked calls and small RAII owners
 // ------------------------------------------------------------------------------------------------------------
 
-void check_cuda(cudaError_t status, const char* call, int line) {
-  if (status != cudaSuccess)
-    throw CudaError(std::string(call) + " failed: " + cudaGetErrorString(status) + " (" + __FILE__ + ":" +
-                    std::to_string(line) + ")");
-}
-#define DIST_CUDA(call) check_cuda((call), #call, __LINE__)
+using bench::CudaEvent;
+using bench::CudaStream;
+using bench::DeviceBuffer;
+#define DIST_CUDA(call) bench::check_cuda((call), #call, __FILE__, __LINE__)
 
 void check_nccl(ncclResult_t status, const char* call, int line) {
   if (status != ncclSuccess)
@@ -83,46 +82,6 @@ void check_mpi(int status, const char* call, int line) {
 }
 #define DIST_MPI(call) check_mpi((call), #call, __LINE__)
 #endif
-
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    DIST_CUDA(cudaMalloc(&pointer_, std::max<std::size_t>(bytes, 1)));
-  }
-  ~DeviceBuffer() { cudaFree(pointer_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return pointer_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  void* pointer_ = nullptr;
-  std::size_t bytes_;
-};
-
-class CudaStream {
- public:
-  CudaStream() { DIST_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~CudaStream() { cudaStreamDestroy(stream_); }
-  CudaStream(const CudaStream&) = delete;
-  CudaStream& operator=(const CudaStream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
-class CudaEvent {
- public:
-  CudaEvent() { DIST_CUDA(cudaEventCreate(&event_)); }
-  ~CudaEvent() { cudaEventDestroy(event_); }
-  CudaEvent(const CudaEvent&) = delete;
-  CudaEvent& operator=(const CudaEvent&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
 
 /// Owns one rank's NCCL communicator. Destroyed last in the rank's function (after its operator and plan):
 /// ncclCommDestroy after a clean run (every rank destroys its own at about the same time, as NCCL's teardown
