@@ -54,9 +54,8 @@ struct DeviceArray {
   DeviceArray& operator=(const DeviceArray&) = delete;
 };
 
-struct Timing {
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-};
+using Timing = bench::Timings;
+using bench::summarize;
 
 std::vector<std::int32_t> parse_int_list(const std::string& text) {
   std::vector<std::int32_t> out;
@@ -104,15 +103,6 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
   out = plain;
   base = method;
   return false;
-}
-
-Timing summarize(std::vector<double> ms) {
-  std::sort(ms.begin(), ms.end());
-  Timing out;
-  out.min_ms = ms.front();
-  out.max_ms = ms.back();
-  out.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
-  return out;
 }
 
 }  // namespace

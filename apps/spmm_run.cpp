@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda_resources.hpp"
+#include "text_report.hpp"
 #include "gpu_timing.hpp"
 #include "bcsr24/bcsr24_matrix.hpp"
 #include "bcsr24/convert.hpp"
@@ -47,6 +48,11 @@ namespace {
 
 // Insertion order keeps the JSON readable in the order the text report uses.
 using json = nlohmann::ordered_json;
+using bcsr24::bench::format;
+using bcsr24::bench::human_bytes;
+using bcsr24::bench::Stopwatch;
+using bcsr24::bench::summarize;
+using bcsr24::bench::Timings;
 
 constexpr const char* kProgram = "spmm_run";
 /// A kernel whose relative Frobenius error exceeds this fails the run: far above any fp16 rounding effect
@@ -259,17 +265,6 @@ void validate(const Options& options) {
 // Small helpers: time, progress, formatting, random fp16
 // ------------------------------------------------------------------------------------------------------------
 
-class Stopwatch {
- public:
-  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_;
-};
-
 /// One line of progress on stderr ("reading cant.mtx ... 1.23 s"), only on a terminal and never with --json,
 /// so that piped and machine-read output stays clean.
 class ProgressLine {
@@ -298,25 +293,6 @@ class ProgressLine {
   int last_percent_ = -1;
 };
 
-std::string format(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
-
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024.0 && unit < 4) {
-    bytes /= 1024.0;
-    ++unit;
-  }
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
-  return buffer;
-}
-
-/// splitmix64: a tiny generator whose stream is the same on every platform (std distributions are not).
 class Random {
  public:
   explicit Random(std::uint64_t seed) : state_(seed) {}
@@ -770,21 +746,6 @@ double relative_error(const Reference& reference, ValueAt value_at) {
 // ------------------------------------------------------------------------------------------------------------
 // Results
 // ------------------------------------------------------------------------------------------------------------
-
-struct Timings {
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-};
-
-Timings summarize(std::vector<double> milliseconds) {
-  std::sort(milliseconds.begin(), milliseconds.end());
-  Timings timings;
-  const std::size_t count = milliseconds.size();
-  timings.min_ms = milliseconds.front();
-  timings.max_ms = milliseconds.back();
-  timings.median_ms =
-      count % 2 ? milliseconds[count / 2] : 0.5 * (milliseconds[count / 2 - 1] + milliseconds[count / 2]);
-  return timings;
-}
 
 /// The check fields of a result: rel_error, its expectation and whether it is within the bound.
 void add_error_fields(json& result, double rel_error, const ErrorExpectation& expectation) {

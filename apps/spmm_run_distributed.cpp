@@ -38,6 +38,7 @@
 #endif
 
 #include "cuda_resources.hpp"
+#include "text_report.hpp"
 #include "gpu_timing.hpp"
 #include "bcsr24/device.hpp"
 #include "bcsr24/distributed_operator.hpp"
@@ -61,6 +62,11 @@ constexpr int kExitStuck = 1;
 // ------------------------------------------------------------------------------------------------------------
 
 using bench::CudaEvent;
+using bench::format;
+using bench::human_bytes;
+using bench::Stopwatch;
+using bench::summarize;
+using bench::Timings;
 using bench::CudaStream;
 using bench::DeviceBuffer;
 #define DIST_CUDA(call) bench::check_cuda((call), #call, __FILE__, __LINE__)
@@ -104,33 +110,6 @@ class CommunicatorGuard {
   ncclComm_t comm_;
   bool clean_ = false;
 };
-
-class Stopwatch {
- public:
-  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
-  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-
- private:
-  std::chrono::steady_clock::time_point start_;
-};
-
-std::string format(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
-
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024.0 && unit < 4) {
-    bytes /= 1024.0;
-    ++unit;
-  }
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
-  return buffer;
-}
 
 std::string host_name() {
   char name[256] = {};
@@ -714,21 +693,6 @@ RootResults run_mpi(const Session& session, const DistributedJob& job, bool want
 // ------------------------------------------------------------------------------------------------------------
 // Report (root)
 // ------------------------------------------------------------------------------------------------------------
-
-struct Timings {
-  double median_ms = 0.0, min_ms = 0.0, max_ms = 0.0;
-};
-
-Timings summarize(std::vector<double> ms) {
-  Timings t;
-  if (ms.empty()) return t;
-  std::sort(ms.begin(), ms.end());
-  const std::size_t count = ms.size();
-  t.min_ms = ms.front();
-  t.max_ms = ms.back();
-  t.median_ms = count % 2 ? ms[count / 2] : 0.5 * (ms[count / 2 - 1] + ms[count / 2]);
-  return t;
-}
 
 json timings_json(const Timings& t) {
   return {{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms}};

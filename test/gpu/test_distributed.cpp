@@ -21,6 +21,7 @@
 #include "bcsr24/half.hpp"
 #include "bcsr24/mesh.hpp"
 #include "bcsr24/precision.hpp"
+#include "gpu/gpu_harness.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
@@ -67,77 +68,11 @@ void on_every_rank(int ranks, const std::function<void(int)>& body) {
     if (e) std::rethrow_exception(e);
 }
 
-/// Arithmetic of one mode (as test_precision.cpp derives it): storing a: u_a |a| + s_a 2^e; staging b: u_b |b| +
-/// s_b max_k |b_kj|; split mode's dropped A_lo B_lo term.
-struct Arithmetic {
-  double u_a = 0, s_a = 0, u_b = 0, s_b = 0, dropped = 0;
-};
-Arithmetic arithmetic(Precision precision) {
-  Arithmetic m;
-  if (precision == Precision::split) {
-    m.u_a = std::ldexp(1.0, -22);
-    m.s_a = std::ldexp(1.0, -35);
-    m.dropped = std::ldexp(1.0, -22);
-    m.u_b = std::ldexp(1.0, -22);
-    m.s_b = std::ldexp(1.0, -50);
-  } else {  // fp16 A, fp16 B given exactly
-    m.u_a = std::ldexp(1.0, -11);
-    m.s_a = std::ldexp(1.0, -25);
-  }
-  return m;
-}
-
 struct Product {
   std::vector<float> c;            // rows x n, gathered from every rank
   std::vector<std::int32_t> exponent;  // per global row: the largest row exponent of the parts that hold it
   std::vector<std::int32_t> halo_rows, local_rows;
 };
-
-struct Check {
-  std::int64_t checked = 0, violations = 0;
-  double max_ratio = 0.0, norm = 0.0;
-};
-
-/// Element bound for C = alpha A B + beta C0 from parts stored with exponent e_i per row; `extra_terms` counts the
-/// additions beyond the row's entries (partial sums of tiles, blocks and the halo part's add).
-Check check_product(const CsrMatrix& a, std::int32_t n, const std::vector<double>& b, const std::vector<float>& c0,
-                    double alpha, double beta, const std::vector<float>& c, const std::vector<std::int32_t>& exponent,
-                    const Arithmetic& m) {
-  const double u32 = std::ldexp(1.0, -23);
-  std::vector<double> col_max(std::size_t(n), 0.0);
-  for (std::int32_t k = 0; k < a.cols; ++k)
-    for (std::int32_t j = 0; j < n; ++j)
-      col_max[std::size_t(j)] = std::max(col_max[std::size_t(j)], std::fabs(b[std::size_t(k) * n + j]));
-  Check r;
-  for (std::int32_t i = 0; i < a.rows; ++i) {
-    const double row_step = std::ldexp(m.s_a, exponent[std::size_t(i)]);
-    const double terms = 2.0 * (a.row_ptr[i + 1] - a.row_ptr[i]) + 18.0;
-    const double gamma = terms * u32 / (1.0 - terms * u32);
-    for (std::int32_t j = 0; j < n; ++j) {
-      double ref = 0.0, abs_sum = 0.0, abs_b = 0.0, abs_a = 0.0;
-      for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
-        const double av = a.values[std::size_t(p)], bv = b[std::size_t(a.col_idx[std::size_t(p)]) * n + j];
-        ref += av * bv;
-        abs_sum += std::fabs(av * bv);
-        abs_b += std::fabs(bv);
-        abs_a += std::fabs(av);
-      }
-      const double c_old = beta == 0.0 ? 0.0 : c0[std::size_t(i) * n + j];
-      const double want = alpha * ref + beta * c_old;
-      const double bound = std::fabs(alpha) * (abs_sum * (m.u_a + m.u_b + m.u_a * m.u_b + m.dropped + gamma) +
-                                               abs_b * row_step + abs_a * (1.0 + m.u_a) * m.s_b * col_max[std::size_t(j)]) +
-                           std::fabs(beta * c_old) * 2 * u32 + std::fabs(want) * u32 + 1e-300;
-      const double got = c[std::size_t(i) * n + j];
-      const double e = std::fabs(got - want);
-      ++r.checked;
-      if (!std::isfinite(got) || e > bound) ++r.violations;
-      r.max_ratio = std::max(r.max_ratio, e / bound);
-      r.norm += got * got;
-    }
-  }
-  r.norm = std::sqrt(r.norm);
-  return r;
-}
 
 struct Case {
   Precision precision = Precision::fp16;
@@ -294,15 +229,18 @@ void check_case(const CsrMatrix& a, int ranks, const RowPartition* rows, const C
   const std::vector<float> c0 = make_c0(a.rows, cfg);
   const Product dist = distributed_product(a, ranks, rows, cfg, b16, b32, c0);
   const Product single = single_product(a, cfg, b16, b32, c0);
-  const Arithmetic m = arithmetic(cfg.precision);
-  const Check d = check_product(a, cfg.n, b, c0, cfg.alpha, cfg.beta, dist.c, dist.exponent, m);
-  const Check s = check_product(a, cfg.n, b, c0, cfg.alpha, cfg.beta, single.c, single.exponent, m);
+  // 16-bit B is given exactly; split takes fp32 B. Two more additions than one operator's product: the halo part's
+  // sum added to the local part's.
+  const test::ModeArithmetic m =
+      test::mode_arithmetic(cfg.precision, cfg.precision == Precision::split ? InputType::f32 : InputType::f16);
+  const test::ModeCheck d = test::check_mode_product(a, cfg.n, b, c0, cfg.alpha, cfg.beta, dist.c, dist.exponent, m, 18);
+  const test::ModeCheck s = test::check_mode_product(a, cfg.n, b, c0, cfg.alpha, cfg.beta, single.c, single.exponent, m, 18);
   INFO("P = " << ranks << ", " << precision_name(cfg.precision) << ", n = " << cfg.n << ", beta = " << cfg.beta
               << ": distributed max error/bound " << d.max_ratio << ", single " << s.max_ratio);
   CHECK(d.checked == std::int64_t(a.rows) * cfg.n);
   CHECK(d.violations == 0);
   CHECK(s.violations == 0);
-  CHECK(d.norm > 0.0);
+  CHECK(d.output_norm > 0.0);
   // Against the single-GPU product: both lie within their bounds of the same float64 value, so they differ by
   // less than the sum of the two; the relative difference is printed for the record.
   double diff = 0.0, norm = 0.0;

@@ -19,6 +19,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/precision.hpp"
+#include "gpu/gpu_harness.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
@@ -54,45 +55,9 @@ CsrMatrix wide_range_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t 
   return csr_from_triplets(rows, cols, ri, ci, vi);
 }
 
-/// The arithmetic of one mode, as error bounds (docs/PRECISION.md derives them):
-///  - storing a (row exponent e): |stored - a| <= u_a |a| + s_a 2^e  (s_a: half the smallest subnormal step);
-///  - staging b: |staged - b| <= u_b |b| + s_b max_k |b_kj|  (fp32 B converted per tile and column);
-///  - split mode drops A_lo B_lo: <= 2^-22 |a| |b|;
-///  - fp32 accumulation (tensor cores may truncate: 2^-23 per addition) over the row's terms, per-tile rescales
-///    and the block reduction.
-struct ModeArithmetic {
-  double u_a, s_a, u_b, s_b, dropped;
-};
-
-ModeArithmetic arithmetic(Precision precision, InputType input) {
-  ModeArithmetic m{};
-  switch (precision) {
-    case Precision::fp16: m.u_a = std::ldexp(1.0, -11); m.s_a = std::ldexp(1.0, -25); break;
-    case Precision::bf16: m.u_a = std::ldexp(1.0, -8); m.s_a = std::ldexp(1.0, -134); break;
-    // split: hi's residual is kept to 11 more bits (2^-22); a subnormal low part errs by 2^-25 * 2^-11, and the
-    // dropped A_lo B_lo term can add as much again when the high part is subnormal (hence 2^-35).
-    case Precision::split: m.u_a = std::ldexp(1.0, -22); m.s_a = std::ldexp(1.0, -35); m.dropped = std::ldexp(1.0, -22); break;
-  }
-  if (input == InputType::f32) {
-    // fp16 staging: the block's largest magnitude sits in [2^14, 2^15), so a value's subnormal error is at most
-    // 2^-25 * 2^(e_block) <= 2^-39 of the column's largest; bf16 keeps fp32's exponent range.
-    switch (precision) {
-      case Precision::fp16: m.u_b = std::ldexp(1.0, -11); m.s_b = std::ldexp(1.0, -39); break;
-      case Precision::bf16: m.u_b = std::ldexp(1.0, -8); m.s_b = 0.0; break;
-      case Precision::split: m.u_b = std::ldexp(1.0, -22); m.s_b = std::ldexp(1.0, -50); break;
-    }
-  }
-  return m;
-}
-
-struct PrecisionResult {
-  std::int64_t checked = 0, violations = 0;
-  double max_ratio = 0.0, rel_error = 0.0;
-};
-
 /// Runs `kernel` on `dev` with B given as fp32 (`b`) or as its 16-bit rounding, C poisoned, and compares with
 /// the float64 product of the original `a` and the B the kernel was given.
-PrecisionResult run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
+test::ModeCheck run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
                          InputType input, std::int32_t n, const std::vector<float>& b, double alpha, double beta,
                          std::uint64_t seed) {
   const bool f32 = input == InputType::f32;
@@ -138,45 +103,10 @@ PrecisionResult run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const Dev
   cudaFree(d_c);
 
   // Reference and bound from the original A.
-  const ModeArithmetic m = arithmetic(host.precision, input);
-  const double u32 = std::ldexp(1.0, -23);
-  std::vector<double> col_max(static_cast<std::size_t>(n), 0.0);
-  for (std::int32_t k = 0; k < a.cols; ++k)
-    for (std::int32_t j = 0; j < n; ++j)
-      col_max[std::size_t(j)] = std::max(col_max[std::size_t(j)], std::fabs(b_exact[std::size_t(k) * n + j]));
-  PrecisionResult r;
-  double err2 = 0.0, ref2 = 0.0;
-  for (std::int32_t i = 0; i < a.rows; ++i) {
-    const double row_step = std::ldexp(m.s_a, host.exponent_of_row(i));
-    const std::int32_t k_i = a.row_ptr[i + 1] - a.row_ptr[i];
-    const double terms = 2.0 * k_i + 16.0;
-    const double gamma = terms * u32 / (1.0 - terms * u32);
-    for (std::int32_t j = 0; j < n; ++j) {
-      double ref = 0.0, abs_sum = 0.0, abs_b = 0.0, abs_a = 0.0;
-      for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
-        const double av = a.values[std::size_t(p)], bv = b_exact[std::size_t(a.col_idx[std::size_t(p)]) * n + j];
-        ref += av * bv;
-        abs_sum += std::fabs(av * bv);
-        abs_b += std::fabs(bv);
-        abs_a += std::fabs(av);
-      }
-      const double product_error = abs_sum * (m.u_a + m.u_b + m.u_a * m.u_b + m.dropped + gamma) + abs_b * row_step +
-                                   abs_a * (1.0 + m.u_a) * m.s_b * col_max[std::size_t(j)];
-      const double c_old = beta == 0.0 ? 0.0 : c0[std::size_t(i) * n + j];
-      const double want = alpha * ref + beta * c_old;
-      const double bound = std::fabs(alpha) * product_error + std::fabs(beta * c_old) * 2 * u32 +
-                           std::fabs(want) * u32 + 1e-300;
-      const double got = c[std::size_t(i) * n + j];
-      ++r.checked;
-      const double e = std::fabs(got - want);
-      if (!std::isfinite(got) || e > bound) ++r.violations;
-      r.max_ratio = std::max(r.max_ratio, e / bound);
-      err2 += e * e;
-      ref2 += want * want;
-    }
-  }
-  r.rel_error = std::sqrt(err2 / std::max(ref2, 1e-300));
-  return r;
+  std::vector<std::int32_t> exponent(std::size_t(a.rows));
+  for (std::int32_t i = 0; i < a.rows; ++i) exponent[std::size_t(i)] = host.exponent_of_row(i);
+  return test::check_mode_product(a, n, b_exact, c0, alpha, beta, c, exponent,
+                                  test::mode_arithmetic(host.precision, input), 16);
 }
 
 /// B with columns of very different scales (10^U(-decades, decades)) and a full fp32 significand.
@@ -218,7 +148,7 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
               // fp16 B as given must fit fp16 (the caller's job); fp32 B may span 1e12 between columns.
               const double decades = input == InputType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;
               const std::vector<float> b = scaled_b(a.cols, n, decades, seed + std::uint64_t(n));
-              const PrecisionResult r = run_mode(a, host, dev, kernel, input, n, b, 1.5, beta, seed + 7);
+              const test::ModeCheck r = run_mode(a, host, dev, kernel, input, n, b, 1.5, beta, seed + 7);
               CHECK(r.checked == std::int64_t(a.rows) * n);
               CHECK(r.violations == 0);
               INFO("max error / bound " << r.max_ratio << ", relative error " << r.rel_error);
