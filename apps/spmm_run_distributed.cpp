@@ -8,18 +8,14 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -40,6 +36,7 @@
 #include "cuda_resources.hpp"
 #include "text_report.hpp"
 #include "gpu_timing.hpp"
+#include "rank_group.hpp"
 #include "bcsr24/device.hpp"
 #include "bcsr24/distributed_operator.hpp"
 #include "bcsr24/error.hpp"
@@ -51,9 +48,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-/// After one rank thread fails, how long the others get to notice (at their next barrier) before the process
-/// gives up on them: a rank waiting inside an NCCL operation for the failed one never returns by itself.
-constexpr int kStuckRankGraceSeconds = 20;
 /// Exit status when rank threads are left stuck (spmm_run's runtime-error status).
 constexpr int kExitStuck = 1;
 
@@ -71,45 +65,6 @@ using bench::CudaStream;
 using bench::DeviceBuffer;
 #define DIST_CUDA(call) bench::check_cuda((call), #call, __FILE__, __LINE__)
 
-void check_nccl(ncclResult_t status, const char* call, int line) {
-  if (status != ncclSuccess)
-    throw NcclError(std::string(call) + " failed: " + ncclGetErrorString(status) + " (" + __FILE__ + ":" +
-                    std::to_string(line) + ")");
-}
-#define DIST_NCCL(call) check_nccl((call), #call, __LINE__)
-
-#ifdef BCSR24_HAS_MPI
-void check_mpi(int status, const char* call, int line) {
-  if (status == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  MPI_Error_string(status, text, &length);
-  throw Error(std::string(call) + " failed: " + text + " (" + __FILE__ + ":" + std::to_string(line) + ")");
-}
-#define DIST_MPI(call) check_mpi((call), #call, __LINE__)
-#endif
-
-/// Owns one rank's NCCL communicator. Destroyed last in the rank's function (after its operator and plan):
-/// ncclCommDestroy after a clean run (every rank destroys its own at about the same time, as NCCL's teardown
-/// expects), ncclCommAbort after an error (it does not wait for peers that may never come).
-class CommunicatorGuard {
- public:
-  explicit CommunicatorGuard(ncclComm_t comm) : comm_(comm) {}
-  ~CommunicatorGuard() {
-    if (!comm_) return;
-    if (clean_)
-      ncclCommDestroy(comm_);
-    else
-      ncclCommAbort(comm_);
-  }
-  CommunicatorGuard(const CommunicatorGuard&) = delete;
-  CommunicatorGuard& operator=(const CommunicatorGuard&) = delete;
-  void finished_cleanly() { clean_ = true; }
-
- private:
-  ncclComm_t comm_;
-  bool clean_ = false;
-};
 
 std::string host_name() {
   char name[256] = {};
@@ -138,192 +93,8 @@ std::string nccl_version() {
 // Host-side collectives of the ranks: threads of this process, or MPI processes
 // ------------------------------------------------------------------------------------------------------------
 
-/// What a rank needs from the other ranks besides NCCL: lining up before each timed run and gathering results on
-/// rank 0. Every rank calls each member in the same order.
-class HostGroup {
- public:
-  virtual ~HostGroup() = default;
-  virtual int rank() const = 0;
-  virtual int size() const = 0;
-  virtual void barrier() = 0;
-  /// Rank 0's value, on every rank.
-  virtual bool broadcast(bool value) = 0;
-  /// Every rank's `bytes` bytes (the same count on each), in rank order, into `all` on rank 0.
-  virtual void gather(const void* mine, std::size_t bytes, std::vector<unsigned char>& all) = 0;
-  /// Every rank's rows of C (rows partition.begin(r) .. end(r), n floats each) into the rows x n `global` on rank 0.
-  virtual void gather_rows(const std::vector<float>& mine, const RowPartition& partition, std::int32_t n,
-                           std::vector<float>& global) = 0;
-};
-
-/// Thrown in a rank thread when another rank failed: it stops quietly, the first failure is the one reported.
-struct RankAborted {};
-
-/// A reusable barrier of the rank threads (a generation count), which a failing rank breaks so that the others
-/// stop at their next barrier instead of waiting for it forever.
-class ThreadBarrier {
- public:
-  explicit ThreadBarrier(int count) : count_(count) {}
-
-  void arrive_and_wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (broken_) throw RankAborted{};
-    const std::uint64_t generation = generation_;
-    if (++arrived_ == count_) {
-      arrived_ = 0;
-      ++generation_;
-      released_.notify_all();
-      return;
-    }
-    released_.wait(lock, [&] { return generation_ != generation || broken_; });
-    if (generation_ == generation) throw RankAborted{};
-  }
-
-  void break_all() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    broken_ = true;
-    released_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable released_;
-  const int count_;
-  int arrived_ = 0;
-  std::uint64_t generation_ = 0;
-  bool broken_ = false;
-};
-
-/// What the rank threads share: the barrier, one slot per rank for gathers, and the failure and completion state
-/// the launching thread watches.
-struct ThreadShared {
-  explicit ThreadShared(int ranks) : barrier(ranks), slots(static_cast<std::size_t>(ranks)) {}
-
-  ThreadBarrier barrier;
-  std::vector<std::vector<unsigned char>> slots;
-  float* global_c = nullptr;  // rank 0's gathered C while gather_rows runs
-  bool flag = false;          // rank 0's value while broadcast runs
-
-  std::mutex mutex;
-  std::condition_variable changed;
-  int finished = 0;
-  int failed_rank = -1;
-  std::string failure;
-
-  void fail(int rank, const std::string& what) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (failed_rank < 0) {
-        failed_rank = rank;
-        failure = what;
-      }
-    }
-    barrier.break_all();
-    changed.notify_all();
-  }
-  void finish() {
-    std::lock_guard<std::mutex> lock(mutex);
-    ++finished;
-    changed.notify_all();
-  }
-};
-
-class ThreadGroup final : public HostGroup {
- public:
-  ThreadGroup(ThreadShared& shared, int rank) : shared_(shared), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int size() const override { return static_cast<int>(shared_.slots.size()); }
-  void barrier() override { shared_.barrier.arrive_and_wait(); }
-
-  bool broadcast(bool value) override {
-    if (rank_ == 0) shared_.flag = value;
-    barrier();
-    const bool result = shared_.flag;
-    barrier();  // nobody reads the flag once it may change again
-    return result;
-  }
-
-  void gather(const void* mine, std::size_t bytes, std::vector<unsigned char>& all) override {
-    const auto* begin = static_cast<const unsigned char*>(mine);
-    shared_.slots[static_cast<std::size_t>(rank_)].assign(begin, begin + bytes);
-    barrier();
-    if (rank_ == 0) {
-      all.clear();
-      for (const auto& slot : shared_.slots) {
-        if (slot.size() != bytes) throw InvalidArgument("gather: the ranks sent different byte counts");
-        all.insert(all.end(), slot.begin(), slot.end());
-      }
-    }
-    barrier();  // the slots are rewritten by the next gather
-  }
-
-  void gather_rows(const std::vector<float>& mine, const RowPartition& partition, std::int32_t n,
-                   std::vector<float>& global) override {
-    if (rank_ == 0) {
-      global.assign(static_cast<std::size_t>(partition.size()) * static_cast<std::size_t>(n),
-                    std::numeric_limits<float>::quiet_NaN());
-      shared_.global_c = global.data();
-    }
-    barrier();
-    // Disjoint rows of rank 0's vector: no lock needed.
-    std::copy(mine.begin(), mine.end(),
-              shared_.global_c + static_cast<std::size_t>(partition.begin(rank_)) * static_cast<std::size_t>(n));
-    barrier();
-  }
-
- private:
-  ThreadShared& shared_;
-  int rank_;
-};
-
-#ifdef BCSR24_HAS_MPI
-class MpiGroup final : public HostGroup {
- public:
-  MpiGroup() {
-    DIST_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
-    DIST_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
-  }
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  void barrier() override { DIST_MPI(MPI_Barrier(MPI_COMM_WORLD)); }
-
-  bool broadcast(bool value) override {
-    int flag = value ? 1 : 0;
-    DIST_MPI(MPI_Bcast(&flag, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    return flag != 0;
-  }
-
-  void gather(const void* mine, std::size_t bytes, std::vector<unsigned char>& all) override {
-    if (bytes > std::size_t(std::numeric_limits<int>::max()))
-      throw SizeLimitError("gather: " + std::to_string(bytes) + " bytes per rank is beyond one MPI message");
-    if (rank_ == 0) all.resize(bytes * static_cast<std::size_t>(size_));
-    DIST_MPI(MPI_Gather(mine, static_cast<int>(bytes), MPI_BYTE, rank_ == 0 ? all.data() : nullptr,
-                        static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD));
-  }
-
-  void gather_rows(const std::vector<float>& mine, const RowPartition& partition, std::int32_t n,
-                   std::vector<float>& global) override {
-    // One row of C as the unit, so that the counts stay within int for any matrix of int32 rows.
-    MPI_Datatype row_type;
-    DIST_MPI(MPI_Type_contiguous(n, MPI_FLOAT, &row_type));
-    DIST_MPI(MPI_Type_commit(&row_type));
-    std::vector<int> counts(static_cast<std::size_t>(size_)), displacements(static_cast<std::size_t>(size_));
-    for (int r = 0; r < size_; ++r) {
-      counts[static_cast<std::size_t>(r)] = partition.count(r);
-      displacements[static_cast<std::size_t>(r)] = partition.begin(r);
-    }
-    if (rank_ == 0)
-      global.assign(static_cast<std::size_t>(partition.size()) * static_cast<std::size_t>(n),
-                    std::numeric_limits<float>::quiet_NaN());
-    const int status = MPI_Gatherv(mine.data(), partition.count(rank_), row_type, rank_ == 0 ? global.data() : nullptr,
-                                   counts.data(), displacements.data(), row_type, 0, MPI_COMM_WORLD);
-    MPI_Type_free(&row_type);
-    DIST_MPI(status);
-  }
-
- private:
-  int rank_ = 0, size_ = 1;
-};
-#endif
+using ranks::CommunicatorGuard;
+using ranks::HostGroup;
 
 // ------------------------------------------------------------------------------------------------------------
 // One rank: build, check, time
@@ -451,9 +222,9 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
   DIST_CUDA(cudaStreamSynchronize(stream.get()));
   std::vector<float> unused;
   const bool gather_c = group.broadcast(want_c);
-  if (gather_c) group.gather_rows(c_rows, op.row_partition(), job.n, root ? root->c : unused);
+  if (gather_c) ranks::gather_rows(group, c_rows, op.row_partition(), job.n, root ? root->c : unused);
 
-  // The timed runs of each stage: warm-up, then every run started together (host barrier after an idle GPU) and
+  // The timed runs of each stage: warm-up, then every run started together (host barrier, then the L2 flush) and
   // timed by events on this rank's stream. Timed runs use C as it stands (beta != 0 accumulates: values change,
   // the work does not).
   std::optional<bench::L2Flush> l2_flush;
@@ -472,11 +243,10 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
     for (int i = 0; i < job.warmup; ++i) multiply(stage.stages);
     DIST_CUDA(cudaStreamSynchronize(stream.get()));
     for (int rep = 0; rep < job.reps; ++rep) {
-      if (l2_flush) {
-        (*l2_flush)(stream.get());
-        DIST_CUDA(cudaStreamSynchronize(stream.get()));
-      }
       group.barrier();
+      // The flush is enqueued after the barrier, as the single-GPU baseline enqueues it: the product's launches
+      // then queue behind it instead of meeting an idle GPU, whose launch latency (~5 us) the events would count.
+      if (l2_flush) (*l2_flush)(stream.get());
       DIST_CUDA(cudaEventRecord(start.get(), stream.get()));
       multiply(stage.stages);
       DIST_CUDA(cudaEventRecord(stop.get(), stream.get()));
@@ -618,58 +388,13 @@ Baseline run_baseline(const DistributedJob& job, int device, bool keep_c) {
 
 /// --gpus P: communicators for devices 0..P-1 made in one call here, then one thread per rank.
 RootResults run_threads(const DistributedJob& job, int ranks, bool want_c) {
-  std::vector<ncclComm_t> comms(static_cast<std::size_t>(ranks), nullptr);
-  std::vector<int> devices(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) devices[static_cast<std::size_t>(r)] = r;
-  DIST_NCCL(ncclCommInitAll(comms.data(), ranks, devices.data()));
-
-  ThreadShared shared(ranks);
   RootResults root;
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(ranks));
-  int started = 0;
-  for (int r = 0; r < ranks; ++r) {
-    try {
-      threads.emplace_back([&, r] {
-        ThreadGroup group(shared, r);
-        try {
-          rank_main(job, group, comms[static_cast<std::size_t>(r)], r, want_c, r == 0 ? &root : nullptr);
-        } catch (const RankAborted&) {
-          // another rank failed first and is the one reported
-        } catch (const std::exception& error) {
-          shared.fail(r, error.what());
-        } catch (...) {
-          shared.fail(r, "unknown exception");
-        }
-        shared.finish();
-      });
-      ++started;
-    } catch (const std::system_error& error) {
-      shared.fail(r, std::string("could not start the rank's thread: ") + error.what());
-      for (int q = r; q < ranks; ++q) ncclCommAbort(comms[static_cast<std::size_t>(q)]);
-      break;
-    }
-  }
-
-  {
-    std::unique_lock<std::mutex> lock(shared.mutex);
-    shared.changed.wait(lock, [&] { return shared.finished == started || shared.failed_rank >= 0; });
-    // After a failure the other ranks stop at their next barrier; one waiting inside NCCL for the failed rank
-    // never does, and joining it would hang the program.
-    if (!shared.changed.wait_for(lock, std::chrono::seconds(kStuckRankGraceSeconds),
-                                 [&] { return shared.finished == started; })) {
-      std::fprintf(stderr,
-                   "spmm_run: error: rank %d: %s (%d of %d ranks still waiting in a collective after %d s; "
-                   "exiting)\n",
-                   shared.failed_rank, shared.failure.c_str(), started - shared.finished, ranks,
-                   kStuckRankGraceSeconds);
-      std::fflush(stdout);
-      std::fflush(stderr);
-      std::_Exit(kExitStuck);
-    }
-  }
-  for (std::thread& thread : threads) thread.join();
-  if (shared.failed_rank >= 0) throw Error("rank " + std::to_string(shared.failed_rank) + ": " + shared.failure);
+  ranks::run_rank_threads(
+      ranks,
+      [&](HostGroup& group, ncclComm_t comm, int device) {
+        rank_main(job, group, comm, device, want_c, group.rank() == 0 ? &root : nullptr);
+      },
+      "spmm_run", kExitStuck);
   return root;
 }
 
@@ -678,12 +403,12 @@ RootResults run_threads(const DistributedJob& job, int ranks, bool want_c) {
 RootResults run_mpi(const Session& session, const DistributedJob& job, bool want_c) {
   ncclUniqueId id;
   std::memset(&id, 0, sizeof id);
-  if (session.is_root()) DIST_NCCL(ncclGetUniqueId(&id));
-  DIST_MPI(MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, MPI_COMM_WORLD));
+  if (session.is_root()) RANKS_NCCL(ncclGetUniqueId(&id));
+  RANKS_MPI(MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, MPI_COMM_WORLD));
   DIST_CUDA(cudaSetDevice(session.device()));
   ncclComm_t comm = nullptr;
-  DIST_NCCL(ncclCommInitRank(&comm, session.ranks(), id, session.process_rank()));
-  MpiGroup group;
+  RANKS_NCCL(ncclCommInitRank(&comm, session.ranks(), id, session.process_rank()));
+  ranks::MpiGroup group;
   RootResults root;
   rank_main(job, group, comm, session.device(), want_c, session.is_root() ? &root : nullptr);
   return root;
@@ -888,13 +613,13 @@ Session::Session(Launch launch, int gpus) : launch_(launch) {
   }
 #ifdef BCSR24_HAS_MPI
   int initialised = 0;
-  DIST_MPI(MPI_Initialized(&initialised));
+  RANKS_MPI(MPI_Initialized(&initialised));
   if (!initialised) {
-    DIST_MPI(MPI_Init(nullptr, nullptr));
+    RANKS_MPI(MPI_Init(nullptr, nullptr));
     mpi_initialised_ = true;
   }
-  DIST_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &process_rank_));
-  DIST_MPI(MPI_Comm_size(MPI_COMM_WORLD, &ranks_));
+  RANKS_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &process_rank_));
+  RANKS_MPI(MPI_Comm_size(MPI_COMM_WORLD, &ranks_));
 #else
   throw NotSupported("built without MPI: --mpi needs spmm_run built with MPI");
 #endif
@@ -932,7 +657,7 @@ void Session::select_devices() {
 #ifdef BCSR24_HAS_MPI
   // The ranks on this host, numbered 0.. in world-rank order: each takes device local rank % count.
   MPI_Comm local = MPI_COMM_NULL;
-  DIST_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, process_rank_, MPI_INFO_NULL, &local));
+  RANKS_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, process_rank_, MPI_INFO_NULL, &local));
   int local_rank = 0, local_size = 1;
   MPI_Comm_rank(local, &local_rank);
   MPI_Comm_size(local, &local_size);
@@ -951,7 +676,7 @@ void Session::select_devices() {
 
 int Session::agree_on_status(int status) const {
 #ifdef BCSR24_HAS_MPI
-  if (launch_ == Launch::mpi) DIST_MPI(MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  if (launch_ == Launch::mpi) RANKS_MPI(MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD));
 #endif
   return status;
 }
@@ -991,7 +716,7 @@ json run_distributed(const Session& session, const DistributedJob& job, const Ch
     results = run_threads(job, session.ranks(), want_c);
   } else {
 #ifdef BCSR24_HAS_MPI
-    DIST_MPI(MPI_Barrier(MPI_COMM_WORLD));  // the other ranks wait here while rank 0 times the baseline
+    RANKS_MPI(MPI_Barrier(MPI_COMM_WORLD));  // the other ranks wait here while rank 0 times the baseline
     results = run_mpi(session, job, want_c);
 #else
     throw NotSupported("built without MPI: --mpi needs spmm_run built with MPI");

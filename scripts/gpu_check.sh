@@ -6,6 +6,7 @@
 #   STEPS="build test sanitize bench csr balance layout precision sweep distributed solver"   which steps to run
 #                                (default: all)
 #   DIST_MESHES="86x86x86,dofs=3"  DIST_N=32  DIST_ARGS=...   the distributed step's meshes and spmm_run options
+#   DIST_SOLVER_MESH="62x62x62"  DIST_SOLVER_ARGS=...   the distributed step's solver mesh (3 dofs; "" skips)
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
 #                                libcli11-dev, nlohmann-json3-dev, zlib1g-dev), for machines without apt
 #   BENCH_MATRICES="10d0s 0d10s 5d5s"  BENCH_SIZE=16384  BENCH_N=8,32,128  BENCH_REPS=20
@@ -189,6 +190,22 @@ if has distributed; then
       echo "== distributed: spmm_run --mesh $spec --gpus $gpus --n ${DIST_N:-32}"
       "$build/apps/spmm_run" --mesh "$spec" --gpus "$gpus" --n "${DIST_N:-32}" --reps "${BENCH_REPS:-20}" \
         ${DIST_ARGS:-} 2>&1 | tee -a "$out/distributed.log" | tail -n 14
+    done
+    # The solver on one GPU (plain space), then distributed over every GPU: iterations and time, same process
+    # order, same problem. DIST_SOLVER_MESH="" skips it.
+    solver_exe="$build/apps/solver/bcsr24_solve"
+    for mesh in ${DIST_SOLVER_MESH-62x62x62}; do
+      read -r -a dims <<< "${mesh//x/ }"
+      for tag in single "gpus$gpus"; do
+        mode=()
+        [[ $tag == single ]] || mode=(--gpus "$gpus")
+        echo "== distributed solver ($tag): bcsr24_solve --generate-mesh ${dims[*]} --dofs-per-node 3 ${mode[*]} ${DIST_SOLVER_ARGS:-}"
+        "$solver_exe" --generate-mesh "${dims[@]}" --dofs-per-node 3 "${mode[@]}" ${DIST_SOLVER_ARGS:-} \
+          --json "$out/dsolve_${mesh}_$tag.json" > "$out/dsolve_${mesh}_$tag.log" 2>&1
+        echo "   exit status $?"
+        grep -E "^(matrix|converged|stopped|outer iterations|max true|time:|products:|distributed|  rank)" \
+          "$out/dsolve_${mesh}_$tag.log" | sed 's/^/   /'
+      done
     done
   else
     echo "== distributed: not built (no NCCL)"

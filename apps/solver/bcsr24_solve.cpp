@@ -25,6 +25,9 @@
 #include "cpu_system.hpp"
 #include "flexible_cg.hpp"
 #include "gpu_system.hpp"
+#if BCSR24_HAS_NCCL
+#include "distributed_solve.hpp"
+#endif
 #include "mesh_matrix.hpp"
 #include "problem.hpp"
 
@@ -71,6 +74,7 @@ struct Options {
   int fallback_window = 4000;
   int replace_every = 50;
   std::string device = "gpu";
+  int gpus = 0;  ///< 0: one GPU, the plain space; P >= 1: the distributed space on P GPUs
   std::string json_path;
   bool verbose = false;
 };
@@ -149,6 +153,11 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--device", o.device, "gpu, or cpu (same algorithm, fp16 products emulated; small matrices only)")
       ->capture_default_str()
       ->check(CLI::IsMember({"gpu", "cpu"}));
+  app.add_option("--gpus", o.gpus,
+                 "Distribute A, the vectors and every product by rows over GPUs 0..P-1 of this host (one thread and "
+                 "NCCL rank each; halo exchange and NCCL all-reduce). 1 runs the distributed code on one GPU; "
+                 "without the option the plain single-GPU space runs. Needs a build with NCCL")
+      ->check(CLI::PositiveNumber);
   app.add_option("--json", o.json_path, "Also write the results as JSON to this file");
   app.add_flag("--verbose", o.verbose, "Print every outer iteration");
 }
@@ -157,6 +166,10 @@ void validate(const Options& o) {
   if (o.matrix_path.empty() && o.mesh.empty()) throw UsageError("give --matrix FILE or --generate-mesh NX NY NZ");
   for (std::int32_t v : o.mesh)
     if (v < 1) throw UsageError("--generate-mesh sizes must be >= 1");
+  if (o.gpus > 0 && o.device != "gpu") throw UsageError("--gpus needs --device gpu");
+#if !BCSR24_HAS_NCCL
+  if (o.gpus > 0) throw UsageError("--gpus: this bcsr24_solve was built without NCCL (no distributed solve)");
+#endif
 }
 
 std::string sci(double v, int digits = 2) {
@@ -223,22 +236,13 @@ struct RunReport {
   double solve_seconds = 0.0, preprocess_seconds = 0.0, upload_seconds = 0.0;
   std::optional<GpuTimings> timings;
   double host_residual = 0.0, error = -1.0;
-  std::int64_t device_bytes = 0;
+  std::int64_t device_bytes = 0;  ///< on several GPUs: the largest of the ranks
+  int gpus = 0;                   ///< 0: single-GPU space
+  json ranks = json::array();     ///< per rank, on several GPUs
+  bool ranks_agree = true;
 };
 
-RunReport run_backend(const Problem& problem, InnerBackend backend, const Options& o, bool first, json& matrix_json) {
-  RunReport report;
-  report.backend = backend;
-  const bool scaled = o.inner_scaling == "jacobi";
-  bcsr24::OperatorOptions operator_options;
-  operator_options.convert.precision = bcsr24::precision_from_name(o.inner_precision);
-  InnerMatrix inner = prepare_inner_matrix(problem.a, backend, scaled, operator_options);
-  report.preprocess_seconds = inner.preprocess_seconds;
-  if (inner.op) {
-    print_census(*inner.op, scaled);
-    if (first || !matrix_json.contains("bcsr24")) matrix_json["bcsr24"] = census_json(*inner.op);
-  }
-
+OuterOptions outer_options(const Options& o) {
   OuterOptions outer;
   outer.tolerance = o.tolerance;
   outer.max_outer = o.max_outer;
@@ -248,11 +252,20 @@ RunReport run_backend(const Problem& problem, InnerBackend backend, const Option
   outer.fallback = o.fallback == "jacobi" ? Fallback::jacobi : Fallback::none;
   outer.fallback_window = o.fallback_window;
   outer.replace_every = o.replace_every;
-  InnerOptions inner_options;
-  inner_options.max_products = o.inner_iters;
-  inner_options.tolerance = o.inner_tolerance;
-  const OuterObserver observer = [&](const OuterIterationRecord& r) {
-    if (!o.verbose) return;
+  return outer;
+}
+
+InnerOptions inner_solve_options(const Options& o) {
+  InnerOptions inner;
+  inner.max_products = o.inner_iters;
+  inner.tolerance = o.inner_tolerance;
+  return inner;
+}
+
+/// Prints every outer iteration with --verbose.
+OuterObserver progress_printer(const Options& o) {
+  if (!o.verbose) return {};
+  return [](const OuterIterationRecord& r) {
     std::printf("  outer %4d: max relative residual %s", r.iteration, sci(r.max_relative_residual).c_str());
     if (r.inner)
       std::printf("  (inner: %d products, relative residual %s, deflated %d%s%s)", r.inner_stats.products,
@@ -262,6 +275,61 @@ RunReport run_backend(const Problem& problem, InnerBackend backend, const Option
       std::printf("  (Jacobi)");
     std::printf("\n");
   };
+}
+
+RunReport run_backend(const Problem& problem, InnerBackend backend, const Options& o, bool first, json& matrix_json) {
+  RunReport report;
+  report.backend = backend;
+  const bool scaled = o.inner_scaling == "jacobi";
+  bcsr24::OperatorOptions operator_options;
+  operator_options.convert.precision = bcsr24::precision_from_name(o.inner_precision);
+  OuterOptions outer = outer_options(o);
+  InnerOptions inner_options = inner_solve_options(o);
+  const OuterObserver observer = progress_printer(o);
+#if BCSR24_HAS_NCCL
+  if (o.gpus > 0) {
+    DistributedSolveSettings settings;
+    settings.gpus = o.gpus;
+    settings.backend = backend;
+    settings.jacobi_scaling = scaled;
+    settings.operator_options = operator_options;
+    settings.outer = outer;
+    settings.inner = inner_options;
+    settings.observer = observer;
+    DistributedSolveResult d = solve_distributed(problem, settings);
+    report.gpus = o.gpus;
+    report.result = std::move(d.result);
+    report.preprocess_seconds = d.preprocess_seconds;
+    report.upload_seconds = d.upload_seconds;
+    report.solve_seconds = d.solve_seconds;
+    report.timings = d.timings;
+    report.device_bytes = d.max_device_bytes;
+    report.ranks_agree = d.ranks_agree;
+    for (const RankSolveStats& r : d.ranks)
+      report.ranks.push_back({{"rank", r.rank},
+                              {"row_begin", r.row_begin},
+                              {"rows", r.rows},
+                              {"nnz", r.nnz},
+                              {"halo_rows", r.halo_rows},
+                              {"send_rows", r.send_rows},
+                              {"device_bytes", r.device_bytes},
+                              {"outer_iterations", r.outer_iterations},
+                              {"preprocess_seconds", r.preprocess_seconds},
+                              {"upload_seconds", r.upload_seconds},
+                              {"solve_seconds", r.solve_seconds},
+                              {"inner_spmm_seconds", r.timings.inner_spmm_ms / 1e3},
+                              {"outer_spmm_seconds", r.timings.outer_spmm_ms / 1e3}});
+    report.host_residual = max_relative_residual_host(problem.a, d.x, problem.b, problem.k);
+    if (!problem.x_true.empty()) report.error = max_relative_error(d.x, problem.x_true, problem.k);
+    return report;
+  }
+#endif
+  InnerMatrix inner = prepare_inner_matrix(problem.a, backend, scaled, operator_options);
+  report.preprocess_seconds = inner.preprocess_seconds;
+  if (inner.op) {
+    print_census(*inner.op, scaled);
+    if (first || !matrix_json.contains("bcsr24")) matrix_json["bcsr24"] = census_json(*inner.op);
+  }
 
   const int slots = outer_slot_count(o.memory);
   auto upload_start = std::chrono::steady_clock::now();
@@ -326,6 +394,18 @@ void print_report(const RunReport& r) {
   }
   std::printf("setup: inner matrix preparation %s s (host), space setup and upload %s s\n",
               fixed(r.preprocess_seconds).c_str(), fixed(r.upload_seconds).c_str());
+  if (r.gpus > 0) {
+    std::printf("distributed over %d GPU%s (times and product figures: the slowest rank; memory: the largest)%s\n",
+                r.gpus, r.gpus == 1 ? "" : "s",
+                r.ranks_agree ? "" : "; WARNING: the ranks made different numbers of outer iterations");
+    for (const json& rank : r.ranks)
+      std::printf("  rank %d: rows %d (from %d), %lld nonzeros, halo rows in %d / out %d per product, device memory "
+                  "%.1f MiB, solve %s s\n",
+                  rank["rank"].get<int>(), rank["rows"].get<int>(), rank["row_begin"].get<int>(),
+                  static_cast<long long>(rank["nnz"].get<std::int64_t>()), rank["halo_rows"].get<int>(),
+                  rank["send_rows"].get<int>(), double(rank["device_bytes"].get<std::int64_t>()) / 1048576.0,
+                  fixed(rank["solve_seconds"].get<double>()).c_str());
+  }
 }
 
 json report_json(const RunReport& r) {
@@ -358,6 +438,11 @@ json report_json(const RunReport& r) {
             {"upload_seconds", r.upload_seconds},
             {"history", history}};
   if (r.error >= 0.0) j["max_relative_error"] = r.error;
+  j["gpus"] = r.gpus;
+  if (r.gpus > 0) {
+    j["ranks"] = r.ranks;
+    j["ranks_agree"] = r.ranks_agree;
+  }
   if (r.timings) {
     const GpuTimings& t = *r.timings;
     const double total_ms = r.solve_seconds * 1e3;
@@ -490,7 +575,8 @@ int run(const Options& o) {
                         {"inner_precision", o.inner_precision},
                         {"fallback", o.fallback},
                         {"replace_every", o.replace_every},
-                        {"device", o.device}}},
+                        {"device", o.device},
+                        {"gpus", o.gpus}}},
                       {"runs", runs}};
     std::ofstream file(o.json_path);
     if (!(file << out.dump(2) << "\n")) throw bcsr24::Error("cannot write " + o.json_path);

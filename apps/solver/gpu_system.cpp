@@ -11,6 +11,12 @@
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
 
+#if BCSR24_HAS_NCCL
+#include <nccl.h>
+
+#include "bcsr24/distributed_operator.hpp"
+#endif
+
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
 #include "block_kernels.hpp"
@@ -34,6 +40,12 @@ void cublas_check(cublasStatus_t status, const char* call, const char* file, int
     throw CusparseError(std::string(cublasGetStatusString(status)) + " in " + where(call, file, line));
 }
 #define CUDA_OK(call) cuda_check((call), #call, __FILE__, __LINE__)
+#if BCSR24_HAS_NCCL
+void nccl_check(ncclResult_t status, const char* call, const char* file, int line) {
+  if (status != ncclSuccess) throw NcclError(std::string(ncclGetErrorString(status)) + " in " + where(call, file, line));
+}
+#define NCCL_OK(call) nccl_check((call), #call, __FILE__, __LINE__)
+#endif
 #define CUSPARSE_OK(call) cusparse_check((call), #call, __FILE__, __LINE__)
 #define CUBLAS_OK(call) cublas_check((call), #call, __FILE__, __LINE__)
 
@@ -167,10 +179,10 @@ struct DeviceCsr {
 class CusparseProduct {
  public:
   CusparseProduct(cusparseHandle_t handle, const DeviceCsr& a, std::int32_t rows, std::int32_t cols, int n,
-                  std::int64_t ld, cudaDataType type, void* any_b, void* any_c)
+                  std::int64_t ldb, std::int64_t ldc, cudaDataType type, const void* any_b, void* any_c)
       : handle_(handle), a_(a.descriptor), type_(type) {
-    CUSPARSE_OK(cusparseCreateDnMat(&b_, cols, n, ld, any_b, type, CUSPARSE_ORDER_ROW));
-    CUSPARSE_OK(cusparseCreateDnMat(&c_, rows, n, ld, any_c, type, CUSPARSE_ORDER_ROW));
+    CUSPARSE_OK(cusparseCreateDnMat(&b_, cols, n, ldb, const_cast<void*>(any_b), type, CUSPARSE_ORDER_ROW));
+    CUSPARSE_OK(cusparseCreateDnMat(&c_, rows, n, ldc, any_c, type, CUSPARSE_ORDER_ROW));
     std::size_t bytes = 0;
     const double one64 = 1.0;
     const float one32 = 1.0f;
@@ -208,6 +220,67 @@ class CusparseProduct {
 
 int round_up_8(int k) { return (k + 7) / 8 * 8; }
 
+/// y = alpha * A x + beta * y over this rank's rows with cuSPARSE. On one GPU A is the whole matrix. On several,
+/// A = [local | halo]: the local part multiplies x (the rows this rank owns) while the halo rows of x travel from
+/// their owners on the exchange's stream, then the halo part adds its share.
+class RowProduct {
+ public:
+  /// @param halo, exchange null on one GPU; on several, this rank's halo part and the exchange pattern of its
+  ///        columns (a rank may send rows although its own halo part is empty, so the exchange runs regardless)
+  RowProduct(cusparseHandle_t handle, const CsrMatrix& local, const CsrMatrix* halo, const HaloExchange* exchange,
+             bool fp32, int n, std::int64_t ld, const void* any_x, void* any_y)
+      : type_(fp32 ? CUDA_R_32F : CUDA_R_64F),
+        local_(local, fp32),
+        local_product_(handle, local_, local.rows, local.cols, n, ld, ld, type_, any_x, any_y),
+        ld_(ld) {
+    if (!exchange) return;
+#if BCSR24_HAS_NCCL
+    if (exchange->moves_data())
+      exchange_ = std::make_unique<HaloExchangePlan>(exchange->make_plan(n, fp32 ? HaloElement::f32 : HaloElement::f64));
+    if (halo && halo->nnz() > 0) {
+      halo_ = std::make_unique<DeviceCsr>(*halo, fp32);
+      halo_product_ = std::make_unique<CusparseProduct>(handle, *halo_, halo->rows, halo->cols, n, exchange_->ld(),
+                                                        ld, type_, exchange_->halo(), any_y);
+    }
+#else
+    throw NotSupported("a distributed solver space needs a build with NCCL");
+#endif
+  }
+
+  void run(const void* x, void* y, double alpha, double beta, cudaStream_t stream) {
+#if BCSR24_HAS_NCCL
+    if (exchange_) exchange_->start(x, ld_, stream);
+#endif
+    local_product_.run(x, y, alpha, beta);
+#if BCSR24_HAS_NCCL
+    if (exchange_) exchange_->wait(stream);
+    if (halo_product_) halo_product_->run(exchange_->halo(), y, alpha, 1.0);
+#else
+    (void)stream;
+#endif
+  }
+
+  std::size_t bytes() const {
+    std::size_t b = local_.bytes() + local_product_.bytes();
+    if (halo_) b += halo_->bytes() + halo_product_->bytes();
+#if BCSR24_HAS_NCCL
+    if (exchange_) b += std::size_t(exchange_->device_bytes());
+#endif
+    return b;
+  }
+
+ private:
+  cudaDataType type_;
+  DeviceCsr local_;
+  CusparseProduct local_product_;
+  std::int64_t ld_;
+  std::unique_ptr<DeviceCsr> halo_;
+  std::unique_ptr<CusparseProduct> halo_product_;
+#if BCSR24_HAS_NCCL
+  std::unique_ptr<HaloExchangePlan> exchange_;
+#endif
+};
+
 }  // namespace
 
 struct GpuSystem::Impl {
@@ -224,8 +297,7 @@ struct GpuSystem::Impl {
   cublasHandle_t blas = nullptr;
 
   // Outer fp64 side.
-  std::unique_ptr<DeviceCsr> a64;
-  std::unique_ptr<CusparseProduct> outer_product;
+  std::unique_ptr<RowProduct> outer_product;
   DeviceArray<double> blocks;  // slot_count blocks of n x k
   DeviceArray<double> inverse_diagonal, inner_row_scale;
   DeviceArray<double> coef, alpha, column_scale, column_unscale, column_mask;
@@ -237,9 +309,18 @@ struct GpuSystem::Impl {
   int current = 0;
   DeviceArray<float> gram_device, update_device;
   PinnedArray<float> gram_host, update_host;
-  std::unique_ptr<SpmmPlan> plan;   // bcsr24
-  std::unique_ptr<DeviceCsr> a32;   // cuSPARSE fp32
-  std::unique_ptr<CusparseProduct> inner_product32;
+  std::unique_ptr<SpmmPlan> plan;                 // bcsr24 on one GPU
+  std::unique_ptr<RowProduct> inner_product32;    // cuSPARSE fp32
+
+  // Several GPUs: this rank's communicator, the exchange patterns of the fp64 and fp32 CSR parts, and the
+  // distributed bcsr24 plan. Dot products and Gram matrices are summed over the ranks in place on the device.
+  const RankShare* share = nullptr;
+#if BCSR24_HAS_NCCL
+  std::unique_ptr<HaloExchange> outer_exchange, inner_exchange;
+  std::unique_ptr<DistributedPlan> distributed_plan;
+#endif
+  void sum_over_ranks(double* values, std::size_t count);
+  void sum_over_ranks(float* values, std::size_t count);
   std::unique_ptr<Inner> inner;
 
   EventTimer timer;
@@ -264,7 +345,7 @@ struct GpuSystem::Impl {
   }
   void outer_multiply(const double* p, double* q, double alpha_value, double beta_value) {
     cudaEvent_t start = timer.record(stream);
-    outer_product->run(p, q, alpha_value, beta_value);
+    outer_product->run(p, q, alpha_value, beta_value, stream);
     timer.interval(EventTimer::outer_spmm, start, timer.record(stream));
     ++outer_products;
   }
@@ -275,6 +356,9 @@ struct GpuSystem::Impl {
     inner_product32.reset();
     outer_product.reset();
     plan.reset();
+#if BCSR24_HAS_NCCL
+    distributed_plan.reset();
+#endif
     if (blas) cublasDestroy(blas);
     if (sparse) cusparseDestroy(sparse);
     if (stream) cudaStreamDestroy(stream);
@@ -295,6 +379,7 @@ class GpuSystem::Impl::Inner final : public InnerBlockSpace {
     const float* prq = s_.current_block() + s_.inner_k;
     CUBLAS_OK(cublasSgemm(s_.blas, CUBLAS_OP_N, CUBLAS_OP_T, w, w, s_.n, &one, prq, int(s_.inner_ld()), prq,
                           int(s_.inner_ld()), &zero, s_.gram_device.get(), w));
+    s_.sum_over_ranks(s_.gram_device.get(), std::size_t(w) * w);
     CUDA_OK(cudaMemcpyAsync(s_.gram_host.get(), s_.gram_device.get(), std::size_t(w) * w * sizeof(float),
                             cudaMemcpyDeviceToHost, s_.stream));
     s_.synchronize();
@@ -321,14 +406,17 @@ class GpuSystem::Impl::Inner final : public InnerBlockSpace {
     const float* p = block + s_.inner_k;
     float* q = block + 3 * s_.inner_k;
     cudaEvent_t start = s_.timer.record(s_.stream);
+    // P goes to bcsr24 as it is, fp32: the kernels convert it while staging, with a scale per tile and column.
     if (s_.plan) {
-      // P goes in as it is, fp32: the kernels convert it while staging, with a scale per tile and column.
       s_.plan->run(p, s_.inner_ld(), q, s_.inner_ld(), 1.0f, 0.0f, s_.stream);
-      s_.timer.interval(EventTimer::inner_spmm, start, s_.timer.record(s_.stream));
+#if BCSR24_HAS_NCCL
+    } else if (s_.distributed_plan) {
+      s_.distributed_plan->run(p, s_.inner_ld(), q, s_.inner_ld(), 1.0f, 0.0f, s_.stream);
+#endif
     } else {
-      s_.inner_product32->run(p, q, 1.0, 0.0);
-      s_.timer.interval(EventTimer::inner_spmm, start, s_.timer.record(s_.stream));
+      s_.inner_product32->run(p, q, 1.0, 0.0, s_.stream);
     }
+    s_.timer.interval(EventTimer::inner_spmm, start, s_.timer.record(s_.stream));
     ++s_.inner_products;
   }
 
@@ -336,19 +424,79 @@ class GpuSystem::Impl::Inner final : public InnerBlockSpace {
   Impl& s_;
 };
 
+void GpuSystem::Impl::sum_over_ranks(double* values, std::size_t count) {
+#if BCSR24_HAS_NCCL
+  // One rank holds the whole sum already.
+  if (share && share->comm.size > 1)
+    NCCL_OK(ncclAllReduce(values, values, count, ncclDouble, ncclSum, share->comm.comm, stream));
+#else
+  (void)values, (void)count;
+#endif
+}
+
+void GpuSystem::Impl::sum_over_ranks(float* values, std::size_t count) {
+#if BCSR24_HAS_NCCL
+  // One rank holds the whole sum already.
+  if (share && share->comm.size > 1)
+    NCCL_OK(ncclAllReduce(values, values, count, ncclFloat, ncclSum, share->comm.comm, stream));
+#else
+  (void)values, (void)count;
+#endif
+}
+
 GpuSystem::GpuSystem(const CsrMatrix& a, const InnerMatrix& inner, int k, int slots)
     : impl_(std::make_unique<Impl>()) {
+  if (a.rows != a.cols || a.rows < 1) throw InvalidArgument("GpuSystem: the matrix must be square and non-empty");
+  if (inner.backend == InnerBackend::bcsr24 && !inner.op) throw InvalidArgument("GpuSystem: bcsr24 backend without operator");
+  init(a, nullptr, inverse_diagonal(a), inner, k, slots);
+}
+
+GpuSystem::GpuSystem(const CsrMatrix& a_rows, const InnerMatrix& inner, int k, int slots, const RankShare& share)
+    : impl_(std::make_unique<Impl>()) {
+#if BCSR24_HAS_NCCL
+  const int rank = share.comm.rank;
+  check_communicator(share.comm, "GpuSystem");
+  validate_partition(share.rows, share.rows.size(), "row partition");
+  if (share.rows.ranks() != share.comm.size)
+    throw InvalidArgument("GpuSystem: the row partition has " + std::to_string(share.rows.ranks()) +
+                          " ranks, the communicator " + std::to_string(share.comm.size));
+  if (share.rows.count(rank) < 1)
+    throw InvalidArgument("GpuSystem: rank " + std::to_string(rank) + " owns no rows; use fewer GPUs than rows");
+  if (inner.backend == InnerBackend::bcsr24 && !inner.distributed)
+    throw InvalidArgument("GpuSystem: bcsr24 backend on several GPUs without a distributed operator");
+  Impl& s = *impl_;
+  s.share = &share;
+  // The same partition for the rows and the columns (= the rows of every vector) of the square A.
+  const RankBlock a_block = split_rank_rows(a_rows, rank, share.rows, share.rows);
+  s.outer_exchange = std::make_unique<HaloExchange>(a_block, share.rows, share.comm);
+  std::unique_ptr<RankBlock> inner_block;
+  if (inner.backend == InnerBackend::cusparse_csr_f32) {
+    inner_block = std::make_unique<RankBlock>(split_rank_rows(inner.csr, rank, share.rows, share.rows));
+    s.inner_exchange = std::make_unique<HaloExchange>(*inner_block, share.rows, share.comm);
+  }
+  init(a_block.local, &a_block.halo, inverse_diagonal(a_rows, share.rows.begin(rank)), inner, k, slots,
+       inner_block ? &inner_block->local : nullptr, inner_block ? &inner_block->halo : nullptr);
+#else
+  (void)a_rows, (void)inner, (void)k, (void)slots, (void)share;
+  throw NotSupported("this bcsr24_solve was built without NCCL: no distributed solve");
+#endif
+}
+
+void GpuSystem::init(const CsrMatrix& a_local, const CsrMatrix* a_halo, const std::vector<double>& inverse,
+                     const InnerMatrix& inner, int k, int slots, const CsrMatrix* inner_local,
+                     const CsrMatrix* inner_halo) {
   const DeviceInfo device = query_device();
   if (!device.available) throw NotSupported("the GPU solver needs a CUDA device: " + device.reason);
   if (k < 1 || k > 4096) throw InvalidArgument("GpuSystem: k must be in [1, 4096]");
-  if (a.rows != a.cols || a.rows < 1) throw InvalidArgument("GpuSystem: the matrix must be square and non-empty");
-  if (inner.backend == InnerBackend::bcsr24 && !inner.op) throw InvalidArgument("GpuSystem: bcsr24 backend without operator");
   Impl& s = *impl_;
-  s.n = a.rows;
+  s.n = a_local.rows;
   s.k = k;
   s.inner_k = round_up_8(k);
   s.slot_count = slots;
   s.inner_matrix = &inner;
+  if (!inner.row_scale.empty() && inner.row_scale.size() != std::size_t(s.n))
+    throw InvalidArgument("GpuSystem: the inner row scale has " + std::to_string(inner.row_scale.size()) +
+                          " entries for " + std::to_string(s.n) + " rows");
   CUDA_OK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
   CUSPARSE_OK(cusparseCreate(&s.sparse));
   CUSPARSE_OK(cusparseSetStream(s.sparse, s.stream));
@@ -360,9 +508,14 @@ GpuSystem::GpuSystem(const CsrMatrix& a, const InnerMatrix& inner, int k, int sl
   const std::size_t block = std::size_t(s.n) * std::size_t(k);
   s.blocks = DeviceArray<double>(block * std::size_t(slots));
   CUDA_OK(cudaMemset(s.blocks.get(), 0, s.blocks.bytes()));
-  s.a64 = std::make_unique<DeviceCsr>(a, false);
-  s.outer_product = std::make_unique<CusparseProduct>(s.sparse, *s.a64, s.n, s.n, k, k, CUDA_R_64F, s.slot(0), s.slot(1));
-  const std::vector<double> inverse = inverse_diagonal(a);
+  const HaloExchange* outer_exchange = nullptr;
+  const HaloExchange* inner_exchange = nullptr;
+#if BCSR24_HAS_NCCL
+  outer_exchange = s.outer_exchange.get();
+  inner_exchange = s.inner_exchange.get();
+#endif
+  s.outer_product = std::make_unique<RowProduct>(s.sparse, a_local, a_halo, outer_exchange, false, k, k, s.slot(0),
+                                                 s.slot(1));
   s.inverse_diagonal = DeviceArray<double>(inverse.data(), inverse.size());
   if (!inner.row_scale.empty()) s.inner_row_scale = DeviceArray<double>(inner.row_scale.data(), inner.row_scale.size());
   s.coef = DeviceArray<double>(std::size_t(gpu::kMaxCombineTerms) * k);
@@ -389,12 +542,17 @@ GpuSystem::GpuSystem(const CsrMatrix& a, const InnerMatrix& inner, int k, int sl
     options.output = OutputType::f32;
     options.input = InputType::f32;
     options.allow_unaligned_b = false;  // P rows are 4 * inner_k floats apart, P starts inner_k (a multiple of 8) in
-    s.plan = std::make_unique<SpmmPlan>(inner.op->make_plan(k, KernelKind::automatic, options));
+#if BCSR24_HAS_NCCL
+    if (s.share)
+      s.distributed_plan = std::make_unique<DistributedPlan>(inner.distributed->make_plan(k, options));
+    else
+#endif
+      s.plan = std::make_unique<SpmmPlan>(inner.op->make_plan(k, KernelKind::automatic, options));
   } else {
-    s.a32 = std::make_unique<DeviceCsr>(inner.csr, true);
     float* any = s.inner_blocks[0].get();
-    s.inner_product32 = std::make_unique<CusparseProduct>(s.sparse, *s.a32, s.n, s.n, k, s.inner_ld(), CUDA_R_32F,
-                                                          any + s.inner_k, any + 3 * s.inner_k);
+    s.inner_product32 = std::make_unique<RowProduct>(s.sparse, inner_local ? *inner_local : inner.csr, inner_halo,
+                                                     inner_exchange, true, k, s.inner_ld(), any + s.inner_k,
+                                                     any + 3 * s.inner_k);
   }
   s.inner = std::make_unique<Impl::Inner>(s);
   CUDA_OK(cudaDeviceSynchronize());
@@ -435,12 +593,32 @@ GpuTimings GpuSystem::timings() const {
 
 std::int64_t GpuSystem::device_bytes() const {
   const Impl& s = *impl_;
-  std::size_t bytes = s.a64->bytes() + s.outer_product->bytes() + s.blocks.bytes() + s.inverse_diagonal.bytes() +
+  std::size_t bytes = s.outer_product->bytes() + s.blocks.bytes() + s.inverse_diagonal.bytes() +
                       s.inner_row_scale.bytes() + s.dots_partial.bytes() + s.inner_blocks[0].bytes() +
                       s.inner_blocks[1].bytes();
-  if (s.a32) bytes += s.a32->bytes() + s.inner_product32->bytes();
+  if (s.inner_product32) bytes += s.inner_product32->bytes();
   if (s.plan) bytes += std::size_t(s.inner_matrix->op->device().device_bytes() + s.plan->workspace_bytes());
+#if BCSR24_HAS_NCCL
+  if (s.outer_exchange) bytes += std::size_t(s.outer_exchange->device_bytes());
+  if (s.inner_exchange) bytes += std::size_t(s.inner_exchange->device_bytes());
+  if (s.distributed_plan)
+    bytes += std::size_t(s.inner_matrix->distributed->device_bytes() + s.distributed_plan->device_bytes());
+#endif
   return static_cast<std::int64_t>(bytes);
+}
+
+std::int32_t GpuSystem::halo_rows() const {
+#if BCSR24_HAS_NCCL
+  if (impl_->outer_exchange) return impl_->outer_exchange->halo_rows();
+#endif
+  return 0;
+}
+
+std::int32_t GpuSystem::send_rows() const {
+#if BCSR24_HAS_NCCL
+  if (impl_->outer_exchange) return impl_->outer_exchange->send_rows();
+#endif
+  return 0;
 }
 
 void GpuSystem::residual(int r, int b, int x) {
@@ -474,6 +652,7 @@ void GpuSystem::dots(const std::vector<std::pair<int, int>>& pairs, std::vector<
     }
     gpu::column_dots(batch, s.n, s.k, s.dots_partial.get(), s.dots_out.get(), s.stream);
     const std::size_t values = std::size_t(batch.count) * s.k;
+    s.sum_over_ranks(s.dots_out.get(), values);
     CUDA_OK(cudaMemcpyAsync(s.dots_host.get(), s.dots_out.get(), values * sizeof(double), cudaMemcpyDeviceToHost,
                             s.stream));
     s.synchronize();

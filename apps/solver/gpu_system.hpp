@@ -6,6 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "bcsr24/distributed_partition.hpp"
+#include "bcsr24/halo_exchange.hpp"  // NcclCommunicator; the distributed calls need a build with NCCL
 #include "flexible_cg.hpp"
 #include "problem.hpp"
 
@@ -19,6 +21,13 @@ struct GpuTimings {
   std::int64_t outer_products = 0;
 };
 
+/// This rank's place in a system distributed by rows over several GPUs (one rank per GPU): the communicator the
+/// caller made and the row partition, which is also the partition of A's columns and of every vector's rows.
+struct RankShare {
+  NcclCommunicator comm;
+  RowPartition rows;
+};
+
 class GpuSystem final : public OuterSpace {
  public:
   /// Uploads A (fp64 CSR), the inner matrix (the bcsr24 operator's device copy, or fp32 CSR) and allocates
@@ -26,6 +35,14 @@ class GpuSystem final : public OuterSpace {
   /// @param inner kept by reference: must outlive the space
   /// @throw NotSupported without a usable GPU; CudaError / CusparseError on failures.
   GpuSystem(const CsrMatrix& a, const InnerMatrix& inner, int k, int slots);
+  /// This rank's share of a system spread over several GPUs. a_rows: its rows of A (share.rows.count(rank) rows,
+  /// global columns); inner: its share of the inner matrix (InnerMatrix::distributed for bcsr24, or its rows of
+  /// the inner matrix in `csr` for cuSPARSE fp32; row_scale its rows). Slots hold its rows. Products exchange
+  /// halo rows over NCCL, dot products and Gram matrices are summed over the ranks (NCCL all-reduce), so every
+  /// rank sees the same numbers and takes the same decisions. Construction and every operation are collective.
+  /// `share` and `inner` must outlive the space.
+  /// @throw NotSupported in builds without NCCL; InvalidArgument for a rank without rows or inconsistent shares.
+  GpuSystem(const CsrMatrix& a_rows, const InnerMatrix& inner, int k, int slots, const RankShare& share);
   ~GpuSystem() override;
   GpuSystem(const GpuSystem&) = delete;
   GpuSystem& operator=(const GpuSystem&) = delete;
@@ -36,6 +53,9 @@ class GpuSystem final : public OuterSpace {
   void synchronize();
   GpuTimings timings() const;
   std::int64_t device_bytes() const;
+  /// Vector rows this rank receives from / sends to its peers per product (0 on one GPU).
+  std::int32_t halo_rows() const;
+  std::int32_t send_rows() const;
 
   int k() const override;
   void residual(int r, int b, int x) override;
@@ -48,6 +68,9 @@ class GpuSystem final : public OuterSpace {
   void precondition_jacobi(int z, int r, const std::vector<double>& column_mask) override;
 
  private:
+  void init(const CsrMatrix& a_local, const CsrMatrix* a_halo, const std::vector<double>& inverse_diagonal,
+            const InnerMatrix& inner, int k, int slots, const CsrMatrix* inner_local = nullptr,
+            const CsrMatrix* inner_halo = nullptr);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

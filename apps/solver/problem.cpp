@@ -41,14 +41,15 @@ std::vector<double> multiply(const CsrMatrix& a, const std::vector<double>& x, i
   return y;
 }
 
-std::vector<double> diagonal(const CsrMatrix& a) {
+/// The diagonal of rows first_row .. first_row + a.rows - 1 of a matrix (a holds those rows, global columns).
+std::vector<double> diagonal(const CsrMatrix& a, std::int32_t first_row = 0) {
   std::vector<double> d(static_cast<std::size_t>(a.rows), 0.0);
   for (std::int32_t i = 0; i < a.rows; ++i) {
     for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
-      if (a.col_idx[p] == i) d[static_cast<std::size_t>(i)] = a.values[p];
+      if (a.col_idx[p] == first_row + i) d[static_cast<std::size_t>(i)] = a.values[p];
     if (!(d[static_cast<std::size_t>(i)] > 0.0))
-      throw InvalidArgument("row " + std::to_string(i) + " has diagonal " + std::to_string(d[static_cast<std::size_t>(i)]) +
-                            ": an SPD matrix needs a positive diagonal");
+      throw InvalidArgument("row " + std::to_string(first_row + i) + " has diagonal " +
+                            std::to_string(d[static_cast<std::size_t>(i)]) + ": an SPD matrix needs a positive diagonal");
   }
   return d;
 }
@@ -81,8 +82,8 @@ std::vector<double> jacobi_scale(const CsrMatrix& a) {
   return s;
 }
 
-std::vector<double> inverse_diagonal(const CsrMatrix& a) {
-  std::vector<double> s = diagonal(a);
+std::vector<double> inverse_diagonal(const CsrMatrix& a, std::int32_t first_row) {
+  std::vector<double> s = diagonal(a, first_row);
   for (double& v : s) v = 1.0 / v;
   return s;
 }

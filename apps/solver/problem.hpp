@@ -10,6 +10,10 @@
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/sparse_operator.hpp"
 
+namespace bcsr24 {
+class DistributedOperator;  // bcsr24/distributed_operator.hpp (NCCL builds)
+}
+
 namespace bcsr24::solver {
 
 /// The product used inside the inner solve.
@@ -42,19 +46,24 @@ Problem make_problem(std::string name, CsrMatrix a, int k, RhsKind rhs, std::uin
 /// s_i = 1 / sqrt(a_ii): S A S has a unit diagonal.
 /// @throw InvalidArgument naming the first row whose diagonal is missing or not positive.
 std::vector<double> jacobi_scale(const CsrMatrix& a);
-/// 1 / a_ii. @throw InvalidArgument as jacobi_scale.
-std::vector<double> inverse_diagonal(const CsrMatrix& a);
+/// 1 / a_ii. `a` may hold rows first_row .. first_row + a.rows - 1 of a larger matrix (global columns): one rank's
+/// share. @throw InvalidArgument as jacobi_scale.
+std::vector<double> inverse_diagonal(const CsrMatrix& a, std::int32_t first_row = 0);
 /// diag(s) A diag(s).
 CsrMatrix scale_symmetric(const CsrMatrix& a, const std::vector<double>& s);
 
 /// The matrix of the inner solve, ready for either product.
 struct InnerMatrix {
   InnerBackend backend = InnerBackend::bcsr24;
-  /// s with the inner solve working on diag(s) A diag(s) (--inner-scaling jacobi); empty = A itself.
+  /// s with the inner solve working on diag(s) A diag(s) (--inner-scaling jacobi); empty = A itself. On several
+  /// GPUs, this rank's rows of s.
   std::vector<double> row_scale;
   /// bcsr24: the preprocessed operator (census and fp16 scaling decided by the library).
   std::shared_ptr<const SparseOperator> op;
-  /// cusparse_csr_f32: the (scaled) matrix; the space rounds its values to fp32.
+  /// bcsr24 on several GPUs (instead of op): this rank's share of the operator.
+  std::shared_ptr<const DistributedOperator> distributed;
+  /// cusparse_csr_f32: the (scaled) matrix, or on several GPUs this rank's rows of it with global columns; the
+  /// space rounds its values to fp32.
   CsrMatrix csr;
   double preprocess_seconds = 0.0;  ///< host time of the scaling and (for bcsr24) the BCSR-2:4 conversion
 };

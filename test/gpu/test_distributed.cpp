@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -331,4 +333,70 @@ TEST_CASE("distributed plans refuse what they cannot do", "[distributed]") {
   cudaFree(c);
   // A communicator that does not match the rank passed.
   CHECK_THROWS_AS(DistributedOperator::from_global(a, NcclCommunicator{comms.comms[0], 1, 2}), InvalidArgument);
+}
+
+TEST_CASE("halo exchange moves exactly the requested rows, for every element type", "[distributed][halo]") {
+  const CsrMatrix a = random_mesh(9, 7, 6, 2, 3);  // 756 rows, random node order: every rank needs many rows
+  const std::int32_t n = 5;                       // not a multiple of 8: ld pads the halo rows
+  const std::int64_t ldb = n + 3;
+  // B's entry (i, j) as a bit pattern that no element type alters on the way (the exchange copies bits).
+  const auto pattern = [](std::int64_t i, std::int64_t j) { return std::uint64_t(i * 64 + j + 1); };
+  for (const int ranks : rank_counts()) {
+    const RowPartition rows = partition_rows_by_bytes(a, ranks);
+    Communicators comms(ranks);
+    std::vector<std::int64_t> mismatches(std::size_t(ranks), 0), expected(std::size_t(ranks), 0),
+        received_bytes(std::size_t(ranks), 0), sent_bytes(std::size_t(ranks), 0);
+    on_every_rank(ranks, [&](int r) {
+      const RankBlock block = split_rank_rows(extract_rows(a, rows.begin(r), rows.end(r)), r, rows, rows);
+      const HaloExchange exchange(block, rows, comms.of(r));
+      if (exchange.halo_rows() != block.halo_cols()) ++mismatches[std::size_t(r)];
+      cudaStream_t stream = nullptr;
+      if (cudaStreamCreate(&stream) != cudaSuccess) throw std::runtime_error("cudaStreamCreate failed");
+      for (const HaloElement element : {HaloElement::f64, HaloElement::f32, HaloElement::f16}) {
+        const int bytes = halo_element_bytes(element);
+        const HaloExchangePlan plan = exchange.make_plan(n, element);
+        std::vector<unsigned char> owned(std::size_t(rows.count(r) * ldb * bytes), 0);
+        for (std::int64_t i = 0; i < rows.count(r); ++i)
+          for (std::int64_t j = 0; j < n; ++j) {
+            const std::uint64_t v = pattern(rows.begin(r) + i, j);
+            std::memcpy(&owned[std::size_t((i * ldb + j) * bytes)], &v, std::size_t(bytes));
+          }
+        void* b = nullptr;
+        if (cudaMalloc(&b, std::max<std::size_t>(owned.size(), 1)) != cudaSuccess ||
+            cudaMemcpy(b, owned.data(), owned.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+          throw std::runtime_error("upload failed");
+        plan.start(b, ldb, stream);
+        plan.wait(stream);
+        std::vector<unsigned char> halo(std::size_t(exchange.halo_rows() * plan.ld() * bytes));
+        if (!halo.empty() && cudaMemcpyAsync(halo.data(), plan.halo(), halo.size(), cudaMemcpyDeviceToHost,
+                                             stream) != cudaSuccess)
+          throw std::runtime_error("download failed");
+        if (cudaStreamSynchronize(stream) != cudaSuccess) throw std::runtime_error("exchange failed");
+        cudaFree(b);
+        for (std::int32_t h = 0; h < exchange.halo_rows(); ++h)
+          for (std::int64_t j = 0; j < n; ++j) {
+            const std::uint64_t want = pattern(block.halo_global[std::size_t(h)], j);
+            std::uint64_t got = 0;
+            std::memcpy(&got, &halo[std::size_t((h * plan.ld() + j) * bytes)], std::size_t(bytes));
+            const std::uint64_t mask = bytes == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * bytes)) - 1;
+            if (got != (want & mask)) ++mismatches[std::size_t(r)];
+            ++expected[std::size_t(r)];
+          }
+        received_bytes[std::size_t(r)] += plan.bytes_received();
+        sent_bytes[std::size_t(r)] += plan.bytes_sent();
+      }
+      cudaStreamDestroy(stream);
+    });
+    INFO("ranks " << ranks);
+    std::int64_t total_expected = 0, total_sent = 0, total_received = 0;
+    for (int r = 0; r < ranks; ++r) {
+      CHECK(mismatches[std::size_t(r)] == 0);
+      total_expected += expected[std::size_t(r)];
+      total_sent += sent_bytes[std::size_t(r)];
+      total_received += received_bytes[std::size_t(r)];
+    }
+    CHECK(total_sent == total_received);  // every row sent is received once
+    if (ranks == 1) CHECK(total_expected == 0);
+    if (ranks > 1) CHECK(total_expected > 0);  // a randomly numbered mesh has a halo on every split
+  }
 }

@@ -10,19 +10,10 @@
 
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/distributed_partition.hpp"
+#include "bcsr24/halo_exchange.hpp"
 #include "bcsr24/sparse_operator.hpp"
 
-struct ncclComm;  // = ncclComm_t without including nccl.h
-
 namespace bcsr24 {
-
-/// A communicator the caller created: an NCCL communicator and this process's (or thread's) place in it. The
-/// CUDA device current when the operator is built must be the communicator's device.
-struct NcclCommunicator {
-  ncclComm* comm = nullptr;  ///< ncclComm_t
-  int rank = 0;
-  int size = 1;
-};
 
 /// Options of a distributed operator: the single-GPU options for both parts of every rank (precision, scaling,
 /// tile layout and reordering apply to the local part and the halo part separately), and the partition cost.
@@ -82,6 +73,9 @@ class DistributedOperator {
   /// Device bytes of both parts and the send-row index (plans add their buffers).
   std::int64_t device_bytes() const;
   const NcclCommunicator& communicator() const noexcept;
+  /// The exchange of B's halo rows. A caller may make its own plans on it (e.g. fp64 vectors of a solver whose
+  /// rows are distributed like B), valid while the operator lives.
+  const HaloExchange& halo_exchange() const noexcept;
 
   /// A plan for n columns of B; collective only in that every rank must make one before running it.
   DistributedPlan make_plan(std::int32_t n, const PlanOptions& options = {}) const;

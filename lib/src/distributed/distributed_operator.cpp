@@ -1,10 +1,9 @@
-// DistributedOperator and DistributedPlan: each rank's local and halo parts as two single-GPU operators, the halo
-// requests exchanged once over NCCL at construction, and per product: pack the rows peers need, grouped NCCL
-// send/recv on a communication stream while the local product runs, then the halo product adds into C.
+// DistributedOperator and DistributedPlan: each rank's local and halo parts as two single-GPU operators and a
+// HaloExchange (requests exchanged once over NCCL at construction); per product the exchange of B's halo rows runs
+// on its own stream while the local product runs, then the halo product adds into C.
 #include "bcsr24/distributed_operator.hpp"
 
 #include <cuda_runtime_api.h>
-#include <nccl.h>
 
 #include <cstdint>
 #include <string>
@@ -14,118 +13,11 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/matrix_market.hpp"
 #include "device/cuda_check.hpp"
-#include "device/device_buffer.hpp"
 #include "kernels/halo_pack.hpp"
 
 namespace bcsr24 {
 
 namespace {
-
-[[noreturn]] void throw_nccl_error(ncclResult_t status, const char* call, const char* file, int line) {
-  throw NcclError(std::string(call) + " failed (" + file + ":" + std::to_string(line) +
-                  "): " + ncclGetErrorString(status));
-}
-
-#define BCSR24_NCCL_CHECK(call)                                                     \
-  do {                                                                              \
-    const ncclResult_t bcsr24_nccl_status_ = (call);                                \
-    if (bcsr24_nccl_status_ != ncclSuccess)                                         \
-      throw_nccl_error(bcsr24_nccl_status_, #call, __FILE__, __LINE__);             \
-  } while (0)
-
-std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
-
-/// A CUDA stream or event that is destroyed with its owner.
-struct StreamHandle {
-  cudaStream_t stream = nullptr;
-  StreamHandle() { BCSR24_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
-  ~StreamHandle() {
-    if (stream) cudaStreamDestroy(stream);
-  }
-  StreamHandle(const StreamHandle&) = delete;
-  StreamHandle& operator=(const StreamHandle&) = delete;
-};
-struct EventHandle {
-  cudaEvent_t event = nullptr;
-  EventHandle() { BCSR24_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming)); }
-  ~EventHandle() {
-    if (event) cudaEventDestroy(event);
-  }
-  EventHandle(const EventHandle&) = delete;
-  EventHandle& operator=(const EventHandle&) = delete;
-};
-
-void check_communicator(const NcclCommunicator& comm) {
-  if (!comm.comm) throw InvalidArgument("DistributedOperator: the NCCL communicator is null");
-  int count = 0, rank = 0;
-  BCSR24_NCCL_CHECK(ncclCommCount(comm.comm, &count));
-  BCSR24_NCCL_CHECK(ncclCommUserRank(comm.comm, &rank));
-  if (count != comm.size || rank != comm.rank)
-    throw InvalidArgument("DistributedOperator: the communicator has rank " + std::to_string(rank) + " of " +
-                          std::to_string(count) + ", but rank " + std::to_string(comm.rank) + " of " +
-                          std::to_string(comm.size) + " was passed");
-  int comm_device = -1, device = -1;
-  BCSR24_NCCL_CHECK(ncclCommCuDevice(comm.comm, &comm_device));
-  BCSR24_CUDA_CHECK(cudaGetDevice(&device));
-  if (comm_device != device)
-    throw InvalidArgument("DistributedOperator: the communicator of rank " + std::to_string(rank) +
-                          " is on CUDA device " + std::to_string(comm_device) + " but device " +
-                          std::to_string(device) + " is current; call cudaSetDevice first");
-}
-
-/// Every rank tells each peer which of the peer's columns it needs (its receive list from that peer), and learns
-/// what each peer needs from it: counts first, then the lists, as grouped point-to-point calls.
-std::vector<std::vector<std::int32_t>> exchange_requests(const RankBlock& block, const NcclCommunicator& comm) {
-  const int ranks = comm.size, me = comm.rank;
-  std::vector<std::vector<std::int32_t>> requested(at(ranks));
-  if (ranks == 1) return requested;
-  StreamHandle stream;
-  std::vector<std::int32_t> my_counts(at(ranks));
-  for (int q = 0; q < ranks; ++q) my_counts[at(q)] = block.recv_count(q);
-  detail::DeviceBuffer<std::int32_t> d_my_counts(my_counts), d_peer_counts(at(ranks));
-  BCSR24_CUDA_CHECK(cudaMemsetAsync(d_peer_counts.get(), 0, d_peer_counts.bytes(), stream.stream));
-  BCSR24_NCCL_CHECK(ncclGroupStart());
-  for (int q = 0; q < ranks; ++q) {
-    if (q == me) continue;
-    BCSR24_NCCL_CHECK(ncclSend(d_my_counts.get() + q, 1, ncclInt32, q, comm.comm, stream.stream));
-    BCSR24_NCCL_CHECK(ncclRecv(d_peer_counts.get() + q, 1, ncclInt32, q, comm.comm, stream.stream));
-  }
-  BCSR24_NCCL_CHECK(ncclGroupEnd());
-  std::vector<std::int32_t> peer_counts(at(ranks));
-  BCSR24_CUDA_CHECK(cudaMemcpyAsync(peer_counts.data(), d_peer_counts.get(), d_peer_counts.bytes(),
-                                    cudaMemcpyDeviceToHost, stream.stream));
-  BCSR24_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
-
-  std::vector<std::int64_t> peer_offsets(at(ranks) + 1, 0);
-  for (int q = 0; q < ranks; ++q) {
-    if (peer_counts[at(q)] < 0 || peer_counts[at(q)] > block.col_end - block.col_begin)
-      throw InvalidArgument("DistributedOperator: rank " + std::to_string(q) + " requests " +
-                            std::to_string(peer_counts[at(q)]) + " B rows from rank " + std::to_string(me) +
-                            ", which owns " + std::to_string(block.col_end - block.col_begin) +
-                            " (are the partitions the same on every rank?)");
-    peer_offsets[at(q) + 1] = peer_offsets[at(q)] + peer_counts[at(q)];
-  }
-  detail::DeviceBuffer<std::int32_t> d_mine(block.halo_global), d_theirs(at(peer_offsets.back()));
-  BCSR24_NCCL_CHECK(ncclGroupStart());
-  for (int q = 0; q < ranks; ++q) {
-    if (q == me) continue;
-    if (block.recv_count(q) > 0)
-      BCSR24_NCCL_CHECK(ncclSend(d_mine.get() + block.recv_offsets[at(q)], at(block.recv_count(q)), ncclInt32, q,
-                                 comm.comm, stream.stream));
-    if (peer_counts[at(q)] > 0)
-      BCSR24_NCCL_CHECK(ncclRecv(d_theirs.get() + peer_offsets[at(q)], at(peer_counts[at(q)]), ncclInt32, q,
-                                 comm.comm, stream.stream));
-  }
-  BCSR24_NCCL_CHECK(ncclGroupEnd());
-  std::vector<std::int32_t> all(at(peer_offsets.back()));
-  if (!all.empty())
-    BCSR24_CUDA_CHECK(cudaMemcpyAsync(all.data(), d_theirs.get(), d_theirs.bytes(), cudaMemcpyDeviceToHost,
-                                      stream.stream));
-  BCSR24_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
-  for (int q = 0; q < ranks; ++q)
-    requested[at(q)].assign(all.begin() + peer_offsets[at(q)], all.begin() + peer_offsets[at(q) + 1]);
-  return requested;
-}
 
 std::unique_ptr<SparseOperator> make_part(const CsrMatrix& part, const OperatorOptions& options) {
   if (part.nnz() == 0) return nullptr;
@@ -152,9 +44,7 @@ struct DistributedOperator::State {
   std::int64_t local_nnz = 0, halo_nnz = 0;
   Precision precision = Precision::fp16;
   std::unique_ptr<SparseOperator> local, halo;
-  std::vector<std::int32_t> recv_offsets;  // ranks + 1: halo rows from peer q
-  HaloSendPlan send;
-  detail::DeviceBuffer<std::int32_t> send_rows;  // owned B rows to pack, peer by peer
+  std::unique_ptr<HaloExchange> exchange;
   int device = 0;
 };
 
@@ -168,7 +58,7 @@ DistributedOperator DistributedOperator::from_rank_rows(const CsrMatrix& rows_of
                                                         const RowPartition& col_partition,
                                                         const NcclCommunicator& comm,
                                                         const DistributedOptions& options) {
-  check_communicator(comm);
+  check_communicator(comm, "DistributedOperator");
   if (row_partition.ranks() != comm.size)
     throw InvalidArgument("DistributedOperator: the row partition has " + std::to_string(row_partition.ranks()) +
                           " ranks, the communicator " + std::to_string(comm.size));
@@ -186,9 +76,7 @@ DistributedOperator DistributedOperator::from_rank_rows(const CsrMatrix& rows_of
   BCSR24_CUDA_CHECK(cudaGetDevice(&s->device));
   s->local = make_part(block.local, options.part);
   s->halo = make_part(block.halo, options.part);
-  s->recv_offsets = block.recv_offsets;
-  s->send = build_send_plan(comm.rank, col_partition, exchange_requests(block, comm));
-  s->send_rows = detail::DeviceBuffer<std::int32_t>(s->send.send_rows);
+  s->exchange = std::make_unique<HaloExchange>(block, col_partition, comm);
   return DistributedOperator(std::move(s));
 }
 
@@ -221,14 +109,13 @@ std::int32_t DistributedOperator::owned_cols() const noexcept { return state_->o
 std::int64_t DistributedOperator::local_nnz() const noexcept { return state_->local_nnz; }
 std::int64_t DistributedOperator::halo_nnz() const noexcept { return state_->halo_nnz; }
 std::int32_t DistributedOperator::halo_rows() const noexcept { return state_->halo_rows; }
-std::int32_t DistributedOperator::send_rows() const noexcept {
-  return static_cast<std::int32_t>(state_->send.total());
-}
+std::int32_t DistributedOperator::send_rows() const noexcept { return state_->exchange->send_rows(); }
+const HaloExchange& DistributedOperator::halo_exchange() const noexcept { return *state_->exchange; }
 const SparseOperator* DistributedOperator::local_part() const noexcept { return state_->local.get(); }
 const SparseOperator* DistributedOperator::halo_part() const noexcept { return state_->halo.get(); }
 const NcclCommunicator& DistributedOperator::communicator() const noexcept { return state_->comm; }
 std::int64_t DistributedOperator::device_bytes() const {
-  std::int64_t bytes = std::int64_t(state_->send_rows.bytes());
+  std::int64_t bytes = state_->exchange->device_bytes();
   if (state_->local) bytes += state_->local->device().device_bytes();
   if (state_->halo) bytes += state_->halo->device().device_bytes();
   return bytes;
@@ -240,15 +127,8 @@ struct DistributedPlan::Impl {
   const DistributedOperator::State* op = nullptr;
   std::int32_t n = 0;
   InputType input = InputType::f16;
-  int element_bytes = 2;
-  ncclDataType_t nccl_type = ncclHalf;
-  std::int64_t ld = 0;  // of the send buffer and the halo rows: n rounded up to 8 (aligned for the tile kernels)
   std::unique_ptr<SpmmPlan> local, halo;
-  detail::DeviceBuffer<unsigned char> send_buffer, halo_buffer;
-  StreamHandle comm_stream;
-  EventHandle b_ready, halo_ready;
-
-  bool exchanges() const { return op->send.total() > 0 || op->halo_rows > 0; }
+  std::unique_ptr<HaloExchangePlan> exchange;  // B rows in the parts' input type
 
   void run(const void* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
            cudaStream_t stream, DistributedStages stages, InputType given) const {
@@ -266,33 +146,14 @@ struct DistributedPlan::Impl {
       throw InvalidArgument("DistributedPlan::run: the operator lives on CUDA device " + std::to_string(op->device) +
                             ", device " + std::to_string(device) + " is current");
     if (stages == DistributedStages::halo_only) {
-      if (halo) run_part(*halo, halo_buffer.get(), ld, c, ldc, alpha, 1.0f, stream);
+      if (halo) run_part(*halo, exchange->halo(), exchange->ld(), c, ldc, alpha, 1.0f, stream);
       return;
     }
-    const bool exchange = stages != DistributedStages::local_only && exchanges();
-    if (exchange) {
-      // The exchange waits only for what `stream` did before (B written), then runs beside the local product.
-      BCSR24_CUDA_CHECK(cudaEventRecord(b_ready.event, stream));
-      BCSR24_CUDA_CHECK(cudaStreamWaitEvent(comm_stream.stream, b_ready.event, 0));
-      kernels::launch_pack_rows(b, ldb, op->send_rows.get(), static_cast<std::int32_t>(op->send.total()), n,
-                                send_buffer.get(), ld, element_bytes, comm_stream.stream);
-      const int ranks = op->comm.size;
-      BCSR24_NCCL_CHECK(ncclGroupStart());
-      for (int q = 0; q < ranks; ++q) {
-        const std::int64_t send_count = op->send.send_count(q);
-        const std::int64_t recv_count = op->recv_offsets[at(q) + 1] - op->recv_offsets[at(q)];
-        if (send_count > 0)
-          BCSR24_NCCL_CHECK(ncclSend(send_buffer.get() + op->send.send_offsets[at(q)] * ld * element_bytes,
-                                     at(send_count * ld), nccl_type, q, op->comm.comm, comm_stream.stream));
-        if (recv_count > 0)
-          BCSR24_NCCL_CHECK(ncclRecv(halo_buffer.get() + op->recv_offsets[at(q)] * ld * element_bytes,
-                                     at(recv_count * ld), nccl_type, q, op->comm.comm, comm_stream.stream));
-      }
-      BCSR24_NCCL_CHECK(ncclGroupEnd());
-      BCSR24_CUDA_CHECK(cudaEventRecord(halo_ready.event, comm_stream.stream));
-    }
+    // The exchange waits only for what `stream` did before (B written), then runs beside the local product.
+    const bool exchanges = stages != DistributedStages::local_only;
+    if (exchanges) exchange->start(b, ldb, stream);
     if (stages == DistributedStages::exchange_only) {
-      if (exchange) BCSR24_CUDA_CHECK(cudaStreamWaitEvent(stream, halo_ready.event, 0));
+      exchange->wait(stream);
       return;
     }
     if (local)
@@ -300,8 +161,8 @@ struct DistributedPlan::Impl {
     else
       kernels::launch_scale_rows(c, ldc, op->local_rows, n, beta, stream);  // no local entries: C = beta * C
     if (stages == DistributedStages::local_only) return;
-    if (exchange) BCSR24_CUDA_CHECK(cudaStreamWaitEvent(stream, halo_ready.event, 0));
-    if (halo) run_part(*halo, halo_buffer.get(), ld, c, ldc, alpha, 1.0f, stream);
+    exchange->wait(stream);
+    if (halo) run_part(*halo, exchange->halo(), exchange->ld(), c, ldc, alpha, 1.0f, stream);
   }
 
   void run_part(const SpmmPlan& plan, const void* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha,
@@ -328,20 +189,14 @@ DistributedPlan DistributedOperator::make_plan(std::int32_t n, const PlanOptions
   p->op = &s;
   p->n = n;
   p->input = resolved_input(options.input, s.precision);
-  p->element_bytes = p->input == InputType::f32 ? 4 : 2;
-  p->nccl_type = p->input == InputType::f32 ? ncclFloat : (p->input == InputType::bf16 ? ncclBfloat16 : ncclHalf);
-  p->ld = (std::int64_t(n) + 7) / 8 * 8;
   PlanOptions part_options = options;
   part_options.input = p->input;
   if (s.local) p->local = std::make_unique<SpmmPlan>(s.local->make_plan(n, KernelKind::automatic, part_options));
   if (s.halo) p->halo = std::make_unique<SpmmPlan>(s.halo->make_plan(n, KernelKind::automatic, part_options));
-  // Padding columns are zero (never read as data, but defined for the copies and for initcheck).
-  const std::size_t send_bytes = at(s.send.total() * p->ld * p->element_bytes);
-  const std::size_t halo_bytes = at(std::int64_t(s.halo_rows) * p->ld * p->element_bytes);
-  p->send_buffer = detail::DeviceBuffer<unsigned char>(send_bytes);
-  p->halo_buffer = detail::DeviceBuffer<unsigned char>(halo_bytes);
-  if (send_bytes) BCSR24_CUDA_CHECK(cudaMemset(p->send_buffer.get(), 0, send_bytes));
-  if (halo_bytes) BCSR24_CUDA_CHECK(cudaMemset(p->halo_buffer.get(), 0, halo_bytes));
+  const HaloElement element = p->input == InputType::f32   ? HaloElement::f32
+                              : p->input == InputType::bf16 ? HaloElement::bf16
+                                                            : HaloElement::f16;
+  p->exchange = std::make_unique<HaloExchangePlan>(s.exchange->make_plan(n, element));
   return DistributedPlan(std::move(p));
 }
 
@@ -356,14 +211,10 @@ void DistributedPlan::run(const float* b, std::int64_t ldb, float* c, std::int64
 
 std::int32_t DistributedPlan::n() const noexcept { return impl_->n; }
 InputType DistributedPlan::input() const noexcept { return impl_->input; }
-std::int64_t DistributedPlan::bytes_sent() const noexcept {
-  return impl_->op->send.total() * impl_->ld * impl_->element_bytes;
-}
-std::int64_t DistributedPlan::bytes_received() const noexcept {
-  return std::int64_t(impl_->op->halo_rows) * impl_->ld * impl_->element_bytes;
-}
+std::int64_t DistributedPlan::bytes_sent() const noexcept { return impl_->exchange->bytes_sent(); }
+std::int64_t DistributedPlan::bytes_received() const noexcept { return impl_->exchange->bytes_received(); }
 std::int64_t DistributedPlan::device_bytes() const noexcept {
-  std::int64_t bytes = std::int64_t(impl_->send_buffer.bytes() + impl_->halo_buffer.bytes());
+  std::int64_t bytes = impl_->exchange->device_bytes();
   if (impl_->local) bytes += impl_->local->workspace_bytes();
   if (impl_->halo) bytes += impl_->halo->workspace_bytes();
   return bytes;

@@ -40,7 +40,10 @@ void launch_pack_rows(const void* src, std::int64_t src_ld, const std::int32_t* 
                       std::int32_t n, void* dst, std::int64_t dst_ld, int element_bytes, cudaStream_t stream) {
   const std::int64_t elements = std::int64_t(count) * n;
   if (elements == 0) return;
-  if (element_bytes == 4)
+  if (element_bytes == 8)
+    pack_rows_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(
+        static_cast<const double*>(src), src_ld, rows, elements, n, static_cast<double*>(dst), dst_ld);
+  else if (element_bytes == 4)
     pack_rows_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(
         static_cast<const float*>(src), src_ld, rows, elements, n, static_cast<float*>(dst), dst_ld);
   else

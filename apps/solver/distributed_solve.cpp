@@ -1,0 +1,143 @@
+// The distributed solve: one thread per GPU, each building its share of A and of the inner matrix and running the
+// unchanged flexible CG / block CG on a GpuSystem of its rows; the sums inside the space keep the ranks in step.
+#include "distributed_solve.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <cuda_runtime_api.h>
+
+#include "bcsr24/distributed_operator.hpp"
+#include "bcsr24/error.hpp"
+#include "rank_group.hpp"
+
+namespace bcsr24::solver {
+
+namespace {
+
+static_assert(std::is_trivially_copyable_v<RankSolveStats>, "RankSolveStats travels as bytes");
+
+/// Exit status when rank threads are left stuck after a failure (bcsr24_solve's runtime-error status).
+constexpr int kExitStuck = 1;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+template <typename T>
+std::vector<T> rows_of(const std::vector<T>& all, const RowPartition& rows, int rank, std::size_t width) {
+  return std::vector<T>(all.begin() + std::ptrdiff_t(std::size_t(rows.begin(rank)) * width),
+                        all.begin() + std::ptrdiff_t(std::size_t(rows.end(rank)) * width));
+}
+
+}  // namespace
+
+DistributedSolveResult solve_distributed(const Problem& problem, const DistributedSolveSettings& settings) {
+  const int gpus = settings.gpus;
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
+  if (gpus < 1 || gpus > devices)
+    throw NotSupported("--gpus " + std::to_string(gpus) + ": this machine has " + std::to_string(devices) +
+                       " CUDA device(s)");
+  const CsrMatrix& a = problem.a;
+  const int k = problem.k;
+  // Rows split by the bytes they store (bcsr24's device bytes per entry and per row), the same split for A's
+  // columns and every vector. The inner matrix has A's structure, so one partition serves both.
+  const RowPartition rows = partition_rows_by_bytes(a, gpus, DistributedOptions{}.cost);
+  std::vector<double> scale;
+  CsrMatrix scaled;
+  if (settings.jacobi_scaling) {
+    scale = jacobi_scale(a);
+    scaled = scale_symmetric(a, scale);
+  }
+  const CsrMatrix& inner_source = settings.jacobi_scaling ? scaled : a;
+  const int slots = outer_slot_count(settings.outer.memory);
+
+  DistributedSolveResult out;
+  ranks::run_rank_threads(
+      gpus,
+      [&](ranks::HostGroup& group, ncclComm_t comm, int device) {
+        ranks::CommunicatorGuard guard(comm);  // first: destroyed after the space and the operator below
+        if (cudaSetDevice(device) != cudaSuccess) throw CudaError("cudaSetDevice(" + std::to_string(device) + ") failed");
+        const int rank = group.rank();
+        RankShare share;
+        share.comm = NcclCommunicator{comm, rank, group.size()};
+        share.rows = rows;
+        RankSolveStats stats;
+        stats.rank = rank;
+        stats.row_begin = rows.begin(rank);
+        stats.rows = rows.count(rank);
+
+        const auto prepare_start = std::chrono::steady_clock::now();
+        const CsrMatrix a_rows = extract_rows(a, rows.begin(rank), rows.end(rank));
+        stats.nnz = a_rows.nnz();
+        InnerMatrix inner;
+        inner.backend = settings.backend;
+        if (settings.jacobi_scaling) inner.row_scale = rows_of(scale, rows, rank, 1);
+        if (settings.backend == InnerBackend::bcsr24) {
+          DistributedOptions options;
+          options.part = settings.operator_options;
+          inner.distributed = std::make_shared<const DistributedOperator>(DistributedOperator::from_rank_rows(
+              extract_rows(inner_source, rows.begin(rank), rows.end(rank)), rows, rows, share.comm, options));
+        } else {
+          inner.csr = extract_rows(inner_source, rows.begin(rank), rows.end(rank));
+        }
+        stats.preprocess_seconds = seconds_since(prepare_start);
+
+        const auto upload_start = std::chrono::steady_clock::now();
+        GpuSystem space(a_rows, inner, k, slots, share);
+        space.set_slot(OuterSlots::b, rows_of(problem.b, rows, rank, std::size_t(k)));
+        stats.upload_seconds = seconds_since(upload_start);
+        stats.device_bytes = space.device_bytes();
+        stats.halo_rows = space.halo_rows();
+        stats.send_rows = space.send_rows();
+        // NCCL connects the ranks for a collective at its first call: one untimed all-reduce (the dot products
+        // of b) keeps that out of the solve time. The halo exchange's connections were made at construction.
+        std::vector<double> warm;
+        space.dots({{OuterSlots::b, OuterSlots::b}}, warm);
+        space.synchronize();
+        group.barrier();  // every rank starts the clock together
+
+        const auto solve_start = std::chrono::steady_clock::now();
+        const OuterResult result =
+            flexible_cg(space, settings.outer, settings.inner, rank == 0 ? settings.observer : OuterObserver{});
+        space.synchronize();
+        stats.solve_seconds = seconds_since(solve_start);
+        stats.timings = space.timings();
+        stats.outer_iterations = result.outer_iterations;
+
+        std::vector<double> x;
+        ranks::gather_rows(group, space.slot(OuterSlots::x), rows, k, x);
+        std::vector<unsigned char> all;
+        group.gather(&stats, sizeof stats, all);
+        if (rank == 0) {
+          out.result = result;
+          out.x = std::move(x);
+          out.ranks.resize(std::size_t(group.size()));
+          std::memcpy(out.ranks.data(), all.data(), all.size());
+        }
+        group.barrier();  // nothing below may fail on one rank alone
+        guard.finished_cleanly();
+      },
+      "bcsr24_solve", kExitStuck);
+
+  for (const RankSolveStats& r : out.ranks) {
+    out.solve_seconds = std::max(out.solve_seconds, r.solve_seconds);
+    out.preprocess_seconds = std::max(out.preprocess_seconds, r.preprocess_seconds);
+    out.upload_seconds = std::max(out.upload_seconds, r.upload_seconds);
+    out.timings.inner_spmm_ms = std::max(out.timings.inner_spmm_ms, r.timings.inner_spmm_ms);
+    out.timings.outer_spmm_ms = std::max(out.timings.outer_spmm_ms, r.timings.outer_spmm_ms);
+    out.timings.inner_products = std::max(out.timings.inner_products, r.timings.inner_products);
+    out.timings.outer_products = std::max(out.timings.outer_products, r.timings.outer_products);
+    out.max_device_bytes = std::max(out.max_device_bytes, r.device_bytes);
+    out.ranks_agree = out.ranks_agree && r.outer_iterations == out.result.outer_iterations;
+  }
+  return out;
+}
+
+}  // namespace bcsr24::solver
