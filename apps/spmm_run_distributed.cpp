@@ -22,16 +22,7 @@
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
-#ifdef BCSR24_HAS_MPI
-// The C API only (FindMPI's MPI::MPI_CXX defines these too): the deprecated C++ bindings need their own library.
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
-#endif
+#include "mpi_c_api.hpp"
 
 #include "cuda_resources.hpp"
 #include "text_report.hpp"

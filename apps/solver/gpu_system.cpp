@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <cublas_v2.h>
@@ -319,8 +320,9 @@ struct GpuSystem::Impl {
   std::unique_ptr<HaloExchange> outer_exchange, inner_exchange;
   std::unique_ptr<DistributedPlan> distributed_plan;
 #endif
-  void sum_over_ranks(double* values, std::size_t count);
-  void sum_over_ranks(float* values, std::size_t count);
+  /// In place on the device: the sum over the ranks (nothing on one GPU).
+  template <typename T>
+  void sum_over_ranks(T* values, std::size_t count);
   std::unique_ptr<Inner> inner;
 
   EventTimer timer;
@@ -424,21 +426,14 @@ class GpuSystem::Impl::Inner final : public InnerBlockSpace {
   Impl& s_;
 };
 
-void GpuSystem::Impl::sum_over_ranks(double* values, std::size_t count) {
+template <typename T>
+void GpuSystem::Impl::sum_over_ranks(T* values, std::size_t count) {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>, "fp64 dots or fp32 Gram matrices");
 #if BCSR24_HAS_NCCL
   // One rank holds the whole sum already.
   if (share && share->comm.size > 1)
-    NCCL_OK(ncclAllReduce(values, values, count, ncclDouble, ncclSum, share->comm.comm, stream));
-#else
-  (void)values, (void)count;
-#endif
-}
-
-void GpuSystem::Impl::sum_over_ranks(float* values, std::size_t count) {
-#if BCSR24_HAS_NCCL
-  // One rank holds the whole sum already.
-  if (share && share->comm.size > 1)
-    NCCL_OK(ncclAllReduce(values, values, count, ncclFloat, ncclSum, share->comm.comm, stream));
+    NCCL_OK(ncclAllReduce(values, values, count, std::is_same_v<T, double> ? ncclDouble : ncclFloat, ncclSum,
+                          share->comm.comm, stream));
 #else
   (void)values, (void)count;
 #endif
