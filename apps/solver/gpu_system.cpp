@@ -455,8 +455,11 @@ GpuSystem::GpuSystem(const CsrMatrix& a_rows, const InnerMatrix& inner, int k, i
   if (share.rows.ranks() != share.comm.size)
     throw InvalidArgument("GpuSystem: the row partition has " + std::to_string(share.rows.ranks()) +
                           " ranks, the communicator " + std::to_string(share.comm.size));
-  if (share.rows.count(rank) < 1)
-    throw InvalidArgument("GpuSystem: rank " + std::to_string(rank) + " owns no rows; use fewer GPUs than rows");
+  // Checked for every rank (all hold the same partition), so that all ranks refuse together instead of one
+  // leaving the others waiting in the collectives below.
+  for (int r = 0; r < share.comm.size; ++r)
+    if (share.rows.count(r) < 1)
+      throw InvalidArgument("GpuSystem: rank " + std::to_string(r) + " would own no rows; use fewer GPUs");
   if (inner.backend == InnerBackend::bcsr24 && !inner.distributed)
     throw InvalidArgument("GpuSystem: bcsr24 backend on several GPUs without a distributed operator");
   Impl& s = *impl_;
