@@ -50,6 +50,7 @@ namespace {
 using json = nlohmann::ordered_json;
 using bcsr24::bench::format;
 using bcsr24::bench::human_bytes;
+using bcsr24::bench::ProgressLine;
 using bcsr24::bench::Stopwatch;
 using bcsr24::bench::summarize;
 using bcsr24::bench::Timings;
@@ -264,34 +265,6 @@ void validate(const Options& options) {
 // ------------------------------------------------------------------------------------------------------------
 // Small helpers: time, progress, formatting, random fp16
 // ------------------------------------------------------------------------------------------------------------
-
-/// One line of progress on stderr ("reading cant.mtx ... 1.23 s"), only on a terminal and never with --json,
-/// so that piped and machine-read output stays clean.
-class ProgressLine {
- public:
-  ProgressLine(bool enabled, std::string label) : enabled_(enabled), label_(std::move(label)) {
-    if (enabled_) {
-      std::fprintf(stderr, "%s ...", label_.c_str());
-      std::fflush(stderr);
-    }
-  }
-  void percent(double fraction) {
-    if (!enabled_) return;
-    const int value = static_cast<int>(fraction * 100.0);
-    if (value == last_percent_) return;
-    last_percent_ = value;
-    std::fprintf(stderr, "\r%s ... %3d%%", label_.c_str(), value);
-    std::fflush(stderr);
-  }
-  void done(double seconds) {
-    if (enabled_) std::fprintf(stderr, "\r%s ... %.2f s    \n", label_.c_str(), seconds);
-  }
-
- private:
-  bool enabled_;
-  std::string label_;
-  int last_percent_ = -1;
-};
 
 class Random {
  public:

@@ -49,6 +49,7 @@ constexpr int kExitStuck = 1;
 using bench::CudaEvent;
 using bench::format;
 using bench::human_bytes;
+using bench::ProgressLine;
 using bench::Stopwatch;
 using bench::summarize;
 using bench::Timings;
@@ -121,24 +122,6 @@ struct RootResults {
   bool gathered = false;
 };
 
-/// A progress line on stderr from rank 0 ("distributed: building ... 1.23 s").
-class Progress {
- public:
-  Progress(bool enabled, std::string label) : enabled_(enabled), label_(std::move(label)) {
-    if (enabled_) {
-      std::fprintf(stderr, "%s ...", label_.c_str());
-      std::fflush(stderr);
-    }
-  }
-  void done(double seconds) {
-    if (enabled_) std::fprintf(stderr, "\r%s ... %.2f s    \n", label_.c_str(), seconds);
-    enabled_ = false;
-  }
-
- private:
-  bool enabled_;
-  std::string label_;
-};
 
 /// Everything one rank does, on its own device and stream. The NCCL operations (inside from_global and every
 /// run of the stages all and exchange_only) and the host collectives come in the same order on every rank.
@@ -149,7 +132,7 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
   const int rank = group.rank();
   const bool progress = job.show_progress && rank == 0;
 
-  Progress building(progress, "distributed: building the operators on " + std::to_string(group.size()) + " ranks");
+  ProgressLine building(progress, "distributed: building the operators on " + std::to_string(group.size()) + " ranks");
   Stopwatch watch;
   DistributedOptions options;
   options.part = job.options;
@@ -224,7 +207,7 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
     DIST_CUDA(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
     if (l2_bytes > 0) l2_flush.emplace(static_cast<std::size_t>(l2_bytes) * 2);
   }
-  Progress timing(progress, "distributed: timing " + std::to_string(kStages.size()) + " stages x " +
+  ProgressLine timing(progress, "distributed: timing " + std::to_string(kStages.size()) + " stages x " +
                                 std::to_string(job.reps) + " runs");
   Stopwatch timing_watch;
   const CudaEvent start, stop;
@@ -306,7 +289,7 @@ Baseline run_baseline(const DistributedJob& job, int device, bool keep_c) {
   baseline.device = device;
   baseline.device_name = device_name(device);
   DIST_CUDA(cudaSetDevice(device));
-  Progress progress(job.show_progress, "distributed: single-GPU baseline on device " + std::to_string(device));
+  ProgressLine progress(job.show_progress, "distributed: single-GPU baseline on device " + std::to_string(device));
   Stopwatch watch;
   try {
     const SparseOperator op = SparseOperator::from_host(*job.converted, job.options);

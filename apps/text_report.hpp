@@ -1,9 +1,11 @@
-// Small helpers for the programs' text reports: wall-clock stopwatch, printf-style number formatting, byte sizes.
+// Small helpers for the programs' text reports: wall-clock stopwatch, a progress line, printf-style number
+// formatting, byte sizes.
 #pragma once
 
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace bcsr24::bench {
 
@@ -15,6 +17,36 @@ class Stopwatch {
 
  private:
   std::chrono::steady_clock::time_point start_;
+};
+
+/// One line of progress on stderr ("reading cant.mtx ... 1.23 s"). Callers enable it only on a terminal and
+/// never with --json (and, in distributed runs, only on rank 0), so that piped and machine-read output stays clean.
+class ProgressLine {
+ public:
+  ProgressLine(bool enabled, std::string label) : enabled_(enabled), label_(std::move(label)) {
+    if (enabled_) {
+      std::fprintf(stderr, "%s ...", label_.c_str());
+      std::fflush(stderr);
+    }
+  }
+  void percent(double fraction) {
+    if (!enabled_) return;
+    const int value = static_cast<int>(fraction * 100.0);
+    if (value == last_percent_) return;
+    last_percent_ = value;
+    std::fprintf(stderr, "\r%s ... %3d%%", label_.c_str(), value);
+    std::fflush(stderr);
+  }
+  /// Ends the line with the time taken; later calls print nothing.
+  void done(double seconds) {
+    if (enabled_) std::fprintf(stderr, "\r%s ... %.2f s    \n", label_.c_str(), seconds);
+    enabled_ = false;
+  }
+
+ private:
+  bool enabled_;
+  std::string label_;
+  int last_percent_ = -1;
 };
 
 /// One number through a printf pattern ("%.3f").

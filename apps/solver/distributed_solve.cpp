@@ -3,7 +3,6 @@
 #include "distributed_solve.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -15,6 +14,7 @@
 #include "bcsr24/distributed_operator.hpp"
 #include "bcsr24/error.hpp"
 #include "rank_group.hpp"
+#include "text_report.hpp"
 
 namespace bcsr24::solver {
 
@@ -24,10 +24,6 @@ static_assert(std::is_trivially_copyable_v<RankSolveStats>, "RankSolveStats trav
 
 /// Exit status when rank threads are left stuck after a failure (bcsr24_solve's runtime-error status).
 constexpr int kExitStuck = 1;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 template <typename T>
 std::vector<T> rows_of(const std::vector<T>& all, const RowPartition& rows, int rank, std::size_t width) {
@@ -73,7 +69,7 @@ DistributedSolveResult solve_distributed(const Problem& problem, const Distribut
         stats.row_begin = rows.begin(rank);
         stats.rows = rows.count(rank);
 
-        const auto prepare_start = std::chrono::steady_clock::now();
+        const bench::Stopwatch prepare_watch;
         const CsrMatrix a_rows = extract_rows(a, rows.begin(rank), rows.end(rank));
         stats.nnz = a_rows.nnz();
         InnerMatrix inner;
@@ -87,12 +83,12 @@ DistributedSolveResult solve_distributed(const Problem& problem, const Distribut
         } else {
           inner.csr = extract_rows(inner_source, rows.begin(rank), rows.end(rank));
         }
-        stats.preprocess_seconds = seconds_since(prepare_start);
+        stats.preprocess_seconds = prepare_watch.seconds();
 
-        const auto upload_start = std::chrono::steady_clock::now();
+        const bench::Stopwatch upload_watch;
         GpuSystem space(a_rows, inner, k, slots, share);
         space.set_slot(OuterSlots::b, rows_of(problem.b, rows, rank, std::size_t(k)));
-        stats.upload_seconds = seconds_since(upload_start);
+        stats.upload_seconds = upload_watch.seconds();
         stats.device_bytes = space.device_bytes();
         stats.halo_rows = space.halo_rows();
         stats.send_rows = space.send_rows();
@@ -103,11 +99,11 @@ DistributedSolveResult solve_distributed(const Problem& problem, const Distribut
         space.synchronize();
         group.barrier();  // every rank starts the clock together
 
-        const auto solve_start = std::chrono::steady_clock::now();
+        const bench::Stopwatch solve_watch;
         const OuterResult result =
             flexible_cg(space, settings.outer, settings.inner, rank == 0 ? settings.observer : OuterObserver{});
         space.synchronize();
-        stats.solve_seconds = seconds_since(solve_start);
+        stats.solve_seconds = solve_watch.seconds();
         stats.timings = space.timings();
         stats.outer_iterations = result.outer_iterations;
 

@@ -313,11 +313,11 @@ struct GpuSystem::Impl {
   std::unique_ptr<SpmmPlan> plan;                 // bcsr24 on one GPU
   std::unique_ptr<RowProduct> inner_product32;    // cuSPARSE fp32
 
-  // Several GPUs: this rank's communicator, the exchange patterns of the fp64 and fp32 CSR parts, and the
+  // Several GPUs: this rank's communicator, the exchange pattern of its CSR parts, and the
   // distributed bcsr24 plan. Dot products and Gram matrices are summed over the ranks in place on the device.
   const RankShare* share = nullptr;
 #if BCSR24_HAS_NCCL
-  std::unique_ptr<HaloExchange> outer_exchange, inner_exchange;
+  std::unique_ptr<HaloExchange> exchange;  // of A's columns: the outer fp64 and the inner fp32 CSR products
   std::unique_ptr<DistributedPlan> distributed_plan;
 #endif
   /// In place on the device: the sum over the ranks (nothing on one GPU).
@@ -466,11 +466,14 @@ GpuSystem::GpuSystem(const CsrMatrix& a_rows, const InnerMatrix& inner, int k, i
   s.share = &share;
   // The same partition for the rows and the columns (= the rows of every vector) of the square A.
   const RankBlock a_block = split_rank_rows(a_rows, rank, share.rows, share.rows);
-  s.outer_exchange = std::make_unique<HaloExchange>(a_block, share.rows, share.comm);
+  // The inner matrix is A or D A D: the same columns, so A's exchange pattern serves its fp32 products too.
+  s.exchange = std::make_unique<HaloExchange>(a_block, share.rows, share.comm);
   std::unique_ptr<RankBlock> inner_block;
   if (inner.backend == InnerBackend::cusparse_csr_f32) {
     inner_block = std::make_unique<RankBlock>(split_rank_rows(inner.csr, rank, share.rows, share.rows));
-    s.inner_exchange = std::make_unique<HaloExchange>(*inner_block, share.rows, share.comm);
+    if (inner_block->halo_global != a_block.halo_global)
+      throw InvalidArgument("GpuSystem: the inner matrix's rows of rank " + std::to_string(rank) +
+                            " reach other columns than A's");
   }
   init(a_block.local, &a_block.halo, inverse_diagonal(a_rows, share.rows.begin(rank)), inner, k, slots,
        inner_block ? &inner_block->local : nullptr, inner_block ? &inner_block->halo : nullptr);
@@ -506,13 +509,11 @@ void GpuSystem::init(const CsrMatrix& a_local, const CsrMatrix* a_halo, const st
   const std::size_t block = std::size_t(s.n) * std::size_t(k);
   s.blocks = DeviceArray<double>(block * std::size_t(slots));
   CUDA_OK(cudaMemset(s.blocks.get(), 0, s.blocks.bytes()));
-  const HaloExchange* outer_exchange = nullptr;
-  const HaloExchange* inner_exchange = nullptr;
+  const HaloExchange* exchange = nullptr;
 #if BCSR24_HAS_NCCL
-  outer_exchange = s.outer_exchange.get();
-  inner_exchange = s.inner_exchange.get();
+  exchange = s.exchange.get();
 #endif
-  s.outer_product = std::make_unique<RowProduct>(s.sparse, a_local, a_halo, outer_exchange, false, k, k, s.slot(0),
+  s.outer_product = std::make_unique<RowProduct>(s.sparse, a_local, a_halo, exchange, false, k, k, s.slot(0),
                                                  s.slot(1));
   s.inverse_diagonal = DeviceArray<double>(inverse.data(), inverse.size());
   if (!inner.row_scale.empty()) s.inner_row_scale = DeviceArray<double>(inner.row_scale.data(), inner.row_scale.size());
@@ -549,7 +550,7 @@ void GpuSystem::init(const CsrMatrix& a_local, const CsrMatrix* a_halo, const st
   } else {
     float* any = s.inner_blocks[0].get();
     s.inner_product32 = std::make_unique<RowProduct>(s.sparse, inner_local ? *inner_local : inner.csr, inner_halo,
-                                                     inner_exchange, true, k, s.inner_ld(), any + s.inner_k,
+                                                     exchange, true, k, s.inner_ld(), any + s.inner_k,
                                                      any + 3 * s.inner_k);
   }
   s.inner = std::make_unique<Impl::Inner>(s);
@@ -597,8 +598,7 @@ std::int64_t GpuSystem::device_bytes() const {
   if (s.inner_product32) bytes += s.inner_product32->bytes();
   if (s.plan) bytes += std::size_t(s.inner_matrix->op->device().device_bytes() + s.plan->workspace_bytes());
 #if BCSR24_HAS_NCCL
-  if (s.outer_exchange) bytes += std::size_t(s.outer_exchange->device_bytes());
-  if (s.inner_exchange) bytes += std::size_t(s.inner_exchange->device_bytes());
+  if (s.exchange) bytes += std::size_t(s.exchange->device_bytes());
   if (s.distributed_plan)
     bytes += std::size_t(s.inner_matrix->distributed->device_bytes() + s.distributed_plan->device_bytes());
 #endif
@@ -607,14 +607,14 @@ std::int64_t GpuSystem::device_bytes() const {
 
 std::int32_t GpuSystem::halo_rows() const {
 #if BCSR24_HAS_NCCL
-  if (impl_->outer_exchange) return impl_->outer_exchange->halo_rows();
+  if (impl_->exchange) return impl_->exchange->halo_rows();
 #endif
   return 0;
 }
 
 std::int32_t GpuSystem::send_rows() const {
 #if BCSR24_HAS_NCCL
-  if (impl_->outer_exchange) return impl_->outer_exchange->send_rows();
+  if (impl_->exchange) return impl_->exchange->send_rows();
 #endif
   return 0;
 }
