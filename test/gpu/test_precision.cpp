@@ -141,7 +141,7 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
       if (precision != Precision::split) inputs.push_back(InputType::automatic);
       for (const InputType input : inputs)
         for (const KernelKind kernel : {KernelKind::split_pipelined, KernelKind::csr_cuda_cores, KernelKind::automatic})
-          for (const std::int32_t n : {3, 13, 40, 72})
+          for (const std::int32_t n : {3, 13, 29, 40, 72})  // slices of 8, 16, 32 and 64
             for (const double beta : {0.0, -0.5}) {
               INFO(precision_name(precision) << " " << layout_name(layout) << " B " << input_type_name(input) << " "
                                              << kernel_name(kernel) << " n " << n << " beta " << beta);

@@ -144,7 +144,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   p.tile_kernel = dense_kernel ? kernel : KernelKind::split_pipelined;
   p.options = options;
   p.options.input = input;
-  p.slice_width = kernels::slice_width_for(n);
+  p.slice_width = kernels::slice_width_for(n, p.mode);
   const std::int64_t n_slices = (std::int64_t(n) + p.slice_width - 1) / p.slice_width;
 
   PlanReport& report = p.report;

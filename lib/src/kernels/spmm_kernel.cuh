@@ -55,14 +55,28 @@ struct SliceGeometry {
   /// position c ^ swizzle(r). One ldmatrix phase reads the same logical chunk of 8 consecutive rows; the XOR
   /// spreads those 8 chunks over the 8 distinct 16-byte bank groups of a 128-byte line, so the read is
   /// conflict-free without the shared memory that padding each row would cost.
-  /// fp32 B rows are padded by 4 floats instead: a B-fragment load reads rows 2t (+ const) for t = 0..3 and
-  /// 8 consecutive columns, and a row stride of 4 (mod 32) words puts those rows on disjoint groups of 8 banks.
-  static constexpr int kRowFloats = kSliceWidth + 4;
-  static constexpr int kRowBytes = Ops::kF32B ? kRowFloats * 4 : kChunksPerRow * 16;
+  /// fp32 B is stored unpadded as well. One B-fragment load (compute_tile) reads 8 consecutive columns, i.e.
+  /// two chunks, of the four rows 8m + 2t + c, t = 0..3: those 8 chunks must lie in the 8 distinct bank groups.
+  /// Row r goes to row slot f32_row_slot(r) and its chunk q to position q ^ f32_swizzle(r): at 8 columns (four
+  /// rows per 128-byte line) the slot permutation alone spreads the four rows over the four quarters of a line;
+  /// at 16 (two rows per line) it puts two of them in each half and the swizzle separates those two; from 32 on
+  /// (a row fills a line) the swizzle alone does it.
+  static constexpr int kRowBytes = kChunksPerRow * 16;
   static constexpr int kBBytes = kTileCols * kRowBytes;
   __device__ __forceinline__ static int swizzle(int row) {
     // Rows r and r + 8/C start in the same bank group (C chunks per row); flip the chunk index every 8/C rows.
     return kChunksPerRow >= 8 ? (row & 7) : (row / (8 / kChunksPerRow)) % kChunksPerRow;
+  }
+  /// Both depend on the low three bits of the row only, so rows 8m + q sit at 8m + f32_row_slot(q).
+  __device__ __forceinline__ static int f32_row_slot(int row) {
+    if constexpr (kSliceWidth == 8) return row ^ ((row >> 1) & 3);
+    else if constexpr (kSliceWidth == 16) return row ^ ((row >> 1) & 1);
+    else return row;
+  }
+  __device__ __forceinline__ static int f32_swizzle(int row) {
+    if constexpr (kSliceWidth == 8) return 0;
+    else if constexpr (kSliceWidth == 16) return ((row >> 2) & 1) << 1;
+    else return ((row >> 1) & 3) << 1;
   }
   static constexpr int kNSteps = kSliceWidth / 8;  // n8 mma steps per tile
   /// A stage holds one A tile as stored (values, split mode's low parts, 2:4 metadata), then its B block. A
@@ -84,7 +98,9 @@ struct SliceGeometry {
 /// 32 columns the depth keeps it near 24 KB, so 9 blocks fit on an SM and a matrix of ~1000 tile rows runs in
 /// a single wave (deeper pipelines measured slower there: the second wave costs more than the depth gains).
 /// fp32 B (and split A) make a stage larger: those modes get as many stages as fit in the fp16 mode's space,
-/// but at least 2.
+/// so that as many blocks fit on an SM as in fp16 mode (on the short bands of meshes the number of blocks in
+/// flight decides the time, not the pipeline depth), but split mode at least 2 (its registers cap the blocks
+/// per SM anyway).
 template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
 constexpr int pipelined_stages() {
   constexpr int fp16_stages = kSliceWidth == 8 ? 4 : (kSliceWidth == 16 ? 3 : 2);
@@ -93,7 +109,8 @@ constexpr int pipelined_stages() {
   } else {
     constexpr int budget = fp16_stages * SliceGeometry<kSliceWidth>::kStageBytes;
     constexpr int fit = budget / SliceGeometry<kSliceWidth, kMode>::kStageBytes;
-    return fit < 2 ? 2 : fit;
+    constexpr int least = kMode == OperandMode::split_f32b ? 2 : 1;
+    return fit < least ? least : fit;
   }
 }
 
@@ -182,7 +199,7 @@ __device__ __forceinline__ void load_b_async(std::int32_t b_source, unsigned cha
     if (row < 0 || row >= p.k) valid = 0;
     if constexpr (kF32B) {
       const float* src = valid ? p.b_f32 + std::size_t(row) * p.ldb + col : p.b_f32;
-      ptx::cp_async_16(b_addr + r * G::kRowBytes + chunk * 16, src, valid * 4);
+      ptx::cp_async_16(b_addr + G::f32_row_slot(r) * G::kRowBytes + ((chunk ^ G::f32_swizzle(r)) * 16), src, valid * 4);
     } else {
       const std::uint16_t* src = valid ? p.b + std::size_t(row) * p.ldb + col : p.b;
       ptx::cp_async_16(b_addr + r * G::kRowBytes + ((chunk ^ G::swizzle(r)) * 16), src, valid * 2);
@@ -266,15 +283,24 @@ __device__ __forceinline__ void compute_tile(const unsigned char* stage, float (
     }
   } else {
     // Lane 4g + t builds the fragment of column 8j + g: rows 8m + 2t and 8m + 2t + 1, m = 0..3, of the fp32 block.
+    // Column 8j + g is float g % 4 of chunk 2j + g / 4, which sits at position (2j ^ swizzle) + g / 4 (the
+    // swizzles are even).
     const float* block = reinterpret_cast<const float*>(stage + S::kABytes);
     const int g = lane >> 2, t = lane & 3;
+    int row_base[2], row_swizzle[2];
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      row_base[c] = G::f32_row_slot(2 * t + c) * kSliceWidth + (g >> 2) * 4 + (g & 3);
+      row_swizzle[c] = G::f32_swizzle(2 * t + c);
+    }
 #pragma unroll
     for (int j = 0; j < G::kNSteps; ++j) {
       float x[8];
 #pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        x[2 * m] = block[(8 * m + 2 * t) * G::kRowFloats + 8 * j + g];
-        x[2 * m + 1] = block[(8 * m + 2 * t + 1) * G::kRowFloats + 8 * j + g];
+      for (int c = 0; c < 2; ++c) {
+        const float* column = block + row_base[c] + (((2 * j) ^ row_swizzle[c]) << 2);
+#pragma unroll
+        for (int m = 0; m < 4; ++m) x[2 * m + c] = column[8 * m * kSliceWidth];
       }
       if constexpr (!Ops::kScaledB) {
         std::uint32_t b[4];
@@ -371,8 +397,8 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
     // Prologue: kStages - 1 tiles in flight. The A tiles go first: their addresses need no column index, so
     // they are on their way while the column indices (and then the B blocks) are still being fetched. Group s
     // then holds B block s (group 0 all the prologue's A tiles too). Every iteration commits exactly one group
-    // (possibly empty), so "wait until kStages - 2 groups are pending" always means "the tile about to be
-    // computed has landed".
+    // (possibly empty) before it waits, so "wait until kStages - 1 groups are pending" always means "the tile
+    // about to be computed has landed".
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s)
       if (s < count) load_a_async<kSliceWidth, kMode, kSparse>(list, first + s * stride, warp_smem + s * S::kBytes, lane);
@@ -396,13 +422,13 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
         ptx::cp_async_commit();
       }
     }
+    // Each iteration first refills the stage that the previous iteration computed (every lane passed the
+    // __syncwarp after that computation), then waits for its own tile: while tile i is computed, tiles i + 1 ..
+    // i + kStages - 1 are in flight, so all kStages stages are in use and two stages already overlap a copy
+    // with the math.
     int read_stage = 0;
     int write_stage = kStages - 1;
     for (std::int32_t i = 0; i < count; ++i) {
-      ptx::cp_async_wait<kStages - 2>();
-      __syncwarp();
-      compute_tile<kSliceWidth, kMode, kSparse>(warp_smem + read_stage * S::kBytes, acc, lane);
-      __syncwarp();  // every lane is done reading the stage that the next copy overwrites
       const std::int32_t next = i + kStages - 1;
       if (next < count) {
         std::int32_t source;
@@ -415,6 +441,11 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
         ring0 = ring1;
         ring1 = slot_row(next + 2);
       }
+      // Groups committed so far: kStages - 1 in the prologue and i + 1 here; tile i is in group i.
+      ptx::cp_async_wait<kStages - 1>();
+      __syncwarp();
+      compute_tile<kSliceWidth, kMode, kSparse>(warp_smem + read_stage * S::kBytes, acc, lane);
+      __syncwarp();  // every lane is done reading this stage before the next iteration's copy overwrites it
       read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
       write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
     }
@@ -464,8 +495,9 @@ __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const T
 /// letting the 2:4 + dense kernel take more registers than 65536 / (9 x 128) = 56 would cut that to 7 and put a
 /// matrix of ~1000 tile rows into a second wave (measured: 14% slower at n = 32). At 64 columns shared memory
 /// admits 5 blocks, and registers are capped to match.
-/// Modes with fp32 B (and split A) have larger stages; there shared memory admits fewer blocks, and the
-/// register cap follows it (split mode's extra fragments and per-tile sums need the room).
+/// Modes with fp32 B (and split A) have larger stages. fp32-B modes take fewer stages instead (pipelined_stages)
+/// and keep fp16's block count; split mode keeps 2 stages, so shared memory admits fewer blocks, and the
+/// register cap follows it (its extra fragments and per-tile sums need the room).
 template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
 constexpr int min_blocks_per_sm() {
   constexpr int fp16_blocks = kSliceWidth <= 32 ? 9 : 5;

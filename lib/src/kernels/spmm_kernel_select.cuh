@@ -83,7 +83,10 @@ KernelChoice choose_mode_for_width(int slice_width) {
     case 8: return mode_kernel<kMode, 8, kRows, kSplit>();
     case 16: return mode_kernel<kMode, 16, kRows, kSplit>();
     case 32: return mode_kernel<kMode, 32, kRows, kSplit>();
-    case 64: return mode_kernel<kMode, 64, kRows, kSplit>();
+    case 64:
+      // Split mode runs slices of at most 32 columns (slice_width_for): no 64-column instantiation.
+      if constexpr (kMode != OperandMode::split_f32b) return mode_kernel<kMode, 64, kRows, kSplit>();
+      break;
   }
   throw InvalidArgument("unsupported slice width " + std::to_string(slice_width));
 }

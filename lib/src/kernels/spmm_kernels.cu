@@ -9,11 +9,11 @@
 
 namespace bcsr24::kernels {
 
-int slice_width_for(std::int32_t n) {
-  if (n <= 8) return 8;
-  if (n <= 16) return 16;
-  if (n <= 32) return 32;
-  return 64;
+int slice_width_for(std::int32_t n, OperandMode mode) {
+  const int width = n <= 8 ? 8 : (n <= 16 ? 16 : (n <= 32 ? 32 : 64));
+  // Split mode's three products need about 200 registers per thread at 64 columns, which leaves room for two
+  // blocks (8 warps) per SM; at 32 columns four fit, and the second column slice re-reads A from L2.
+  return mode == OperandMode::split_f32b && width > 32 ? 32 : width;
 }
 
 namespace {

@@ -87,7 +87,7 @@ struct SpmmParams {
 };
 
 /// Output columns one thread block computes: the accumulators of one warp are 16 x width fp32.
-int slice_width_for(std::int32_t n);
+int slice_width_for(std::int32_t n, OperandMode mode = OperandMode::f16);
 /// Blocks of the tile kernel one SM holds at once at a slice width and operand mode (the register and
 /// shared-memory budget the kernels are built for): with the SM count, the number of block slots the schedule fills.
 int tile_blocks_per_sm(int slice_width, OperandMode mode = OperandMode::f16);
