@@ -97,10 +97,9 @@ struct SliceGeometry {
 /// Pipeline depth per slice width. A block's shared memory is 4 warps x stages x (A tile + B block); up to
 /// 32 columns the depth keeps it near 24 KB, so 9 blocks fit on an SM and a matrix of ~1000 tile rows runs in
 /// a single wave (deeper pipelines measured slower there: the second wave costs more than the depth gains).
-/// fp32 B (and split A) make a stage larger: those modes get as many stages as fit in the fp16 mode's space,
-/// so that as many blocks fit on an SM as in fp16 mode (on the short bands of meshes the number of blocks in
-/// flight decides the time, not the pipeline depth), but split mode at least 2 (its registers cap the blocks
-/// per SM anyway).
+/// fp32 B (and split A) make a stage larger: those modes get as many stages as fit in the fp16 mode's space
+/// (at least one), so that shared memory admits as many blocks per SM as in fp16 mode: on the short bands of
+/// meshes the number of blocks in flight decides the time more than the pipeline depth does.
 template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
 constexpr int pipelined_stages() {
   constexpr int fp16_stages = kSliceWidth == 8 ? 4 : (kSliceWidth == 16 ? 3 : 2);
@@ -109,8 +108,7 @@ constexpr int pipelined_stages() {
   } else {
     constexpr int budget = fp16_stages * SliceGeometry<kSliceWidth>::kStageBytes;
     constexpr int fit = budget / SliceGeometry<kSliceWidth, kMode>::kStageBytes;
-    constexpr int least = kMode == OperandMode::split_f32b ? 2 : 1;
-    return fit < least ? least : fit;
+    return fit < 1 ? 1 : fit;
   }
 }
 
@@ -495,9 +493,10 @@ __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const T
 /// letting the 2:4 + dense kernel take more registers than 65536 / (9 x 128) = 56 would cut that to 7 and put a
 /// matrix of ~1000 tile rows into a second wave (measured: 14% slower at n = 32). At 64 columns shared memory
 /// admits 5 blocks, and registers are capped to match.
-/// Modes with fp32 B (and split A) have larger stages. fp32-B modes take fewer stages instead (pipelined_stages)
-/// and keep fp16's block count; split mode keeps 2 stages, so shared memory admits fewer blocks, and the
-/// register cap follows it (its extra fragments and per-tile sums need the room).
+/// Modes with fp32 B (and split A) have larger stages; they take fewer stages instead (pipelined_stages), and
+/// the block count follows what shared memory then admits. Split mode's second A fragment, low B fragment and
+/// per-tile sums do not fit in 56 registers from 16 columns on: there it runs 7 blocks (72 registers; at 32
+/// columns ptxas spills 8-24 bytes, which measured faster than 2 stages at 4 blocks per SM).
 template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
 constexpr int min_blocks_per_sm() {
   constexpr int fp16_blocks = kSliceWidth <= 32 ? 9 : 5;
@@ -507,7 +506,9 @@ constexpr int min_blocks_per_sm() {
     constexpr int kSmPerBlockReserve = 1024, kSmBytes = 228 * 1024;  // sm_90: 228 KB per SM, 1 KB per block
     constexpr int smem = spmm_shared_bytes<kSliceWidth, pipelined_stages<kSliceWidth, kMode>(), true, kMode>();
     constexpr int fit = kSmBytes / (smem + kSmPerBlockReserve);
-    return fit < fp16_blocks ? (fit < 1 ? 1 : fit) : fp16_blocks;
+    constexpr int register_cap = kMode == OperandMode::split_f32b && kSliceWidth >= 16 ? 7 : fp16_blocks;
+    constexpr int cap = register_cap < fp16_blocks ? register_cap : fp16_blocks;
+    return fit < cap ? (fit < 1 ? 1 : fit) : cap;
   }
 }
 
