@@ -12,7 +12,8 @@ namespace bcsr24::kernels {
 int slice_width_for(std::int32_t n, OperandMode mode) {
   const int width = n <= 8 ? 8 : (n <= 16 ? 16 : (n <= 32 ? 32 : 64));
   // Split mode's three products need about 200 registers per thread at 64 columns, which leaves room for two
-  // blocks (8 warps) per SM; at 32 columns four fit, and the second column slice re-reads A from L2.
+  // blocks (8 warps) per SM; at 32 columns seven fit (min_blocks_per_sm), and the extra column slices re-read A
+  // from L2.
   return mode == OperandMode::split_f32b && width > 32 ? 32 : width;
 }
 
