@@ -13,6 +13,8 @@
 #include <thread>
 #include <utility>
 
+#include <cuda_runtime_api.h>
+
 #include "mpi_c_api.hpp"
 
 #include "bcsr24/error.hpp"
@@ -254,6 +256,21 @@ void MpiGroup::gather_row_bytes(const void* mine, std::size_t row_bytes, const R
                                  counts.data(), displacements.data(), row_type, 0, MPI_COMM_WORLD);
   MPI_Type_free(&row_type);
   RANKS_MPI(status);
+}
+
+void run_mpi_rank(const Session& session, const RankFunction& body) {
+  if (session.launch() != Launch::mpi) throw InvalidArgument("run_mpi_rank: the session is not an MPI session");
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  if (session.is_root()) RANKS_NCCL(ncclGetUniqueId(&id));
+  RANKS_MPI(MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, MPI_COMM_WORLD));
+  const cudaError_t status = cudaSetDevice(session.device());
+  if (status != cudaSuccess)
+    throw CudaError("cudaSetDevice(" + std::to_string(session.device()) + ") failed: " + cudaGetErrorString(status));
+  ncclComm_t comm = nullptr;
+  RANKS_NCCL(ncclCommInitRank(&comm, session.ranks(), id, session.process_rank()));
+  MpiGroup group;
+  body(group, comm, session.device());
 }
 #endif
 

@@ -12,6 +12,7 @@
 #include <nccl.h>
 
 #include "bcsr24/distributed_partition.hpp"
+#include "rank_session.hpp"
 
 namespace bcsr24::ranks {
 
@@ -96,6 +97,12 @@ class MpiGroup final : public HostGroup {
  private:
   int rank_ = 0, size_ = 1;
 };
+
+/// --mpi: runs `body` as this process's rank of `session` (Launch::mpi, after select_devices): rank 0 makes the
+/// NCCL id and broadcasts it over MPI, every process joins with ncclCommInitRank on its session device. Collective:
+/// every process calls it.
+/// @throw NcclError if the communicator cannot be made; whatever `body` throws.
+void run_mpi_rank(const Session& session, const RankFunction& body);
 #endif
 
 }  // namespace bcsr24::ranks

