@@ -81,7 +81,8 @@ std::vector<std::int32_t> csr_bands_to_copy(CsrCopy copy, const std::vector<deta
   return bands;
 }
 
-DeviceBandCsr upload_csr(const detail::BandCsr& csr, std::int32_t tile_rows) {
+DeviceBandCsr upload_csr(const detail::BandCsr& csr, const std::vector<std::int16_t>& row_exponent,
+                         std::int32_t tile_rows) {
   DeviceBandCsr d;
   d.row_ptr = detail::DeviceBuffer<std::int32_t>(csr.row_ptr);
   d.b_row = detail::DeviceBuffer<std::int32_t>(csr.b_row);
@@ -89,6 +90,12 @@ DeviceBandCsr upload_csr(const detail::BandCsr& csr, std::int32_t tile_rows) {
   d.values_lo = detail::DeviceBuffer<std::uint16_t>(csr.values_lo);
   d.out_row = detail::DeviceBuffer<std::int32_t>(csr.out_row);
   d.out_row_host = csr.out_row;
+  if (!row_exponent.empty()) {
+    std::vector<std::int16_t> slot_exponent(csr.out_row.size(), 0);  // padding slots: 0, never used
+    for (std::size_t s = 0; s < csr.out_row.size(); ++s)
+      if (csr.out_row[s] >= 0) slot_exponent[s] = row_exponent[static_cast<std::size_t>(csr.out_row[s])];
+    d.slot_exponent = detail::DeviceBuffer<std::int16_t>(slot_exponent);
+  }
   d.first_slot.assign(static_cast<std::size_t>(tile_rows), -1);
   for (std::size_t i = 0; i < csr.bands.size(); ++i)
     d.first_slot[static_cast<std::size_t>(csr.bands[i])] = static_cast<std::int32_t>(i * kTileRows);
@@ -160,7 +167,7 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   d.row_map = detail::DeviceBuffer<std::int32_t>(host.row_order);
   d.sparse24 = upload(host.sparse24, host.tile_rows, index);
   d.dense = upload(host.dense, host.tile_rows, index);
-  d.csr = upload_csr(csr, host.tile_rows);
+  d.csr = upload_csr(csr, host.row_exponent, host.tile_rows);
   d.l2_bytes = info.l2_bytes;
   d.multiprocessors = info.multiprocessors;
   d.band_stats = std::move(stats);

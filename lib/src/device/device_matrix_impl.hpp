@@ -36,13 +36,17 @@ struct DeviceBandCsr {
   detail::DeviceBuffer<std::uint16_t> values;
   detail::DeviceBuffer<std::uint16_t> values_lo;  // split precision
   detail::DeviceBuffer<std::int32_t> out_row;  // per slot
+  // Per slot, its C row's exponent (per-row scaling; empty otherwise): indexed like out_row, so the CSR kernel
+  // loads both at once instead of the exponent after the row.
+  detail::DeviceBuffer<std::int16_t> slot_exponent;
   std::vector<std::int32_t> first_slot;        // per band: its first slot, -1 without a copy
   std::vector<std::int32_t> row_nnz;           // per slot
   std::vector<std::int32_t> out_row_host;      // per slot (-1 = padding row: nothing to write)
   std::int32_t bands = 0;
 
   std::int64_t bytes() const {
-    return std::int64_t(row_ptr.bytes() + b_row.bytes() + values.bytes() + values_lo.bytes() + out_row.bytes());
+    return std::int64_t(row_ptr.bytes() + b_row.bytes() + values.bytes() + values_lo.bytes() + out_row.bytes() +
+                        slot_exponent.bytes());
   }
 };
 

@@ -258,7 +258,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     c.b_row = m.csr.b_row.get();
     c.values = m.csr.values.get();
     c.values_lo = m.csr.values_lo.get();
-    c.row_exponent = m.row_exponent.get();
+    c.slot_exponent = m.csr.slot_exponent.get();
     c.out_row = m.csr.out_row.get();
     c.long_slots = p.csr_long_slots.get();
     c.medium_slots = p.csr_medium_slots.get();

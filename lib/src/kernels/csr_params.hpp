@@ -36,7 +36,7 @@ struct CsrSpmmParams {
   std::int64_t ldc = 0;
   float alpha = 1.0f;                       // already multiplied by 2^scale_exponent
   float beta = 0.0f;
-  const std::int16_t* row_exponent = nullptr;  // per C row: the sum is multiplied by 2^e; null = none
+  const std::int16_t* slot_exponent = nullptr;  // per slot: the sum is multiplied by 2^e (its C row's); null = none
 };
 
 /// Launch shape of the CSR kernel, fixed by the plan.

@@ -147,14 +147,14 @@ __device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const
 
 /// C[row, col0 .. col0 + 7] = alpha * acc + beta * C, columns >= n skipped. A full, 16-byte aligned chunk
 /// is read and written with vector accesses (the common case: n % 8 == 0 and ldc % 4 == 0).
+/// `exponent`: the slot's row exponent (per-row scaling), loaded by the caller together with the row.
 template <typename OutT>
-__device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int32_t row, int col0,
+__device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int32_t row, int exponent, int col0,
                                                 float (&acc)[8]) {
   OutT* c = static_cast<OutT*>(p.c) + std::size_t(row) * p.ldc + col0;
   const bool full = col0 + 8 <= p.n;
   // Per-row scaling: the row's stored values are A * 2^-e (a power of two: exact unless it over/underflows).
-  if (p.row_exponent) {
-    const int exponent = p.row_exponent[row];
+  if (p.slot_exponent) {
     if (exponent >= -126 && exponent <= 127) {  // 2^e is a normal float: one multiplication
       const float factor = __int_as_float((127 + exponent) << 23);
 #pragma unroll
@@ -228,7 +228,9 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, std::int32_t sl
     for (int e = 0; e < 8; ++e) partial[warp][chunk][e] = acc[e];
   __syncthreads();
   if (warp == 0 && lane < kChunks) {
+    // The row and its exponent: two independent loads (the exponent is stored per slot, not per row).
     const std::int32_t row = p.out_row[slot];
+    const int exponent = p.slot_exponent ? p.slot_exponent[slot] : 0;
     if (row >= 0 && col0 < p.n) {
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
@@ -236,7 +238,7 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, std::int32_t sl
         for (int w = 0; w < kBlockWarps; ++w) sum += partial[w][chunk][e];
         acc[e] = sum;
       }
-      write_row_chunk<OutT>(p, row, col0, acc);
+      write_row_chunk<OutT>(p, row, exponent, col0, acc);
     }
   }
 }
@@ -266,7 +268,8 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::in
     for (int e = 0; e < 8; ++e) acc[e] += __shfl_xor_sync(group_mask, acc[e], offset, kGroup);
   if (nz_lane == 0 && col0 < p.n) {
     const std::int32_t row = p.out_row[slot];
-    if (row >= 0) write_row_chunk<OutT>(p, row, col0, acc);
+    const int exponent = p.slot_exponent ? p.slot_exponent[slot] : 0;  // not after the row: no load chain
+    if (row >= 0) write_row_chunk<OutT>(p, row, exponent, col0, acc);
   }
 }
 

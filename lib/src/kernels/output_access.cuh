@@ -1,9 +1,29 @@
-// Reading and writing one element of C in its output type (fp32, or fp16 bits), shared by the tile and CSR kernels.
+// Reading and writing one (or four) elements of C in its output type (fp32, or fp16 bits), and the per-row
+// multiplier that undoes row scaling on the way out; shared by the tile and CSR kernels.
 #pragma once
 
 #include <cuda_fp16.h>
 
 namespace bcsr24::kernels {
+
+/// 2^e as a float, for -126 <= e <= 127 (built from the bits: exact, no libm call).
+__device__ __forceinline__ float exp2_int(int e) { return __int_as_float((127 + e) << 23); }
+
+/// x * 2^e: one multiplication when 2^e is a normal float (every row exponent of a matrix whose values lie within
+/// fp32's range), ldexpf beyond.
+__device__ __forceinline__ float scale_by_power_of_two(float x, int e) {
+  return e >= -126 && e <= 127 ? x * exp2_int(e) : ldexpf(x, e);
+}
+
+/// The epilogue's multiplier of a row whose stored values are A * 2^-e: alpha * 2^e, so that undoing the row
+/// scale costs nothing beyond the alpha multiplication every row makes anyway. When alpha * 2^e is exact (a
+/// normal float, or alpha = 0), (alpha * 2^e) * sum is one rounding of the exact alpha * sum * 2^e. Otherwise the
+/// result is NaN, and the epilogue takes the two-step path alpha * (sum * 2^e) for that row.
+__device__ __forceinline__ float row_multiplier(float alpha, int e) {
+  if (alpha == 0.0f) return 0.0f;
+  const float m = scale_by_power_of_two(alpha, e);
+  return fabsf(m) >= 1.17549435e-38f && fabsf(m) <= 3.40282347e+38f ? m : __int_as_float(0x7fc00000);
+}
 
 template <typename OutT>
 __device__ __forceinline__ float load_output(const OutT* p);
@@ -17,5 +37,43 @@ template <>
 __device__ __forceinline__ void store_output<float>(float* p, float v) { *p = v; }
 template <>
 __device__ __forceinline__ void store_output<__half>(__half* p, float v) { *p = __float2half_rn(v); }
+
+
+/// Four consecutive elements at `p`, which is aligned to four elements (16 bytes for fp32, 8 for fp16).
+template <typename OutT>
+__device__ __forceinline__ void load_output4(const OutT* p, float (&v)[4]);
+template <>
+__device__ __forceinline__ void load_output4<float>(const float* p, float (&v)[4]) {
+  const float4 q = *reinterpret_cast<const float4*>(p);
+  v[0] = q.x;
+  v[1] = q.y;
+  v[2] = q.z;
+  v[3] = q.w;
+}
+template <>
+__device__ __forceinline__ void load_output4<__half>(const __half* p, float (&v)[4]) {
+  const uint2 bits = *reinterpret_cast<const uint2*>(p);
+  const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&bits.x));
+  const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&bits.y));
+  v[0] = lo.x;
+  v[1] = lo.y;
+  v[2] = hi.x;
+  v[3] = hi.y;
+}
+template <typename OutT>
+__device__ __forceinline__ void store_output4(OutT* p, const float (&v)[4]);
+template <>
+__device__ __forceinline__ void store_output4<float>(float* p, const float (&v)[4]) {
+  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+}
+template <>
+__device__ __forceinline__ void store_output4<__half>(__half* p, const float (&v)[4]) {
+  const __half2 lo = __floats2half2_rn(v[0], v[1]);
+  const __half2 hi = __floats2half2_rn(v[2], v[3]);
+  uint2 bits;
+  bits.x = *reinterpret_cast<const unsigned*>(&lo);
+  bits.y = *reinterpret_cast<const unsigned*>(&hi);
+  *reinterpret_cast<uint2*>(p) = bits;
+}
 
 }  // namespace bcsr24::kernels

@@ -28,6 +28,7 @@
 #include "bcsr24/tile_layout.hpp"
 #include "kernels/output_access.cuh"
 #include "kernels/ptx_sm80.cuh"
+#include "kernels/reduction_layout.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24::kernels {
@@ -130,8 +131,8 @@ constexpr int warp_pipeline_bytes() {
   return dense > sparse ? dense : sparse;
 }
 
-/// After the main loops: per row of the band, its C row and its row exponent (two int32 each).
-constexpr int kBandRowBytes = kTileRows * 8;
+/// After the main loops: per row of the band, its C row, its output multiplier and its row exponent (4 bytes each).
+constexpr int kBandRowBytes = kTileRows * 12;
 
 template <int kSliceWidth, int kStages, bool kHasSparseList, OperandMode kMode = OperandMode::f16>
 constexpr int spmm_shared_bytes() {
@@ -224,21 +225,12 @@ __device__ __forceinline__ std::uint32_t pack_pair(float lo_k, float hi_k) {
   }
 }
 
-/// 2^e as a float, for -126 <= e <= 127 (built from the bits: exact, no libm call).
-__device__ __forceinline__ float exp2_int(int e) { return __int_as_float((127 + e) << 23); }
-
 /// The power-of-two scale that maps a B column block with largest magnitude `max_abs` into [2^14, 2^15): its
 /// fp16 values can neither overflow nor (short of 2^-38 below the largest) flush. Clamped so that both 2^e and
 /// 2^-e are normal floats; an all-zero block gets the clamp's value, which changes nothing.
 __device__ __forceinline__ int b_block_exponent(float max_abs) {
   const int e = (__float_as_int(max_abs) >> 23) - 127 - 14;
   return e < -126 ? -126 : (e > 126 ? 126 : e);
-}
-
-/// x * 2^e: one multiplication when 2^e is a normal float (every row exponent of a matrix whose values lie within
-/// fp32's range), ldexpf beyond.
-__device__ __forceinline__ float scale_by_power_of_two(float x, int e) {
-  return e >= -126 && e <= 127 ? x * exp2_int(e) : ldexpf(x, e);
 }
 
 /// acc += (tile in `stage`) x (its B block), for all n8 steps of the slice.
@@ -455,20 +447,22 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
 
 /// The end of a block that computed one part of a split band (device/tile_schedule.hpp): publish the part's
 /// sum; the part that arrives last adds all of them in part order (the same order every run, whichever part
-/// that is) and writes C. `warp_sum(idx)` is the block's sum of element idx of the 16 x slice result, `write`
-/// applies alpha/beta and stores it.
+/// that is) and writes C. `warp_sum(q)` is the block's sum of the 4 elements 4q .. 4q + 3 of the 16 x slice
+/// result (row-major), `write(q, sum)` applies alpha/beta and stores them.
 template <int kSliceWidth, typename WarpSum, typename Write>
 __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const TileRowWork& work, WarpSum warp_sum,
                                                     Write write) {
-  constexpr int kSliceElems = kTileRows * kSliceWidth;
+  constexpr int kSliceQuads = kTileRows * kSliceWidth / 4;
+  constexpr int kThreads = kWarpsPerBlock * kWarpSize;
   const int slice = blockIdx.x % p.n_slices;
   const SplitGroup group = p.split_groups[work.split >> kSplitPartBits];
   const int part = work.split & ((1 << kSplitPartBits) - 1);
   auto slot = [&](int q) {
-    return p.split_partials + (std::size_t(group.first_partial + q) * p.n_slices + slice) * kSliceElems;
+    return reinterpret_cast<float4*>(p.split_partials) +
+           (std::size_t(group.first_partial + q) * p.n_slices + slice) * kSliceQuads;
   };
-  float* own = slot(part);
-  for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) own[idx] = warp_sum(idx);
+  float4* own = slot(part);
+  for (int q = threadIdx.x; q < kSliceQuads; q += kThreads) own[q] = warp_sum(q);
   __threadfence();  // the partial is visible device-wide before the counter says it is there
   __syncthreads();
   __shared__ int is_last;
@@ -480,10 +474,16 @@ __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const T
   __syncthreads();
   if (!is_last) return;
   __threadfence();
-  for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) {
-    float sum = 0.0f;
-    for (int q = 0; q < group.parts; ++q) sum += __ldcg(slot(q) + idx);  // from L2: other SMs wrote them
-    write(idx, sum);
+  for (int q = threadIdx.x; q < kSliceQuads; q += kThreads) {
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int part_q = 0; part_q < group.parts; ++part_q) {
+      const float4 v = __ldcg(slot(part_q) + q);  // from L2: other SMs wrote them
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    write(q, sum);
   }
 }
 
@@ -562,42 +562,82 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   __syncthreads();  // every warp is done with its pipeline stages, which the reduction buffer reuses
   constexpr int kSliceElems = kTileRows * kSliceWidth;
   std::int32_t* band_rows = reinterpret_cast<std::int32_t*>(smem + kWarpsPerBlock * kSliceElems * 4);
+  // Per row: C row, multiplier (alpha, times 2^e with per-row scaling: the same instructions either way), exponent.
+  float* band_multiplier = reinterpret_cast<float*>(band_rows + kTileRows);
+  std::int32_t* band_exponents = band_rows + 2 * kTileRows;
   if (threadIdx.x < kTileRows) {
     band_rows[threadIdx.x] = band_out_row;
-    band_rows[kTileRows + threadIdx.x] = band_exponent;
+    band_multiplier[threadIdx.x] = row_multiplier(p.alpha, band_exponent);
+    band_exponents[threadIdx.x] = band_exponent;
   }
-  float* partial = reinterpret_cast<float*>(smem) + warp * (kTileRows * kSliceWidth);
+  float* partial = reinterpret_cast<float*>(smem) + warp * kSliceElems;
   const int g = lane >> 2, t = lane & 3;
+  // Swizzled (kernels/reduction_layout.hpp): these float2 stores are free of bank conflicts.
 #pragma unroll
   for (int j = 0; j < kSliceWidth / 8; ++j) {
     const int col = 8 * j + 2 * t;
-    partial[g * kSliceWidth + col] = acc[j][0];
-    partial[g * kSliceWidth + col + 1] = acc[j][1];
-    partial[(g + 8) * kSliceWidth + col] = acc[j][2];
-    partial[(g + 8) * kSliceWidth + col + 1] = acc[j][3];
+    *reinterpret_cast<float2*>(partial + reduction_offset<kSliceWidth>(g, col)) = make_float2(acc[j][0], acc[j][1]);
+    *reinterpret_cast<float2*>(partial + reduction_offset<kSliceWidth>(g + 8, col)) =
+        make_float2(acc[j][2], acc[j][3]);
   }
   __syncthreads();
-  const float* partials = reinterpret_cast<const float*>(smem);
-  auto warp_sum = [&](int idx) {
-    float sum = 0.0f;
+  // The result in quads: quad q is row 4q / kSliceWidth, columns 4q % kSliceWidth .. + 3 (slice-relative).
+  constexpr int kSliceQuads = kSliceElems / 4;
+  constexpr int kThreads = kWarpsPerBlock * kWarpSize;
+  const float4* partials = reinterpret_cast<const float4*>(smem);
+  auto warp_sum = [&](int q) {
+    const int at = reduction_offset<kSliceWidth>(4 * q / kSliceWidth, 4 * q % kSliceWidth) / 4;
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
-    for (int w = 0; w < kWarpsPerBlock; ++w) sum += partials[w * kSliceElems + idx];
+    for (int w = 0; w < kWarpsPerBlock; ++w) {
+      const float4 v = partials[w * kSliceQuads + at];
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
     return sum;
   };
   OutT* c = static_cast<OutT*>(p.c);
-  auto write = [&](int idx, float sum) {
-    const int r = idx / kSliceWidth;
-    const int col = idx % kSliceWidth;
+  // Four columns in one access where C's rows allow it (the slice and the quad start at multiples of 4 columns).
+  const bool c_quad_aligned =
+      reinterpret_cast<std::uintptr_t>(c) % (4 * sizeof(OutT)) == 0 && p.ldc % 4 == 0;
+  auto write = [&](int q, float4 sum) {
+    const int r = 4 * q / kSliceWidth;
+    const int out_col = n0 + 4 * q % kSliceWidth;
     // Reordered layouts write stored row r of the band to the C row it came from: C stays in the caller's order.
     const std::int32_t out_row = band_rows[r];
-    const int out_col = n0 + col;
     if (out_row < 0 || out_row >= p.rows || out_col >= p.n) return;
     OutT* out = c + std::size_t(out_row) * p.ldc + out_col;
-    // Per-row scaling: the row's stored values are A * 2^-e (a power of two: exact unless it over/underflows).
-    if (p.stored_row_exponent) sum = scale_by_power_of_two(sum, band_rows[kTileRows + r]);
-    // beta == 0 must not read C: it may hold NaN or garbage.
-    const float value = p.beta == 0.0f ? p.alpha * sum : p.alpha * sum + p.beta * load_output<OutT>(out);
-    store_output<OutT>(out, value);
+    // Per-row scaling: the row's stored values are A * 2^-e, undone by the row's multiplier alpha * 2^e; where
+    // that is not a normal float (NaN), by 2^e then alpha as two steps.
+    float v[4] = {sum.x, sum.y, sum.z, sum.w};
+    const float multiplier = band_multiplier[r];
+    if (multiplier == multiplier) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) v[e] *= multiplier;
+    } else {
+      const int exponent = band_exponents[r];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) v[e] = p.alpha * scale_by_power_of_two(v[e], exponent);
+    }
+    if (c_quad_aligned && out_col + 3 < p.n) {
+      // beta == 0 must not read C: it may hold NaN or garbage.
+      if (p.beta != 0.0f) {
+        float old[4];
+        load_output4<OutT>(out, old);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) v[e] += p.beta * old[e];
+      }
+      store_output4<OutT>(out, v);
+      return;
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if (out_col + e >= p.n) break;
+      const float value = p.beta == 0.0f ? v[e] : v[e] + p.beta * load_output<OutT>(out + e);
+      store_output<OutT>(out + e, value);
+    }
   };
   if constexpr (kSplitBands) {
     if (work.split != kUnsplit) {
@@ -605,7 +645,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
       return;
     }
   }
-  for (int idx = threadIdx.x; idx < kSliceElems; idx += blockDim.x) write(idx, warp_sum(idx));
+  for (int q = threadIdx.x; q < kSliceQuads; q += kThreads) write(q, warp_sum(q));
 }
 
 }  // namespace bcsr24::kernels
