@@ -156,7 +156,7 @@ __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int
   // Per-row scaling: the row's stored values are A * 2^-e (a power of two: exact unless it over/underflows).
   if (p.slot_exponent) {
     if (exponent >= -126 && exponent <= 127) {  // 2^e is a normal float: one multiplication
-      const float factor = __int_as_float((127 + exponent) << 23);
+      const float factor = exp2_int(exponent);
 #pragma unroll
       for (int e = 0; e < 8; ++e) acc[e] *= factor;
     } else {

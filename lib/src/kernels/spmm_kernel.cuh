@@ -445,6 +445,14 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
 }
 
 
+/// sum += v, component by component (the epilogues add partial sums four columns at a time).
+__device__ __forceinline__ void add_to(float4& sum, const float4& v) {
+  sum.x += v.x;
+  sum.y += v.y;
+  sum.z += v.z;
+  sum.w += v.w;
+}
+
 /// The end of a block that computed one part of a split band (device/tile_schedule.hpp): publish the part's
 /// sum; the part that arrives last adds all of them in part order (the same order every run, whichever part
 /// that is) and writes C. `warp_sum(q)` is the block's sum of the 4 elements 4q .. 4q + 3 of the 16 x slice
@@ -476,13 +484,8 @@ __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const T
   __threadfence();
   for (int q = threadIdx.x; q < kSliceQuads; q += kThreads) {
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int part_q = 0; part_q < group.parts; ++part_q) {
-      const float4 v = __ldcg(slot(part_q) + q);  // from L2: other SMs wrote them
-      sum.x += v.x;
-      sum.y += v.y;
-      sum.z += v.z;
-      sum.w += v.w;
-    }
+    for (int part_q = 0; part_q < group.parts; ++part_q)
+      add_to(sum, __ldcg(slot(part_q) + q));  // from L2: other SMs wrote them
     write(q, sum);
   }
 }
@@ -589,13 +592,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
     const int at = reduction_offset<kSliceWidth>(4 * q / kSliceWidth, 4 * q % kSliceWidth) / 4;
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
-    for (int w = 0; w < kWarpsPerBlock; ++w) {
-      const float4 v = partials[w * kSliceQuads + at];
-      sum.x += v.x;
-      sum.y += v.y;
-      sum.z += v.z;
-      sum.w += v.w;
-    }
+    for (int w = 0; w < kWarpsPerBlock; ++w) add_to(sum, partials[w * kSliceQuads + at]);
     return sum;
   };
   OutT* c = static_cast<OutT*>(p.c);
