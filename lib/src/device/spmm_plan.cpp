@@ -346,11 +346,17 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
   const BElement* b_used = b;
   k.ldb = ldb;
   const bool b_aligned = reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && ldb % kPerChunk == 0;
-  if (!b_aligned && a->cols != 0 && needs_aligned_b) {
-    if (!options.allow_unaligned_b)
+  // The tile kernel steps from one B row to the next by a 32-bit byte pitch; B with rows 4 GiB or more apart is
+  // staged like unaligned B.
+  const bool b_pitch_fits = ldb <= std::int64_t(UINT32_MAX / sizeof(BElement));
+  if ((!b_aligned || !b_pitch_fits) && a->cols != 0 && needs_aligned_b) {
+    if (!options.allow_unaligned_b && !b_aligned)
       throw InvalidArgument(std::string("SpmmPlan::run: ") + (kF32 ? "fp32 " : "") +
                             "B must be 16-byte aligned with ldb % " + std::to_string(kPerChunk) + " == 0 (ldb = " +
                             std::to_string(ldb) + "), or make the plan with allow_unaligned_b");
+    if (!options.allow_unaligned_b)
+      throw SizeLimitError("SpmmPlan::run: ldb " + std::to_string(ldb) + " puts B's rows 4 GiB or more apart; the " +
+                           "tile kernels need a smaller pitch, or make the plan with allow_unaligned_b (B is copied)");
     BElement* staged;
     if constexpr (kF32) staged = staged_b_f32.get(); else staged = staged_b.get();
     kernels::launch_stage_b(b, ldb, a->cols, n, staged, staged_ld, s);
@@ -358,6 +364,7 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
     k.ldb = staged_ld;
   }
   if constexpr (kF32) k.b_f32 = b_used; else k.b = b_used;
+  k.b_pitch = static_cast<std::uint32_t>(k.ldb * std::int64_t(sizeof(BElement)));
   k.c = c;
   k.ldc = ldc;
   // Stored values are A * 2^-e: undo the scale in alpha (a power of two, so exact unless it over/underflows).

@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "bcsr24/tile_layout.hpp"
+#include "kernels/b_block_layout.hpp"
 #include "kernels/output_access.cuh"
 #include "kernels/ptx_sm80.cuh"
 #include "kernels/reduction_layout.hpp"
@@ -50,35 +51,11 @@ template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
 struct SliceGeometry {
   static_assert(kSliceWidth % 8 == 0 && kSliceWidth >= 8 && kSliceWidth <= 64, "slice is 8..64 columns");
   using Ops = Operands<kMode>;
-  /// 16-byte chunks in one row of the B block: 8 fp16/bf16 or 4 fp32 values each.
-  static constexpr int kChunksPerRow = Ops::kF32B ? kSliceWidth / 4 : kSliceWidth / 8;
-  /// 16-bit B is stored unpadded (32 rows x kChunksPerRow 16-byte chunks), with chunk c of row r at
-  /// position c ^ swizzle(r). One ldmatrix phase reads the same logical chunk of 8 consecutive rows; the XOR
-  /// spreads those 8 chunks over the 8 distinct 16-byte bank groups of a 128-byte line, so the read is
-  /// conflict-free without the shared memory that padding each row would cost.
-  /// fp32 B is stored unpadded as well. One B-fragment load (compute_tile) reads 8 consecutive columns, i.e.
-  /// two chunks, of the four rows 8m + 2t + c, t = 0..3: those 8 chunks must lie in the 8 distinct bank groups.
-  /// Row r goes to row slot f32_row_slot(r) and its chunk q to position q ^ f32_swizzle(r): at 8 columns (four
-  /// rows per 128-byte line) the slot permutation alone spreads the four rows over the four quarters of a line;
-  /// at 16 (two rows per line) it puts two of them in each half and the swizzle separates those two; from 32 on
-  /// (a row fills a line) the swizzle alone does it.
-  static constexpr int kRowBytes = kChunksPerRow * 16;
-  static constexpr int kBBytes = kTileCols * kRowBytes;
-  __device__ __forceinline__ static int swizzle(int row) {
-    // Rows r and r + 8/C start in the same bank group (C chunks per row); flip the chunk index every 8/C rows.
-    return kChunksPerRow >= 8 ? (row & 7) : (row / (8 / kChunksPerRow)) % kChunksPerRow;
-  }
-  /// Both depend on the low three bits of the row only, so rows 8m + q sit at 8m + f32_row_slot(q).
-  __device__ __forceinline__ static int f32_row_slot(int row) {
-    if constexpr (kSliceWidth == 8) return row ^ ((row >> 1) & 3);
-    else if constexpr (kSliceWidth == 16) return row ^ ((row >> 1) & 1);
-    else return row;
-  }
-  __device__ __forceinline__ static int f32_swizzle(int row) {
-    if constexpr (kSliceWidth == 8) return 0;
-    else if constexpr (kSliceWidth == 16) return ((row >> 2) & 1) << 1;
-    else return ((row >> 1) & 3) << 1;
-  }
+  /// The B block in shared memory and how the lanes copy it (kernels/b_block_layout.hpp).
+  using BLayout = BBlockLayout<kSliceWidth, Ops::kF32B>;
+  static constexpr int kChunksPerRow = BLayout::kChunksPerRow;
+  static constexpr int kRowBytes = BLayout::kRowBytes;
+  static constexpr int kBBytes = BLayout::kBytes;
   static constexpr int kNSteps = kSliceWidth / 8;  // n8 mma steps per tile
   /// A stage holds one A tile as stored (values, split mode's low parts, 2:4 metadata), then its B block. A
   /// dense tile is 1024 bytes of values; a 2:4 tile 512 bytes and 64 of metadata, so 2:4 stages are smaller and
@@ -131,8 +108,12 @@ constexpr int warp_pipeline_bytes() {
   return dense > sparse ? dense : sparse;
 }
 
-/// After the main loops: per row of the band, its C row, its output multiplier and its row exponent (4 bytes each).
-constexpr int kBandRowBytes = kTileRows * 12;
+/// After the main loops: per row of the band, its C row, its output multiplier and its row exponent (4 bytes
+/// each), then the split-band epilogue's "this part is the last" flag (padded to 16 bytes). The flag lives here,
+/// in dynamic shared memory: with a static __shared__ variable beside the dynamic share, the split-band
+/// instantiation ran up to 2x slower on the H100 (every block, split or not: 10d0s 16384^2 at n = 32 with split
+/// bands, 52.4 us against 27.4 us with the flag here), although the occupancy API reports 9 blocks per SM for both.
+constexpr int kBandRowBytes = kTileRows * 12 + 16;
 
 template <int kSliceWidth, int kStages, bool kHasSparseList, OperandMode kMode = OperandMode::f16>
 constexpr int spmm_shared_bytes() {
@@ -166,51 +147,71 @@ __device__ __forceinline__ void load_a_async(const TileListView& list, std::int3
   }
 }
 
-/// Copies the B block that a tile multiplies into `stage` (asynchronously). Aligned tiles (kRows ==
-/// kImplicitRows): `b_source` is the tile column, and tile column j multiplies B row 32 * tile_col + j. Gathered
-/// tiles: `b_source` is, in lane j, the B row of tile column j (-1 for a padding column), and lanes trade rows
-/// by shuffle.
-template <int kSliceWidth, OperandMode kMode, bool kSparse, int kRows>
-__device__ __forceinline__ void load_b_async(std::int32_t b_source, unsigned char* stage, const SpmmParams& p, int n0,
-                                             int lane) {
-  using G = SliceGeometry<kSliceWidth, kMode>;
-  using S = typename G::template Stage<kSparse>;
-  constexpr bool kF32B = Operands<kMode>::kF32B;
-  constexpr int kPerChunk = kF32B ? 4 : 8;  // B values per 16-byte chunk
-  const std::uint32_t stage_addr = ptx::smem_addr(stage);
-  // B rows k0 .. k0+31, columns n0 .. n0+slice-1. Consecutive lanes take consecutive 16-byte chunks of a row
-  // (coalesced). Rows past K and columns past n are zero-filled, never read: the padded A columns are zero,
-  // but 0 * (whatever lies in memory) could be NaN.
-  const std::uint32_t b_addr = stage_addr + S::kABytes;
+/// One lane's share of every B-block copy, worked out once per block (b_copy_lane): the copy of a tile's block
+/// then costs, per 16-byte piece, the row's shuffle, its bounds test, one wide multiply-add for the address and
+/// the cp.async. (Computing the column bounds, the 64-bit row offset and the swizzled destination per piece had
+/// made the copy the largest part of the main loop: the 2:4 loop at 16 fp32 columns took 307 SASS instructions
+/// per tile before, 231 after; measured 3-15% faster on meshes, docs/PERFORMANCE.md.)
+struct BCopyLane {
+  const unsigned char* src = nullptr;  ///< B's row 0 at the lane's chunk; B itself when the chunk lies past n
+  std::uint32_t bytes = 0;             ///< bytes of the chunk inside n: 16, fewer at the last columns, 0 past n
+  std::uint32_t dst = 0;               ///< offset in the B block of the lane's chunk at copy step 0
+  int row = 0;                         ///< B-block row of the lane's chunk at copy step 0
+};
+
+template <int kSliceWidth, OperandMode kMode>
+__device__ __forceinline__ BCopyLane b_copy_lane(const SpmmParams& p, int n0, int lane) {
+  using L = typename SliceGeometry<kSliceWidth, kMode>::BLayout;
+  constexpr int kElementBytes = Operands<kMode>::kF32B ? 4 : 2;
+  constexpr int kPerChunk = 16 / kElementBytes;
+  const unsigned char* b = Operands<kMode>::kF32B ? reinterpret_cast<const unsigned char*>(p.b_f32)
+                                                  : reinterpret_cast<const unsigned char*>(p.b);
+  BCopyLane c;
+  const int chunk = L::lane_chunk(lane);
+  c.row = L::lane_row(lane);
+  const int col = n0 + chunk * kPerChunk;
+  int valid = p.n - col;
+  valid = valid < 0 ? 0 : (valid > kPerChunk ? kPerChunk : valid);
+  // Columns past n are zero-filled, never read (padded A columns are zero, but 0 * NaN is NaN); the address
+  // then stays inside B.
+  c.src = valid > 0 ? b + std::size_t(col) * kElementBytes : b;
+  c.bytes = std::uint32_t(valid * kElementBytes);
+  c.dst = std::uint32_t(L::chunk_offset(c.row, chunk));
+  return c;
+}
+
+/// Copies the B block that a tile multiplies to `b_block` in shared memory (asynchronously). Aligned tiles (kRows
+/// == kImplicitRows): `b_source` is the tile column, and tile column j multiplies B row 32 * tile_col + j.
+/// Gathered tiles: `b_source` is, in lane j, the B row of tile column j (-1 for a padding column), and lanes
+/// trade rows by shuffle. Rows past K (and padding columns) are zero-filled, never read.
+template <int kSliceWidth, OperandMode kMode, int kRows>
+__device__ __forceinline__ void load_b_async(std::int32_t b_source, unsigned char* b_block, const SpmmParams& p,
+                                             const BCopyLane& lane_copy) {
+  using L = typename SliceGeometry<kSliceWidth, kMode>::BLayout;
+  const std::uint32_t b_addr = ptx::smem_addr(b_block);
 #pragma unroll
-  for (int it = 0; it < G::kChunksPerRow; ++it) {
-    const int q = lane + it * kWarpSize;  // 32 rows x kChunksPerRow chunks, kWarpSize at a time
-    const int r = q / G::kChunksPerRow;
-    const int chunk = q % G::kChunksPerRow;
+  for (int step = 0; step < L::kChunksPerRow; ++step) {
+    const int r = lane_copy.row + step * L::kRowStep;
     std::int32_t row;
     if constexpr (kRows != kImplicitRows)
       row = __shfl_sync(0xffffffffu, b_source, r);
     else
       row = b_source * kTileCols + r;
-    const int col = n0 + chunk * kPerChunk;
-    int valid = p.n - col;
-    valid = valid < 0 ? 0 : (valid > kPerChunk ? kPerChunk : valid);
-    if (row < 0 || row >= p.k) valid = 0;
-    if constexpr (kF32B) {
-      const float* src = valid ? p.b_f32 + std::size_t(row) * p.ldb + col : p.b_f32;
-      ptx::cp_async_16(b_addr + G::f32_row_slot(r) * G::kRowBytes + ((chunk ^ G::f32_swizzle(r)) * 16), src, valid * 4);
-    } else {
-      const std::uint16_t* src = valid ? p.b + std::size_t(row) * p.ldb + col : p.b;
-      ptx::cp_async_16(b_addr + r * G::kRowBytes + ((chunk ^ G::swizzle(r)) * 16), src, valid * 2);
-    }
+    const bool inside = std::uint32_t(row) < std::uint32_t(p.k);  // also false for -1 (padding)
+    // 32 x 32 -> 64-bit multiply-add: the plan guarantees that the pitch fits 32 bits.
+    const unsigned char* src = lane_copy.src + std::uint64_t(std::uint32_t(inside ? row : 0)) * p.b_pitch;
+    ptx::cp_async_16(b_addr + std::uint32_t(L::step_offset(int(lane_copy.dst), step)), src,
+                     inside ? int(lane_copy.bytes) : 0);
   }
 }
 
 template <int kSliceWidth, OperandMode kMode, bool kSparse, int kRows>
 __device__ __forceinline__ void load_tile_async(const TileListView& list, std::int32_t tile, std::int32_t b_source,
-                                                unsigned char* stage, const SpmmParams& p, int n0, int lane) {
+                                                unsigned char* stage, const SpmmParams& p, const BCopyLane& lane_copy,
+                                                int lane) {
+  using S = typename SliceGeometry<kSliceWidth, kMode>::template Stage<kSparse>;
   load_a_async<kSliceWidth, kMode, kSparse>(list, tile, stage, lane);
-  load_b_async<kSliceWidth, kMode, kSparse, kRows>(b_source, stage, p, n0, lane);
+  load_b_async<kSliceWidth, kMode, kRows>(b_source, stage + S::kABytes, p, lane_copy);
 }
 
 /// Two fp32 values as the packed 16-bit pair an mma B register holds (the first in the low half).
@@ -264,7 +265,7 @@ __device__ __forceinline__ void compute_tile(const unsigned char* stage, float (
   if constexpr (!Ops::kF32B) {
     // Lane l addresses row l of the 32-row B block: rows 0-7, 8-15, 16-23, 24-31 are ldmatrix's four matrices.
     const std::uint32_t b_row = ptx::smem_addr(stage + S::kABytes) + lane * G::kRowBytes;
-    const int b_swizzle = G::swizzle(lane);
+    const int b_swizzle = G::BLayout::swizzle(lane);
 #pragma unroll
     for (int j = 0; j < G::kNSteps; ++j) {
       std::uint32_t b[4];
@@ -280,8 +281,8 @@ __device__ __forceinline__ void compute_tile(const unsigned char* stage, float (
     int row_base[2], row_swizzle[2];
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
-      row_base[c] = G::f32_row_slot(2 * t + c) * kSliceWidth + (g >> 2) * 4 + (g & 3);
-      row_swizzle[c] = G::f32_swizzle(2 * t + c);
+      row_base[c] = G::BLayout::f32_row_slot(2 * t + c) * kSliceWidth + (g >> 2) * 4 + (g & 3);
+      row_swizzle[c] = G::BLayout::f32_swizzle(2 * t + c);
     }
 #pragma unroll
     for (int j = 0; j < G::kNSteps; ++j) {
@@ -349,7 +350,7 @@ __device__ __forceinline__ void compute_tile(const unsigned char* stage, float (
 template <int kSliceWidth, OperandMode kMode, int kStages, bool kSparse, int kRows>
 __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int32_t first, std::int32_t count,
                                               std::int32_t stride, unsigned char* warp_smem, const SpmmParams& p,
-                                              int n0, float (&acc)[kSliceWidth / 8][4], int lane) {
+                                              const BCopyLane& lane_copy, float (&acc)[kSliceWidth / 8][4], int lane) {
   using G = SliceGeometry<kSliceWidth, kMode>;
   using S = typename G::template Stage<kSparse>;
   // The B addresses of a tile depend on its column index (aligned) or its 32 B rows (gathered). Reading them
@@ -376,7 +377,7 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
     for (std::int32_t i = 0; i < count; ++i) {
       std::int32_t source;
       if constexpr (kGathered) source = slot_row(i); else source = tile_col(i);
-      load_tile_async<kSliceWidth, kMode, kSparse, kRows>(list, first + i * stride, source, warp_smem, p, n0, lane);
+      load_tile_async<kSliceWidth, kMode, kSparse, kRows>(list, first + i * stride, source, warp_smem, p, lane_copy, lane);
       ptx::cp_async_commit();
       ptx::cp_async_wait<0>();
       __syncwarp();
@@ -402,13 +403,14 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
 #pragma unroll
       for (int s = 0; s < kStages - 1; ++s) {
         if (s < count)
-          load_b_async<kSliceWidth, kMode, kSparse, kRows>(prologue_rows[s], warp_smem + s * S::kBytes, p, n0, lane);
+          load_b_async<kSliceWidth, kMode, kRows>(prologue_rows[s], warp_smem + s * S::kBytes + S::kABytes, p, lane_copy);
         ptx::cp_async_commit();
       }
     } else {
 #pragma unroll
       for (int s = 0; s < kStages - 1; ++s) {
-        if (s < count) load_b_async<kSliceWidth, kMode, kSparse, kRows>(tile_col(s), warp_smem + s * S::kBytes, p, n0, lane);
+        if (s < count)
+          load_b_async<kSliceWidth, kMode, kRows>(tile_col(s), warp_smem + s * S::kBytes + S::kABytes, p, lane_copy);
         ptx::cp_async_commit();
       }
     }
@@ -424,7 +426,7 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
         std::int32_t source;
         if constexpr (kGathered) source = ring0; else source = tile_col(next);
         load_tile_async<kSliceWidth, kMode, kSparse, kRows>(list, first + next * stride, source,
-                                                     warp_smem + write_stage * S::kBytes, p, n0, lane);
+                                                     warp_smem + write_stage * S::kBytes, p, lane_copy, lane);
       }
       ptx::cp_async_commit();
       if constexpr (kGathered) {
@@ -456,10 +458,10 @@ __device__ __forceinline__ void add_to(float4& sum, const float4& v) {
 /// The end of a block that computed one part of a split band (device/tile_schedule.hpp): publish the part's
 /// sum; the part that arrives last adds all of them in part order (the same order every run, whichever part
 /// that is) and writes C. `warp_sum(q)` is the block's sum of the 4 elements 4q .. 4q + 3 of the 16 x slice
-/// result (row-major), `write(q, sum)` applies alpha/beta and stores them.
+/// result (row-major), `write(q, sum)` applies alpha/beta and stores them. `is_last` is a block-shared int.
 template <int kSliceWidth, typename WarpSum, typename Write>
 __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const TileRowWork& work, WarpSum warp_sum,
-                                                    Write write) {
+                                                    Write write, int& is_last) {
   constexpr int kSliceQuads = kTileRows * kSliceWidth / 4;
   constexpr int kThreads = kWarpsPerBlock * kWarpSize;
   const int slice = blockIdx.x % p.n_slices;
@@ -473,7 +475,6 @@ __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const T
   for (int q = threadIdx.x; q < kSliceQuads; q += kThreads) own[q] = warp_sum(q);
   __threadfence();  // the partial is visible device-wide before the counter says it is there
   __syncthreads();
-  __shared__ int is_last;
   if (threadIdx.x == 0) {
     unsigned* counter = p.split_counters + std::size_t(work.split >> kSplitPartBits) * p.n_slices + slice;
     is_last = atomicAdd(counter, 1u) == unsigned(group.parts - 1);
@@ -540,6 +541,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
     band_exponent = p.stored_row_exponent ? p.stored_row_exponent[stored_row] : 0;
   }
 
+  const BCopyLane lane_copy = b_copy_lane<kSliceWidth, kMode>(p, n0, lane);
   float acc[kSliceWidth / 8][4];
 #pragma unroll
   for (int j = 0; j < kSliceWidth / 8; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
@@ -553,12 +555,13 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   if constexpr (kHasSparseList) {
     share(work.sparse24_begin, work.sparse24_end, first, count);
     run_tile_list<kSliceWidth, kMode, sparse24_stages<kSliceWidth, kStages, kMode>(), true, kRows>(
-        p.sparse24, first, count, kWarpsPerBlock, warp_smem, p, n0, acc, lane);
+        p.sparse24, first, count, kWarpsPerBlock, warp_smem, p, lane_copy, acc, lane);
     share(work.dense_begin, work.dense_end, first, count);
   } else {
     share(work.merged_begin, work.merged_end, first, count);
   }
-  run_tile_list<kSliceWidth, kMode, kStages, false, kRows>(p.dense, first, count, kWarpsPerBlock, warp_smem, p, n0, acc, lane);
+  run_tile_list<kSliceWidth, kMode, kStages, false, kRows>(p.dense, first, count, kWarpsPerBlock, warp_smem, p,
+                                                           lane_copy, acc, lane);
 
   // Cross-warp reduction in a fixed order. Accumulator element (j, e) of lane 4g+t is row g + 8*(e/2),
   // column 8j + 2t + e%2 of the slice.
@@ -638,7 +641,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   };
   if constexpr (kSplitBands) {
     if (work.split != kUnsplit) {
-      split_band_epilogue<kSliceWidth>(p, work, warp_sum, write);
+      split_band_epilogue<kSliceWidth>(p, work, warp_sum, write, *reinterpret_cast<int*>(band_rows + 3 * kTileRows));
       return;
     }
   }
