@@ -171,7 +171,7 @@ if has precision; then
   # fp16 B), the same with one scale for the whole matrix, and cuSPARSE CSR fp16/fp32, in the same run.
   echo "== precision modes"
   rm -f "$out/precision.csv"
-  pn=${PRECISION_N:-8,32,128}
+  pn=${PRECISION_N:-8,16,32,128}
   methods=auto,auto_matrix_scale,auto_f32b,auto_bf16,auto_bf16_f32b,auto_split,cusparse_csr_f16,cusparse_csr_f32
   filter="^(matrix|tiles|precision|variant)|auto|cusparse"
   for spec in ${PRECISION_MESHES:-40x40x40,dofs=3,order=lex 40x40x40,dofs=3,order=random}; do
