@@ -90,6 +90,7 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
   check_cuda(cudaDeviceSynchronize(), "kernel");
 
   GpuCheck out;
+  out.c_initial = c_init;
   out.c.resize(c_count);
   if (half_out) {
     std::vector<std::uint16_t> h(c_count);

@@ -31,6 +31,7 @@ struct GpuCheck {
   double rel_error = 0.0;        ///< ||C - ref||_F / ||ref||_F
   double output_norm = 0.0;      ///< ||C||_F: a kernel writing nothing cannot pass
   std::vector<float> c;          ///< the kernel's output (rows x ldc, as float)
+  std::vector<float> c_initial;  ///< C as uploaded before the run (rows x ldc, as float)
 };
 
 /// Converts nothing: `host` must be convert_to_bcsr24(a). Runs `kernel` (cfg.runs times) on `dev` with B random fp16 and

@@ -156,3 +156,76 @@ TEST_CASE("CSR copy policies: none keeps automatic on tiles, csr_cuda_cores need
   cfg.n = 16;
   require_pass(run_and_check(big, big_host, candidates, KernelKind::automatic, cfg));
 }
+
+TEST_CASE("beta = 1 skips the bands and rows without entries and leaves their C untouched", "[gpu][hybrid]") {
+  const std::uint64_t seed = test::test_seed(1107);
+  INFO("seed " << seed);
+  // 6,000 rows, entries in three stretches only (a halo part looks like this): dense 16 x 64 blocks (tiles), a
+  // scattered stretch with some empty rows (CSR for wide B), and one long row; every other band is empty.
+  const CsrMatrix blocks = blocks_over_graph(160, 300, 4001, 3, seed);
+  CsrMatrix a;
+  a.rows = 6000;
+  a.cols = blocks.cols;
+  a.row_ptr.assign(std::size_t(a.rows) + 1, 0);
+  auto copy_row = [&](std::int32_t from) {
+    for (std::int32_t e = blocks.row_ptr[from]; e < blocks.row_ptr[from + 1]; ++e) {
+      a.col_idx.push_back(blocks.col_idx[e]);
+      a.values.push_back(blocks.values[e]);
+    }
+  };
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    if (r >= 1000 && r < 1160) copy_row(r - 1000);              // the dense blocks
+    else if (r >= 3000 && r < 3300) copy_row(160 + (r - 3000));  // the scattered stretch
+    else if (r == 5001)
+      for (std::int32_t c = 0; c < a.cols; c += 3) {                // one long row
+        a.col_idx.push_back(c);
+        a.values.push_back(double(c % 11) / 8.0 - 0.5);
+      }
+    a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
+  }
+  const Bcsr24Matrix host = convert_to_bcsr24(a);
+  UploadOptions upload;
+  upload.merged_dense = true;  // every kernel of the ladder
+  upload.csr = CsrCopy::all;   // and csr_cuda_cores
+  const DeviceMatrix dev(host, upload);
+  for (const KernelKind kernel : {KernelKind::automatic, KernelKind::split_pipelined, KernelKind::dense_pipelined,
+                                  KernelKind::dense_bt, KernelKind::csr_cuda_cores}) {
+    for (const std::int32_t n : {8, 37, 200}) {
+      INFO(kernel_name(kernel) << ", n = " << n);
+      for (const double beta : {1.0, 0.5}) {
+        INFO("beta = " << beta);
+        GpuCase cfg;
+        cfg.n = n;
+        cfg.alpha = 0.75;
+        cfg.beta = beta;
+        cfg.ldc_pad = 3;
+        cfg.seed = seed + std::uint64_t(n);
+        const test::GpuCheck r = run_and_check(a, host, dev, kernel, cfg);
+        require_pass(r);
+        // Rows without entries: beta = 1 keeps C bit for bit (nothing ran there), beta = 0.5 halves it.
+        const std::int64_t ldc = n + cfg.ldc_pad;
+        std::int64_t empty_rows = 0, kept = 0;
+        for (std::int32_t i = 0; i < a.rows; ++i) {
+          if (a.row_ptr[std::size_t(i) + 1] > a.row_ptr[std::size_t(i)]) continue;
+          ++empty_rows;
+          for (std::int32_t j = 0; j < n; ++j) {
+            const float before = r.c_initial[std::size_t(i * ldc + j)];
+            const float after = r.c[std::size_t(i * ldc + j)];
+            if (beta == 1.0 ? after == before : after == float(0.5 * before)) ++kept;
+          }
+        }
+        CHECK(empty_rows > 5000);
+        CHECK(kept == empty_rows * n);
+      }
+      // Every band without tiles (in the layout's row order) is reported, and skipped at beta = 1.
+      std::int32_t bands_without_tiles = 0;
+      for (std::int32_t t = 0; t < host.tile_rows; ++t)
+        if (host.sparse24.row_ptr[std::size_t(t) + 1] == host.sparse24.row_ptr[std::size_t(t)] &&
+            host.dense.row_ptr[std::size_t(t) + 1] == host.dense.row_ptr[std::size_t(t)])
+          ++bands_without_tiles;
+      CHECK(bands_without_tiles > 300);  // 375 bands, ~32 with entries
+      const SpmmPlan plan(dev, n, kernel);
+      CHECK(plan.report().empty_bands == bands_without_tiles);
+    }
+  }
+}

@@ -136,6 +136,7 @@ struct PlanReport {
   /// Bytes of A each path reads once per multiply (values, metadata, indices, pointers).
   std::int64_t sparse24_bytes = 0, dense_bytes = 0, csr_bytes = 0;
   std::int32_t split_bands = 0, split_parts = 0;         ///< tile bands split over several blocks, their parts
+  std::int32_t empty_bands = 0;                          ///< bands without entries: run() with beta == 1 skips them
   std::int32_t csr_long_rows = 0;                        ///< CSR rows given a thread block of their own
   std::int32_t csr_medium_rows = 0;                      ///< CSR rows given a warp of their own
   int csr_chunks = 0, csr_nz_lanes = 0;                  ///< CSR kernel shape (8-column chunks x lanes per row)
@@ -167,7 +168,9 @@ class SpmmPlan {
 
   /// C = alpha * A * B + beta * C, as one or two kernel launches on `stream` that write disjoint rows of C
   /// (bit-identical from run to run). B: device fp16, cols(A) x n, row-major, ldb >= n. C: device, rows(A) x n,
-  /// row-major, ldc >= n, float (OutputType::f32) or fp16 bits (OutputType::f16). beta == 0 does not read C.
+  /// row-major, ldc >= n, float (OutputType::f32) or fp16 bits (OutputType::f16). beta == 0 does not read C;
+  /// beta == 1 does not touch the rows of C that A has no entries in (report().empty_bands: no work is launched
+  /// for those bands), which makes accumulating a product of a matrix with few non-empty rows cheap.
   /// The DeviceMatrix must outlive the plan, and B and C must not overlap.
   /// @throw InvalidArgument for null pointers, short leading dimensions, or unaligned B when the plan was
   ///        made without allow_unaligned_b; CudaError if the launch fails.

@@ -41,6 +41,14 @@ struct SpmmPlan::Impl {
   detail::DeviceBuffer<float> split_partials;
   detail::DeviceBuffer<unsigned> split_counters;
   detail::DeviceBuffer<std::int32_t> csr_long_slots, csr_medium_slots, csr_short_slots;
+  // run() with beta == 1 leaves C's rows without entries as they are, so it launches only the work with entries:
+  // these lists, where they differ from the full ones (a halo part of a distributed operator has entries in a few
+  // per cent of its rows; reading and writing the rest of C cost it ~30% of a product).
+  bool tiles_have_empty = false, csr_has_empty = false;
+  detail::DeviceBuffer<kernels::TileRowWork> tile_work_with_entries;
+  std::int32_t tile_items_with_entries = 0;
+  detail::DeviceBuffer<std::int32_t> csr_short_slots_with_entries;
+  std::int32_t csr_short_with_entries = 0;
   detail::DeviceBuffer<std::uint16_t> staged_b;      // 16-bit B copied for alignment
   detail::DeviceBuffer<float> staged_b_f32;          // fp32 B copied for alignment
   std::int64_t staged_ld = 0;
@@ -199,6 +207,22 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     throw SizeLimitError("SpmmPlan: " + std::to_string(schedule.items.size()) + " tile work items x " +
                          std::to_string(n_slices) + " column slices exceed the 2^31 - 1 blocks of one launch");
   k.tile_rows = static_cast<std::int32_t>(schedule.items.size());
+  {
+    // Split parts always hold tiles (a band is split only when long); keep every part of a group regardless, so
+    // that the group's counter still sees all of them.
+    std::vector<kernels::TileRowWork> with_entries;
+    for (const kernels::TileRowWork& w : schedule.items)
+      if (w.split != kernels::kUnsplit || w.sparse24_end > w.sparse24_begin || w.dense_end > w.dense_begin ||
+          w.merged_end > w.merged_begin)
+        with_entries.push_back(w);
+    report.empty_bands += static_cast<std::int32_t>(schedule.items.size() - with_entries.size());
+    p.tiles_have_empty = with_entries.size() < schedule.items.size();
+    if (p.tiles_have_empty) {
+      p.tile_items_with_entries = static_cast<std::int32_t>(with_entries.size());
+      if (!with_entries.empty())
+        p.tile_work_with_entries = detail::DeviceBuffer<kernels::TileRowWork>(with_entries);
+    }
+  }
   k.rows = m.rows;
   k.k = m.cols;
   k.n = n;
@@ -228,6 +252,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     ++report.csr_bands;
     const detail::BandStats& s = m.band_stats[b];
     report.csr_nnz += s.nnz();
+    if (s.nnz() == 0) ++report.empty_bands;
     for (int r = 0; r < kTileRows; ++r) {
       const std::int32_t slot = m.csr.first_slot[b] + r;
       if (m.csr.out_row_host[static_cast<std::size_t>(slot)] < 0) continue;
@@ -253,6 +278,15 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     p.csr_long_slots = detail::DeviceBuffer<std::int32_t>(long_slots);
     p.csr_medium_slots = detail::DeviceBuffer<std::int32_t>(medium_slots);
     p.csr_short_slots = detail::DeviceBuffer<std::int32_t>(short_slots);
+    std::vector<std::int32_t> short_with_entries;
+    for (const std::int32_t slot : short_slots)
+      if (m.csr.row_nnz[static_cast<std::size_t>(slot)] > 0) short_with_entries.push_back(slot);
+    p.csr_has_empty = short_with_entries.size() < short_slots.size();
+    if (p.csr_has_empty) {
+      p.csr_short_with_entries = static_cast<std::int32_t>(short_with_entries.size());
+      if (!short_with_entries.empty())
+        p.csr_short_slots_with_entries = detail::DeviceBuffer<std::int32_t>(short_with_entries);
+    }
     kernels::CsrSpmmParams& c = p.csr_params;
     c.row_ptr = m.csr.row_ptr.get();
     c.b_row = m.csr.b_row.get();
@@ -302,7 +336,9 @@ OutputType SpmmPlan::output() const noexcept { return impl_->options.output; }
 InputType SpmmPlan::input() const noexcept { return impl_->options.input; }
 std::int64_t SpmmPlan::workspace_bytes() const noexcept {
   const Impl& p = *impl_;
-  return std::int64_t(p.staged_b.bytes() + p.staged_b_f32.bytes() + p.tile_work.bytes() + p.split_groups.bytes() + p.split_partials.bytes() +
+  return std::int64_t(p.staged_b.bytes() + p.staged_b_f32.bytes() + p.tile_work.bytes() +
+                      p.tile_work_with_entries.bytes() + p.csr_short_slots_with_entries.bytes() +
+                      p.split_groups.bytes() + p.split_partials.bytes() +
                       p.split_counters.bytes() + p.csr_long_slots.bytes() + p.csr_medium_slots.bytes() +
                       p.csr_short_slots.bytes());
 }
@@ -376,10 +412,19 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
 void SpmmPlan::Impl::launch(kernels::SpmmParams k, const void* b_as_given, std::int64_t ldb_as_given,
                             cudaStream_t s) const {
   // The two parts write disjoint rows of C (a band is on one path), so their order does not matter.
-  if (run_tiles)
+  const bool accumulate = k.beta == 1.0f;  // rows without entries keep C: only the work with entries runs
+  if (run_tiles && accumulate && tiles_have_empty) {
+    k.row_work = tile_work_with_entries.get();
+    k.tile_rows = tile_items_with_entries;
+  }
+  if (run_tiles && k.tile_rows > 0)
     kernels::launch_spmm_kernel(tile_kernel, slice_width, options.output, a->b_row_index, split_bands, mode, k, s);
   if (run_csr) {
     kernels::CsrSpmmParams c = csr_params;
+    if (accumulate && csr_has_empty) {
+      c.short_slots = csr_short_slots_with_entries.get();
+      c.short_count = csr_short_with_entries;
+    }
     // A narrow B is read as it is; otherwise the (possibly staged) B of the tile part.
     const bool as_given = csr_shape.scalar_b;
     c.b = as_given ? static_cast<const std::uint16_t*>(b_as_given) : k.b;
