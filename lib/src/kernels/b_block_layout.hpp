@@ -19,13 +19,7 @@
 // bits and a compile-time row offset (step_offset), so the kernel computes the lane's part once per block.
 #pragma once
 
-#if !defined(BCSR24_HOST_DEVICE)
-#if defined(__CUDACC__)
-#define BCSR24_HOST_DEVICE __host__ __device__
-#else
-#define BCSR24_HOST_DEVICE
-#endif
-#endif
+#include "kernels/host_device.hpp"
 
 namespace bcsr24::kernels {
 

@@ -2,13 +2,7 @@
 // 16 x slice fp32 sums, row-major, with the columns of row r XOR-ed by reduction_swizzle(r).
 #pragma once
 
-#if !defined(BCSR24_HOST_DEVICE)
-#if defined(__CUDACC__)
-#define BCSR24_HOST_DEVICE __host__ __device__
-#else
-#define BCSR24_HOST_DEVICE
-#endif
-#endif
+#include "kernels/host_device.hpp"
 
 namespace bcsr24::kernels {
 
