@@ -57,7 +57,9 @@ struct SpmmPlan::Impl {
   void run(const BElement* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
            cudaStream_t s) const;
   /// Enqueues both parts with B (16-bit or fp32) already checked and, where needed, staged.
-  void launch(kernels::SpmmParams k, const void* b_as_given, std::int64_t ldb_as_given, cudaStream_t s) const;
+  /// `ldb_used`: B's leading dimension as the tile part reads it (the staged copy's where B was staged).
+  void launch(kernels::SpmmParams k, std::int64_t ldb_used, const void* b_as_given, std::int64_t ldb_as_given,
+              cudaStream_t s) const;
   PlanReport report;
 };
 
@@ -380,7 +382,7 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
 
   kernels::SpmmParams k = params;
   const BElement* b_used = b;
-  k.ldb = ldb;
+  std::int64_t ldb_used = ldb;
   const bool b_aligned = reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && ldb % kPerChunk == 0;
   // The tile kernel steps from one B row to the next by a 32-bit byte pitch; B with rows 4 GiB or more apart is
   // staged like unaligned B.
@@ -397,20 +399,20 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
     if constexpr (kF32) staged = staged_b_f32.get(); else staged = staged_b.get();
     kernels::launch_stage_b(b, ldb, a->cols, n, staged, staged_ld, s);
     b_used = staged;
-    k.ldb = staged_ld;
+    ldb_used = staged_ld;
   }
   if constexpr (kF32) k.b_f32 = b_used; else k.b = b_used;
-  k.b_pitch = static_cast<std::uint32_t>(k.ldb * std::int64_t(sizeof(BElement)));
+  k.b_pitch = static_cast<std::uint32_t>(ldb_used * std::int64_t(sizeof(BElement)));
   k.c = c;
   k.ldc = ldc;
   // Stored values are A * 2^-e: undo the scale in alpha (a power of two, so exact unless it over/underflows).
   k.alpha = std::ldexp(alpha, a->scale_exponent);
   k.beta = beta;
-  launch(k, b, ldb, s);
+  launch(k, ldb_used, b, ldb, s);
 }
 
-void SpmmPlan::Impl::launch(kernels::SpmmParams k, const void* b_as_given, std::int64_t ldb_as_given,
-                            cudaStream_t s) const {
+void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const void* b_as_given,
+                            std::int64_t ldb_as_given, cudaStream_t s) const {
   // The two parts write disjoint rows of C (a band is on one path), so their order does not matter.
   const bool accumulate = k.beta == 1.0f;  // rows without entries keep C: only the work with entries runs
   if (run_tiles && accumulate && tiles_have_empty) {
@@ -430,7 +432,7 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, const void* b_as_given, std::
     c.b = as_given ? static_cast<const std::uint16_t*>(b_as_given) : k.b;
     c.b_f32 = as_given ? static_cast<const float*>(b_as_given) : k.b_f32;
     if (options.input == InputType::f32) c.b = nullptr; else c.b_f32 = nullptr;
-    c.ldb = as_given ? ldb_as_given : k.ldb;
+    c.ldb = as_given ? ldb_as_given : ldb_used;
     c.c = k.c;
     c.ldc = k.ldc;
     c.alpha = k.alpha;

@@ -49,7 +49,6 @@ struct Operands {
 
 template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
 struct SliceGeometry {
-  static_assert(kSliceWidth % 8 == 0 && kSliceWidth >= 8 && kSliceWidth <= 64, "slice is 8..64 columns");
   using Ops = Operands<kMode>;
   /// The B block in shared memory and how the lanes copy it (kernels/b_block_layout.hpp).
   using BLayout = BBlockLayout<kSliceWidth, Ops::kF32B>;

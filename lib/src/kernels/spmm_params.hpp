@@ -70,8 +70,8 @@ struct SpmmParams {
   std::int32_t n_slices = 0;        // ceil(n / slice width)
   const std::uint16_t* b = nullptr; // 16-bit modes: 16-byte aligned, ldb % 8 == 0 (the plan stages B otherwise)
   const float* b_f32 = nullptr;     // fp32-B modes: 16-byte aligned, ldb % 4 == 0 (likewise)
-  std::int64_t ldb = 0;
-  std::uint32_t b_pitch = 0;        // ldb x B's element size in bytes (the plan stages B whose pitch exceeds 32 bits)
+  std::uint32_t b_pitch = 0;        // bytes between B rows: ldb x element size (the plan stages B whose pitch
+                                    // does not fit 32 bits)
   void* c = nullptr;                // float or fp16 bits
   std::int64_t ldc = 0;
   float alpha = 1.0f;               // already multiplied by 2^scale_exponent
