@@ -778,6 +778,7 @@ json plan_json(const bcsr24::PlanReport& plan) {
           {"split_bands", plan.split_bands},
           {"split_parts", plan.split_parts},
           {"csr_long_rows", plan.csr_long_rows},
+          {"csr_long_blocks", plan.csr_long_blocks},
           {"csr_medium_rows", plan.csr_medium_rows},
           {"csr_shape", {{"chunks", plan.csr_chunks}, {"nz_lanes", plan.csr_nz_lanes}}},
           {"predicted_ms", plan.predicted_us >= 0 ? json(plan.predicted_us * 1e-3) : json(nullptr)},

@@ -90,6 +90,25 @@ TEST_CASE("cost model: the plan is tiles only, CSR only or hybrid, whichever is 
     CHECK(c.hybrid_ns < c.tiles_only_ns);
     CHECK(detail::tile_band_latency_ns(skewed, context(32, true)) > c.hybrid_ns);
   }
+  SECTION("fewer than 8 columns: the tile plans pay for the padded copy of B, CSR reads B as it is") {
+    // Same bands, same tile slice (8 columns) at n = 1 and n = 8: only the staging of a 1-column B differs.
+    const std::vector<detail::BandStats> bands(20, full);
+    const std::vector<std::uint8_t> has(bands.size(), 1);
+    const detail::PathChoice one = detail::choose_paths(bands, has, context(1, false));
+    const detail::PathChoice eight = detail::choose_paths(bands, has, context(8, false));
+    CHECK(one.tiles_only_ns > eight.tiles_only_ns + 4000.0);
+    CHECK(one.csr_only_ns <= eight.csr_only_ns);
+  }
+  SECTION("a row too long for one block's lanes at wide n runs a block per 8 columns") {
+    // 6,833 entries (rajat01's longest row): at n = 256 a block has 8 lanes per chunk (~210 rounds of loads);
+    // on 32 blocks of one chunk each it has 256 (7 rounds), as at n = 8.
+    detail::BandStats skewed = band(0, 200, 6833 + 15 * 4);
+    skewed.max_row_nnz = 6833;
+    CHECK(detail::csr_band_latency_ns(skewed, context(256, true)) == detail::csr_band_latency_ns(skewed, context(8, true)));
+    // A row that fits 4 rounds of a block keeps its block: the latency grows with the columns' share of lanes.
+    skewed.max_row_nnz = 100;
+    CHECK(detail::csr_band_latency_ns(skewed, context(256, true)) > detail::csr_band_latency_ns(skewed, context(8, true)));
+  }
   SECTION("a tiny matrix does not pay a second launch for a small gain") {
     const std::vector<detail::BandStats> bands = {full, lonely};
     const detail::PathChoice c = detail::choose_paths(bands, {1, 1}, context(8, true));

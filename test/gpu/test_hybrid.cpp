@@ -55,6 +55,29 @@ CsrMatrix blocks_over_graph(std::int32_t block_rows, std::int32_t graph_rows, st
   return a;
 }
 
+/// `a` with row `row` replaced by a full row (every column): a row far longer than one block's lanes cover.
+CsrMatrix with_full_row(const CsrMatrix& a, std::int32_t row) {
+  CsrMatrix out;
+  out.rows = a.rows;
+  out.cols = a.cols;
+  out.row_ptr.assign(std::size_t(a.rows) + 1, 0);
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    if (r == row) {
+      for (std::int32_t c = 0; c < a.cols; ++c) {
+        out.col_idx.push_back(c);
+        out.values.push_back(double((c * 5) % 13 - 6) / 4.0 + 0.125);
+      }
+    } else {
+      for (std::int32_t e = a.row_ptr[r]; e < a.row_ptr[r + 1]; ++e) {
+        out.col_idx.push_back(a.col_idx[e]);
+        out.values.push_back(a.values[e]);
+      }
+    }
+    out.row_ptr[std::size_t(r) + 1] = std::int32_t(out.col_idx.size());
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("automatic plans split a mixed matrix between tiles and CSR and stay exact", "[gpu][hybrid]") {
@@ -100,9 +123,10 @@ TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B,
   spec.rows = 2999;  // not a multiple of 16: the last band has padding rows
   spec.cols = 3001;
   spec.degree = 9;
-  spec.power_law = true;  // rows of up to thousands of entries: they get a block each
+  spec.power_law = true;  // rows of up to hundreds of entries: they get a warp or a block each
   spec.seed = seed;
-  const CsrMatrix a = generate_random_graph(spec);
+  // One full row of 3,001 entries: more rounds than one block should take once the columns share its lanes.
+  const CsrMatrix a = with_full_row(generate_random_graph(spec), 1234);
   const Bcsr24Matrix host = convert_to_bcsr24(a);
   const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
   REQUIRE(dev.csr_bands() == host.tile_rows);
@@ -111,6 +135,10 @@ TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B,
     CHECK(plan.report().csr_bands == host.tile_rows);
     CHECK(plan.report().csr_long_rows > 0);
     if (n <= 16) CHECK(plan.report().csr_medium_rows > 0);  // rows between a group's and a block's share: a warp each
+    // The full row: 3,001 entries need more than 4 rounds of a block of 256 / chunks lanes from 2 chunks on
+    // (512 entries at 8 chunks), and get several blocks on shares of the chunks.
+    if (n >= 16) CHECK(plan.report().csr_long_blocks > plan.report().csr_long_rows);
+    else CHECK(plan.report().csr_long_blocks == plan.report().csr_long_rows);
     CHECK(plan.report().csr_nnz == a.nnz());
     for (const OutputType out : {OutputType::f32, OutputType::f16}) {
       GpuCase cfg;

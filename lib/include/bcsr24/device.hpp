@@ -137,7 +137,8 @@ struct PlanReport {
   std::int64_t sparse24_bytes = 0, dense_bytes = 0, csr_bytes = 0;
   std::int32_t split_bands = 0, split_parts = 0;         ///< tile bands split over several blocks, their parts
   std::int32_t empty_bands = 0;                          ///< bands without entries: run() with beta == 1 skips them
-  std::int32_t csr_long_rows = 0;                        ///< CSR rows given a thread block of their own
+  std::int32_t csr_long_rows = 0;                        ///< CSR rows given one or more thread blocks of their own
+  std::int32_t csr_long_blocks = 0;  ///< blocks of those rows (rows too long for one block get one per share of columns)
   std::int32_t csr_medium_rows = 0;                      ///< CSR rows given a warp of their own
   int csr_chunks = 0, csr_nz_lanes = 0;                  ///< CSR kernel shape (8-column chunks x lanes per row)
   double predicted_us = 0.0;                             ///< the cost model's time for the plan

@@ -20,6 +20,7 @@
 #include <cstdio>
 
 #include "device/tile_schedule.hpp"
+#include "kernels/csr_params.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24::detail {
@@ -28,6 +29,11 @@ namespace {
 
 constexpr double kTileLaunchNs = 3000.0;
 constexpr double kCsrLaunchNs = 5000.0;
+// B of fewer than 8 columns: the CSR kernel reads it as it is, the tile kernel needs a copy padded to 8
+// columns first (SpmmPlan::run stages it): one more launch in the stream, and B read and written once. Measured
+// at n = 1 on memplus and rajat01: the tile plan took ~4.5 us more than the model without this term predicted.
+constexpr double kStageBLaunchNs = 4000.0;
+constexpr double kStageBBytesPerNs = 2000.0;
 
 /// Index of a tile-kernel slice width (8, 16, 32, 64) in the tables below.
 int slice_index(int slice_width) { return slice_width <= 8 ? 0 : slice_width <= 16 ? 1 : slice_width <= 32 ? 2 : 3; }
@@ -117,10 +123,12 @@ double csr_band_ns(const BandStats& band, const CostContext& ctx) {
 double csr_band_latency_ns(const BandStats& band, const CostContext& ctx) {
   // The kernel gives a row the smallest unit that finishes it in a few rounds of 4 loads per thread
   // (kernels::csr_row_classes): a group or a warp of 32 / chunks lanes up to 4 rounds, beyond that a block
-  // of 256 / chunks lanes.
-  const double chunks = std::max(1.0, std::pow(2.0, std::ceil(std::log2(pass_width(ctx.n, 0) / 8.0))));
+  // of 256 / chunks lanes, or several blocks on shares of the chunks (kernels::csr_long_row_blocks).
+  int chunks = 1;  // 8-column chunks of the first pass, a power of two (kernels::csr_shape_for)
+  while (chunks * 8 < pass_width(ctx.n, 0)) chunks *= 2;
   const double warp_rounds = std::min(4.0, std::ceil(double(band.max_row_nnz) / (32.0 / chunks * 4.0)));
-  const double block_rounds = std::ceil(double(band.max_row_nnz) / (256.0 / chunks * 4.0));
+  const int blocks = kernels::csr_long_row_blocks(chunks, band.max_row_nnz);
+  const double block_rounds = std::ceil(double(band.max_row_nnz) / (256.0 * blocks / chunks * 4.0));
   return kCsrRowLatencyNs + std::max(warp_rounds, block_rounds) * kCsrRoundNs;
 }
 
@@ -162,7 +170,9 @@ PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<s
     csr_sum += csr[b];
     csr_max_latency = std::max(csr_max_latency, csr_latency[b]);
   }
-  choice.tiles_only_ns = part_ns(kTileLaunchNs, tiles_sum, tiles_latency, count > 0);
+  const double tile_launch =
+      kTileLaunchNs + (ctx.n < 8 ? kStageBLaunchNs + double(ctx.b_rows) * 8.0 * 2.0 * 2.0 / kStageBBytesPerNs : 0.0);
+  choice.tiles_only_ns = part_ns(tile_launch, tiles_sum, tiles_latency, count > 0);
   choice.csr_only_ns = all_have_csr ? part_ns(kCsrLaunchNs, csr_sum, csr_max_latency, true) : -1.0;
 
   // Hybrid: each band on its cheaper path by throughput ...
@@ -186,7 +196,7 @@ PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<s
                    [&](std::size_t x, std::size_t y) { return tile_latency[x] > tile_latency[y]; });
   auto hybrid_ns = [&](double t_sum, double t_latency, std::size_t t_count, double c_sum, double c_latency,
                        std::size_t c_count) {
-    return part_ns(kTileLaunchNs, t_sum, t_latency, t_count > 0) + part_ns(kCsrLaunchNs, c_sum, c_latency, c_count > 0);
+    return part_ns(tile_launch, t_sum, t_latency, t_count > 0) + part_ns(kCsrLaunchNs, c_sum, c_latency, c_count > 0);
   };
   std::size_t first = 0;
   for (; first < tile_bands.size(); ++first) {

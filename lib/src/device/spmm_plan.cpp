@@ -40,7 +40,8 @@ struct SpmmPlan::Impl {
   detail::DeviceBuffer<kernels::SplitGroup> split_groups;  // split bands: their parts' partial sums and counters
   detail::DeviceBuffer<float> split_partials;
   detail::DeviceBuffer<unsigned> split_counters;
-  detail::DeviceBuffer<std::int32_t> csr_long_slots, csr_medium_slots, csr_short_slots;
+  detail::DeviceBuffer<kernels::CsrLongBlock> csr_long_blocks;
+  detail::DeviceBuffer<std::int32_t> csr_medium_slots, csr_short_slots;
   // run() with beta == 1 leaves C's rows without entries as they are, so it launches only the work with entries:
   // these lists, where they differ from the full ones (a halo part of a distributed operator has entries in a few
   // per cent of its rows; reading and writing the rest of C cost it ~30% of a product).
@@ -273,11 +274,19 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
       (entries > classes.medium_max ? long_slots : entries > classes.short_max ? medium_slots : short_slots)
           .push_back(slot);
     }
-    // Longest first: they are the launch's critical path.
+    // Longest first: they are the launch's critical path. A row far longer than one block's lanes cover gets
+    // several blocks, each on its share of the column chunks.
     std::stable_sort(long_slots.begin(), long_slots.end(), [&](std::int32_t x, std::int32_t y) {
       return m.csr.row_nnz[static_cast<std::size_t>(x)] > m.csr.row_nnz[static_cast<std::size_t>(y)];
     });
-    p.csr_long_slots = detail::DeviceBuffer<std::int32_t>(long_slots);
+    std::vector<kernels::CsrLongBlock> long_blocks;
+    for (const std::int32_t slot : long_slots) {
+      const int blocks = kernels::csr_long_row_blocks(p.csr_shape.chunks, m.csr.row_nnz[static_cast<std::size_t>(slot)]);
+      const int chunks = p.csr_shape.chunks / blocks;
+      for (int b = 0; b < blocks; ++b)
+        long_blocks.push_back({slot, static_cast<std::int16_t>(b * chunks), static_cast<std::int16_t>(chunks)});
+    }
+    if (!long_blocks.empty()) p.csr_long_blocks = detail::DeviceBuffer<kernels::CsrLongBlock>(long_blocks);
     p.csr_medium_slots = detail::DeviceBuffer<std::int32_t>(medium_slots);
     p.csr_short_slots = detail::DeviceBuffer<std::int32_t>(short_slots);
     std::vector<std::int32_t> short_with_entries;
@@ -296,15 +305,16 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     c.values_lo = m.csr.values_lo.get();
     c.slot_exponent = m.csr.slot_exponent.get();
     c.out_row = m.csr.out_row.get();
-    c.long_slots = p.csr_long_slots.get();
+    c.long_blocks = p.csr_long_blocks.get();
     c.medium_slots = p.csr_medium_slots.get();
     c.short_slots = p.csr_short_slots.get();
-    c.long_count = static_cast<std::int32_t>(long_slots.size());
+    c.long_count = static_cast<std::int32_t>(long_blocks.size());
     c.medium_count = static_cast<std::int32_t>(medium_slots.size());
     c.short_count = static_cast<std::int32_t>(short_slots.size());
     c.k = m.cols;
     c.n = n;
-    report.csr_long_rows = c.long_count;
+    report.csr_long_rows = static_cast<std::int32_t>(long_slots.size());
+    report.csr_long_blocks = c.long_count;
     report.csr_medium_rows = c.medium_count;
     report.csr_chunks = p.csr_shape.chunks;
     report.csr_nz_lanes = p.csr_shape.nz_lanes;
@@ -340,8 +350,8 @@ std::int64_t SpmmPlan::workspace_bytes() const noexcept {
   const Impl& p = *impl_;
   return std::int64_t(p.staged_b.bytes() + p.staged_b_f32.bytes() + p.tile_work.bytes() +
                       p.tile_work_with_entries.bytes() + p.csr_short_slots_with_entries.bytes() +
-                      p.split_groups.bytes() + p.split_partials.bytes() +
-                      p.split_counters.bytes() + p.csr_long_slots.bytes() + p.csr_medium_slots.bytes() +
+                      p.split_groups.bytes() + p.split_partials.bytes() + p.split_counters.bytes() +
+                      p.csr_long_blocks.bytes() + p.csr_medium_slots.bytes() +
                       p.csr_short_slots.bytes());
 }
 const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }

@@ -15,16 +15,23 @@ inline constexpr int kCsrPassColumns = 256;
 /// Threads per block of the CSR kernel; a long row takes a whole block.
 inline constexpr int kCsrBlockThreads = 256;
 
+/// One block of a long row: the row's slot and the share of the pass's 8-column chunks it covers.
+struct CsrLongBlock {
+  std::int32_t slot = 0;
+  std::int16_t first_chunk = 0;
+  std::int16_t chunks = 1;  // a power of two, at most the shape's chunks
+};
+
 struct CsrSpmmParams {
   const std::int32_t* row_ptr = nullptr;    // per slot, + 1
   const std::int32_t* b_row = nullptr;      // per entry: row of B
   const std::uint16_t* values = nullptr;    // per entry: fp16 or bf16 bits
   const std::uint16_t* values_lo = nullptr; // split precision: per entry, the low part (x 2^kSplitLoShift)
   const std::int32_t* out_row = nullptr;    // per slot: row of C, -1 = padding
-  const std::int32_t* long_slots = nullptr; // slots that get a block each
+  const CsrLongBlock* long_blocks = nullptr; // long rows: one or more blocks each
   const std::int32_t* medium_slots = nullptr;// slots that get a warp each
   const std::int32_t* short_slots = nullptr;// slots that share a warp
-  std::int32_t long_count = 0;
+  std::int32_t long_count = 0;                // long_blocks
   std::int32_t medium_count = 0;
   std::int32_t short_count = 0;
   std::int32_t k = 0;                       // rows of B
@@ -44,6 +51,7 @@ struct CsrShape {
   int chunks = 1;    // 8-column chunks per row and pass: 1, 2, 4, 8, 16 or 32 (covers n up to 8 * chunks)
   int nz_lanes = 1;  // threads that split a short row's entries (chunks * nz_lanes <= 32)
   bool scalar_b = false;  // n < 8: B read element by element (any alignment and ldb), no 16-byte loads
+  bool one_column = false;  // n == 1: one accumulator per thread (with scalar_b)
 };
 
 /// The shape for n columns and short rows of `mean_row_nnz` entries on average.
@@ -55,6 +63,10 @@ struct CsrRowClasses {
   std::int32_t medium_max = 0;  // up to this, medium; longer rows are long
 };
 CsrRowClasses csr_row_classes(const CsrShape& shape, double mean_row_nnz);
+/// Blocks a long row of `entries` gets at `chunks` chunks per pass (a power of two dividing chunks): each block
+/// covers chunks / blocks of the chunks, so that no thread needs more than a few rounds of loads where the
+/// chunks allow it.
+int csr_long_row_blocks(int chunks, std::int64_t entries);
 
 /// Enqueues the kernel (nothing when there are no slots); checks the launch without synchronising.
 /// Modes other than f16 take fp32 output only (InvalidArgument otherwise).
