@@ -12,7 +12,7 @@ namespace bcsr24::kernels {
 
 /// Output columns one pass of the CSR kernel covers: 32 chunks of 8 (one 16-byte B load per thread and chunk).
 inline constexpr int kCsrPassColumns = 256;
-/// Threads per block of the CSR kernel; a long row takes a whole block.
+/// Threads per block of the CSR kernel; a long row takes one or more whole blocks.
 inline constexpr int kCsrBlockThreads = 256;
 
 /// One block of a long row: the row's slot and the share of the pass's 8-column chunks it covers.
@@ -31,7 +31,7 @@ struct CsrSpmmParams {
   const CsrLongBlock* long_blocks = nullptr; // long rows: one or more blocks each
   const std::int32_t* medium_slots = nullptr;// slots that get a warp each
   const std::int32_t* short_slots = nullptr;// slots that share a warp
-  std::int32_t long_count = 0;                // long_blocks
+  std::int32_t long_count = 0;              // entries of long_blocks
   std::int32_t medium_count = 0;
   std::int32_t short_count = 0;
   std::int32_t k = 0;                       // rows of B
@@ -56,7 +56,8 @@ struct CsrShape {
 
 /// The shape for n columns and short rows of `mean_row_nnz` entries on average.
 CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz);
-/// Which rows are short (a group of chunks x nz_lanes threads), medium (a warp each) or long (a block each):
+/// Which rows are short (a group of chunks x nz_lanes threads), medium (a warp each) or long (one or more blocks
+/// each, csr_long_row_blocks):
 /// a row goes to the smallest unit that finishes it in a few rounds of loads, so no row is the launch's tail.
 struct CsrRowClasses {
   std::int32_t short_max = 0;   // rows of up to this many entries are short

@@ -37,20 +37,17 @@ constexpr int kBlockWarps = kCsrBlockThreads / kWarp;
 constexpr int kUnroll = 4;
 /// Rounds of loads a row may take on its unit (group, warp, block) before it gets a larger one.
 constexpr int kMaxRounds = 4;
-/// Four 256-thread blocks per SM allow 64 registers: the four B loads in flight (16), their indices and
-/// values, and 8 accumulators fit without spilling, at half the SM's thread slots.
-constexpr int kCsrMinBlocksPerSm = 4;
-
 /// How a thread reads B: a 16-byte-aligned chunk of 8 columns, up to 8 columns one by one (n < 8), or the one
 /// column of n = 1.
 enum class BRead { chunk, scalar, one_column };
 /// Output columns a thread accumulates.
 template <BRead kRead>
 inline constexpr int kThreadCols = kRead == BRead::one_column ? 1 : 8;
-/// Four blocks of 256 threads per SM allow 64 registers (8 accumulators, four B chunks in flight); the one-column
-/// instantiation fits 32 and runs 8.
+/// Blocks of 256 threads per SM the registers must allow. Four allow 64 registers: four B chunks in flight
+/// (16), their indices and values, and 8 accumulators, at half the SM's thread slots. One column needs far
+/// fewer: 32 registers, 8 blocks, twice the loads in flight.
 template <BRead kRead>
-inline constexpr int kMinBlocksPerSm = kRead == BRead::one_column ? 8 : kCsrMinBlocksPerSm;
+inline constexpr int kMinBlocksPerSm = kRead == BRead::one_column ? 8 : 4;
 
 /// Eight consecutive columns of one B row: eight 16-bit values in one 16-byte word, or eight floats.
 struct F32Chunk {
