@@ -124,8 +124,7 @@ double csr_band_latency_ns(const BandStats& band, const CostContext& ctx) {
   // The kernel gives a row the smallest unit that finishes it in a few rounds of 4 loads per thread
   // (kernels::csr_row_classes): a group or a warp of 32 / chunks lanes up to 4 rounds, beyond that a block
   // of 256 / chunks lanes, or several blocks on shares of the chunks (kernels::csr_long_row_blocks).
-  int chunks = 1;  // 8-column chunks of the first pass, a power of two (kernels::csr_shape_for)
-  while (chunks * 8 < pass_width(ctx.n, 0)) chunks *= 2;
+  const int chunks = kernels::csr_shape_for(ctx.n, 1.0).chunks;  // of the first pass (row lengths do not matter)
   const double warp_rounds = std::min(4.0, std::ceil(double(band.max_row_nnz) / (32.0 / chunks * 4.0)));
   const int blocks = kernels::csr_long_row_blocks(chunks, band.max_row_nnz);
   const double block_rounds = std::ceil(double(band.max_row_nnz) / (256.0 * blocks / chunks * 4.0));
@@ -170,8 +169,10 @@ PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<s
     csr_sum += csr[b];
     csr_max_latency = std::max(csr_max_latency, csr_latency[b]);
   }
+  // B the CSR kernel reads as given (narrow) is staged for the tiles: 8 columns of 2 bytes written and read.
+  const bool tiles_stage_b = kernels::csr_shape_for(ctx.n, 1.0).scalar_b;
   const double tile_launch =
-      kTileLaunchNs + (ctx.n < 8 ? kStageBLaunchNs + double(ctx.b_rows) * 8.0 * 2.0 * 2.0 / kStageBBytesPerNs : 0.0);
+      kTileLaunchNs + (tiles_stage_b ? kStageBLaunchNs + double(ctx.b_rows) * 8.0 * 2.0 * 2.0 / kStageBBytesPerNs : 0.0);
   choice.tiles_only_ns = part_ns(tile_launch, tiles_sum, tiles_latency, count > 0);
   choice.csr_only_ns = all_have_csr ? part_ns(kCsrLaunchNs, csr_sum, csr_max_latency, true) : -1.0;
 

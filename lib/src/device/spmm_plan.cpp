@@ -286,7 +286,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
       for (int b = 0; b < blocks; ++b)
         long_blocks.push_back({slot, static_cast<std::int16_t>(b * chunks), static_cast<std::int16_t>(chunks)});
     }
-    if (!long_blocks.empty()) p.csr_long_blocks = detail::DeviceBuffer<kernels::CsrLongBlock>(long_blocks);
+    p.csr_long_blocks = detail::DeviceBuffer<kernels::CsrLongBlock>(long_blocks);
     p.csr_medium_slots = detail::DeviceBuffer<std::int32_t>(medium_slots);
     p.csr_short_slots = detail::DeviceBuffer<std::int32_t>(short_slots);
     std::vector<std::int32_t> short_with_entries;

@@ -8,9 +8,10 @@
 // shared memory in a fixed order. All three kinds run in one launch (the first blocks take the long rows, which are the tail otherwise); results are bit-identical
 // run to run. Every slot writes its whole row of C, so an empty row still gets beta * C. A row that would take
 // more than a few rounds of loads even on a block (thousands of entries at wide n) gets several blocks, each on
-// a share of the pass's 8-column chunks with proportionally more lanes per chunk; no partial sums cross blocks. With fewer than 8 columns B is read element by element, in whatever alignment and
-// leading dimension it has; n = 1 (SpMV) has its own instantiation with one accumulator per thread, whose
-// smaller register need lets twice as many threads keep loads in flight.
+// a share of the pass's 8-column chunks with proportionally more lanes per chunk; no partial sums cross blocks.
+// With fewer than 8 columns B is read element by element, in whatever alignment and leading dimension it has;
+// n = 1 (SpMV) has its own instantiation with one accumulator per thread, whose smaller register need lets
+// twice as many threads keep loads in flight.
 //
 // Operand modes: A's values are fp16, bf16 or (split) fp16 hi + 2^-11 lo, widened to fp32 as they are read;
 // fp32 B is read as it is (two 16-byte loads per chunk), so CUDA cores multiply it without any rounding of B.
@@ -57,30 +58,29 @@ template <OperandMode kMode, BRead kRead>
 using BChunk = std::conditional_t<kRead == BRead::one_column, std::conditional_t<reads_f32_b(kMode), float, std::uint16_t>,
                                   std::conditional_t<reads_f32_b(kMode), F32Chunk, uint4>>;
 
+/// A 16-bit value (bf16 or fp16 bits) widened to fp32, exactly.
+template <bool kBf16>
+__device__ __forceinline__ float widen(std::uint16_t bits) {
+  if constexpr (kBf16) return __bfloat162float(__ushort_as_bfloat16(bits)); else return __half2float(__ushort_as_half(bits));
+}
+
 /// Entry i of A, widened to fp32 (exactly: fp16, bf16 and hi + 2^-11 lo, 22 bits, all fit in 24).
 template <OperandMode kMode>
 __device__ __forceinline__ float entry_value(const CsrSpmmParams& p, std::int32_t i) {
   const std::uint16_t bits = __ldg(p.values + i);
-  if constexpr (kMode == OperandMode::bf16 || kMode == OperandMode::bf16_f32b) {
-    return __bfloat162float(__ushort_as_bfloat16(bits));
-  } else if constexpr (kMode == OperandMode::split_f32b) {
-    const float lo = __half2float(__ushort_as_half(__ldg(p.values_lo + i)));
-    return fmaf(lo, 1.0f / float(1 << kSplitLoShift), __half2float(__ushort_as_half(bits)));
+  if constexpr (kMode == OperandMode::split_f32b) {
+    const float lo = widen<false>(__ldg(p.values_lo + i));
+    return fmaf(lo, 1.0f / float(1 << kSplitLoShift), widen<false>(bits));
   } else {
-    return __half2float(__ushort_as_half(bits));
+    return widen<kMode == OperandMode::bf16 || kMode == OperandMode::bf16_f32b>(bits);
   }
 }
 
 template <OperandMode kMode, BRead kRead>
 __device__ __forceinline__ void fma_chunk(float (&acc)[kThreadCols<kRead>], float v, const BChunk<kMode, kRead>& b) {
   if constexpr (kRead == BRead::one_column) {
-    if constexpr (reads_f32_b(kMode)) {
-      acc[0] = fmaf(v, b, acc[0]);
-    } else if constexpr (kMode == OperandMode::bf16) {
-      acc[0] = fmaf(v, __bfloat162float(__ushort_as_bfloat16(b)), acc[0]);
-    } else {
-      acc[0] = fmaf(v, __half2float(__ushort_as_half(b)), acc[0]);
-    }
+    if constexpr (reads_f32_b(kMode)) acc[0] = fmaf(v, b, acc[0]);
+    else acc[0] = fmaf(v, widen<kMode == OperandMode::bf16>(b), acc[0]);
   } else if constexpr (reads_f32_b(kMode)) {
     const float f[8] = {b.lo.x, b.lo.y, b.lo.z, b.lo.w, b.hi.x, b.hi.y, b.hi.z, b.hi.w};
 #pragma unroll
@@ -151,35 +151,28 @@ __device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const
                                                    std::int32_t first, std::int32_t end, std::int32_t stride,
                                                    float (&acc)[kThreadCols<kRead>]) {
   const int cols = p.n < 8 ? p.n : 8;
-  std::int32_t rows[kUnroll];
-  float vals[kUnroll];
-  BChunk<kMode, kRead> bv[kUnroll];
-  std::int32_t i = first;
-  for (; i + (kUnroll - 1) * stride < end; i += kUnroll * stride) {
+  // One round from entry i; kPartial: entries past the row's end are zero values times zero B (adding nothing).
+  auto round = [&](std::int32_t i, auto partial) {
+    constexpr bool kPartial = decltype(partial)::value;
+    std::int32_t rows[kUnroll];
+    float vals[kUnroll];
+    BChunk<kMode, kRead> bv[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      rows[u] = __ldg(p.b_row + i + u * stride);
-      vals[u] = entry_value<kMode>(p, i + u * stride);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) bv[u] = load_b_chunk<kMode, kRead>(p, b_cols, rows[u], cols);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) fma_chunk<kMode, kRead>(acc, vals[u], bv[u]);
-  }
-  if (i < end) {
-    // Fewer than kUnroll entries left: the missing ones are zero values times zero B (adding exactly nothing).
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const bool inside = i + u * stride < end;
+      const bool inside = !kPartial || i + u * stride < end;
       rows[u] = inside ? __ldg(p.b_row + i + u * stride) : 0;
       vals[u] = inside ? entry_value<kMode>(p, i + u * stride) : 0.0f;
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      bv[u] = i + u * stride < end ? load_b_chunk<kMode, kRead>(p, b_cols, rows[u], cols) : BChunk<kMode, kRead>{};
+      bv[u] = !kPartial || i + u * stride < end ? load_b_chunk<kMode, kRead>(p, b_cols, rows[u], cols)
+                                                : BChunk<kMode, kRead>{};
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) fma_chunk<kMode, kRead>(acc, vals[u], bv[u]);
-  }
+  };
+  std::int32_t i = first;
+  for (; i + (kUnroll - 1) * stride < end; i += kUnroll * stride) round(i, std::false_type{});
+  if (i < end) round(i, std::true_type{});
 }
 
 /// C[row, col0 .. col0 + kCols - 1] = alpha * acc + beta * C, columns >= n skipped. A full, 16-byte aligned
