@@ -105,6 +105,25 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
   return false;
 }
 
+/// The method without its plan-option suffix (the last one: "auto_f32b_deep"), and the options it selects:
+/// "_whole" runs every band as one block (PlanOptions::split_long_bands off), "_standard" and "_deep" force the
+/// tile pipeline depth (PlanOptions::tile_pipeline).
+std::string strip_plan_suffix(const std::string& method, PlanOptions& options) {
+  struct Suffix { const char* text; bool split_long_bands; TilePipeline pipeline; };
+  const Suffix suffixes[] = {{"_whole", false, TilePipeline::automatic},
+                             {"_standard", true, TilePipeline::standard},
+                             {"_deep", true, TilePipeline::deep}};
+  for (const Suffix& x : suffixes) {
+    const std::string suffix = x.text;
+    if (method.size() > suffix.size() && method.compare(method.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      options.split_long_bands = x.split_long_bands;
+      options.tile_pipeline = x.pipeline;
+      return method.substr(0, method.size() - suffix.size());
+    }
+  }
+  return method;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,7 +151,8 @@ int main(int argc, char** argv) {
                  "comma list of auto,split_pipelined,csr_cuda_cores,dense_bt,dense_pipelined,split_aligned,"
                  "cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense, or all; "
                  "a bcsr24 kernel with the suffix _whole runs every band as one block (PlanOptions::split_long_bands "
-                 "off), e.g. auto_whole")
+                 "off), e.g. auto_whole; _standard and _deep force the tile pipeline depth of the fp32-B modes "
+                 "(PlanOptions::tile_pipeline), e.g. auto_f32b_deep")
       ->capture_default_str();
   app.add_option("--layout", layout_text, "tile layout of bcsr24's kernels: aligned, condensed or auto")
       ->capture_default_str()
@@ -211,11 +231,10 @@ int main(int argc, char** argv) {
     if (chosen_is_thesis_layout)
       methods.erase(std::remove(methods.begin(), methods.end(), "split_aligned"), methods.end());
     UploadOptions upload;
-    // "<kernel>_whole": the kernel with long bands not split over several blocks (for comparison).
-    const std::string whole_suffix = "_whole";
-    auto base_method = [&](const std::string& m) {
-      const bool whole = m.size() > whole_suffix.size() && m.compare(m.size() - whole_suffix.size(), whole_suffix.size(), whole_suffix) == 0;
-      return whole ? m.substr(0, m.size() - whole_suffix.size()) : m;
+    // "<kernel>_whole", "_standard", "_deep": the kernel with other plan options (for comparison).
+    auto base_method = [](const std::string& m) {
+      PlanOptions ignored;
+      return strip_plan_suffix(m, ignored);
     };
     for (const auto& method : methods) {
       Variant ignored;
@@ -366,7 +385,7 @@ int main(int argc, char** argv) {
                    base == "dense_bt" || base == "dense_pipelined" || base == "split_pipelined" ||
                    base == "csr_cuda_cores" || base == "auto") {
           PlanOptions plan_options;
-          plan_options.split_long_bands = base_method(method) == method;
+          strip_plan_suffix(method, plan_options);
           plan_options.input = variant.input;
           plan = std::make_unique<SpmmPlan>(device_for(variant), n, kernel_from_name(base), plan_options);
           if (method == "auto") {

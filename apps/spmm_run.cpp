@@ -777,6 +777,8 @@ json plan_json(const bcsr24::PlanReport& plan) {
                            {"csr", share(double(plan.csr_bytes), bytes)}}},
           {"split_bands", plan.split_bands},
           {"split_parts", plan.split_parts},
+          {"tile_pipeline", tile_pipeline_name(plan.tile_pipeline)},
+          {"tile_stages", plan.tile_stages},
           {"csr_long_rows", plan.csr_long_rows},
           {"csr_long_blocks", plan.csr_long_blocks},
           {"csr_medium_rows", plan.csr_medium_rows},
@@ -799,6 +801,8 @@ void print_plan(const std::string& kernel, const json& plan) {
   if (plan["split_bands"].get<int>() > 0)
     std::cout << "            " << plan["split_bands"] << " long band(s) split over " << plan["split_parts"]
               << " blocks\n";
+  if (plan["tile_pipeline"].get<std::string>() == "deep")
+    std::cout << "            deep tile pipeline (" << plan["tile_stages"] << " stages per warp)\n";
 }
 
 bool result_failed(const json& result) {

@@ -117,3 +117,18 @@ TEST_CASE("cost model: splitting a long band shortens its latency, not its work"
   CHECK(detail::tile_band_latency_ns(short_band, split) == detail::tile_band_latency_ns(short_band, whole));
   CHECK(detail::tile_band_ns(short_band, split) == detail::tile_band_ns(short_band, whole));
 }
+
+TEST_CASE("tile pipeline: deep where the grid fits one wave of it, or where the plan asks", "[schedule]") {
+  using detail::tile_pipeline_for;
+  // No deep pipeline at this width and mode: standard whatever was asked.
+  for (const TilePipeline asked : {TilePipeline::automatic, TilePipeline::standard, TilePipeline::deep})
+    CHECK(tile_pipeline_for(asked, false, 10, 660) == TilePipeline::standard);
+  // automatic: deep up to one wave of the deep kernel's blocks (132 SMs x 5 at 32 columns), standard beyond.
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, 306, 660) == TilePipeline::deep);   // bcsstk16
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, 660, 660) == TilePipeline::deep);
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, 661, 660) == TilePipeline::standard);
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, 12000, 660) == TilePipeline::standard);  // 40^3 mesh
+  // Forced: as asked.
+  CHECK(tile_pipeline_for(TilePipeline::deep, true, 12000, 660) == TilePipeline::deep);
+  CHECK(tile_pipeline_for(TilePipeline::standard, true, 306, 660) == TilePipeline::standard);
+}

@@ -56,10 +56,10 @@ CsrMatrix wide_range_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t 
 }
 
 /// Runs `kernel` on `dev` with B given as fp32 (`b`) or as its 16-bit rounding, C poisoned, and compares with
-/// the float64 product of the original `a` and the B the kernel was given.
+/// the float64 product of the original `a` and the B the kernel was given. The plan's report goes to `report`.
 test::ModeCheck run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
                          InputType input, std::int32_t n, const std::vector<float>& b, double alpha, double beta,
-                         std::uint64_t seed) {
+                         std::uint64_t seed, TilePipeline pipeline, PlanReport& report) {
   const bool f32 = input == InputType::f32;
   // The B the kernel sees, exactly, in double: fp32 as given, or rounded to the matrix's 16-bit type.
   std::vector<fp16_t> b16(b.size());
@@ -82,7 +82,9 @@ test::ModeCheck run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const Dev
 
   PlanOptions options;
   options.input = input;
+  options.tile_pipeline = pipeline;
   SpmmPlan plan(dev, n, kernel, options);
+  report = plan.report();
   void* d_b = nullptr;
   float* d_c = nullptr;
   REQUIRE(cudaMalloc(&d_b, std::max<std::size_t>(b.size() * 4, 16)) == cudaSuccess);
@@ -128,6 +130,7 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
   const std::uint64_t seed = test::test_seed(1011);
   INFO("seed " << seed);
   const CsrMatrix a = wide_range_matrix(333, 517, seed);
+  const TilePipeline kPipelines[] = {TilePipeline::automatic, TilePipeline::standard, TilePipeline::deep};
   for (const Precision precision : {Precision::fp16, Precision::bf16, Precision::split}) {
     for (const TileLayout layout : {TileLayout::aligned, TileLayout::condensed}) {
       ConvertOptions options = test::convert_policy(layout, Reordering::none);
@@ -142,19 +145,33 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
       for (const InputType input : inputs)
         for (const KernelKind kernel : {KernelKind::split_pipelined, KernelKind::csr_cuda_cores, KernelKind::automatic})
           for (const std::int32_t n : {3, 13, 29, 40, 72})  // slices of 8, 16, 32 and 64
-            for (const double beta : {0.0, -0.5}) {
-              INFO(precision_name(precision) << " " << layout_name(layout) << " B " << input_type_name(input) << " "
-                                             << kernel_name(kernel) << " n " << n << " beta " << beta);
-              // fp16 B as given must fit fp16 (the caller's job); fp32 B may span 1e12 between columns.
-              const double decades = input == InputType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;
-              const std::vector<float> b = scaled_b(a.cols, n, decades, seed + std::uint64_t(n));
-              const test::ModeCheck r = run_mode(a, host, dev, kernel, input, n, b, 1.5, beta, seed + 7);
-              CHECK(r.checked == std::int64_t(a.rows) * n);
-              CHECK(r.violations == 0);
-              INFO("max error / bound " << r.max_ratio << ", relative error " << r.rel_error);
-              // Split mode is the fp32-accurate one: its normwise error is near fp32's, far below fp16's.
-              if (precision == Precision::split) CHECK(r.rel_error < 2e-6);
-            }
+            for (const double beta : {0.0, -0.5})
+              for (const TilePipeline pipeline : kPipelines) {
+                // Forcing the depth matters for the tile kernel only: the other kernels run it once (automatic).
+                if (kernel != KernelKind::split_pipelined && pipeline != TilePipeline::automatic) continue;
+                INFO(precision_name(precision) << " " << layout_name(layout) << " B " << input_type_name(input) << " "
+                                               << kernel_name(kernel) << " n " << n << " beta " << beta << " pipeline "
+                                               << tile_pipeline_name(pipeline));
+                // fp16 B as given must fit fp16 (the caller's job); fp32 B may span 1e12 between columns.
+                const double decades = input == InputType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;
+                const std::vector<float> b = scaled_b(a.cols, n, decades, seed + std::uint64_t(n));
+                PlanReport report;
+                const test::ModeCheck r =
+                    run_mode(a, host, dev, kernel, input, n, b, 1.5, beta, seed + 7, pipeline, report);
+                // fp32 B with fp16 or bf16 A at 32+ columns has two depths; this matrix's 21 bands fit in one
+                // wave of the deep pipeline, so automatic takes it. Everywhere else there is one (standard).
+                const bool two_depths = input == InputType::f32 && precision != Precision::split && n > 16;
+                if (kernel == KernelKind::split_pipelined) {
+                  const bool deep = two_depths && pipeline != TilePipeline::standard;
+                  CHECK(report.tile_pipeline == (deep ? TilePipeline::deep : TilePipeline::standard));
+                  if (two_depths) CHECK(report.tile_stages == (deep ? 2 : 1));
+                }
+                CHECK(r.checked == std::int64_t(a.rows) * n);
+                CHECK(r.violations == 0);
+                INFO("max error / bound " << r.max_ratio << ", relative error " << r.rel_error);
+                // Split mode is the fp32-accurate one: its normwise error is near fp32's, far below fp16's.
+                if (precision == Precision::split) CHECK(r.rel_error < 2e-6);
+              }
     }
   }
 }

@@ -107,6 +107,15 @@ enum class InputType {
 };
 const char* input_type_name(InputType type) noexcept;
 
+/// Pipeline depth of the tile kernel where there is a choice: fp32 B with fp16 or bf16 A at 32 or more columns
+/// (docs/KERNELS.md, "Pipeline depth of the fp32-B modes").
+enum class TilePipeline {
+  automatic,  ///< deep where the tile kernel's blocks fit in one wave of the deep kernel (small matrices)
+  standard,   ///< the stages that keep fp16 mode's blocks per SM (one per warp in the fp32-B modes at 32+ columns)
+  deep,       ///< two stages per warp: copies overlap the math, fewer blocks per SM
+};
+const char* tile_pipeline_name(TilePipeline pipeline) noexcept;
+
 /// Choices fixed when a plan is made.
 struct PlanOptions {
   OutputType output = OutputType::f32;
@@ -121,6 +130,9 @@ struct PlanOptions {
   /// sums the last of them adds in a fixed order (still bit-identical run to run). Off: one block per band, as
   /// the thesis's kernels ran (for comparisons).
   bool split_long_bands = true;
+  /// The tile kernel's pipeline depth where the mode and width offer two (else ignored); automatic by default,
+  /// the others for comparisons and tests.
+  TilePipeline tile_pipeline = TilePipeline::automatic;
 };
 
 /// What a plan runs where: how the bands and their nonzeros are split between the tile kernel and the
@@ -136,6 +148,8 @@ struct PlanReport {
   /// Bytes of A each path reads once per multiply (values, metadata, indices, pointers).
   std::int64_t sparse24_bytes = 0, dense_bytes = 0, csr_bytes = 0;
   std::int32_t split_bands = 0, split_parts = 0;         ///< tile bands split over several blocks, their parts
+  int tile_stages = 0;  ///< pipeline stages per warp of the tile kernel's dense loop (0: no tile part)
+  TilePipeline tile_pipeline = TilePipeline::standard;   ///< deep or standard (deep only where it differs)
   std::int32_t empty_bands = 0;                          ///< bands without entries: run() with beta == 1 skips them
   std::int32_t csr_long_rows = 0;                        ///< CSR rows given one or more thread blocks of their own
   std::int32_t csr_long_blocks = 0;  ///< blocks of those rows (rows too long for one block get one per share of columns)

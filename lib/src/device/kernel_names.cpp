@@ -39,4 +39,13 @@ const char* input_type_name(InputType type) noexcept {
   return "?";
 }
 
+const char* tile_pipeline_name(TilePipeline pipeline) noexcept {
+  switch (pipeline) {
+    case TilePipeline::automatic: return "auto";
+    case TilePipeline::standard: return "standard";
+    case TilePipeline::deep: return "deep";
+  }
+  return "?";
+}
+
 }  // namespace bcsr24

@@ -35,6 +35,7 @@ struct SpmmPlan::Impl {
   bool needs_aligned_b = false;  // some part reads B in 16-byte pieces (the tiles; CSR unless n < 8)
   bool split_bands = false;      // the tile kernel's schedule has split bands: launch the instantiation for them
   kernels::OperandMode mode = kernels::OperandMode::f16;  // A's precision and B's element type
+  TilePipeline tile_pipeline = TilePipeline::standard;     // resolved: standard or deep
   detail::DeviceBuffer<kernels::TileRowWork> tile_work;  // the tile kernel's work items, unless they are the
                                                          // matrix's own descriptors (every band, none split)
   detail::DeviceBuffer<kernels::SplitGroup> split_groups;  // split bands: their parts' partial sums and counters
@@ -163,12 +164,19 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   report.n = n;
   report.precision = m.precision;
   report.input = input;
+  // The pipeline depth, from the blocks the tile kernel would run if every band with tiles went to it.
+  std::int64_t bands_with_tiles = 0;
+  for (const detail::BandStats& s : m.band_stats) bands_with_tiles += s.tiles() > 0 ? 1 : 0;
+  p.tile_pipeline = detail::tile_pipeline_for(
+      options.tile_pipeline, kernels::has_deep_pipeline(p.slice_width, p.mode), bands_with_tiles * n_slices,
+      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width, p.mode, TilePipeline::deep));
+  report.tile_pipeline = p.tile_pipeline;
   // Bands far longer than one block slot's fair share of the tiles are split over several blocks.
   const std::int32_t tiles_per_part =
       options.split_long_bands
           ? detail::split_tiles_per_part(m.band_stats,
                                          std::int64_t(m.multiprocessors) *
-                                             kernels::tile_blocks_per_sm(p.slice_width, p.mode))
+                                             kernels::tile_blocks_per_sm(p.slice_width, p.mode, p.tile_pipeline))
           : 0;
   const std::vector<std::uint8_t> to_csr = assign_bands(m, n, kernel, tiles_per_part, report);
 
@@ -243,9 +251,13 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   }
 
   p.split_bands = !schedule.groups.empty();
-  if (p.run_tiles)
+  if (p.run_tiles) {
     kernels::configure_spmm_kernel(p.tile_kernel, p.slice_width, options.output, m.b_row_index, p.split_bands,
-                                   p.mode);
+                                   p.mode, p.tile_pipeline);
+    report.tile_stages = p.tile_kernel == KernelKind::dense_bt
+                             ? 1
+                             : kernels::tile_pipeline_stages(p.slice_width, p.mode, p.tile_pipeline);
+  }
 
   // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each.
   std::vector<std::int32_t> slots;
@@ -430,7 +442,8 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     k.tile_rows = tile_items_with_entries;
   }
   if (run_tiles && k.tile_rows > 0)
-    kernels::launch_spmm_kernel(tile_kernel, slice_width, options.output, a->b_row_index, split_bands, mode, k, s);
+    kernels::launch_spmm_kernel(tile_kernel, slice_width, options.output, a->b_row_index, split_bands, mode,
+                                tile_pipeline, k, s);
   if (run_csr) {
     kernels::CsrSpmmParams c = csr_params;
     if (accumulate && csr_has_empty) {

@@ -1,4 +1,5 @@
-// Work items of the tile kernel: which bands are split into parts, and where their partial sums go.
+// Work items of the tile kernel: which bands are split into parts, where their partial sums go, and the pipeline
+// depth.
 #include "device/tile_schedule.hpp"
 
 #include <algorithm>
@@ -34,6 +35,13 @@ std::int32_t split_tiles_per_part(const std::vector<BandStats>& bands, std::int6
 std::int32_t split_parts(std::int64_t tiles, std::int32_t tiles_per_part) {
   if (tiles_per_part <= 0 || tiles <= 2 * std::int64_t(tiles_per_part)) return 1;
   return static_cast<std::int32_t>(std::min<std::int64_t>(kMaxPartsPerBand, (tiles + tiles_per_part - 1) / tiles_per_part));
+}
+
+TilePipeline tile_pipeline_for(TilePipeline requested, bool deep_differs, std::int64_t blocks,
+                               std::int64_t deep_block_slots) {
+  if (!deep_differs) return TilePipeline::standard;
+  if (requested != TilePipeline::automatic) return requested;
+  return blocks <= deep_block_slots ? TilePipeline::deep : TilePipeline::standard;
 }
 
 TileSchedule schedule_tile_bands(const std::vector<kernels::TileRowWork>& bands, std::int32_t tiles_per_part) {

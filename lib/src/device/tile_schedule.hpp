@@ -27,6 +27,15 @@ std::int32_t split_tiles_per_part(const std::vector<BandStats>& bands, std::int6
 /// Parts a band of `tiles` tiles is cut into: 1 unless it is more than twice `tiles_per_part` long.
 std::int32_t split_parts(std::int64_t tiles, std::int32_t tiles_per_part);
 
+/// The tile kernel's pipeline depth for a plan that asks for `requested`. Where the mode and width offer no
+/// deep pipeline (`deep_differs` false) it is standard. automatic takes the deep one when the tile kernel's
+/// blocks (`blocks`: bands with tiles x column slices) fit in one wave of it (`deep_block_slots`: SMs x its
+/// blocks per SM): the fewer blocks per SM then cost nothing, and each warp gets its copies in flight during its
+/// math (small FEM matrices such as bcsstk16: 12% faster with fp32 B at 32 and 64 columns). Larger grids keep
+/// the standard depth, whose extra blocks per SM hide the waits better (40^3 mesh: deep is 10% slower).
+TilePipeline tile_pipeline_for(TilePipeline requested, bool deep_differs, std::int64_t blocks,
+                               std::int64_t deep_block_slots);
+
 struct TileSchedule {
   std::vector<kernels::TileRowWork> items;       ///< longest first; split bands have one item per part
   std::vector<kernels::SplitGroup> groups;       ///< one per split band

@@ -89,6 +89,20 @@ constexpr int pipelined_stages() {
   }
 }
 
+/// The deep pipeline (TilePipeline::deep) of the fp32-B modes with fp16 or bf16 A: two stages per warp where
+/// pipelined_stages leaves one (32 and 64 columns). With one stage a warp loads a tile, waits and computes it;
+/// on a large grid the other blocks of the SM hide that wait, and keeping fp16's 9 blocks per SM matters more.
+/// A small matrix leaves SM slots empty, so its warps' own copies are what they wait for; overlapping them with
+/// the math costs nothing there but blocks per SM that were not used (5 at 32 columns, 3 at 64): bcsstk16 at
+/// n = 32 and 64 -12%, the 40^3 mesh +10% (docs/PERFORMANCE.md). The plan chooses (detail::tile_pipeline_for).
+/// Other modes and widths: the same stages as pipelined_stages, i.e. the same instantiation.
+template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
+constexpr int deep_pipelined_stages() {
+  constexpr bool kF32BTo16Bit = kMode == OperandMode::f16_f32b || kMode == OperandMode::bf16_f32b;
+  constexpr int standard = pipelined_stages<kSliceWidth, kMode>();
+  return kF32BTo16Bit && standard < 2 ? 2 : standard;
+}
+
 /// Stages of the 2:4 loop: its stages are smaller (576 bytes of A instead of 1024), so it gets as many as fit
 /// in the space of the dense loop's stages (5 instead of 4 at 8 columns).
 template <int kSliceWidth, int kStages, OperandMode kMode = OperandMode::f16>
@@ -497,17 +511,18 @@ __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const T
 /// matrix of ~1000 tile rows into a second wave (measured: 14% slower at n = 32). At 64 columns shared memory
 /// admits 5 blocks, and registers are capped to match.
 /// Modes with fp32 B (and split A) have larger stages; they take fewer stages instead (pipelined_stages), and
-/// the block count follows what shared memory then admits. Split mode's second A fragment, low B fragment and
-/// per-tile sums do not fit in 56 registers from 16 columns on: there it runs 7 blocks (72 registers; at 32
-/// columns ptxas spills 8-24 bytes, which measured faster than 2 stages at 4 blocks per SM).
-template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
+/// the block count follows what shared memory then admits at kStages (also for deep_pipelined_stages). Split
+/// mode's second A fragment, low B fragment and per-tile sums do not fit in 56 registers from 16 columns on:
+/// there it runs 7 blocks (72 registers; at 32 columns ptxas spills 8-24 bytes, which measured faster than 2
+/// stages at 4 blocks per SM).
+template <int kSliceWidth, OperandMode kMode = OperandMode::f16, int kStages = pipelined_stages<kSliceWidth, kMode>()>
 constexpr int min_blocks_per_sm() {
   constexpr int fp16_blocks = kSliceWidth <= 32 ? 9 : 5;
   if constexpr (kMode == OperandMode::f16 || kMode == OperandMode::bf16) {
     return fp16_blocks;
   } else {
     constexpr int kSmPerBlockReserve = 1024, kSmBytes = 228 * 1024;  // sm_90: 228 KB per SM, 1 KB per block
-    constexpr int smem = spmm_shared_bytes<kSliceWidth, pipelined_stages<kSliceWidth, kMode>(), true, kMode>();
+    constexpr int smem = spmm_shared_bytes<kSliceWidth, kStages, true, kMode>();
     constexpr int fit = kSmBytes / (smem + kSmPerBlockReserve);
     constexpr int register_cap = kMode == OperandMode::split_f32b && kSliceWidth >= 16 ? 7 : fp16_blocks;
     constexpr int cap = register_cap < fp16_blocks ? register_cap : fp16_blocks;
@@ -519,7 +534,7 @@ constexpr int min_blocks_per_sm() {
 /// bands launch the instantiation without that epilogue: no atomics, fences or static shared memory in it.
 template <int kSliceWidth, OperandMode kMode, int kStages, bool kHasSparseList, int kRows, typename OutT,
           bool kSplitBands>
-__global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<kSliceWidth, kMode>())
+__global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<kSliceWidth, kMode, kStages>())
     bcsr24_spmm_kernel(const SpmmParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x % kWarpSize;

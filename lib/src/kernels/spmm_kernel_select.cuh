@@ -26,10 +26,11 @@ KernelChoice choose_full_kernel(KernelKind kind, int slice_width, OutputType out
 KernelChoice choose_aligned_split_kernel(KernelKind kind, int slice_width, OutputType out);
 KernelChoice choose_full_split_kernel(KernelKind kind, int slice_width, OutputType out);
 /// Modes other than f16 (split_pipelined, fp32 output): one translation unit per mode (spmm_kernels_<mode>.cu).
-KernelChoice choose_bf16_kernel(int slice_width, BRowIndex index, bool split_bands);
-KernelChoice choose_f16_f32b_kernel(int slice_width, BRowIndex index, bool split_bands);
-KernelChoice choose_bf16_f32b_kernel(int slice_width, BRowIndex index, bool split_bands);
-KernelChoice choose_split_f32b_kernel(int slice_width, BRowIndex index, bool split_bands);
+/// `pipeline`: deep_pipelined_stages or pipelined_stages (the same instantiation where they agree).
+KernelChoice choose_bf16_kernel(int slice_width, BRowIndex index, bool split_bands, TilePipeline pipeline);
+KernelChoice choose_f16_f32b_kernel(int slice_width, BRowIndex index, bool split_bands, TilePipeline pipeline);
+KernelChoice choose_bf16_f32b_kernel(int slice_width, BRowIndex index, bool split_bands, TilePipeline pipeline);
+KernelChoice choose_split_f32b_kernel(int slice_width, BRowIndex index, bool split_bands, TilePipeline pipeline);
 
 template <int kSliceWidth, int kRows, typename OutT, bool kSplit>
 KernelChoice choose_for_width(KernelKind kind) {
@@ -70,34 +71,40 @@ KernelChoice choose_kernel(KernelKind kind, int slice_width, OutputType out) {
 }
 
 /// The split_pipelined instantiation of a mode other than f16 (fp32 output).
-template <OperandMode kMode, int kSliceWidth, int kRows, bool kSplit>
+template <OperandMode kMode, int kSliceWidth, int kRows, bool kSplit, int kStages>
 KernelChoice mode_kernel() {
-  constexpr int kDeep = pipelined_stages<kSliceWidth, kMode>();
-  return {bcsr24_spmm_kernel<kSliceWidth, kMode, kDeep, true, kRows, float, kSplit>,
-          spmm_shared_bytes<kSliceWidth, kDeep, true, kMode>()};
+  return {bcsr24_spmm_kernel<kSliceWidth, kMode, kStages, true, kRows, float, kSplit>,
+          spmm_shared_bytes<kSliceWidth, kStages, true, kMode>()};
+}
+
+template <OperandMode kMode, int kSliceWidth, int kRows, bool kSplit>
+KernelChoice mode_kernel(TilePipeline pipeline) {
+  if (pipeline == TilePipeline::deep)
+    return mode_kernel<kMode, kSliceWidth, kRows, kSplit, deep_pipelined_stages<kSliceWidth, kMode>()>();
+  return mode_kernel<kMode, kSliceWidth, kRows, kSplit, pipelined_stages<kSliceWidth, kMode>()>();
 }
 
 template <OperandMode kMode, int kRows, bool kSplit>
-KernelChoice choose_mode_for_width(int slice_width) {
+KernelChoice choose_mode_for_width(int slice_width, TilePipeline pipeline) {
   switch (slice_width) {
-    case 8: return mode_kernel<kMode, 8, kRows, kSplit>();
-    case 16: return mode_kernel<kMode, 16, kRows, kSplit>();
-    case 32: return mode_kernel<kMode, 32, kRows, kSplit>();
+    case 8: return mode_kernel<kMode, 8, kRows, kSplit>(pipeline);
+    case 16: return mode_kernel<kMode, 16, kRows, kSplit>(pipeline);
+    case 32: return mode_kernel<kMode, 32, kRows, kSplit>(pipeline);
     case 64:
       // Split mode runs slices of at most 32 columns (slice_width_for): no 64-column instantiation.
-      if constexpr (kMode != OperandMode::split_f32b) return mode_kernel<kMode, 64, kRows, kSplit>();
+      if constexpr (kMode != OperandMode::split_f32b) return mode_kernel<kMode, 64, kRows, kSplit>(pipeline);
       break;
   }
   throw InvalidArgument("unsupported slice width " + std::to_string(slice_width));
 }
 
 template <OperandMode kMode>
-KernelChoice choose_mode_kernel(int slice_width, BRowIndex index, bool split_bands) {
+KernelChoice choose_mode_kernel(int slice_width, BRowIndex index, bool split_bands, TilePipeline pipeline) {
   if (index == BRowIndex::implicit)
-    return split_bands ? choose_mode_for_width<kMode, kImplicitRows, true>(slice_width)
-                       : choose_mode_for_width<kMode, kImplicitRows, false>(slice_width);
-  return split_bands ? choose_mode_for_width<kMode, kFullRows, true>(slice_width)
-                     : choose_mode_for_width<kMode, kFullRows, false>(slice_width);
+    return split_bands ? choose_mode_for_width<kMode, kImplicitRows, true>(slice_width, pipeline)
+                       : choose_mode_for_width<kMode, kImplicitRows, false>(slice_width, pipeline);
+  return split_bands ? choose_mode_for_width<kMode, kFullRows, true>(slice_width, pipeline)
+                     : choose_mode_for_width<kMode, kFullRows, false>(slice_width, pipeline);
 }
 
 }  // namespace bcsr24::kernels

@@ -19,14 +19,44 @@ int slice_width_for(std::int32_t n, OperandMode mode) {
 
 namespace {
 
-template <OperandMode kMode>
-int blocks_per_sm_for(int slice_width) {
-  switch (slice_width) {
-    case 8: return min_blocks_per_sm<8, kMode>();
-    case 16: return min_blocks_per_sm<16, kMode>();
-    case 32: return min_blocks_per_sm<32, kMode>();
-    default: return min_blocks_per_sm<64, kMode>();
+/// The stages and the blocks per SM of a pipeline depth, per mode and width (template arguments).
+template <OperandMode kMode, int kSliceWidth>
+struct StagesOf {
+  static int get(TilePipeline pipeline) {
+    return pipeline == TilePipeline::deep ? deep_pipelined_stages<kSliceWidth, kMode>()
+                                          : pipelined_stages<kSliceWidth, kMode>();
   }
+};
+template <OperandMode kMode, int kSliceWidth>
+struct BlocksOf {
+  static int get(TilePipeline pipeline) {
+    return pipeline == TilePipeline::deep
+               ? min_blocks_per_sm<kSliceWidth, kMode, deep_pipelined_stages<kSliceWidth, kMode>()>()
+               : min_blocks_per_sm<kSliceWidth, kMode>();
+  }
+};
+
+/// Fn<mode, width>::get(pipeline) at run-time mode and width (widths above 32 are 64).
+template <OperandMode kMode, template <OperandMode, int> class Fn>
+int for_width(int slice_width, TilePipeline pipeline) {
+  switch (slice_width) {
+    case 8: return Fn<kMode, 8>::get(pipeline);
+    case 16: return Fn<kMode, 16>::get(pipeline);
+    case 32: return Fn<kMode, 32>::get(pipeline);
+    default: return Fn<kMode, 64>::get(pipeline);
+  }
+}
+
+template <template <OperandMode, int> class Fn>
+int for_mode(int slice_width, OperandMode mode, TilePipeline pipeline) {
+  switch (mode) {
+    case OperandMode::f16: return for_width<OperandMode::f16, Fn>(slice_width, pipeline);
+    case OperandMode::bf16: return for_width<OperandMode::bf16, Fn>(slice_width, pipeline);
+    case OperandMode::f16_f32b: return for_width<OperandMode::f16_f32b, Fn>(slice_width, pipeline);
+    case OperandMode::bf16_f32b: return for_width<OperandMode::bf16_f32b, Fn>(slice_width, pipeline);
+    case OperandMode::split_f32b: return for_width<OperandMode::split_f32b, Fn>(slice_width, pipeline);
+  }
+  return 1;
 }
 
 }  // namespace
@@ -42,30 +72,32 @@ const char* operand_mode_name(OperandMode mode) noexcept {
   return "?";
 }
 
-int tile_blocks_per_sm(int slice_width, OperandMode mode) {
-  switch (mode) {
-    case OperandMode::f16: return blocks_per_sm_for<OperandMode::f16>(slice_width);
-    case OperandMode::bf16: return blocks_per_sm_for<OperandMode::bf16>(slice_width);
-    case OperandMode::f16_f32b: return blocks_per_sm_for<OperandMode::f16_f32b>(slice_width);
-    case OperandMode::bf16_f32b: return blocks_per_sm_for<OperandMode::bf16_f32b>(slice_width);
-    case OperandMode::split_f32b: return blocks_per_sm_for<OperandMode::split_f32b>(slice_width);
-  }
-  return 1;
+int tile_blocks_per_sm(int slice_width, OperandMode mode, TilePipeline pipeline) {
+  return for_mode<BlocksOf>(slice_width, mode, pipeline);
+}
+
+int tile_pipeline_stages(int slice_width, OperandMode mode, TilePipeline pipeline) {
+  return for_mode<StagesOf>(slice_width, mode, pipeline);
+}
+
+bool has_deep_pipeline(int slice_width, OperandMode mode) {
+  return tile_pipeline_stages(slice_width, mode, TilePipeline::deep) !=
+         tile_pipeline_stages(slice_width, mode, TilePipeline::standard);
 }
 
 namespace {
 
 KernelChoice choose(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
-                    OperandMode mode) {
+                    OperandMode mode, TilePipeline pipeline) {
   if (mode != OperandMode::f16) {
     if (kind != KernelKind::split_pipelined || out != OutputType::f32)
       throw InvalidArgument(std::string("SpMM kernel: operand mode '") + operand_mode_name(mode) +
                             "' runs on split_pipelined with fp32 output only");
     switch (mode) {
-      case OperandMode::bf16: return choose_bf16_kernel(slice_width, index, split_bands);
-      case OperandMode::f16_f32b: return choose_f16_f32b_kernel(slice_width, index, split_bands);
-      case OperandMode::bf16_f32b: return choose_bf16_f32b_kernel(slice_width, index, split_bands);
-      case OperandMode::split_f32b: return choose_split_f32b_kernel(slice_width, index, split_bands);
+      case OperandMode::bf16: return choose_bf16_kernel(slice_width, index, split_bands, pipeline);
+      case OperandMode::f16_f32b: return choose_f16_f32b_kernel(slice_width, index, split_bands, pipeline);
+      case OperandMode::bf16_f32b: return choose_bf16_f32b_kernel(slice_width, index, split_bands, pipeline);
+      case OperandMode::split_f32b: return choose_split_f32b_kernel(slice_width, index, split_bands, pipeline);
       case OperandMode::f16: break;
     }
   }
@@ -94,16 +126,16 @@ __global__ void stage_b_kernel(const T* b, std::int64_t ldb, std::int32_t k, std
 }  // namespace
 
 int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
-                          OperandMode mode) {
-  const KernelChoice choice = choose(kind, slice_width, out, index, split_bands, mode);
+                          OperandMode mode, TilePipeline pipeline) {
+  const KernelChoice choice = choose(kind, slice_width, out, index, split_bands, mode, pipeline);
   BCSR24_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(choice.fn),
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, choice.shared_bytes));
   return choice.shared_bytes;
 }
 
 void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
-                        OperandMode mode, const SpmmParams& params, cudaStream_t stream) {
-  const KernelChoice choice = choose(kind, slice_width, out, index, split_bands, mode);
+                        OperandMode mode, TilePipeline pipeline, const SpmmParams& params, cudaStream_t stream) {
+  const KernelChoice choice = choose(kind, slice_width, out, index, split_bands, mode, pipeline);
   const std::int64_t blocks = std::int64_t(params.tile_rows) * params.n_slices;
   if (blocks == 0) return;
   choice.fn<<<static_cast<unsigned>(blocks), kWarpsPerBlock * kWarpSize, choice.shared_bytes, stream>>>(params);

@@ -4,8 +4,8 @@
 
 namespace bcsr24::kernels {
 
-KernelChoice choose_bf16_kernel(int slice_width, BRowIndex index, bool split_bands) {
-  return choose_mode_kernel<OperandMode::bf16>(slice_width, index, split_bands);
+KernelChoice choose_bf16_kernel(int slice_width, BRowIndex index, bool split_bands, TilePipeline pipeline) {
+  return choose_mode_kernel<OperandMode::bf16>(slice_width, index, split_bands, pipeline);
 }
 
 }  // namespace bcsr24::kernels
