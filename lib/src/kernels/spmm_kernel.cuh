@@ -103,6 +103,12 @@ constexpr int deep_pipelined_stages() {
   return kF32BTo16Bit && standard < 2 ? 2 : standard;
 }
 
+/// Stages per warp of the tile kernel's dense loop at a width, mode and depth (kDeep: TilePipeline::deep).
+template <int kSliceWidth, OperandMode kMode, bool kDeep>
+constexpr int tile_stages() {
+  return kDeep ? deep_pipelined_stages<kSliceWidth, kMode>() : pipelined_stages<kSliceWidth, kMode>();
+}
+
 /// Stages of the 2:4 loop: its stages are smaller (576 bytes of A instead of 1024), so it gets as many as fit
 /// in the space of the dense loop's stages (5 instead of 4 at 8 columns).
 template <int kSliceWidth, int kStages, OperandMode kMode = OperandMode::f16>

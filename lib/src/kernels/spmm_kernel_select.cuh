@@ -79,9 +79,9 @@ KernelChoice mode_kernel() {
 
 template <OperandMode kMode, int kSliceWidth, int kRows, bool kSplit>
 KernelChoice mode_kernel(TilePipeline pipeline) {
-  if (pipeline == TilePipeline::deep)
-    return mode_kernel<kMode, kSliceWidth, kRows, kSplit, deep_pipelined_stages<kSliceWidth, kMode>()>();
-  return mode_kernel<kMode, kSliceWidth, kRows, kSplit, pipelined_stages<kSliceWidth, kMode>()>();
+  return pipeline == TilePipeline::deep
+             ? mode_kernel<kMode, kSliceWidth, kRows, kSplit, tile_stages<kSliceWidth, kMode, true>()>()
+             : mode_kernel<kMode, kSliceWidth, kRows, kSplit, tile_stages<kSliceWidth, kMode, false>()>();
 }
 
 template <OperandMode kMode, int kRows, bool kSplit>

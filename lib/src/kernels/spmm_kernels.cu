@@ -19,44 +19,42 @@ int slice_width_for(std::int32_t n, OperandMode mode) {
 
 namespace {
 
-/// The stages and the blocks per SM of a pipeline depth, per mode and width (template arguments).
-template <OperandMode kMode, int kSliceWidth>
+/// The stages and the blocks per SM of one instantiation (mode, width, depth as template arguments).
+template <OperandMode kMode, int kSliceWidth, bool kDeep>
 struct StagesOf {
-  static int get(TilePipeline pipeline) {
-    return pipeline == TilePipeline::deep ? deep_pipelined_stages<kSliceWidth, kMode>()
-                                          : pipelined_stages<kSliceWidth, kMode>();
-  }
+  static constexpr int value = tile_stages<kSliceWidth, kMode, kDeep>();
 };
-template <OperandMode kMode, int kSliceWidth>
+template <OperandMode kMode, int kSliceWidth, bool kDeep>
 struct BlocksOf {
-  static int get(TilePipeline pipeline) {
-    return pipeline == TilePipeline::deep
-               ? min_blocks_per_sm<kSliceWidth, kMode, deep_pipelined_stages<kSliceWidth, kMode>()>()
-               : min_blocks_per_sm<kSliceWidth, kMode>();
-  }
+  static constexpr int value = min_blocks_per_sm<kSliceWidth, kMode, tile_stages<kSliceWidth, kMode, kDeep>()>();
 };
 
-/// Fn<mode, width>::get(pipeline) at run-time mode and width (widths above 32 are 64).
-template <OperandMode kMode, template <OperandMode, int> class Fn>
-int for_width(int slice_width, TilePipeline pipeline) {
+/// Fn<mode, width, deep>::value at run-time mode, width (widths above 32 are 64) and depth.
+template <template <OperandMode, int, bool> class Fn, OperandMode kMode, bool kDeep>
+int for_width(int slice_width) {
   switch (slice_width) {
-    case 8: return Fn<kMode, 8>::get(pipeline);
-    case 16: return Fn<kMode, 16>::get(pipeline);
-    case 32: return Fn<kMode, 32>::get(pipeline);
-    default: return Fn<kMode, 64>::get(pipeline);
+    case 8: return Fn<kMode, 8, kDeep>::value;
+    case 16: return Fn<kMode, 16, kDeep>::value;
+    case 32: return Fn<kMode, 32, kDeep>::value;
+    default: return Fn<kMode, 64, kDeep>::value;
   }
 }
 
-template <template <OperandMode, int> class Fn>
-int for_mode(int slice_width, OperandMode mode, TilePipeline pipeline) {
+template <template <OperandMode, int, bool> class Fn, bool kDeep>
+int for_mode(int slice_width, OperandMode mode) {
   switch (mode) {
-    case OperandMode::f16: return for_width<OperandMode::f16, Fn>(slice_width, pipeline);
-    case OperandMode::bf16: return for_width<OperandMode::bf16, Fn>(slice_width, pipeline);
-    case OperandMode::f16_f32b: return for_width<OperandMode::f16_f32b, Fn>(slice_width, pipeline);
-    case OperandMode::bf16_f32b: return for_width<OperandMode::bf16_f32b, Fn>(slice_width, pipeline);
-    case OperandMode::split_f32b: return for_width<OperandMode::split_f32b, Fn>(slice_width, pipeline);
+    case OperandMode::f16: return for_width<Fn, OperandMode::f16, kDeep>(slice_width);
+    case OperandMode::bf16: return for_width<Fn, OperandMode::bf16, kDeep>(slice_width);
+    case OperandMode::f16_f32b: return for_width<Fn, OperandMode::f16_f32b, kDeep>(slice_width);
+    case OperandMode::bf16_f32b: return for_width<Fn, OperandMode::bf16_f32b, kDeep>(slice_width);
+    case OperandMode::split_f32b: return for_width<Fn, OperandMode::split_f32b, kDeep>(slice_width);
   }
   return 1;
+}
+
+template <template <OperandMode, int, bool> class Fn>
+int for_depth(int slice_width, OperandMode mode, TilePipeline pipeline) {
+  return pipeline == TilePipeline::deep ? for_mode<Fn, true>(slice_width, mode) : for_mode<Fn, false>(slice_width, mode);
 }
 
 }  // namespace
@@ -73,11 +71,11 @@ const char* operand_mode_name(OperandMode mode) noexcept {
 }
 
 int tile_blocks_per_sm(int slice_width, OperandMode mode, TilePipeline pipeline) {
-  return for_mode<BlocksOf>(slice_width, mode, pipeline);
+  return for_depth<BlocksOf>(slice_width, mode, pipeline);
 }
 
 int tile_pipeline_stages(int slice_width, OperandMode mode, TilePipeline pipeline) {
-  return for_mode<StagesOf>(slice_width, mode, pipeline);
+  return for_depth<StagesOf>(slice_width, mode, pipeline);
 }
 
 bool has_deep_pipeline(int slice_width, OperandMode mode) {
