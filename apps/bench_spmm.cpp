@@ -388,13 +388,16 @@ int main(int argc, char** argv) {
           strip_plan_suffix(method, plan_options);
           plan_options.input = variant.input;
           plan = std::make_unique<SpmmPlan>(device_for(variant), n, kernel_from_name(base), plan_options);
-          if (method == "auto") {
+          if (base == "auto") {
             const PlanReport& r = plan->report();
             const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
-            std::printf("| %d | plan | %d bands on tiles (%d split over %d blocks), %d on CSR: nonzeros %.1f%% 2:4 "
-                        "tiles, %.1f%% dense tiles, %.1f%% CSR; %s | | | | | | | |\n",
-                        n, r.tile_bands, r.split_bands, r.split_parts, r.csr_bands, 100.0 * r.sparse24_nnz / nnz,
-                        100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz, r.reason.c_str());
+            std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR: nonzeros %.1f%% "
+                        "2:4 tiles, %.1f%% dense tiles, %.1f%% CSR; tile pipeline %s (%d stage%s per warp); %s "
+                        "| | | | | | | |\n",
+                        n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands,
+                        100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz,
+                        tile_pipeline_name(r.tile_pipeline), r.tile_stages, r.tile_stages == 1 ? "" : "s",
+                        r.reason.c_str());
           }
           const InputType input = plan->input();
           if (input == InputType::f32) {

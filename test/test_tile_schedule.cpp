@@ -118,17 +118,30 @@ TEST_CASE("cost model: splitting a long band shortens its latency, not its work"
   CHECK(detail::tile_band_ns(short_band, split) == detail::tile_band_ns(short_band, whole));
 }
 
-TEST_CASE("tile pipeline: deep where the grid fits one wave of it, or where the plan asks", "[schedule]") {
+TEST_CASE("tile pipeline: deep where the grid fits one wave of it or long bands fill several, or where asked",
+          "[schedule]") {
+  using detail::TileGrid;
   using detail::tile_pipeline_for;
+  // 132 SMs at 32 columns: 9 standard blocks per SM, 5 deep.
+  auto grid = [](std::int64_t bands, std::int64_t tiles, std::int64_t slices) {
+    return TileGrid{bands * slices, tiles, bands, 132 * 9, 132 * 5};
+  };
   // No deep pipeline at this width and mode: standard whatever was asked.
   for (const TilePipeline asked : {TilePipeline::automatic, TilePipeline::standard, TilePipeline::deep})
-    CHECK(tile_pipeline_for(asked, false, 10, 660) == TilePipeline::standard);
-  // automatic: deep up to one wave of the deep kernel's blocks (132 SMs x 5 at 32 columns), standard beyond.
-  CHECK(tile_pipeline_for(TilePipeline::automatic, true, 306, 660) == TilePipeline::deep);   // bcsstk16
-  CHECK(tile_pipeline_for(TilePipeline::automatic, true, 660, 660) == TilePipeline::deep);
-  CHECK(tile_pipeline_for(TilePipeline::automatic, true, 661, 660) == TilePipeline::standard);
-  CHECK(tile_pipeline_for(TilePipeline::automatic, true, 12000, 660) == TilePipeline::standard);  // 40^3 mesh
+    CHECK(tile_pipeline_for(asked, false, grid(10, 40, 1)) == TilePipeline::standard);
+  // One deep wave (660 blocks): deep, whatever the band lengths.
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, grid(306, 1519, 1)) == TilePipeline::deep);  // bcsstk16
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, grid(660, 660, 1)) == TilePipeline::deep);
+  // More than one deep wave but one standard wave (1188 blocks): standard, even for long bands (XdYs 16384^2).
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, grid(661, 661, 1)) == TilePipeline::standard);
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, grid(1024, 52429, 1)) == TilePipeline::standard);
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, grid(1188, 1188 * 4 * 20, 1)) == TilePipeline::standard);
+  // Several standard waves: deep for long bands (>= 6 tiles per warp), standard for short ones (meshes).
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, grid(1024, 52429, 2)) == TilePipeline::deep);  // 12.8
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, grid(1189, 1189 * 24, 1)) == TilePipeline::deep);  // 6.0
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, grid(1189, 1189 * 24 - 1, 1)) == TilePipeline::standard);
+  CHECK(tile_pipeline_for(TilePipeline::automatic, true, grid(12000, 80004, 1)) == TilePipeline::standard);  // 40^3
   // Forced: as asked.
-  CHECK(tile_pipeline_for(TilePipeline::deep, true, 12000, 660) == TilePipeline::deep);
-  CHECK(tile_pipeline_for(TilePipeline::standard, true, 306, 660) == TilePipeline::standard);
+  CHECK(tile_pipeline_for(TilePipeline::deep, true, grid(12000, 80004, 1)) == TilePipeline::deep);
+  CHECK(tile_pipeline_for(TilePipeline::standard, true, grid(306, 1519, 1)) == TilePipeline::standard);
 }

@@ -110,7 +110,8 @@ const char* input_type_name(InputType type) noexcept;
 /// Pipeline depth of the tile kernel where there is a choice: fp32 B with fp16 or bf16 A at 32 or more columns
 /// (docs/KERNELS.md, "Pipeline depth of the fp32-B modes").
 enum class TilePipeline {
-  automatic,  ///< deep where the tile kernel's blocks fit in one wave of the deep kernel (small matrices)
+  automatic,  ///< deep where the tile kernel's blocks fit in one wave of the deep kernel (small matrices), or
+              ///< where long bands (>= 6 tiles per warp) fill more than one wave of the standard one
   standard,   ///< the stages that keep fp16 mode's blocks per SM (one per warp in the fp32-B modes at 32+ columns)
   deep,       ///< two stages per warp: copies overlap the math, fewer blocks per SM
 };

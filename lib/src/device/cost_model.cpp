@@ -51,7 +51,7 @@ constexpr double kBandMinNs[4] = {2.1, 2.5, 2.9, 7.6};
 // Latency of one band alone: a fixed part and one pipeline round per tile of each of the block's warps.
 constexpr double kBandLatencyNs = 2000.0;
 constexpr double kTileRoundNs[4] = {200.0, 250.0, 400.0, 450.0};
-constexpr int kTileWarps = 4;
+constexpr int kTileWarps = kernels::kTileKernelWarps;
 // A split band: each part writes its partial sums and the last one reads them all back (per part and slice),
 // and the band's latency gains the last part's extra pass (counter, fences, reading the partials).
 constexpr double kSplitPartNs[4] = {0.9, 1.0, 1.3, 2.0};

@@ -164,12 +164,19 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   report.n = n;
   report.precision = m.precision;
   report.input = input;
-  // The pipeline depth, from the blocks the tile kernel would run if every band with tiles went to it.
-  std::int64_t bands_with_tiles = 0;
-  for (const detail::BandStats& s : m.band_stats) bands_with_tiles += s.tiles() > 0 ? 1 : 0;
-  p.tile_pipeline = detail::tile_pipeline_for(
-      options.tile_pipeline, kernels::has_deep_pipeline(p.slice_width, p.mode), bands_with_tiles * n_slices,
-      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width, p.mode, TilePipeline::deep));
+  // The pipeline depth, from the grid the tile kernel would run if every band with tiles went to it.
+  detail::TileGrid grid;
+  for (const detail::BandStats& s : m.band_stats) {
+    grid.bands += s.tiles() > 0 ? 1 : 0;
+    grid.tiles += s.tiles();
+  }
+  grid.blocks = grid.bands * n_slices;
+  grid.standard_slots =
+      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width, p.mode, TilePipeline::standard);
+  grid.deep_slots =
+      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width, p.mode, TilePipeline::deep);
+  p.tile_pipeline =
+      detail::tile_pipeline_for(options.tile_pipeline, kernels::has_deep_pipeline(p.slice_width, p.mode), grid);
   report.tile_pipeline = p.tile_pipeline;
   // Bands far longer than one block slot's fair share of the tiles are split over several blocks.
   const std::int32_t tiles_per_part =

@@ -37,11 +37,14 @@ std::int32_t split_parts(std::int64_t tiles, std::int32_t tiles_per_part) {
   return static_cast<std::int32_t>(std::min<std::int64_t>(kMaxPartsPerBand, (tiles + tiles_per_part - 1) / tiles_per_part));
 }
 
-TilePipeline tile_pipeline_for(TilePipeline requested, bool deep_differs, std::int64_t blocks,
-                               std::int64_t deep_block_slots) {
+TilePipeline tile_pipeline_for(TilePipeline requested, bool deep_differs, const TileGrid& grid) {
   if (!deep_differs) return TilePipeline::standard;
   if (requested != TilePipeline::automatic) return requested;
-  return blocks <= deep_block_slots ? TilePipeline::deep : TilePipeline::standard;
+  if (grid.blocks <= grid.deep_slots) return TilePipeline::deep;
+  const double tiles_per_warp =
+      grid.bands > 0 ? double(grid.tiles) / (double(grid.bands) * kernels::kTileKernelWarps) : 0.0;
+  if (grid.blocks > grid.standard_slots && tiles_per_warp >= kDeepTilesPerWarp) return TilePipeline::deep;
+  return TilePipeline::standard;
 }
 
 TileSchedule schedule_tile_bands(const std::vector<kernels::TileRowWork>& bands, std::int32_t tiles_per_part) {

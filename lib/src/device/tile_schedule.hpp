@@ -27,14 +27,32 @@ std::int32_t split_tiles_per_part(const std::vector<BandStats>& bands, std::int6
 /// Parts a band of `tiles` tiles is cut into: 1 unless it is more than twice `tiles_per_part` long.
 std::int32_t split_parts(std::int64_t tiles, std::int32_t tiles_per_part);
 
+/// What the choice of pipeline depth looks at: the tile kernel's grid and how long its warps' walks are.
+struct TileGrid {
+  std::int64_t blocks = 0;          ///< bands with tiles x column slices
+  std::int64_t tiles = 0;           ///< tiles of those bands (one column slice)
+  std::int64_t bands = 0;           ///< bands with tiles
+  std::int64_t standard_slots = 0;  ///< SMs x the standard kernel's blocks per SM
+  std::int64_t deep_slots = 0;      ///< SMs x the deep kernel's blocks per SM
+};
+
+/// Mean tiles per warp from which the deep pipeline pays on grids of more than one standard wave: below it a
+/// warp has too few tiles for its two stages to overlap anything, and the standard kernel's extra blocks per SM
+/// win (meshes, 1.7-2.2 tiles per warp: deep 3-14% slower at every n); from it on the deep one is faster where
+/// both need several waves (XdYs 16384^2, 12.8 tiles per warp: 3-11% faster at n = 64 and 128). Between 2.2 and
+/// 5 nothing was measured; at 5.1 the two are within 1%.
+inline constexpr double kDeepTilesPerWarp = 6.0;
+
 /// The tile kernel's pipeline depth for a plan that asks for `requested`. Where the mode and width offer no
-/// deep pipeline (`deep_differs` false) it is standard. automatic takes the deep one when the tile kernel's
-/// blocks (`blocks`: bands with tiles x column slices) fit in one wave of it (`deep_block_slots`: SMs x its
-/// blocks per SM): the fewer blocks per SM then cost nothing, and each warp gets its copies in flight during its
-/// math (small FEM matrices such as bcsstk16: 12% faster with fp32 B at 32 and 64 columns). Larger grids keep
-/// the standard depth, whose extra blocks per SM hide the waits better (40^3 mesh: deep is 10% slower).
-TilePipeline tile_pipeline_for(TilePipeline requested, bool deep_differs, std::int64_t blocks,
-                               std::int64_t deep_block_slots);
+/// deep pipeline (`deep_differs` false) it is standard. automatic takes the deep one
+/// - when the grid fits in one wave of it: the fewer blocks per SM then cost nothing, and each warp gets its
+///   copies in flight during its math (bcsstk13/16: 10-16% faster with fp32 B at 32 and 64 columns); or
+/// - when the grid needs more than one wave of the standard kernel anyway and the warps walk long bands
+///   (kDeepTilesPerWarp): then a block's time is its warps' walks, which the second stage shortens.
+/// Otherwise standard: a grid that fits one standard wave but not one deep wave would get a second wave (XdYs
+/// 16384^2 at n = 32: 3-6% slower deep), and short bands gain nothing from the depth (meshes: 3-14% slower).
+/// docs/KERNELS.md, "Pipeline depth of the fp32-B modes".
+TilePipeline tile_pipeline_for(TilePipeline requested, bool deep_differs, const TileGrid& grid);
 
 struct TileSchedule {
   std::vector<kernels::TileRowWork> items;       ///< longest first; split bands have one item per part

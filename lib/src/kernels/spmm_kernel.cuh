@@ -34,8 +34,8 @@
 
 namespace bcsr24::kernels {
 
-/// Warps per block: enough to split long tile rows, few enough that short rows waste little.
-inline constexpr int kWarpsPerBlock = 4;
+/// Warps per block (kernels/spmm_params.hpp, where host code sees it too).
+inline constexpr int kWarpsPerBlock = kTileKernelWarps;
 
 /// Compile-time facts of an operand mode.
 template <OperandMode kMode>
@@ -94,7 +94,9 @@ constexpr int pipelined_stages() {
 /// on a large grid the other blocks of the SM hide that wait, and keeping fp16's 9 blocks per SM matters more.
 /// A small matrix leaves SM slots empty, so its warps' own copies are what they wait for; overlapping them with
 /// the math costs nothing there but blocks per SM that were not used (5 at 32 columns, 3 at 64): bcsstk16 at
-/// n = 32 and 64 -12%, the 40^3 mesh +10% (docs/PERFORMANCE.md). The plan chooses (detail::tile_pipeline_for).
+/// n = 32 and 64 -12%, the 40^3 mesh +10%. Long bands on a large grid gain too: a warp walking many tiles
+/// overlaps them (XdYs 16384^2 at n = 64: -7 to -11%; docs/PERFORMANCE.md). The plan chooses
+/// (detail::tile_pipeline_for).
 /// Other modes and widths: the same stages as pipelined_stages, i.e. the same instantiation.
 template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
 constexpr int deep_pipelined_stages() {

@@ -87,6 +87,10 @@ struct SpmmParams {
   unsigned* split_counters = nullptr;
 };
 
+/// Warps per block of the tile kernel: enough to split long tile rows, few enough that short rows waste little.
+/// The warps of a block take a band's tiles in turn (warp w: tiles w, w + 4, ...).
+inline constexpr int kTileKernelWarps = 4;
+
 /// Output columns one thread block computes: the accumulators of one warp are 16 x width fp32.
 int slice_width_for(std::int32_t n, OperandMode mode = OperandMode::f16);
 /// Blocks of the tile kernel one SM holds at once at a slice width and operand mode (the register and
