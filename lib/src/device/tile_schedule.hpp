@@ -40,7 +40,7 @@ struct TileGrid {
 /// warp has too few tiles for its two stages to overlap anything, and the standard kernel's extra blocks per SM
 /// win (meshes, 1.7-2.2 tiles per warp: deep 3-14% slower at every n); from it on the deep one is faster where
 /// both need several waves (XdYs 16384^2, 12.8 tiles per warp: 3-11% faster at n = 64 and 128). Between 2.2 and
-/// 5 nothing was measured; at 5.1 the two are within 1%.
+/// 5 nothing was measured; at 5.1 (1d1s 32768^2) deep is 5% faster at n = 32 and within 1% from 64 on.
 inline constexpr double kDeepTilesPerWarp = 6.0;
 
 /// The tile kernel's pipeline depth for a plan that asks for `requested`. Where the mode and width offer no
