@@ -124,7 +124,7 @@ TEST_CASE("tile pipeline: deep where the grid fits one wave of it or long bands 
   using detail::tile_pipeline_for;
   // 132 SMs at 32 columns: 9 standard blocks per SM, 5 deep.
   auto grid = [](std::int64_t bands, std::int64_t tiles, std::int64_t slices) {
-    return TileGrid{bands * slices, tiles, bands, 132 * 9, 132 * 5};
+    return TileGrid{bands, tiles, slices, 132 * 9, 132 * 5};
   };
   // No deep pipeline at this width and mode: standard whatever was asked.
   for (const TilePipeline asked : {TilePipeline::automatic, TilePipeline::standard, TilePipeline::deep})

@@ -51,7 +51,6 @@ constexpr double kBandMinNs[4] = {2.1, 2.5, 2.9, 7.6};
 // Latency of one band alone: a fixed part and one pipeline round per tile of each of the block's warps.
 constexpr double kBandLatencyNs = 2000.0;
 constexpr double kTileRoundNs[4] = {200.0, 250.0, 400.0, 450.0};
-constexpr int kTileWarps = kernels::kTileKernelWarps;
 // A split band: each part writes its partial sums and the last one reads them all back (per part and slice),
 // and the band's latency gains the last part's extra pass (counter, fences, reading the partials).
 constexpr double kSplitPartNs[4] = {0.9, 1.0, 1.3, 2.0};
@@ -105,7 +104,8 @@ double tile_band_latency_ns(const BandStats& band, const CostContext& ctx) {
   const int s = slice_index(kernels::slice_width_for(ctx.n));
   // Slices (and the parts of a split band) run as separate blocks, side by side: they do not add up.
   const std::int32_t parts = split_parts(band.tiles(), ctx.tiles_per_part);
-  const std::int64_t tiles_per_warp = (band.tiles() + std::int64_t(parts) * kTileWarps - 1) / (std::int64_t(parts) * kTileWarps);
+  const std::int64_t warps = std::int64_t(parts) * kernels::kTileKernelWarps;
+  const std::int64_t tiles_per_warp = (band.tiles() + warps - 1) / warps;
   return kBandLatencyNs + (parts > 1 ? kSplitLatencyNs : 0.0) + double(tiles_per_warp) * kTileRoundNs[s];
 }
 

@@ -170,7 +170,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     grid.bands += s.tiles() > 0 ? 1 : 0;
     grid.tiles += s.tiles();
   }
-  grid.blocks = grid.bands * n_slices;
+  grid.slices = n_slices;
   grid.standard_slots =
       std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width, p.mode, TilePipeline::standard);
   grid.deep_slots =

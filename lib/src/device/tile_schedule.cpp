@@ -40,10 +40,10 @@ std::int32_t split_parts(std::int64_t tiles, std::int32_t tiles_per_part) {
 TilePipeline tile_pipeline_for(TilePipeline requested, bool deep_differs, const TileGrid& grid) {
   if (!deep_differs) return TilePipeline::standard;
   if (requested != TilePipeline::automatic) return requested;
-  if (grid.blocks <= grid.deep_slots) return TilePipeline::deep;
-  const double tiles_per_warp =
-      grid.bands > 0 ? double(grid.tiles) / (double(grid.bands) * kernels::kTileKernelWarps) : 0.0;
-  if (grid.blocks > grid.standard_slots && tiles_per_warp >= kDeepTilesPerWarp) return TilePipeline::deep;
+  const std::int64_t blocks = grid.bands * grid.slices;
+  if (blocks <= grid.deep_slots) return TilePipeline::deep;
+  const double tiles_per_warp = double(grid.tiles) / (double(grid.bands) * kernels::kTileKernelWarps);
+  if (blocks > grid.standard_slots && tiles_per_warp >= kDeepTilesPerWarp) return TilePipeline::deep;
   return TilePipeline::standard;
 }
 

@@ -29,9 +29,9 @@ std::int32_t split_parts(std::int64_t tiles, std::int32_t tiles_per_part);
 
 /// What the choice of pipeline depth looks at: the tile kernel's grid and how long its warps' walks are.
 struct TileGrid {
-  std::int64_t blocks = 0;          ///< bands with tiles x column slices
-  std::int64_t tiles = 0;           ///< tiles of those bands (one column slice)
-  std::int64_t bands = 0;           ///< bands with tiles
+  std::int64_t bands = 0;           ///< bands with tiles (one block each per column slice)
+  std::int64_t tiles = 0;           ///< tiles of those bands
+  std::int64_t slices = 1;          ///< column slices
   std::int64_t standard_slots = 0;  ///< SMs x the standard kernel's blocks per SM
   std::int64_t deep_slots = 0;      ///< SMs x the deep kernel's blocks per SM
 };

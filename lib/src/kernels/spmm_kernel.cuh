@@ -34,9 +34,6 @@
 
 namespace bcsr24::kernels {
 
-/// Warps per block (kernels/spmm_params.hpp, where host code sees it too).
-inline constexpr int kWarpsPerBlock = kTileKernelWarps;
-
 /// Compile-time facts of an operand mode.
 template <OperandMode kMode>
 struct Operands {
@@ -138,9 +135,9 @@ constexpr int kBandRowBytes = kTileRows * 12 + 16;
 
 template <int kSliceWidth, int kStages, bool kHasSparseList, OperandMode kMode = OperandMode::f16>
 constexpr int spmm_shared_bytes() {
-  constexpr int pipeline = kWarpsPerBlock * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList, kMode>();
+  constexpr int pipeline = kTileKernelWarps * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList, kMode>();
   // The cross-warp reduction buffer, then the band's output rows and row exponents (kBandRowBytes).
-  constexpr int reduction = kWarpsPerBlock * kTileRows * kSliceWidth * 4 + kBandRowBytes;
+  constexpr int reduction = kTileKernelWarps * kTileRows * kSliceWidth * 4 + kBandRowBytes;
   return pipeline > reduction ? pipeline : reduction;
 }
 
@@ -484,7 +481,7 @@ template <int kSliceWidth, typename WarpSum, typename Write>
 __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const TileRowWork& work, WarpSum warp_sum,
                                                     Write write, int& is_last) {
   constexpr int kSliceQuads = kTileRows * kSliceWidth / 4;
-  constexpr int kThreads = kWarpsPerBlock * kWarpSize;
+  constexpr int kThreads = kTileKernelWarps * kWarpSize;
   const int slice = blockIdx.x % p.n_slices;
   const SplitGroup group = p.split_groups[work.split >> kSplitPartBits];
   const int part = work.split & ((1 << kSplitPartBits) - 1);
@@ -542,7 +539,7 @@ constexpr int min_blocks_per_sm() {
 /// bands launch the instantiation without that epilogue: no atomics, fences or static shared memory in it.
 template <int kSliceWidth, OperandMode kMode, int kStages, bool kHasSparseList, int kRows, typename OutT,
           bool kSplitBands>
-__global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<kSliceWidth, kMode, kStages>())
+__global__ void __launch_bounds__(kTileKernelWarps * kWarpSize, min_blocks_per_sm<kSliceWidth, kMode, kStages>())
     bcsr24_spmm_kernel(const SpmmParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x % kWarpSize;
@@ -571,25 +568,25 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   // Tiles of this warp in a list with tiles [begin, end): begin + warp, begin + warp + kWarps, ...
   auto share = [&](std::int32_t begin, std::int32_t end, std::int32_t& first, std::int32_t& count) {
     first = begin + warp;
-    count = end > first ? (end - first + kWarpsPerBlock - 1) / kWarpsPerBlock : 0;
+    count = end > first ? (end - first + kTileKernelWarps - 1) / kTileKernelWarps : 0;
   };
   std::int32_t first = 0, count = 0;
   if constexpr (kHasSparseList) {
     share(work.sparse24_begin, work.sparse24_end, first, count);
     run_tile_list<kSliceWidth, kMode, sparse24_stages<kSliceWidth, kStages, kMode>(), true, kRows>(
-        p.sparse24, first, count, kWarpsPerBlock, warp_smem, p, lane_copy, acc, lane);
+        p.sparse24, first, count, kTileKernelWarps, warp_smem, p, lane_copy, acc, lane);
     share(work.dense_begin, work.dense_end, first, count);
   } else {
     share(work.merged_begin, work.merged_end, first, count);
   }
-  run_tile_list<kSliceWidth, kMode, kStages, false, kRows>(p.dense, first, count, kWarpsPerBlock, warp_smem, p,
+  run_tile_list<kSliceWidth, kMode, kStages, false, kRows>(p.dense, first, count, kTileKernelWarps, warp_smem, p,
                                                            lane_copy, acc, lane);
 
   // Cross-warp reduction in a fixed order. Accumulator element (j, e) of lane 4g+t is row g + 8*(e/2),
   // column 8j + 2t + e%2 of the slice.
   __syncthreads();  // every warp is done with its pipeline stages, which the reduction buffer reuses
   constexpr int kSliceElems = kTileRows * kSliceWidth;
-  std::int32_t* band_rows = reinterpret_cast<std::int32_t*>(smem + kWarpsPerBlock * kSliceElems * 4);
+  std::int32_t* band_rows = reinterpret_cast<std::int32_t*>(smem + kTileKernelWarps * kSliceElems * 4);
   // Per row: C row, multiplier (alpha, times 2^e with per-row scaling: the same instructions either way), exponent.
   float* band_multiplier = reinterpret_cast<float*>(band_rows + kTileRows);
   std::int32_t* band_exponents = band_rows + 2 * kTileRows;
@@ -611,13 +608,13 @@ __global__ void __launch_bounds__(kWarpsPerBlock * kWarpSize, min_blocks_per_sm<
   __syncthreads();
   // The result in quads: quad q is row 4q / kSliceWidth, columns 4q % kSliceWidth .. + 3 (slice-relative).
   constexpr int kSliceQuads = kSliceElems / 4;
-  constexpr int kThreads = kWarpsPerBlock * kWarpSize;
+  constexpr int kThreads = kTileKernelWarps * kWarpSize;
   const float4* partials = reinterpret_cast<const float4*>(smem);
   auto warp_sum = [&](int q) {
     const int at = reduction_offset<kSliceWidth>(4 * q / kSliceWidth, 4 * q % kSliceWidth) / 4;
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
-    for (int w = 0; w < kWarpsPerBlock; ++w) add_to(sum, partials[w * kSliceQuads + at]);
+    for (int w = 0; w < kTileKernelWarps; ++w) add_to(sum, partials[w * kSliceQuads + at]);
     return sum;
   };
   OutT* c = static_cast<OutT*>(p.c);

@@ -136,7 +136,7 @@ void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIn
   const KernelChoice choice = choose(kind, slice_width, out, index, split_bands, mode, pipeline);
   const std::int64_t blocks = std::int64_t(params.tile_rows) * params.n_slices;
   if (blocks == 0) return;
-  choice.fn<<<static_cast<unsigned>(blocks), kWarpsPerBlock * kWarpSize, choice.shared_bytes, stream>>>(params);
+  choice.fn<<<static_cast<unsigned>(blocks), kTileKernelWarps * kWarpSize, choice.shared_bytes, stream>>>(params);
   BCSR24_CUDA_CHECK_LAUNCH();
 }
 
