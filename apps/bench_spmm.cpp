@@ -107,17 +107,21 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
 
 /// The method without its plan-option suffix (the last one: "auto_f32b_deep"), and the options it selects:
 /// "_whole" runs every band as one block (PlanOptions::split_long_bands off), "_standard" and "_deep" force the
-/// tile pipeline depth (PlanOptions::tile_pipeline).
+/// tile pipeline depth (PlanOptions::tile_pipeline), "_grouped" and "_ungrouped" switch band groups on or off
+/// (PlanOptions::band_groups).
 std::string strip_plan_suffix(const std::string& method, PlanOptions& options) {
-  struct Suffix { const char* text; bool split_long_bands; TilePipeline pipeline; };
-  const Suffix suffixes[] = {{"_whole", false, TilePipeline::automatic},
-                             {"_standard", true, TilePipeline::standard},
-                             {"_deep", true, TilePipeline::deep}};
+  struct Suffix { const char* text; bool split_long_bands; TilePipeline pipeline; BandGroups groups; };
+  const Suffix suffixes[] = {{"_whole", false, TilePipeline::automatic, BandGroups::automatic},
+                             {"_standard", true, TilePipeline::standard, BandGroups::automatic},
+                             {"_deep", true, TilePipeline::deep, BandGroups::automatic},
+                             {"_ungrouped", true, TilePipeline::automatic, BandGroups::off},
+                             {"_grouped", true, TilePipeline::automatic, BandGroups::on}};
   for (const Suffix& x : suffixes) {
     const std::string suffix = x.text;
     if (method.size() > suffix.size() && method.compare(method.size() - suffix.size(), suffix.size(), suffix) == 0) {
       options.split_long_bands = x.split_long_bands;
       options.tile_pipeline = x.pipeline;
+      options.band_groups = x.groups;
       return method.substr(0, method.size() - suffix.size());
     }
   }
@@ -152,7 +156,8 @@ int main(int argc, char** argv) {
                  "cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense, or all; "
                  "a bcsr24 kernel with the suffix _whole runs every band as one block (PlanOptions::split_long_bands "
                  "off), e.g. auto_whole; _standard and _deep force the tile pipeline depth of the fp32-B modes "
-                 "(PlanOptions::tile_pipeline), e.g. auto_f32b_deep")
+                 "(PlanOptions::tile_pipeline), e.g. auto_f32b_deep; _grouped and _ungrouped switch band groups on or "
+                 "off (PlanOptions::band_groups), e.g. auto_grouped")
       ->capture_default_str();
   app.add_option("--layout", layout_text, "tile layout of bcsr24's kernels: aligned, condensed or auto")
       ->capture_default_str()
@@ -391,13 +396,19 @@ int main(int argc, char** argv) {
           if (base == "auto") {
             const PlanReport& r = plan->report();
             const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
+            const std::int64_t tiles = std::max<std::int64_t>(1, r.sparse24_tiles + r.dense_tiles);
+            const std::string grouping =
+                r.band_groups > 0 ? "; " + std::to_string(r.band_groups) + " band groups, " +
+                                        std::to_string(double(r.band_group_steps) / double(tiles)).substr(0, 4) +
+                                        " B-block loads per tile"
+                                  : "";
             std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR: nonzeros %.1f%% "
-                        "2:4 tiles, %.1f%% dense tiles, %.1f%% CSR; tile pipeline %s (%d stage%s per warp); %s "
+                        "2:4 tiles, %.1f%% dense tiles, %.1f%% CSR; tile pipeline %s (%d stage%s per warp)%s; %s "
                         "| | | | | | | |\n",
                         n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands,
                         100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz,
                         tile_pipeline_name(r.tile_pipeline), r.tile_stages, r.tile_stages == 1 ? "" : "s",
-                        r.reason.c_str());
+                        grouping.c_str(), r.reason.c_str());
           }
           const InputType input = plan->input();
           if (input == InputType::f32) {

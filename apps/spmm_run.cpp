@@ -779,6 +779,8 @@ json plan_json(const bcsr24::PlanReport& plan) {
           {"split_parts", plan.split_parts},
           {"tile_pipeline", tile_pipeline_name(plan.tile_pipeline)},
           {"tile_stages", plan.tile_stages},
+          {"band_groups", plan.band_groups},
+          {"band_group_steps", plan.band_group_steps},
           {"csr_long_rows", plan.csr_long_rows},
           {"csr_long_blocks", plan.csr_long_blocks},
           {"csr_medium_rows", plan.csr_medium_rows},
@@ -803,6 +805,11 @@ void print_plan(const std::string& kernel, const json& plan) {
               << " blocks\n";
   if (plan["tile_pipeline"].get<std::string>() == "deep")
     std::cout << "            deep tile pipeline (" << plan["tile_stages"] << " stages per warp)\n";
+  if (plan["band_groups"].get<int>() > 0) {
+    const double tiles = std::max(1.0, plan["sparse24_tiles"].get<double>() + plan["dense_tiles"].get<double>());
+    std::cout << "            " << plan["band_groups"] << " band groups of 16 bands, "
+              << format("%.2f", plan["band_group_steps"].get<double>() / tiles) << " B-block loads per tile\n";
+  }
 }
 
 bool result_failed(const json& result) {

@@ -3,7 +3,7 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench csr balance layout precision sweep distributed solver"   which steps to run
+#   STEPS="build test sanitize bench groups csr balance layout precision sweep distributed solver"   which steps to run
 #                                (default: all)
 #   DIST_MESHES="86x86x86,dofs=3"  DIST_N=32  DIST_ARGS=...   the distributed step's meshes and spmm_run options
 #   DIST_SOLVER_MESH="62x62x62"  DIST_SOLVER_ARGS=...   the distributed step's solver mesh (3 dofs; "" skips)
@@ -22,7 +22,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench csr balance layout precision sweep distributed solver}
+steps=${STEPS:-build test sanitize bench groups csr balance layout precision sweep distributed solver}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -81,7 +81,7 @@ if has sanitize; then
     '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/racecheck.log' | tail -n 3"
   echo "== compute-sanitizer synccheck"
   check synccheck bash -o pipefail -c "compute-sanitizer --tool synccheck --error-exitcode 1 '$build/test/bcsr24_gpu_tests' \
-    '[split],[split_bands],[device],[hybrid]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
+    '[split],[split_bands],[device],[hybrid],[band_groups]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
 fi
 
 if has bench; then
@@ -107,6 +107,18 @@ shared_matrix() {
   [[ -f "$f" ]] || { echo "missing $f" >&2; return 1; }
   echo "$f"
 }
+
+if has groups; then
+  # Band groups (docs/KERNELS.md, "Band groups"): the automatic plan, groups forced on and forced off, on XdYs
+  # grids where bands share B blocks (10% tile density) and where they hardly do (1-6%), n = 64 .. 256.
+  echo "== band groups"
+  rm -f "$out/groups.csv"
+  for spec in "10d0s --size 16384" "0d10s --size 16384" "5d5s --size 16384" "10d0s --size 8192" "3d3s --size 24576" \
+              "1d1s --size 32768"; do
+    # shellcheck disable=SC2086
+    bench groups "${GROUPS_N:-64,128,256}" auto,auto_grouped,auto_ungrouped "^\| [0-9]+ \| (auto|plan)" --xdys $spec
+  done
+fi
 
 if has csr; then
   # The CUDA-core CSR path alone against cuSPARSE CSR, and auto (the cost model's plan) against both, on

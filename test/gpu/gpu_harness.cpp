@@ -80,6 +80,7 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
   PlanOptions options;
   options.output = cfg.output;
   options.split_long_bands = cfg.split_long_bands;
+  options.band_groups = cfg.band_groups;
   SpmmPlan plan(dev, n, kernel, options);
   // Every run starts from the same poisoned C; the last one is checked, so state a run leaves behind in the
   // plan (split-band counters) must be right for the next.

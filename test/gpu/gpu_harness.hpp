@@ -21,6 +21,7 @@ struct GpuCase {
   OutputType output = OutputType::f32;
   std::uint64_t seed = 1;
   bool split_long_bands = true;   ///< PlanOptions::split_long_bands
+  BandGroups band_groups = BandGroups::automatic;  ///< PlanOptions::band_groups
   int runs = 1;                   ///< runs of the same plan (C poisoned again before each); the last is checked
 };
 

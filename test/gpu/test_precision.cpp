@@ -59,7 +59,8 @@ CsrMatrix wide_range_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t 
 /// the float64 product of the original `a` and the B the kernel was given. The plan's report goes to `report`.
 test::ModeCheck run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
                          InputType input, std::int32_t n, const std::vector<float>& b, double alpha, double beta,
-                         std::uint64_t seed, TilePipeline pipeline, PlanReport& report) {
+                         std::uint64_t seed, TilePipeline pipeline, PlanReport& report,
+                         BandGroups groups = BandGroups::automatic) {
   const bool f32 = input == InputType::f32;
   // The B the kernel sees, exactly, in double: fp32 as given, or rounded to the matrix's 16-bit type.
   std::vector<fp16_t> b16(b.size());
@@ -83,6 +84,7 @@ test::ModeCheck run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const Dev
   PlanOptions options;
   options.input = input;
   options.tile_pipeline = pipeline;
+  options.band_groups = groups;
   SpmmPlan plan(dev, n, kernel, options);
   report = plan.report();
   void* d_b = nullptr;
@@ -173,6 +175,36 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
                 if (precision == Precision::split) CHECK(r.rel_error < 2e-6);
               }
     }
+  }
+}
+
+TEST_CASE("band groups keep every 16-bit precision within its bound", "[gpu][precision][band_groups]") {
+  const std::uint64_t seed = test::test_seed(1013);
+  INFO("seed " << seed);
+  if (query_device().compute_capability < 90) {
+    WARN("band groups need compute capability 9.0: not run on this device");
+    return;
+  }
+  const CsrMatrix a = wide_range_matrix(333, 517, seed);  // wide per-row scales: row exponents in the epilogue
+  for (const Precision precision : {Precision::fp16, Precision::bf16}) {
+    ConvertOptions options = test::convert_policy(TileLayout::aligned, Reordering::none);
+    options.precision = precision;
+    const Bcsr24Matrix host = convert_to_bcsr24(a, options);
+    REQUIRE(host.scaling.per_row);
+    const DeviceMatrix dev(host);
+    for (const std::int32_t n : {40, 72, 130})  // one partial slice, two slices, three (the last partial)
+      for (const double beta : {0.0, -0.5}) {
+        INFO(precision_name(precision) << " n " << n << " beta " << beta);
+        const std::vector<float> b = scaled_b(a.cols, n, precision == Precision::fp16 ? 2.0 : 6.0, seed + std::uint64_t(n));
+        PlanReport report;
+        const test::ModeCheck r = run_mode(a, host, dev, KernelKind::split_pipelined, InputType::automatic, n, b,
+                                           1.5, beta, seed + 9, TilePipeline::automatic, report, BandGroups::on);
+        CHECK(report.band_groups == 2);  // 21 bands: 16 + 5
+        CHECK(report.band_group_steps > 0);
+        CHECK(r.checked == std::int64_t(a.rows) * n);
+        CHECK(r.violations == 0);
+        CHECK(r.output_norm > 0.0);
+      }
   }
 }
 

@@ -117,6 +117,17 @@ enum class TilePipeline {
 };
 const char* tile_pipeline_name(TilePipeline pipeline) noexcept;
 
+/// Whether the tile bands run 16 to a thread block, each B block loaded once for every band of the block that
+/// has a tile in its tile column (docs/KERNELS.md, "Band groups"). Needs compute capability 9.0 (TMA), 16-bit A
+/// and B, and a layout whose tiles name their B block by tile column (aligned layouts).
+enum class BandGroups {
+  automatic,  ///< grouped where it saves B loads and fills the GPU: n >= 128, at most 0.6 B-block loads per tile,
+              ///< enough groups for the SMs (automatic kernel only; the ladder's kernels stay one band per block)
+  off,        ///< one band per block
+  on,         ///< grouped (automatic and split_pipelined; InvalidArgument where the kernel cannot run)
+};
+const char* band_groups_name(BandGroups groups) noexcept;
+
 /// Choices fixed when a plan is made.
 struct PlanOptions {
   OutputType output = OutputType::f32;
@@ -134,6 +145,8 @@ struct PlanOptions {
   /// The tile kernel's pipeline depth where the mode and width offer two (else ignored); automatic by default,
   /// the others for comparisons and tests.
   TilePipeline tile_pipeline = TilePipeline::automatic;
+  /// Tile bands 16 to a block with shared B blocks; automatic by default, the others for comparisons and tests.
+  BandGroups band_groups = BandGroups::automatic;
 };
 
 /// What a plan runs where: how the bands and their nonzeros are split between the tile kernel and the
@@ -152,6 +165,10 @@ struct PlanReport {
   int tile_stages = 0;  ///< pipeline stages per warp of the tile kernel's dense loop (0: no tile part)
   TilePipeline tile_pipeline = TilePipeline::standard;   ///< deep or standard (deep only where it differs)
   std::int32_t empty_bands = 0;                          ///< bands without entries: run() with beta == 1 skips them
+  /// Band groups (0: one band per block) and their steps: one B-block load per step and column slice, where one
+  /// band per block loads one per tile (band_group_steps / tiles = B loads per tile).
+  std::int32_t band_groups = 0;
+  std::int64_t band_group_steps = 0;
   std::int32_t csr_long_rows = 0;                        ///< CSR rows given one or more thread blocks of their own
   std::int32_t csr_long_blocks = 0;  ///< blocks of those rows (rows too long for one block get one per share of columns)
   std::int32_t csr_medium_rows = 0;                      ///< CSR rows given a warp of their own

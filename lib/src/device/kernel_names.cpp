@@ -48,4 +48,13 @@ const char* tile_pipeline_name(TilePipeline pipeline) noexcept {
   return "?";
 }
 
+const char* band_groups_name(BandGroups groups) noexcept {
+  switch (groups) {
+    case BandGroups::automatic: return "auto";
+    case BandGroups::off: return "off";
+    case BandGroups::on: return "on";
+  }
+  return "?";
+}
+
 }  // namespace bcsr24

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -11,11 +12,13 @@
 
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
+#include "device/band_groups.hpp"
 #include "device/cost_model.hpp"
 #include "device/cuda_check.hpp"
 #include "device/device_buffer.hpp"
 #include "device/device_matrix_impl.hpp"
 #include "device/tile_schedule.hpp"
+#include "kernels/band_group_params.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/spmm_params.hpp"
 
@@ -51,6 +54,13 @@ struct SpmmPlan::Impl {
   std::int32_t tile_items_with_entries = 0;
   detail::DeviceBuffer<std::int32_t> csr_short_slots_with_entries;
   std::int32_t csr_short_with_entries = 0;
+  // Band groups (device/band_groups.hpp): the tile bands run on the band-group kernel instead.
+  bool grouped = false;
+  kernels::BandGroupParams group_params;  // everything but c, ldc, alpha, beta
+  mutable kernels::BandGroupBMap group_b_map;  // B's TMA descriptor of the last run (runs are one thread's)
+  detail::DeviceBuffer<kernels::BandGroup> groups;
+  detail::DeviceBuffer<kernels::BandGroupStep> group_steps;
+  detail::DeviceBuffer<std::int32_t> group_entry_ptr, group_entries, group_rows;
   detail::DeviceBuffer<std::uint16_t> staged_b;      // 16-bit B copied for alignment
   detail::DeviceBuffer<float> staged_b_f32;          // fp32 B copied for alignment
   std::int64_t staged_ld = 0;
@@ -101,6 +111,30 @@ kernels::OperandMode operand_mode(Precision precision, InputType input, OutputTy
     throw InvalidArgument(std::string("SpmmPlan: ") + kernels::operand_mode_name(mode) +
                           " writes fp32 C only (fp16 output exists for fp16 A with fp16 B)");
   return mode;
+}
+
+/// A tile list's band pointers and tile columns, copied to the host (band groups are built from them).
+detail::HostTileIndex host_tile_index(const DeviceTileList& list, std::int32_t tile_rows) {
+  detail::HostTileIndex index;
+  index.row_ptr.assign(std::size_t(tile_rows) + 1, 0);
+  index.col_idx.resize(list.col_idx.size());
+  if (list.row_ptr.size() == index.row_ptr.size())
+    BCSR24_CUDA_CHECK(cudaMemcpy(index.row_ptr.data(), list.row_ptr.get(), list.row_ptr.bytes(), cudaMemcpyDeviceToHost));
+  if (!index.col_idx.empty())
+    BCSR24_CUDA_CHECK(cudaMemcpy(index.col_idx.data(), list.col_idx.get(), list.col_idx.bytes(), cudaMemcpyDeviceToHost));
+  return index;
+}
+
+/// Why a plan cannot group its bands, or "" where it can.
+std::string band_groups_obstacle(const DeviceMatrix::Impl& m, KernelKind kernel, kernels::OperandMode mode) {
+  if (kernel != KernelKind::automatic && kernel != KernelKind::split_pipelined)
+    return std::string("kernel ") + kernel_name(kernel) + " runs one band per block (band groups: auto or split_pipelined)";
+  if (m.b_row_index != BRowIndex::implicit)
+    return "this layout's tiles gather their B rows one by one; band groups share B blocks of aligned layouts only";
+  if (!kernels::band_groups_supported(mode, m.device))
+    return std::string("band groups need compute capability 9.0 and 16-bit A and B (this plan: ") +
+           kernels::operand_mode_name(mode) + ")";
+  return "";
 }
 
 /// Which bands go to CSR for `kernel` (1) and the report's reason and predictions.
@@ -258,7 +292,59 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   }
 
   p.split_bands = !schedule.groups.empty();
-  if (p.run_tiles) {
+  // Band groups: asked for (on), or where an automatic plan's tile bands share enough B blocks.
+  const std::string group_obstacle = band_groups_obstacle(m, kernel, p.mode);
+  if (options.band_groups == BandGroups::on && !group_obstacle.empty())
+    throw InvalidArgument("SpmmPlan: band_groups = on, but " + group_obstacle);
+  const bool consider_groups =
+      p.run_tiles && group_obstacle.empty() &&
+      (options.band_groups == BandGroups::on ||
+       (options.band_groups == BandGroups::automatic && kernel == KernelKind::automatic &&
+        n >= detail::kGroupMinColumns));
+  if (consider_groups) {
+    std::vector<std::int32_t> tile_rows;
+    for (const kernels::TileRowWork& w : tile_work) tile_rows.push_back(w.tile_row);
+    std::sort(tile_rows.begin(), tile_rows.end());
+    const detail::BandGroupSchedule groups =
+        detail::build_band_groups(tile_rows, host_tile_index(m.sparse24, m.tile_rows), host_tile_index(m.dense, m.tile_rows));
+    p.grouped = options.band_groups == BandGroups::on || detail::band_groups_pay(groups, n, m.multiprocessors);
+    if (p.grouped) {
+      const std::int64_t group_slices = (std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth;
+      if (std::int64_t(groups.groups.size()) * group_slices > INT32_MAX)
+        throw SizeLimitError("SpmmPlan: " + std::to_string(groups.groups.size()) + " band groups x " +
+                             std::to_string(group_slices) + " column slices exceed the blocks of one launch");
+      p.groups = detail::DeviceBuffer<kernels::BandGroup>(groups.groups);
+      p.group_steps = detail::DeviceBuffer<kernels::BandGroupStep>(groups.steps);
+      p.group_entry_ptr = detail::DeviceBuffer<std::int32_t>(groups.entry_ptr);
+      p.group_entries = detail::DeviceBuffer<std::int32_t>(groups.entries);
+      p.group_rows = detail::DeviceBuffer<std::int32_t>(groups.group_rows);
+      kernels::BandGroupParams& g = p.group_params;
+      g.sparse24 = m.sparse24.view();
+      g.dense = m.dense.view();
+      g.groups = p.groups.get();
+      g.steps = p.group_steps.get();
+      g.entry_ptr = p.group_entry_ptr.get();
+      g.entries = p.group_entries.get();
+      g.group_rows = p.group_rows.get();
+      g.n_groups = static_cast<std::int32_t>(groups.groups.size());
+      g.n_slices = static_cast<std::int32_t>(group_slices);
+      g.rows = m.rows;
+      g.n = n;
+      g.row_map = m.row_map.get();
+      g.stored_row_exponent = m.stored_row_exponent.get();
+      report.band_groups = g.n_groups;
+      report.band_group_steps = groups.steps_count();
+      report.split_bands = report.split_parts = 0;  // a group runs its bands whole: no partial sums to keep
+      p.split_bands = false;
+      p.split_groups = {};
+      p.split_partials = {};
+      p.split_counters = {};
+    }
+  }
+  if (p.grouped) {
+    kernels::configure_band_group_kernel(p.mode, options.output);
+    report.tile_stages = kernels::kGroupStages;
+  } else if (p.run_tiles) {
     kernels::configure_spmm_kernel(p.tile_kernel, p.slice_width, options.output, m.b_row_index, p.split_bands,
                                    p.mode, p.tile_pipeline);
     report.tile_stages = p.tile_kernel == KernelKind::dense_bt
@@ -371,7 +457,8 @@ std::int64_t SpmmPlan::workspace_bytes() const noexcept {
                       p.tile_work_with_entries.bytes() + p.csr_short_slots_with_entries.bytes() +
                       p.split_groups.bytes() + p.split_partials.bytes() + p.split_counters.bytes() +
                       p.csr_long_blocks.bytes() + p.csr_medium_slots.bytes() +
-                      p.csr_short_slots.bytes());
+                      p.csr_short_slots.bytes() + p.groups.bytes() + p.group_steps.bytes() +
+                      p.group_entry_ptr.bytes() + p.group_entries.bytes() + p.group_rows.bytes());
 }
 const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }
 
@@ -448,7 +535,14 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     k.row_work = tile_work_with_entries.get();
     k.tile_rows = tile_items_with_entries;
   }
-  if (run_tiles && k.tile_rows > 0)
+  if (run_tiles && grouped) {
+    kernels::BandGroupParams g = group_params;
+    g.c = k.c;
+    g.ldc = k.ldc;
+    g.alpha = k.alpha;
+    g.beta = k.beta;
+    kernels::launch_band_group_kernel(mode, options.output, g, k.b, k.k, k.b_pitch, group_b_map, s);
+  } else if (run_tiles && k.tile_rows > 0)
     kernels::launch_spmm_kernel(tile_kernel, slice_width, options.output, a->b_row_index, split_bands, mode,
                                 tile_pipeline, k, s);
   if (run_csr) {

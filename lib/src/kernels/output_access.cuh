@@ -76,4 +76,16 @@ __device__ __forceinline__ void store_output4<__half>(__half* p, const float (&v
   *reinterpret_cast<uint2*>(p) = bits;
 }
 
+/// Two adjacent outputs in one access; p is aligned to two elements.
+template <typename OutT>
+__device__ __forceinline__ void store_output2(OutT* p, const float (&v)[2]);
+template <>
+__device__ __forceinline__ void store_output2<float>(float* p, const float (&v)[2]) {
+  *reinterpret_cast<float2*>(p) = make_float2(v[0], v[1]);
+}
+template <>
+__device__ __forceinline__ void store_output2<__half>(__half* p, const float (&v)[2]) {
+  *reinterpret_cast<__half2*>(p) = __floats2half2_rn(v[0], v[1]);
+}
+
 }  // namespace bcsr24::kernels

@@ -1,0 +1,168 @@
+// Band groups (kernels/band_group_kernel.cu) against Eigen's float64 product: 2:4 and dense tiles at awkward
+// sizes, widths that leave a partial column slice, alpha/beta, leading dimensions, unaligned B (staged), fp16
+// output and a last group with fewer bands; bit-identical runs; what plans refuse (layouts that gather B rows,
+// reordered ones among them).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "bcsr24/convert.hpp"
+#include "bcsr24/device.hpp"
+#include "bcsr24/error.hpp"
+#include "bcsr24/mesh.hpp"
+#include "bcsr24/synthetic.hpp"
+#include "gpu/gpu_harness.hpp"
+#include "test_support.hpp"
+
+using namespace bcsr24;
+using bcsr24::test::GpuCase;
+using bcsr24::test::require_pass;
+using bcsr24::test::run_and_check;
+using bcsr24::test::same_bits;
+
+namespace {
+
+bool has_band_groups() {
+  if (query_device().compute_capability >= 90) return true;
+  WARN("band groups need compute capability 9.0: not run on this device");
+  return false;
+}
+
+/// XdYs tiles (dense and 2:4 at random tile positions) on a grid whose size is not a multiple of 16 or 32.
+CsrMatrix awkward_xdys(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,
+                       std::uint64_t seed) {
+  XdYsSpec spec;
+  spec.rows = rows;
+  spec.cols = cols;
+  spec.dense_percent = dense_percent;
+  spec.sparse24_percent = sparse24_percent;
+  spec.seed = seed;
+  return generate_xdys(spec);
+}
+
+}  // namespace
+
+TEST_CASE("band groups match float64: both tile kinds, every column slice, scalars and layouts of B and C",
+          "[gpu][band_groups]") {
+  if (!has_band_groups()) return;
+  const std::uint64_t seed = test::test_seed(1301);
+  INFO("seed " << seed);
+  // 1,000 rows: 63 bands, so 4 groups, the last with 15 bands; 1,111 columns: a partial last tile column.
+  const CsrMatrix a = awkward_xdys(1000, 1111, 12.0, 14.0, seed);
+  const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
+  REQUIRE(host.sparse24.tiles() > 0);
+  REQUIRE(host.dense.tiles() > 0);
+  const DeviceMatrix dev(host);
+  for (const KernelKind kernel : {KernelKind::split_pipelined, KernelKind::automatic}) {
+    for (const std::int32_t n : {1, 64, 77, 128, 200}) {
+      INFO(kernel_name(kernel) << ", n = " << n);
+      PlanOptions options;
+      options.band_groups = BandGroups::on;
+      const SpmmPlan plan(dev, n, kernel, options);
+      CHECK(plan.report().band_groups == (plan.report().tile_bands + 15) / 16);
+      if (kernel == KernelKind::split_pipelined) CHECK(plan.report().band_groups == 4);
+      CHECK(plan.report().band_group_steps <= plan.report().sparse24_tiles + plan.report().dense_tiles);
+
+      GpuCase cfg;
+      cfg.n = n;
+      cfg.seed = seed + std::uint64_t(n);
+      cfg.band_groups = BandGroups::on;
+      cfg.alpha = n == 77 ? -0.75 : 1.0;
+      cfg.beta = n == 77 ? 0.5 : (n == 200 ? -1.0 : 0.0);
+      cfg.ldc_pad = n == 128 ? 5 : 0;
+      cfg.ldb_pad = n == 200 ? 8 : 0;
+      cfg.runs = 2;  // the second run of one plan is checked: the barriers start from scratch every launch
+      const auto first = run_and_check(a, host, dev, kernel, cfg);
+      require_pass(first);
+      const auto again = run_and_check(a, host, dev, kernel, cfg);
+      CHECK(same_bits(first.c, again.c));
+    }
+  }
+  SECTION("unaligned B is staged, fp16 output") {
+    GpuCase cfg;
+    cfg.n = 96;
+    cfg.seed = seed + 3;
+    cfg.band_groups = BandGroups::on;
+    cfg.b_offset = 3;  // B 6 bytes past an aligned address: the plan copies it to its aligned workspace
+    cfg.ldb_pad = 1;
+    require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
+    cfg.b_offset = 0;
+    cfg.ldb_pad = 0;
+    cfg.output = OutputType::f16;
+    cfg.beta = 0.25;
+    require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
+  }
+}
+
+TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of bands with no tiles", "[gpu][band_groups]") {
+  if (!has_band_groups()) return;
+  const std::uint64_t seed = test::test_seed(1302);
+  INFO("seed " << seed);
+  SECTION("a randomly numbered mesh in file order, and its RCM order, which gathers B rows (refused)") {
+    MeshSpec spec;
+    spec.nx = 9;
+    spec.ny = 7;
+    spec.nz = 5;
+    spec.dofs_per_node = 3;
+    spec.order = NodeOrder::random;
+    spec.seed = seed;
+    const CsrMatrix a = generate_mesh_matrix(spec);
+    const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
+    const DeviceMatrix dev(host);
+    for (const std::int32_t n : {64, 130}) {
+      GpuCase cfg;
+      cfg.n = n;
+      cfg.seed = seed + std::uint64_t(n);
+      cfg.band_groups = BandGroups::on;
+      cfg.beta = n == 130 ? 2.0 : 0.0;
+      require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
+    }
+    const Bcsr24Matrix rcm = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::rcm));
+    REQUIRE(rcm.reordering == Reordering::rcm);
+    const DeviceMatrix rcm_dev(rcm);
+    PlanOptions on;
+    on.band_groups = BandGroups::on;
+    CHECK_THROWS_AS(SpmmPlan(rcm_dev, 64, KernelKind::split_pipelined, on), InvalidArgument);
+    CHECK(SpmmPlan(rcm_dev, 256).report().band_groups == 0);
+  }
+  SECTION("a matrix whose middle bands are empty: their rows get beta * C") {
+    CsrMatrix a = awkward_xdys(700, 300, 30.0, 10.0, seed + 1);
+    for (std::int32_t r = 160; r < 480; ++r)  // 20 empty bands: a whole group without steps
+      for (std::int32_t e = a.row_ptr[std::size_t(r)]; e < a.row_ptr[std::size_t(r) + 1]; ++e) a.values[std::size_t(e)] = 0.0;
+    const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
+    const DeviceMatrix dev(host);
+    GpuCase cfg;
+    cfg.n = 72;
+    cfg.seed = seed + 2;
+    cfg.band_groups = BandGroups::on;
+    cfg.beta = -0.5;
+    require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
+  }
+}
+
+TEST_CASE("band groups: what plans refuse and what automatic plans leave alone", "[gpu][band_groups]") {
+  if (!has_band_groups()) return;
+  const CsrMatrix a = awkward_xdys(500, 640, 10.0, 10.0, 7);
+  PlanOptions on;
+  on.band_groups = BandGroups::on;
+  {
+    const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::condensed, Reordering::none));
+    const DeviceMatrix dev(host);
+    CHECK_THROWS_AS(SpmmPlan(dev, 64, KernelKind::split_pipelined, on), InvalidArgument);  // gathered B rows
+  }
+  const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
+  const DeviceMatrix dev(host, UploadOptions{true, CsrCopy::candidates});
+  CHECK_THROWS_AS(SpmmPlan(dev, 64, KernelKind::dense_pipelined, on), InvalidArgument);
+  CHECK_THROWS_AS(SpmmPlan(dev, 64, KernelKind::csr_cuda_cores, on), InvalidArgument);
+  PlanOptions f32b = on;
+  f32b.input = InputType::f32;
+  CHECK_THROWS_AS(SpmmPlan(dev, 64, KernelKind::split_pipelined, f32b), InvalidArgument);
+  // Automatic: 32 bands make 2 groups, too few blocks for any GPU with more than a handful of SMs; the ladder's
+  // split_pipelined runs one band per block unless asked.
+  CHECK(SpmmPlan(dev, 256).report().band_groups == 0);
+  CHECK(SpmmPlan(dev, 256, KernelKind::split_pipelined).report().band_groups == 0);
+  PlanOptions off;
+  off.band_groups = BandGroups::off;
+  CHECK(SpmmPlan(dev, 256, KernelKind::automatic, off).report().band_groups == 0);
+}
