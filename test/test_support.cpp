@@ -7,6 +7,7 @@
 #include <random>
 
 #include "bcsr24/half.hpp"
+#include "bcsr24/synthetic.hpp"
 
 namespace bcsr24::test {
 
@@ -149,6 +150,17 @@ CsrMatrix wide_band_csr() {
     vi.push_back(0.5 + r);
   }
   return csr_from_triplets(40, cols, ri, ci, vi);
+}
+
+CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,
+                      std::uint64_t seed) {
+  XdYsSpec spec;
+  spec.rows = rows;
+  spec.cols = cols;
+  spec.dense_percent = dense_percent;
+  spec.sparse24_percent = sparse24_percent;
+  spec.seed = seed;
+  return generate_xdys(spec);
 }
 
 }  // namespace bcsr24::test

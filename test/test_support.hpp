@@ -37,6 +37,10 @@ CsrMatrix scattered_csr(std::int32_t rows, std::int32_t cols, int per_row, std::
 /// more than 2^16 distinct columns.
 CsrMatrix wide_band_csr();
 
+/// An XdYs matrix (synthetic.hpp): `dense_percent` of the tile positions dense, `sparse24_percent` 2:4.
+CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,
+                      std::uint64_t seed);
+
 /// Random fp16 matrix rows x cols (row-major, ld = cols), values uniform in [-1, 1) rounded to fp16.
 std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std::uint64_t seed);
 

@@ -11,7 +11,6 @@
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/mesh.hpp"
-#include "bcsr24/synthetic.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -29,18 +28,6 @@ bool has_band_groups() {
   return false;
 }
 
-/// XdYs tiles (dense and 2:4 at random tile positions) on a grid whose size is not a multiple of 16 or 32.
-CsrMatrix awkward_xdys(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,
-                       std::uint64_t seed) {
-  XdYsSpec spec;
-  spec.rows = rows;
-  spec.cols = cols;
-  spec.dense_percent = dense_percent;
-  spec.sparse24_percent = sparse24_percent;
-  spec.seed = seed;
-  return generate_xdys(spec);
-}
-
 }  // namespace
 
 TEST_CASE("band groups match float64: both tile kinds, every column slice, scalars and layouts of B and C",
@@ -49,7 +36,7 @@ TEST_CASE("band groups match float64: both tile kinds, every column slice, scala
   const std::uint64_t seed = test::test_seed(1301);
   INFO("seed " << seed);
   // 1,000 rows: 63 bands, so 4 groups, the last with 15 bands; 1,111 columns: a partial last tile column.
-  const CsrMatrix a = awkward_xdys(1000, 1111, 12.0, 14.0, seed);
+  const CsrMatrix a = test::xdys_matrix(1000, 1111, 12.0, 14.0, seed);
   const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
   REQUIRE(host.sparse24.tiles() > 0);
   REQUIRE(host.dense.tiles() > 0);
@@ -127,7 +114,7 @@ TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of ba
     CHECK(SpmmPlan(rcm_dev, 256).report().band_groups == 0);
   }
   SECTION("a matrix whose middle bands are empty: their rows get beta * C") {
-    CsrMatrix a = awkward_xdys(700, 300, 30.0, 10.0, seed + 1);
+    CsrMatrix a = test::xdys_matrix(700, 300, 30.0, 10.0, seed + 1);
     for (std::int32_t r = 160; r < 480; ++r)  // 20 empty bands: a whole group without steps
       for (std::int32_t e = a.row_ptr[std::size_t(r)]; e < a.row_ptr[std::size_t(r) + 1]; ++e) a.values[std::size_t(e)] = 0.0;
     const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
@@ -143,7 +130,7 @@ TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of ba
 
 TEST_CASE("band groups: what plans refuse and what automatic plans leave alone", "[gpu][band_groups]") {
   if (!has_band_groups()) return;
-  const CsrMatrix a = awkward_xdys(500, 640, 10.0, 10.0, 7);
+  const CsrMatrix a = test::xdys_matrix(500, 640, 10.0, 10.0, 7);
   PlanOptions on;
   on.band_groups = BandGroups::on;
   {

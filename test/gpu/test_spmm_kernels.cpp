@@ -9,7 +9,6 @@
 #include "bcsr24/convert.hpp"
 #include "bcsr24/device.hpp"
 #include "bcsr24/matrix_market.hpp"
-#include "bcsr24/synthetic.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -41,17 +40,6 @@ Prepared prepare(CsrMatrix csr, const ConvertOptions& options = aligned_file_ord
   return Prepared{std::move(csr), std::move(host), std::move(dev)};
 }
 
-CsrMatrix xdys(std::int32_t rows, std::int32_t cols, double d, double s, std::uint64_t seed) {
-  XdYsSpec spec;
-  spec.rows = rows;
-  spec.cols = cols;
-  spec.dense_percent = d;
-  spec.sparse24_percent = s;
-  spec.seed = seed;
-  return generate_xdys(spec);
-}
-
-
 }  // namespace
 
 TEST_CASE("kernels match float64 on XdYs matrices of awkward sizes and every width", "[gpu][xdys]") {
@@ -62,7 +50,7 @@ TEST_CASE("kernels match float64 on XdYs matrices of awkward sizes and every wid
                           {16, 32, 50, 50}, {1, 1, 100, 0},   {513, 2049, 3, 3}};
   const std::int32_t widths[] = {1, 7, 8, 9, 16, 33, 64, 128, 256};
   for (const Shape& sh : shapes) {
-    Prepared p = prepare(xdys(sh.m, sh.k, sh.d, sh.s, seed + sh.m));
+    Prepared p = prepare(test::xdys_matrix(sh.m, sh.k, sh.d, sh.s, seed + sh.m));
     for (KernelKind kernel : all_kernels())
       for (std::int32_t n : widths) {
         GpuCase cfg;
@@ -77,7 +65,7 @@ TEST_CASE("kernels match float64 on XdYs matrices of awkward sizes and every wid
 TEST_CASE("alpha, beta, leading dimensions, unaligned B and fp16 output", "[gpu][scalars]") {
   const std::uint64_t seed = test::test_seed(77);
   INFO("seed " << seed);
-  Prepared p = prepare(xdys(123, 211, 10, 10, seed));
+  Prepared p = prepare(test::xdys_matrix(123, 211, 10, 10, seed));
   REQUIRE(p.host.sparse24.tiles() > 0);
   REQUIRE(p.host.dense.tiles() > 0);
   struct Scalars { double alpha, beta; };
@@ -110,7 +98,7 @@ TEST_CASE("split kernel runs both loops: all-2:4, all-dense and mixed lists", "[
   // the all-dense case would; the mixed case needs both summed into the same accumulators.
   struct Mix { double d, s; bool want_sparse, want_dense; };
   for (const Mix& mix : {Mix{0, 40, true, false}, Mix{40, 0, false, true}, Mix{20, 20, true, true}}) {
-    Prepared p = prepare(xdys(301, 419, mix.d, mix.s, seed));
+    Prepared p = prepare(test::xdys_matrix(301, 419, mix.d, mix.s, seed));
     CHECK((p.host.sparse24.tiles() > 0) == mix.want_sparse);
     CHECK((p.host.dense.tiles() > 0) == mix.want_dense);
     for (KernelKind kernel : all_kernels())
@@ -157,7 +145,7 @@ TEST_CASE("tile rows of very different lengths and empty tile rows", "[gpu][imba
 }
 
 TEST_CASE("results are bit-identical across runs (deterministic reduction)", "[gpu][determinism]") {
-  Prepared p = prepare(xdys(700, 900, 10, 10, 3));
+  Prepared p = prepare(test::xdys_matrix(700, 900, 10, 10, 3));
   GpuCase cfg;
   cfg.n = 32;
   for (KernelKind kernel : all_kernels()) {
@@ -169,7 +157,7 @@ TEST_CASE("results are bit-identical across runs (deterministic reduction)", "[g
 }
 
 TEST_CASE("values beyond fp16 range are scaled, not turned into inf", "[gpu][scaling]") {
-  CsrMatrix a = xdys(90, 130, 20, 20, 9);
+  CsrMatrix a = test::xdys_matrix(90, 130, 20, 20, 9);
   for (double& v : a.values) v *= 1.0e6;  // far beyond fp16's 65504
   // Both policies: one exponent per row (the default) and one for the whole matrix.
   for (const ScalingPolicy policy : {ScalingPolicy::per_row, ScalingPolicy::automatic}) {
