@@ -397,18 +397,18 @@ int main(int argc, char** argv) {
             const PlanReport& r = plan->report();
             const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
             const std::int64_t tiles = std::max<std::int64_t>(1, r.sparse24_tiles + r.dense_tiles);
-            const std::string grouping =
-                r.band_groups > 0 ? "; " + std::to_string(r.band_groups) + " band groups, " +
-                                        std::to_string(double(r.band_group_steps) / double(tiles)).substr(0, 4) +
-                                        " B-block loads per tile"
-                                  : "";
+            char pipeline[160];
+            if (r.band_groups > 0)
+              std::snprintf(pipeline, sizeof pipeline, "%d band groups (%d stages per block), %.2f B-block loads per tile",
+                            r.band_groups, r.tile_stages, double(r.band_group_steps) / double(tiles));
+            else
+              std::snprintf(pipeline, sizeof pipeline, "tile pipeline %s (%d stage%s per warp)",
+                            tile_pipeline_name(r.tile_pipeline), r.tile_stages, r.tile_stages == 1 ? "" : "s");
             std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR: nonzeros %.1f%% "
-                        "2:4 tiles, %.1f%% dense tiles, %.1f%% CSR; tile pipeline %s (%d stage%s per warp)%s; %s "
-                        "| | | | | | | |\n",
+                        "2:4 tiles, %.1f%% dense tiles, %.1f%% CSR; %s; %s | | | | | | | |\n",
                         n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands,
-                        100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz,
-                        tile_pipeline_name(r.tile_pipeline), r.tile_stages, r.tile_stages == 1 ? "" : "s",
-                        grouping.c_str(), r.reason.c_str());
+                        100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz, pipeline,
+                        r.reason.c_str());
           }
           const InputType input = plan->input();
           if (input == InputType::f32) {
