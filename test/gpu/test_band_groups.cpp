@@ -125,6 +125,14 @@ TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of ba
     cfg.band_groups = BandGroups::on;
     cfg.beta = -0.5;
     require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
+    // beta = 1: the empty bands' rows of C stay as they were, bit for bit (nothing is written there).
+    cfg.beta = 1.0;
+    const test::GpuCheck kept = run_and_check(a, host, dev, KernelKind::split_pipelined, cfg);
+    require_pass(kept);
+    const std::size_t first = std::size_t(160) * std::size_t(cfg.n), last = std::size_t(480) * std::size_t(cfg.n);
+    const std::vector<float> before(kept.c_initial.begin() + first, kept.c_initial.begin() + last);
+    const std::vector<float> after(kept.c.begin() + first, kept.c.begin() + last);
+    CHECK(same_bits(before, after));
   }
 }
 

@@ -233,65 +233,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     report.dense_nnz += s.dense_nnz;
   }
   report.tile_bands = static_cast<std::int32_t>(tile_work.size());
-  const detail::TileSchedule schedule = detail::schedule_tile_bands(tile_work, tiles_per_part);
-  report.split_bands = static_cast<std::int32_t>(schedule.groups.size());
-  report.split_parts = schedule.partials;
-  const std::int64_t index_bytes = m.b_row_index == BRowIndex::full ? kFullIndexBytesPerTile : 0;
-  if (dense_kernel) {
-    report.dense_tiles += report.sparse24_tiles;
-    report.dense_nnz += report.sparse24_nnz;
-    report.sparse24_tiles = report.sparse24_nnz = 0;
-  }
-  report.sparse24_bytes = report.sparse24_tiles * (kSparseTileValues * 2 + kSparseTileMetaWords * 4 + 4 + index_bytes);
-  report.dense_bytes = report.dense_tiles * (kDenseTileValues * 2 + 4 + index_bytes);
   p.run_tiles = !tile_work.empty();
-  // The matrix's own descriptors serve when the plan runs every band as one item each.
-  const bool own_descriptors = tile_work.size() == m.row_work_host.size() && schedule.groups.empty();
-
-  kernels::SpmmParams& k = p.params;
-  k.sparse24 = m.sparse24.view();
-  k.dense = dense_kernel ? m.merged_dense.view() : m.dense.view();
-  if (!own_descriptors && p.run_tiles) p.tile_work = detail::DeviceBuffer<kernels::TileRowWork>(schedule.items);
-  k.row_work = own_descriptors ? m.row_work.get() : p.tile_work.get();
-  k.row_map = m.row_map.get();
-  k.stored_row_exponent = m.stored_row_exponent.get();
-  if (std::int64_t(schedule.items.size()) * n_slices > INT32_MAX)
-    throw SizeLimitError("SpmmPlan: " + std::to_string(schedule.items.size()) + " tile work items x " +
-                         std::to_string(n_slices) + " column slices exceed the 2^31 - 1 blocks of one launch");
-  k.tile_rows = static_cast<std::int32_t>(schedule.items.size());
-  {
-    // Split parts always hold tiles (a band is split only when long); keep every part of a group regardless, so
-    // that the group's counter still sees all of them.
-    std::vector<kernels::TileRowWork> with_entries;
-    for (const kernels::TileRowWork& w : schedule.items)
-      if (w.split != kernels::kUnsplit || w.sparse24_end > w.sparse24_begin || w.dense_end > w.dense_begin ||
-          w.merged_end > w.merged_begin)
-        with_entries.push_back(w);
-    report.empty_bands += static_cast<std::int32_t>(schedule.items.size() - with_entries.size());
-    p.tiles_have_empty = with_entries.size() < schedule.items.size();
-    if (p.tiles_have_empty) {
-      p.tile_items_with_entries = static_cast<std::int32_t>(with_entries.size());
-      if (!with_entries.empty())
-        p.tile_work_with_entries = detail::DeviceBuffer<kernels::TileRowWork>(with_entries);
-    }
-  }
-  k.rows = m.rows;
-  k.k = m.cols;
-  k.n = n;
-  k.n_slices = static_cast<std::int32_t>(n_slices);
-  if (!schedule.groups.empty()) {
-    p.split_groups = detail::DeviceBuffer<kernels::SplitGroup>(schedule.groups);
-    p.split_partials = detail::DeviceBuffer<float>(std::size_t(schedule.partials) * std::size_t(n_slices) *
-                                                   kTileRows * std::size_t(p.slice_width));
-    p.split_counters = detail::DeviceBuffer<unsigned>(schedule.groups.size() * std::size_t(n_slices));
-    // The counters start at zero; the last part of each group resets its counter, so they stay zero between runs.
-    BCSR24_CUDA_CHECK(cudaMemset(p.split_counters.get(), 0, p.split_counters.bytes()));
-    k.split_groups = p.split_groups.get();
-    k.split_partials = p.split_partials.get();
-    k.split_counters = p.split_counters.get();
-  }
-
-  p.split_bands = !schedule.groups.empty();
   // Band groups: asked for (on), or where an automatic plan's tile bands share enough B blocks.
   const std::string group_obstacle = band_groups_obstacle(m, kernel, p.mode);
   if (options.band_groups == BandGroups::on && !group_obstacle.empty())
@@ -308,7 +250,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     const detail::BandGroupSchedule groups =
         detail::build_band_groups(tile_rows, host_tile_index(m.sparse24, m.tile_rows), host_tile_index(m.dense, m.tile_rows));
     p.grouped = options.band_groups == BandGroups::on || detail::band_groups_pay(groups, n, m.multiprocessors);
-    if (p.grouped) {
+    if (p.grouped) {  // a group runs its bands whole: the one-band schedule below splits none
       const std::int64_t group_slices = (std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth;
       if (std::int64_t(groups.groups.size()) * group_slices > INT32_MAX)
         throw SizeLimitError("SpmmPlan: " + std::to_string(groups.groups.size()) + " band groups x " +
@@ -334,13 +276,68 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
       g.stored_row_exponent = m.stored_row_exponent.get();
       report.band_groups = g.n_groups;
       report.band_group_steps = groups.steps_count();
-      report.split_bands = report.split_parts = 0;  // a group runs its bands whole: no partial sums to keep
-      p.split_bands = false;
-      p.split_groups = {};
-      p.split_partials = {};
-      p.split_counters = {};
     }
   }
+  const detail::TileSchedule schedule = detail::schedule_tile_bands(tile_work, p.grouped ? 0 : tiles_per_part);
+  report.split_bands = static_cast<std::int32_t>(schedule.groups.size());
+  report.split_parts = schedule.partials;
+  const std::int64_t index_bytes = m.b_row_index == BRowIndex::full ? kFullIndexBytesPerTile : 0;
+  if (dense_kernel) {
+    report.dense_tiles += report.sparse24_tiles;
+    report.dense_nnz += report.sparse24_nnz;
+    report.sparse24_tiles = report.sparse24_nnz = 0;
+  }
+  report.sparse24_bytes = report.sparse24_tiles * (kSparseTileValues * 2 + kSparseTileMetaWords * 4 + 4 + index_bytes);
+  report.dense_bytes = report.dense_tiles * (kDenseTileValues * 2 + 4 + index_bytes);
+  // The matrix's own descriptors serve when the plan runs every band as one item each.
+  const bool own_descriptors = tile_work.size() == m.row_work_host.size() && schedule.groups.empty();
+
+  kernels::SpmmParams& k = p.params;
+  k.sparse24 = m.sparse24.view();
+  k.dense = dense_kernel ? m.merged_dense.view() : m.dense.view();
+  if (!own_descriptors && p.run_tiles && !p.grouped)
+    p.tile_work = detail::DeviceBuffer<kernels::TileRowWork>(schedule.items);
+  k.row_work = own_descriptors ? m.row_work.get() : p.tile_work.get();
+  k.row_map = m.row_map.get();
+  k.stored_row_exponent = m.stored_row_exponent.get();
+  if (std::int64_t(schedule.items.size()) * n_slices > INT32_MAX)
+    throw SizeLimitError("SpmmPlan: " + std::to_string(schedule.items.size()) + " tile work items x " +
+                         std::to_string(n_slices) + " column slices exceed the 2^31 - 1 blocks of one launch");
+  k.tile_rows = static_cast<std::int32_t>(schedule.items.size());
+  {
+    // Split parts always hold tiles (a band is split only when long); keep every part of a group regardless, so
+    // that the group's counter still sees all of them.
+    std::vector<kernels::TileRowWork> with_entries;
+    for (const kernels::TileRowWork& w : schedule.items)
+      if (w.split != kernels::kUnsplit || w.sparse24_end > w.sparse24_begin || w.dense_end > w.dense_begin ||
+          w.merged_end > w.merged_begin)
+        with_entries.push_back(w);
+    report.empty_bands += static_cast<std::int32_t>(schedule.items.size() - with_entries.size());
+    // A grouped plan runs every band of its groups (the kernel's grid is the groups): no list without the empty ones.
+    p.tiles_have_empty = !p.grouped && with_entries.size() < schedule.items.size();
+    if (p.tiles_have_empty) {
+      p.tile_items_with_entries = static_cast<std::int32_t>(with_entries.size());
+      if (!with_entries.empty())
+        p.tile_work_with_entries = detail::DeviceBuffer<kernels::TileRowWork>(with_entries);
+    }
+  }
+  k.rows = m.rows;
+  k.k = m.cols;
+  k.n = n;
+  k.n_slices = static_cast<std::int32_t>(n_slices);
+  if (!schedule.groups.empty()) {
+    p.split_groups = detail::DeviceBuffer<kernels::SplitGroup>(schedule.groups);
+    p.split_partials = detail::DeviceBuffer<float>(std::size_t(schedule.partials) * std::size_t(n_slices) *
+                                                   kTileRows * std::size_t(p.slice_width));
+    p.split_counters = detail::DeviceBuffer<unsigned>(schedule.groups.size() * std::size_t(n_slices));
+    // The counters start at zero; the last part of each group resets its counter, so they stay zero between runs.
+    BCSR24_CUDA_CHECK(cudaMemset(p.split_counters.get(), 0, p.split_counters.bytes()));
+    k.split_groups = p.split_groups.get();
+    k.split_partials = p.split_partials.get();
+    k.split_counters = p.split_counters.get();
+  }
+
+  p.split_bands = !schedule.groups.empty();
   if (p.grouped) {
     kernels::configure_band_group_kernel(p.mode, options.output);
     report.tile_stages = kernels::kGroupStages;

@@ -258,6 +258,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (tile_row < 0) return;  // the last group may have fewer bands
   const std::int32_t sparse_begin = p.entry_ptr[2 * w], dense_begin = p.entry_ptr[2 * w + 1],
                      dense_end = p.entry_ptr[2 * w + 2];
+  // beta == 1 leaves a band without entries as it is (SpmmPlan::run promises not to touch those rows of C).
+  if (sparse_begin == dense_end && p.beta == 1.0f) return;
   consume_steps<true, kBf16>(g, p.entries, sparse_begin, dense_begin, acc, lane);
   consume_steps<false, kBf16>(g, p.entries, dense_begin, dense_end, acc, lane);
 
