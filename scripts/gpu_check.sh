@@ -3,7 +3,7 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench groups csr balance layout precision sweep distributed solver"   which steps to run
+#   STEPS="build test sanitize bench groups floor csr balance layout precision sweep distributed solver"   which steps to run
 #                                (default: all)
 #   DIST_MESHES="86x86x86,dofs=3"  DIST_N=32  DIST_ARGS=...   the distributed step's meshes and spmm_run options
 #   DIST_SOLVER_MESH="62x62x62"  DIST_SOLVER_ARGS=...   the distributed step's solver mesh (3 dofs; "" skips)
@@ -22,7 +22,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench groups csr balance layout precision sweep distributed solver}
+steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision sweep distributed solver}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -117,6 +117,20 @@ if has groups; then
               "1d1s --size 32768"; do
     # shellcheck disable=SC2086
     bench groups "${GROUPS_N:-64,128,256}" auto,auto_grouped,auto_ungrouped "^\| [0-9]+ \| (auto|plan)" --xdys $spec
+  done
+fi
+
+if has floor; then
+  # The tile kernel's data movement alone (apps/bench_floor.cu) beside the kernels themselves, in one call: what
+  # the 2:4 : dense and fp32-B : fp16-B ratios of issues 9 and 10 can reach on these grids (docs/PERFORMANCE.md,
+  # "Data-movement floors").
+  echo "== data-movement floors"
+  rm -f "$out/floor.csv" "$out/floor.md"
+  for spec in ${FLOOR_MATRICES:-0d10s 10d0s 5d5s}; do
+    "$build/apps/bench_floor" --xdys "$spec" --size "${FLOOR_SIZE:-16384}" --n "${FLOOR_N:-8,16,32}" \
+      --reps "${BENCH_REPS:-20}" 2>&1 | tee -a "$out/floor.md" | grep -E "bench_floor|ratios"
+    bench floor "${FLOOR_N:-8,16,32}" split_pipelined,dense_pipelined,auto,auto_f32b "^\| [0-9]+ \| [a-z_0-9]+ \|" \
+      --xdys "$spec" --size "${FLOOR_SIZE:-16384}" --no-check
   done
 fi
 

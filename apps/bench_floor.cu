@@ -1,0 +1,342 @@
+// bench_floor: the data-movement floor of the one-band-per-block tile kernel on a matrix's own tile grid.
+//
+// Why: two issue targets compare kernels against each other (the 2:4 path against the dense path; fp32 B against
+// fp16 B). Whether a ratio is reachable at all depends on how long merely moving each kernel's bytes takes, fixed
+// costs of a launch included. This program runs kernels that do exactly the tile kernel's data movement and
+// nothing else: one block of 4 warps per tile row, warp w takes tiles w, w + 4, ... of the row's 2:4 list and
+// then of its dense list (as bcsr24_spmm_kernel does), copies each A tile (576 or 1024 bytes) and the B block it
+// multiplies (32 rows x n columns, fp16 or fp32) into a per-warp ring of shared-memory stages with cp.async, and
+// writes a 16 x n fp32 block of C per row. No mma, no conversion, no cross-warp reduction: a kernel that computes
+// the product with this schedule over the same lists cannot be faster than this by more than noise. Timing as bench_spmm (L2 flushed by a read before
+// each run, CUDA events, median); every variant is tried at several pipeline depths and the fastest is reported.
+//
+// Aligned tiles in file order only (the B block of a tile is then 32 consecutive rows of B).
+#include <cuda_runtime.h>
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bcsr24/convert.hpp"
+#include "bcsr24/device.hpp"
+#include "bcsr24/error.hpp"
+#include "bcsr24/matrix_market.hpp"
+#include "bcsr24/mesh.hpp"
+#include "bcsr24/synthetic.hpp"
+#include "cuda_resources.hpp"
+#include "gpu_timing.hpp"
+
+namespace {
+
+using namespace bcsr24;
+using bench::check_cuda;
+
+constexpr int kWarps = 4;  // warps per block, as the tile kernel (kTileKernelWarps)
+constexpr int kSparseABytes = kSparseTileValues * 2 + kSparseTileMetaWords * 4;  // 576
+constexpr int kDenseABytes = kDenseTileValues * 2;                               // 1024
+constexpr int kMaxStages = 8;
+
+/// Tile ranges of one tile row in the two lists (the tile kernel reads one such descriptor per block).
+struct FloorBand {
+  std::int32_t sparse_begin, sparse_end, dense_begin, dense_end;
+};
+
+__device__ __forceinline__ std::uint32_t smem_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void copy16(std::uint32_t dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void commit_group() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wait_pending() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+
+/// One warp's walk over its tiles of one list: the tile kernel's pipeline (kStages - 1 tiles ahead; the column
+/// indices of the next 32 tiles held one per lane) with the arithmetic replaced by one shared-memory read.
+template <int kABytes, int kBBytes, int kStages>
+__device__ __forceinline__ unsigned move_list(const unsigned char* a, const std::int32_t* col, const unsigned char* b,
+                                              std::int32_t first, std::int32_t count, unsigned char* ring, int lane) {
+  constexpr int kStageBytes = kABytes + kBBytes;
+  const std::uint32_t ring_address = smem_address(ring);
+  std::int32_t lane_col = lane < count ? col[first + lane * kWarps] : 0;
+  std::int32_t chunk_base = 0;
+  auto copy_tile = [&](std::int32_t i, int stage) {  // i increases by one per call
+    if (i - chunk_base == kWarpSize) {
+      chunk_base = i;
+      lane_col = i + lane < count ? col[first + (i + lane) * kWarps] : 0;
+    }
+    const std::int32_t tile_col = __shfl_sync(0xffffffffu, lane_col, i - chunk_base);
+    if (i >= count) return;
+    const std::uint32_t dst = ring_address + std::uint32_t(stage * kStageBytes);
+    const unsigned char* a_tile = a + std::size_t(first + i * kWarps) * kABytes;
+#pragma unroll
+    for (int c = lane; c < kABytes / 16; c += kWarpSize) copy16(dst + c * 16, a_tile + c * 16);
+    const unsigned char* b_block = b + std::size_t(tile_col) * kBBytes;
+#pragma unroll
+    for (int c = lane; c < kBBytes / 16; c += kWarpSize) copy16(dst + kABytes + c * 16, b_block + c * 16);
+  };
+  unsigned sum = 0;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    copy_tile(s, s);
+    commit_group();
+  }
+  int read_stage = 0, write_stage = kStages - 1;
+  for (std::int32_t i = 0; i < count; ++i) {
+    copy_tile(i + kStages - 1, write_stage);
+    commit_group();
+    wait_pending<kStages - 1>();
+    __syncwarp();
+    sum += reinterpret_cast<const unsigned*>(ring + read_stage * kStageBytes)[lane];
+    __syncwarp();  // the stage is read before a later copy overwrites it
+    read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+    write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
+  }
+  wait_pending<0>();
+  return sum;
+}
+
+/// Stages of the 2:4 loop: as many as fit in the space of the dense loop's (the tile kernel's rule), at most 8.
+__host__ __device__ constexpr int sparse_stages_for(int dense_stages, int b_bytes) {
+  const int fit = dense_stages * (kDenseABytes + b_bytes) / (kSparseABytes + b_bytes);
+  return dense_stages == 1 ? 1 : (fit > kMaxStages ? kMaxStages : fit);
+}
+
+template <int kBBytes, int kDenseStages>
+__global__ void __launch_bounds__(kWarps * kWarpSize) movement_kernel(
+    const FloorBand* bands, const unsigned char* sparse_a, const std::int32_t* sparse_col,
+    const unsigned char* dense_a, const std::int32_t* dense_col, const unsigned char* b, int warp_ring_bytes, int n,
+    float* c) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const FloorBand band = bands[blockIdx.x];
+  unsigned char* ring = smem + warp * warp_ring_bytes;
+  auto share = [&](std::int32_t begin, std::int32_t end, std::int32_t& first, std::int32_t& count) {
+    first = begin + warp;
+    count = end > first ? (end - first + kWarps - 1) / kWarps : 0;
+  };
+  std::int32_t first = 0, count = 0;
+  share(band.sparse_begin, band.sparse_end, first, count);
+  unsigned sum = move_list<kSparseABytes, kBBytes, sparse_stages_for(kDenseStages, kBBytes)>(
+      sparse_a, sparse_col, b, first, count, ring, lane);
+  share(band.dense_begin, band.dense_end, first, count);
+  sum += move_list<kDenseABytes, kBBytes, kDenseStages>(dense_a, dense_col, b, first, count, ring, lane);
+  __syncthreads();
+  // The band's 16 x n block of C (the values only keep the loads alive).
+  for (int e = threadIdx.x; e < kTileRows * n; e += blockDim.x)
+    c[std::size_t(blockIdx.x) * kTileRows * n + e] = float(sum & 0xffu) + float(e);
+}
+
+using MovementKernel = void (*)(const FloorBand*, const unsigned char*, const std::int32_t*, const unsigned char*,
+                                const std::int32_t*, const unsigned char*, int, int, float*);
+/// The pipeline depths tried per variant (dense-loop stages; the 2:4 loop's follow).
+constexpr int kDepths[] = {1, 2, 3, 4, 6};
+
+template <int kBBytes>
+MovementKernel kernel_for_depth(int dense_stages) {
+  switch (dense_stages) {
+    case 1: return movement_kernel<kBBytes, 1>;
+    case 2: return movement_kernel<kBBytes, 2>;
+    case 3: return movement_kernel<kBBytes, 3>;
+    case 4: return movement_kernel<kBBytes, 4>;
+    default: return movement_kernel<kBBytes, 6>;
+  }
+}
+MovementKernel kernel_for(int b_bytes, int dense_stages) {
+  switch (b_bytes) {
+    case 0: return kernel_for_depth<0>(dense_stages);
+    case 512: return kernel_for_depth<512>(dense_stages);
+    case 1024: return kernel_for_depth<1024>(dense_stages);
+    case 2048: return kernel_for_depth<2048>(dense_stages);
+    default: return kernel_for_depth<4096>(dense_stages);
+  }
+}
+
+/// One tile list on the device: random bytes for its values (a floor does not look at them) and its columns.
+struct DeviceList {
+  std::int64_t tiles = 0;
+  std::unique_ptr<bench::DeviceBuffer> values, col;
+};
+
+__global__ void fill_bytes(std::uint32_t* p, std::size_t words, std::uint32_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < words; i += std::size_t(gridDim.x) * blockDim.x)
+    p[i] = std::uint32_t(i) * 2654435761u ^ seed;
+}
+
+DeviceList upload(const TileList& list, int a_bytes) {
+  DeviceList d;
+  d.tiles = list.tiles();
+  d.values = std::make_unique<bench::DeviceBuffer>(std::size_t(d.tiles) * a_bytes);
+  d.col = std::make_unique<bench::DeviceBuffer>(std::size_t(d.tiles) * 4);
+  if (d.tiles > 0) {
+    fill_bytes<<<1024, 256>>>(static_cast<std::uint32_t*>(d.values->get()), d.values->bytes() / 4, 0x9e3779b9u);
+    check_cuda(cudaGetLastError(), "fill_bytes", __FILE__, __LINE__);
+    check_cuda(cudaMemcpy(d.col->get(), list.col_idx.data(), d.col->bytes(), cudaMemcpyHostToDevice), "cudaMemcpy",
+               __FILE__, __LINE__);
+  }
+  return d;
+}
+
+/// Which tiles a variant moves.
+enum class Tiles { stored, all_dense, none };
+
+struct Variant {
+  std::string name;
+  Tiles tiles;    // stored: the 2:4 and dense lists; all_dense: every tile as dense (the dense path); none: no tiles
+  int b_element;  // bytes per B element; 0 = no B copies (A only)
+};
+
+struct Result {
+  double median_us = 0.0, min_us = 0.0;
+  int sparse_stages = 0, dense_stages = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_floor: time the tile kernel's data movement alone (no arithmetic) on a matrix's tile grid"};
+  std::string matrix_path, xdys_name, mesh_text, n_list = "8,16,32";
+  std::int32_t size = 16384;
+  std::uint64_t seed = 1;
+  int reps = 30;
+  auto* src = app.add_option("--matrix", matrix_path, "Matrix Market file");
+  auto* xdys = app.add_option("--xdys", xdys_name, "synthetic matrix, e.g. 0d10s (X% dense, Y% 2:4 tiles)")->excludes(src);
+  app.add_option("--mesh", mesh_text, "FEM mesh matrix, as bench_spmm --mesh (use order=lex)")->excludes(src)->excludes(xdys);
+  app.add_option("--size", size, "rows = cols of the XdYs matrix")->check(CLI::PositiveNumber);
+  app.add_option("--seed", seed, "XdYs seed");
+  app.add_option("--n", n_list, "columns of B: 8, 16 and/or 32, comma-separated");
+  app.add_option("--reps", reps, "timed runs per variant and depth (median reported)")->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    std::vector<int> widths;
+    for (std::size_t at = 0; at <= n_list.size();) {
+      const std::size_t comma = std::min(n_list.find(',', at), n_list.size());
+      const std::string item = n_list.substr(at, comma - at);
+      const int n = item == "8" ? 8 : item == "16" ? 16 : item == "32" ? 32 : 0;
+      if (n == 0) throw InvalidArgument("--n: widths 8, 16 and 32 only, got \"" + item + "\"");
+      widths.push_back(n);
+      at = comma + 1;
+    }
+    const DeviceInfo dev_info = query_device();
+    if (!dev_info.available) {
+      std::fprintf(stderr, "bench_floor: no usable GPU: %s\n", dev_info.reason.c_str());
+      return 1;
+    }
+    CsrMatrix csr;
+    std::string name;
+    if (!matrix_path.empty()) {
+      csr = read_matrix_market(matrix_path);
+      name = std::filesystem::path(matrix_path).stem().string();
+    } else if (!mesh_text.empty()) {
+      const MeshSpec spec = parse_mesh_spec(mesh_text);
+      csr = generate_mesh_matrix(spec);
+      name = mesh_name(spec);
+    } else if (!xdys_name.empty()) {
+      XdYsSpec spec;
+      parse_xdys_name(xdys_name, spec.dense_percent, spec.sparse24_percent);
+      spec.rows = spec.cols = size;
+      spec.seed = seed;
+      csr = generate_xdys(spec);
+      name = xdys_name + "_" + std::to_string(size);
+    } else {
+      throw InvalidArgument("give --matrix FILE, --xdys NAME or --mesh SPEC");
+    }
+    ConvertOptions options;
+    options.layout = TileLayout::aligned;  // B blocks are 32 consecutive rows of B
+    options.reorder = Reordering::none;
+    const Bcsr24Matrix host = convert_to_bcsr24(csr, options);
+    const TileList merged = merge_to_dense_list(host);
+    TileList empty_list;  // a list without tiles: the 2:4 side of the all-dense variant
+    empty_list.row_ptr.assign(std::size_t(host.tile_rows) + 1, 0);
+
+    const DeviceList sparse = upload(host.sparse24, kSparseABytes), dense = upload(host.dense, kDenseABytes),
+                     all_dense = upload(merged, kDenseABytes), none = upload(empty_list, kDenseABytes);
+    auto band_buffer = [&](const TileList& s, const TileList& d) {
+      std::vector<FloorBand> bands(static_cast<std::size_t>(host.tile_rows));
+      for (std::size_t r = 0; r < bands.size(); ++r)
+        bands[r] = {s.row_ptr[r], s.row_ptr[r + 1], d.row_ptr[r], d.row_ptr[r + 1]};
+      auto buffer = std::make_unique<bench::DeviceBuffer>(bands.size() * sizeof(FloorBand));
+      check_cuda(cudaMemcpy(buffer->get(), bands.data(), buffer->bytes(), cudaMemcpyHostToDevice), "cudaMemcpy",
+                 __FILE__, __LINE__);
+      return buffer;
+    };
+    const auto stored_bands = band_buffer(host.sparse24, host.dense);
+    const auto dense_bands = band_buffer(empty_list, merged);
+    const auto empty_bands = band_buffer(empty_list, empty_list);
+    // B: every tile column's 32 rows at the widest n and fp32 (the B block of tile column j starts at j * block).
+    bench::DeviceBuffer b(std::size_t(host.tile_cols) * kTileCols * 32 * 4);
+    fill_bytes<<<256, 256>>>(static_cast<std::uint32_t*>(b.get()), b.bytes() / 4, 0x85ebca6bu);
+    bench::DeviceBuffer c(std::size_t(host.tile_rows) * kTileRows * 32 * 4);
+    check_cuda(cudaDeviceSynchronize(), "fill", __FILE__, __LINE__);
+    bench::CudaStream stream;
+    const bench::L2Flush flush(std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2);
+
+    std::printf("bench_floor: %s, %d x %d, %d tile rows; %lld 2:4 tiles, %lld dense tiles; device %s\n",
+                name.c_str(), host.rows, host.cols, host.tile_rows, static_cast<long long>(sparse.tiles),
+                static_cast<long long>(dense.tiles), dev_info.name.c_str());
+    std::printf("| n | variant | stages 2:4 / dense | median us | min us | A MB (DRAM) | B MB (through L2) |\n");
+    std::printf("|---:|---|---|---:|---:|---:|---:|\n");
+    // The ratio lines below index this list.
+    const std::vector<Variant> variants = {{"2:4 + dense tiles, fp16 B", Tiles::stored, 2},
+                                           {"all tiles dense, fp16 B", Tiles::all_dense, 2},
+                                           {"2:4 + dense tiles, fp32 B", Tiles::stored, 4},
+                                           {"2:4 + dense tiles, no B", Tiles::stored, 0},
+                                           {"all tiles dense, no B", Tiles::all_dense, 0},
+                                           {"no tiles: launch, band descriptors, C", Tiles::none, 0}};
+    for (const int n : widths) {
+      std::vector<Result> results;
+      for (const Variant& v : variants) {
+        const int b_bytes = kTileCols * n * v.b_element;
+        const bool only_dense = v.tiles != Tiles::stored;  // no 2:4 list
+        const DeviceList& s_list = only_dense ? none : sparse;
+        const DeviceList& d_list = v.tiles == Tiles::stored ? dense : v.tiles == Tiles::all_dense ? all_dense : none;
+        const FloorBand* bands = static_cast<const FloorBand*>(
+            (v.tiles == Tiles::stored ? stored_bands : v.tiles == Tiles::all_dense ? dense_bands : empty_bands)->get());
+        Result best;
+        for (const int dense_stages : kDepths) {
+          const int sparse_stages = sparse_stages_for(dense_stages, b_bytes);
+          const int dense_ring = dense_stages * (kDenseABytes + b_bytes);
+          const int ring = only_dense ? dense_ring : std::max(dense_ring, sparse_stages * (kSparseABytes + b_bytes));
+          const int smem = kWarps * ring;
+          if (smem > 96 * 1024 || (v.tiles == Tiles::none && dense_stages != 1)) continue;
+          const MovementKernel kernel = kernel_for(b_bytes, dense_stages);
+          check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                     "cudaFuncSetAttribute", __FILE__, __LINE__);
+          auto run = [&](cudaStream_t st) {
+            kernel<<<unsigned(host.tile_rows), kWarps * kWarpSize, smem, st>>>(
+                bands, static_cast<const unsigned char*>(s_list.values->get()),
+                static_cast<const std::int32_t*>(s_list.col->get()),
+                static_cast<const unsigned char*>(d_list.values->get()),
+                static_cast<const std::int32_t*>(d_list.col->get()), static_cast<const unsigned char*>(b.get()), ring,
+                n, static_cast<float*>(c.get()));
+            check_cuda(cudaGetLastError(), "movement_kernel launch", __FILE__, __LINE__);
+          };
+          const bench::Timings t = bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get()));
+          if (best.median_us == 0.0 || t.median_ms * 1e3 < best.median_us)
+            best = {t.median_ms * 1e3, t.min_ms * 1e3, only_dense ? 0 : sparse_stages, dense_stages};
+        }
+        const double a_mb = (double(s_list.tiles) * kSparseABytes + double(d_list.tiles) * kDenseABytes) / 1e6;
+        const double b_mb = double(s_list.tiles + d_list.tiles) * b_bytes / 1e6;
+        std::printf("| %d | %s | %d / %d | %.2f | %.2f | %.1f | %.1f |\n", n, v.name.c_str(), best.sparse_stages,
+                    best.dense_stages, best.median_us, best.min_us, a_mb, b_mb);
+        results.push_back(best);
+      }
+      std::printf("| %d | ratios | all dense / 2:4 + dense, fp16 B: %.2f; no B: %.2f; fp32 B / fp16 B: %.2f | | | | |\n",
+                  n, results[1].median_us / results[0].median_us, results[4].median_us / results[3].median_us,
+                  results[2].median_us / results[0].median_us);
+      std::fflush(stdout);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_floor: error: %s\n", e.what());
+    return 1;
+  }
+}
