@@ -5,10 +5,11 @@
 // costs of a launch included. This program runs kernels that do exactly the tile kernel's data movement and
 // nothing else: one block of 4 warps per tile row, warp w takes tiles w, w + 4, ... of the row's 2:4 list and
 // then of its dense list (as bcsr24_spmm_kernel does), copies each A tile (576 or 1024 bytes) and the B block it
-// multiplies (32 rows x n columns, fp16 or fp32) into a per-warp ring of shared-memory stages with cp.async, and
-// writes a 16 x n fp32 block of C per row. No mma, no conversion, no cross-warp reduction: a kernel that computes
-// the product with this schedule over the same lists cannot be faster than this by more than noise. Timing as bench_spmm (L2 flushed by a read before
-// each run, CUDA events, median); every variant is tried at several pipeline depths and the fastest is reported.
+// multiplies (32 rows x n columns, fp16 or fp32) into a per-warp ring of shared-memory stages with the kernels' own
+// cp.async wrappers (kernels/ptx_sm80.cuh), and writes a 16 x n fp32 block of C per row. No mma, no conversion, no
+// cross-warp reduction: a kernel that computes the product with this schedule over the same lists cannot be faster
+// than this by more than noise. Timing as bench_spmm (L2 flushed by a read before each run, CUDA events, median);
+// every variant is tried at several pipeline depths and the fastest is reported.
 //
 // Aligned tiles in file order only (the B block of a tile is then 32 consecutive rows of B).
 #include <cuda_runtime.h>
@@ -18,7 +19,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,16 +26,16 @@
 #include "bcsr24/convert.hpp"
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/matrix_market.hpp"
-#include "bcsr24/mesh.hpp"
-#include "bcsr24/synthetic.hpp"
 #include "cuda_resources.hpp"
 #include "gpu_timing.hpp"
+#include "kernels/ptx_sm80.cuh"
+#include "matrix_source.hpp"
 
 namespace {
 
 using namespace bcsr24;
 using bench::check_cuda;
+namespace ptx = bcsr24::kernels::ptx;
 
 constexpr int kWarps = 4;  // warps per block, as the tile kernel (kTileKernelWarps)
 constexpr int kSparseABytes = kSparseTileValues * 2 + kSparseTileMetaWords * 4;  // 576
@@ -47,25 +47,13 @@ struct FloorBand {
   std::int32_t sparse_begin, sparse_end, dense_begin, dense_end;
 };
 
-__device__ __forceinline__ std::uint32_t smem_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void copy16(std::uint32_t dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-}
-__device__ __forceinline__ void commit_group() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void wait_pending() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
-}
-
 /// One warp's walk over its tiles of one list: the tile kernel's pipeline (kStages - 1 tiles ahead; the column
 /// indices of the next 32 tiles held one per lane) with the arithmetic replaced by one shared-memory read.
 template <int kABytes, int kBBytes, int kStages>
 __device__ __forceinline__ unsigned move_list(const unsigned char* a, const std::int32_t* col, const unsigned char* b,
                                               std::int32_t first, std::int32_t count, unsigned char* ring, int lane) {
   constexpr int kStageBytes = kABytes + kBBytes;
-  const std::uint32_t ring_address = smem_address(ring);
+  const std::uint32_t ring_address = ptx::smem_addr(ring);
   std::int32_t lane_col = lane < count ? col[first + lane * kWarps] : 0;
   std::int32_t chunk_base = 0;
   auto copy_tile = [&](std::int32_t i, int stage) {  // i increases by one per call
@@ -78,29 +66,29 @@ __device__ __forceinline__ unsigned move_list(const unsigned char* a, const std:
     const std::uint32_t dst = ring_address + std::uint32_t(stage * kStageBytes);
     const unsigned char* a_tile = a + std::size_t(first + i * kWarps) * kABytes;
 #pragma unroll
-    for (int c = lane; c < kABytes / 16; c += kWarpSize) copy16(dst + c * 16, a_tile + c * 16);
+    for (int c = lane; c < kABytes / 16; c += kWarpSize) ptx::cp_async_16(dst + c * 16, a_tile + c * 16, 16);
     const unsigned char* b_block = b + std::size_t(tile_col) * kBBytes;
 #pragma unroll
-    for (int c = lane; c < kBBytes / 16; c += kWarpSize) copy16(dst + kABytes + c * 16, b_block + c * 16);
+    for (int c = lane; c < kBBytes / 16; c += kWarpSize) ptx::cp_async_16(dst + kABytes + c * 16, b_block + c * 16, 16);
   };
   unsigned sum = 0;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     copy_tile(s, s);
-    commit_group();
+    ptx::cp_async_commit();
   }
   int read_stage = 0, write_stage = kStages - 1;
   for (std::int32_t i = 0; i < count; ++i) {
     copy_tile(i + kStages - 1, write_stage);
-    commit_group();
-    wait_pending<kStages - 1>();
+    ptx::cp_async_commit();
+    ptx::cp_async_wait<kStages - 1>();
     __syncwarp();
     sum += reinterpret_cast<const unsigned*>(ring + read_stage * kStageBytes)[lane];
     __syncwarp();  // the stage is read before a later copy overwrites it
     read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
     write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
   }
-  wait_pending<0>();
+  ptx::cp_async_wait<0>();
   return sum;
 }
 
@@ -203,15 +191,10 @@ struct Result {
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_floor: time the tile kernel's data movement alone (no arithmetic) on a matrix's tile grid"};
-  std::string matrix_path, xdys_name, mesh_text, n_list = "8,16,32";
-  std::int32_t size = 16384;
-  std::uint64_t seed = 1;
+  bench::MatrixSource source;
+  std::string n_list = "8,16,32";
   int reps = 30;
-  auto* src = app.add_option("--matrix", matrix_path, "Matrix Market file");
-  auto* xdys = app.add_option("--xdys", xdys_name, "synthetic matrix, e.g. 0d10s (X% dense, Y% 2:4 tiles)")->excludes(src);
-  app.add_option("--mesh", mesh_text, "FEM mesh matrix, as bench_spmm --mesh (use order=lex)")->excludes(src)->excludes(xdys);
-  app.add_option("--size", size, "rows = cols of the XdYs matrix")->check(CLI::PositiveNumber);
-  app.add_option("--seed", seed, "XdYs seed");
+  source.add_options(app);
   app.add_option("--n", n_list, "columns of B: 8, 16 and/or 32, comma-separated");
   app.add_option("--reps", reps, "timed runs per variant and depth (median reported)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
@@ -230,25 +213,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_floor: no usable GPU: %s\n", dev_info.reason.c_str());
       return 1;
     }
-    CsrMatrix csr;
     std::string name;
-    if (!matrix_path.empty()) {
-      csr = read_matrix_market(matrix_path);
-      name = std::filesystem::path(matrix_path).stem().string();
-    } else if (!mesh_text.empty()) {
-      const MeshSpec spec = parse_mesh_spec(mesh_text);
-      csr = generate_mesh_matrix(spec);
-      name = mesh_name(spec);
-    } else if (!xdys_name.empty()) {
-      XdYsSpec spec;
-      parse_xdys_name(xdys_name, spec.dense_percent, spec.sparse24_percent);
-      spec.rows = spec.cols = size;
-      spec.seed = seed;
-      csr = generate_xdys(spec);
-      name = xdys_name + "_" + std::to_string(size);
-    } else {
-      throw InvalidArgument("give --matrix FILE, --xdys NAME or --mesh SPEC");
-    }
+    const CsrMatrix csr = source.load(name);
     ConvertOptions options;
     options.layout = TileLayout::aligned;  // B blocks are 32 consecutive rows of B
     options.reorder = Reordering::none;

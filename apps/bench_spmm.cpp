@@ -30,12 +30,10 @@
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
-#include "bcsr24/matrix_market.hpp"
-#include "bcsr24/mesh.hpp"
 #include "bcsr24/metrics.hpp"
 #include "bcsr24/precision.hpp"
-#include "bcsr24/synthetic.hpp"
 #include "cusparse_baselines.hpp"
+#include "matrix_source.hpp"
 #include "gpu_timing.hpp"
 
 namespace {
@@ -132,23 +130,12 @@ std::string strip_plan_suffix(const std::string& method, PlanOptions& options) {
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_spmm: time bcsr24's kernels against cuSPARSE and cuBLAS on one matrix"};
-  std::string matrix_path, xdys_name, mesh_text, graph_text, name, n_list = "8,32,128", methods_text = "all", csv_path;
+  bench::MatrixSource source;
+  std::string name, n_list = "8,32,128", methods_text = "all", csv_path;
   std::string layout_text = "auto", reorder_text = "auto", precision_text = "fp16", b_type_text = "auto";
-  std::int32_t size = 16384;
-  std::uint64_t seed = 1;
   int reps = 20, warmup = 5;
   bool no_check = false, no_flush = false;
-  auto* src = app.add_option("--matrix", matrix_path, "Matrix Market file");
-  auto* xdys = app.add_option("--xdys", xdys_name, "synthetic matrix, e.g. 10d0s (X% dense, Y% 2:4 tiles)")->excludes(src);
-  app.add_option("--mesh", mesh_text, "3-D mesh matrix, NXxNYxNZ[,dofs=D][,stencil=7|27][,order=lex|random][,seed=S]")
-      ->excludes(src)
-      ->excludes(xdys);
-  app.add_option("--graph", graph_text,
-                 "random-graph matrix (scattered, no block structure): ROWS[,cols=C][,degree=D][,power][,seed=S]")
-      ->excludes(src)
-      ->excludes(xdys);
-  app.add_option("--size", size, "rows = cols of the synthetic matrix")->capture_default_str();
-  app.add_option("--seed", seed, "seed for the synthetic matrix and B")->capture_default_str();
+  source.add_options(app, "seed for the synthetic matrix and B");
   app.add_option("--name", name, "label in the output (default: file stem or xdys name)");
   app.add_option("--n", n_list, "comma-separated widths of B")->capture_default_str();
   app.add_option("--methods", methods_text,
@@ -186,31 +173,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_spmm: no usable GPU: %s\n", dev_info.reason.c_str());
       return 1;
     }
-    if (matrix_path.empty() && xdys_name.empty() && mesh_text.empty() && graph_text.empty())
-      throw InvalidArgument("give --matrix FILE, --xdys NAME, --mesh SPEC or --graph SPEC");
     if (reps < 1) throw InvalidArgument("--reps must be >= 1");
 
     const auto t0 = std::chrono::steady_clock::now();
-    CsrMatrix csr;
-    if (!matrix_path.empty()) {
-      csr = read_matrix_market(matrix_path);
-      if (name.empty()) name = std::filesystem::path(matrix_path).stem().string();
-    } else if (!graph_text.empty()) {
-      const RandomGraphSpec spec = parse_random_graph_spec(graph_text);
-      csr = generate_random_graph(spec);
-      if (name.empty()) name = random_graph_name(spec);
-    } else if (!mesh_text.empty()) {
-      const MeshSpec spec = parse_mesh_spec(mesh_text);
-      csr = generate_mesh_matrix(spec);
-      if (name.empty()) name = mesh_name(spec);
-    } else {
-      XdYsSpec spec;
-      parse_xdys_name(xdys_name, spec.dense_percent, spec.sparse24_percent);
-      spec.rows = spec.cols = size;
-      spec.seed = seed;
-      csr = generate_xdys(spec);
-      if (name.empty()) name = xdys_name + "_" + std::to_string(size);
-    }
+    const CsrMatrix csr = source.load(name);
     Variant plain;
     plain.precision = precision_from_name(precision_text);
     plain.input = b_type_text == "fp16" ? InputType::f16
@@ -329,7 +295,7 @@ int main(int argc, char** argv) {
       if (n < 1) throw InvalidArgument("--n values must be >= 1");
       // B in fp16, fp32 and fp64 (the same fp16 values), rows past cols zero; C with rows rounded up to 16. The
       // precision variants get the unrounded fp32 values (b_full) or their bf16 rounding, with references of their own.
-      std::mt19937_64 rng(seed * 1000003 + n);
+      std::mt19937_64 rng(source.seed * 1000003 + n);
       std::uniform_real_distribution<double> dist(-1.0, 1.0);
       std::vector<fp16_t> b16(std::size_t(k_pad) * n, 0), b_bf16(b16.size(), 0);
       std::vector<float> b32(b16.size(), 0.0f), b_full(b16.size(), 0.0f);
