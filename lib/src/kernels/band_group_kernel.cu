@@ -79,11 +79,14 @@ __device__ __forceinline__ void bulk_copy(std::uint32_t dst, const void* src, st
                "l"(src), "r"(bytes), "r"(bar)
                : "memory");
 }
-/// The producers' progress flags: a release store after a step's barrier operations and copies, read with
-/// acquire. (A flag written and polled with atomic read-modify-writes measured wrong products and 1.7x the time
-/// on the H100; with these two instructions, or with volatile accesses, every run matched float64.)
-__device__ __forceinline__ void store_release(std::uint32_t addr, std::int32_t value) {
-  asm volatile("st.release.cta.shared::cta.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+/// The producers' progress counters: producer q publishes "steps issued" with an atomic exchange that has release
+/// semantics, after the step's barrier operations and copies; a consumer's lanes poll it with acquire loads. A
+/// plain st.release orders the same way, but compute-sanitizer's racecheck reports each such store / ld.acquire
+/// pair on shared memory as a hazard and accepts the atomic store (probed on the H100; docs/PERFORMANCE.md, same
+/// speed). An earlier trial that also polled with atomic read-modify-writes measured 1.7x the time and wrong
+/// products, for reasons not found; the loads here are plain acquire loads.
+__device__ __forceinline__ void publish_release(std::uint32_t addr, std::int32_t value) {
+  asm volatile("atom.release.cta.shared::cta.exch.b32 _, [%0], %1;" ::"r"(addr), "r"(value) : "memory");
 }
 __device__ __forceinline__ std::int32_t load_acquire(std::uint32_t addr) {
   std::int32_t value;
@@ -161,7 +164,7 @@ __device__ __forceinline__ void produce_steps(const GroupStages& g, const BandGr
     if (lane == 0) {
       if (count < kGroupTilesPerStep)  // the unused slots' share of the stage's release, 32 arrivals each
         barrier_arrive(g.empty(s), std::uint32_t(32 * (kGroupTilesPerStep - count)));
-      store_release(g.issued(q), it + 1);  // after this step's barrier operations and copies
+      publish_release(g.issued(q), it + 1);  // after this step's barrier operations and copies
     }
   }
 }
@@ -231,7 +234,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // 32 per slot: the lanes of the warp whose tile it holds, or the producer for a slot the step leaves unused.
       barrier_init(g.empty(s), 32 * kGroupTilesPerStep);
     }
-    for (int q = 0; q < kGroupProducers; ++q) store_release(g.issued(q), 0);
+    for (int q = 0; q < kGroupProducers; ++q) publish_release(g.issued(q), 0);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");  // visible to the copy engine
     asm volatile("prefetch.tensormap [%0];" ::"l"(&b_map) : "memory");
   }
