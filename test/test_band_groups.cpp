@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device/band_groups.hpp"
+#include "device/cost_model.hpp"
 
 using namespace bcsr24;
 using detail::BandGroupSchedule;
@@ -150,4 +151,28 @@ TEST_CASE("automatic plans group bands where B loads fall and the grid fills the
   const BandGroupSchedule one = detail::build_band_groups(rows, none, random_index(bands, tile_cols, 0.01, 4));
   CHECK(double(one.steps_count()) / double(one.tiles) > 0.9);
   CHECK_FALSE(detail::band_groups_pay(one, 128, 132));
+}
+
+TEST_CASE("the band-group cost model: steps and tile copies per block, one block per SM in launch order",
+          "[band_groups][cost_model]") {
+  const std::int32_t bands = 1024, tile_cols = 512;
+  std::vector<std::int32_t> rows(bands);
+  for (std::int32_t b = 0; b < bands; ++b) rows[std::size_t(b)] = b;
+  HostTileIndex none;
+  none.row_ptr.assign(std::size_t(bands) + 1, 0);
+  const HostTileIndex ten_percent = random_index(bands, tile_cols, 0.10, 3);
+  const BandGroupSchedule dense = detail::build_band_groups(rows, none, ten_percent);     // like 10d0s 16384^2
+  const BandGroupSchedule sparse = detail::build_band_groups(rows, ten_percent, none);    // like 0d10s
+  const double launch = detail::band_groups_ns(BandGroupSchedule{}, 128, 132);
+  CHECK(launch > 0.0);
+  const double t64 = detail::band_groups_ns(dense, 64, 132), t128 = detail::band_groups_ns(dense, 128, 132);
+  CHECK(t64 == Approx(t128));  // 64 and 128 blocks: one wave on 132 SMs, the same longest block
+  const double t256 = detail::band_groups_ns(dense, 256, 132);  // 256 blocks: most SMs run two
+  CHECK((t256 - launch) / (t128 - launch) == Approx(2.0).epsilon(0.05));
+  CHECK(detail::band_groups_ns(dense, 256, 264) == Approx(t128));  // one wave again on twice the SMs
+  // A 2:4 tile is two bulk copies (values, metadata), a dense tile one: the same tiles cost more as 2:4.
+  CHECK(detail::band_groups_ns(sparse, 128, 132) > t128);
+  // The grids the constants were fitted to: 10d0s and 0d10s 16384^2 at n = 128 measured 51.3 and 58.0 us.
+  CHECK(t128 == Approx(51.3e3).epsilon(0.06));
+  CHECK(detail::band_groups_ns(sparse, 128, 132) == Approx(58.0e3).epsilon(0.06));
 }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "bcsr24/convert.hpp"
@@ -50,6 +51,12 @@ TEST_CASE("band groups match float64: both tile kinds, every column slice, scala
       CHECK(plan.report().band_groups == (plan.report().tile_bands + 15) / 16);
       if (kernel == KernelKind::split_pipelined) CHECK(plan.report().band_groups == 4);
       CHECK(plan.report().band_group_steps <= plan.report().sparse24_tiles + plan.report().dense_tiles);
+      // A grouped plan's prediction is the band-group kernel's (cost_model.hpp, band_groups_ns), named in the
+      // reason. (An automatic plan may put every band on CSR, at n = 1: then nothing is grouped.)
+      if (plan.report().tile_bands > 0) {
+        CHECK(plan.report().reason.find("band groups: tile part predicted") != std::string::npos);
+        CHECK(plan.report().predicted_us > 0.0);
+      }
 
       GpuCase cfg;
       cfg.n = n;

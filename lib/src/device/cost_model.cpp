@@ -18,7 +18,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <queue>
 
+#include "device/band_groups.hpp"
 #include "device/tile_schedule.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/spmm_params.hpp"
@@ -69,6 +72,17 @@ constexpr double kCsrRowLatencyNs = 1500.0;
 constexpr double kCsrRoundNs = 350.0;
 // B counts as L2-resident up to this share of the L2 (the rest holds A, C and other traffic).
 constexpr double kL2UsableShare = 0.75;
+
+// Band-group kernel (one block per SM, each a long chain of steps): per step its B-block tensor copy, barrier
+// hand-over and progress counter; per A tile in it its bulk copies (a 2:4 tile two, values and metadata; a
+// dense tile one); per launch the launch, the filling of the stages and the tail. A least-squares fit of this
+// model (its critical chain of blocks, on schedules built like those of the grids) to the grouped times of
+// gpu_check's groups step: six XdYs grids from 8192^2 to 32768^2 at n = 64, 128 and 256, 18 times, the
+// largest error 6.7% (docs/PERFORMANCE.md).
+constexpr double kGroupLaunchNs = 6500.0;
+constexpr double kGroupStepNs = 68.6;
+constexpr double kGroupSparse24TileNs = 24.0;
+constexpr double kGroupDenseTileNs = 16.5;
 
 /// The widths at which candidate bands are tested: one per tile-kernel slice class and CSR chunk count.
 constexpr std::int32_t kProbeWidths[] = {1, 8, 16, 32, 64, 128, 256};
@@ -228,10 +242,12 @@ PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<s
       (!hybrid_mixed || choice.csr_only_ns <= choice.hybrid_ns)) {
     std::fill(choice.to_csr.begin(), choice.to_csr.end(), 1);
     choice.chosen_ns = choice.csr_only_ns;
+    choice.chosen_csr_ns = choice.csr_only_ns;
     std::snprintf(line, sizeof line, "CSR only: predicted %.1f us (tiles only %.1f us)", choice.csr_only_ns / 1e3,
                   choice.tiles_only_ns / 1e3);
   } else if (hybrid_mixed && choice.hybrid_ns < choice.tiles_only_ns) {
     choice.chosen_ns = choice.hybrid_ns;
+    choice.chosen_csr_ns = part_ns(kCsrLaunchNs, hybrid_csr, hybrid_csr_latency, true);
     std::snprintf(line, sizeof line, "hybrid: predicted %.1f us (tiles only %.1f us)", choice.hybrid_ns / 1e3,
                   choice.tiles_only_ns / 1e3);
   } else {
@@ -246,6 +262,28 @@ PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<s
   }
   choice.reason = line;
   return choice;
+}
+
+double band_groups_ns(const BandGroupSchedule& schedule, std::int32_t n, int multiprocessors) {
+  const std::int32_t slices = (n + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth;
+  // When each SM is free again; a block starts on the first free one.
+  std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
+  for (int sm = 0; sm < std::max(1, multiprocessors); ++sm) free_at.push(0.0);
+  double end = 0.0;
+  for (const kernels::BandGroup& group : schedule.groups) {
+    std::int64_t sparse24_tiles = 0, dense_tiles = 0;
+    for (std::int32_t st = group.step_begin; st < group.step_end; ++st)
+      (st < group.dense_begin ? sparse24_tiles : dense_tiles) += schedule.steps[std::size_t(st)].count;
+    const double block = double(group.step_end - group.step_begin) * kGroupStepNs +
+                         double(sparse24_tiles) * kGroupSparse24TileNs + double(dense_tiles) * kGroupDenseTileNs;
+    for (std::int32_t slice = 0; slice < slices; ++slice) {
+      const double done = free_at.top() + block;
+      free_at.pop();
+      free_at.push(done);
+      end = std::max(end, done);
+    }
+  }
+  return kGroupLaunchNs + end;
 }
 
 }  // namespace bcsr24::detail

@@ -15,6 +15,8 @@
 
 namespace bcsr24::detail {
 
+struct BandGroupSchedule;  // device/band_groups.hpp
+
 /// What, besides a band's own counts, its costs depend on.
 struct CostContext {
   std::int32_t n = 8;               ///< columns of B and C
@@ -50,6 +52,7 @@ struct PathChoice {
   double csr_only_ns = -1.0;         ///< every band on CSR (-1 when some band has no CSR copy)
   double hybrid_ns = 0.0;            ///< each band on its cheaper path, both launches
   double chosen_ns = 0.0;
+  double chosen_csr_ns = 0.0;        ///< the chosen plan's CSR launch and work (0 without a CSR part)
   std::string reason;                ///< one line: which of the three and why
 };
 
@@ -59,5 +62,10 @@ struct PathChoice {
 /// when that shortens it. `has_csr[b]` says whether band b has a CSR copy.
 PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<std::uint8_t>& has_csr,
                         const CostContext& ctx);
+
+/// Predicted time of one launch of the band-group kernel at n columns (device/band_groups.hpp): a block per group
+/// and 64-column slice, one block per SM at a time, blocks started in launch order as SMs free up. A block costs
+/// its steps (one B-block copy and hand-over each) and the A-tile copies they carry.
+double band_groups_ns(const BandGroupSchedule& schedule, std::int32_t n, int multiprocessors);
 
 }  // namespace bcsr24::detail

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -137,9 +138,10 @@ std::string band_groups_obstacle(const DeviceMatrix::Impl& m, KernelKind kernel,
   return "";
 }
 
-/// Which bands go to CSR for `kernel` (1) and the report's reason and predictions.
+/// Which bands go to CSR for `kernel` (1) and the report's reason and predictions; `csr_part_ns` is the predicted
+/// time of the plan's CSR launch (0 without one).
 std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t n, KernelKind kernel,
-                                       std::int32_t tiles_per_part, PlanReport& report) {
+                                       std::int32_t tiles_per_part, PlanReport& report, double& csr_part_ns) {
   const std::size_t bands = m.band_stats.size();
   std::vector<std::uint8_t> has_csr(bands);
   for (std::size_t b = 0; b < bands; ++b) has_csr[b] = m.csr.first_slot[b] >= 0;
@@ -147,9 +149,11 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t
   const detail::PathChoice choice = detail::choose_paths(m.band_stats, has_csr, ctx);
   report.tiles_only_us = choice.tiles_only_ns / 1e3;
   report.csr_only_us = choice.csr_only_ns < 0 ? -1.0 : choice.csr_only_ns / 1e3;
+  csr_part_ns = 0.0;
   switch (kernel) {
     case KernelKind::automatic:
       report.predicted_us = choice.chosen_ns / 1e3;
+      csr_part_ns = choice.chosen_csr_ns;
       report.reason = choice.reason;
       return choice.to_csr;
     case KernelKind::csr_cuda_cores:
@@ -158,6 +162,7 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t
                               "all); this matrix has " + std::to_string(m.csr.bands) + " of " +
                               std::to_string(bands));
       report.predicted_us = report.csr_only_us;
+      csr_part_ns = choice.csr_only_ns;
       report.reason = "requested";
       return std::vector<std::uint8_t>(bands, 1);
     default:
@@ -219,7 +224,8 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
                                          std::int64_t(m.multiprocessors) *
                                              kernels::tile_blocks_per_sm(p.slice_width, p.mode, p.tile_pipeline))
           : 0;
-  const std::vector<std::uint8_t> to_csr = assign_bands(m, n, kernel, tiles_per_part, report);
+  double csr_part_ns = 0.0;
+  const std::vector<std::uint8_t> to_csr = assign_bands(m, n, kernel, tiles_per_part, report, csr_part_ns);
 
   // Tile part: the descriptors of the tile bands, in the matrix's longest-first order.
   std::vector<kernels::TileRowWork> tile_work;
@@ -276,6 +282,12 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
       g.stored_row_exponent = m.stored_row_exponent.get();
       report.band_groups = g.n_groups;
       report.band_group_steps = groups.steps_count();
+      // The tile part runs on the band-group kernel: its own model replaces the one-band prediction.
+      const double grouped_ns = detail::band_groups_ns(groups, n, m.multiprocessors);
+      if (report.predicted_us >= 0.0) report.predicted_us = (grouped_ns + csr_part_ns) / 1e3;
+      char line[96];
+      std::snprintf(line, sizeof line, "; %d band groups: tile part predicted %.1f us", g.n_groups, grouped_ns / 1e3);
+      report.reason += line;
     }
   }
   const detail::TileSchedule schedule = detail::schedule_tile_bands(tile_work, p.grouped ? 0 : tiles_per_part);
