@@ -139,7 +139,7 @@ std::string band_groups_obstacle(const DeviceMatrix::Impl& m, KernelKind kernel,
 }
 
 /// Which bands go to CSR for `kernel` (1) and the report's reason and predictions; `csr_part_ns` is the predicted
-/// time of the plan's CSR launch (0 without one).
+/// time of an automatic plan's CSR launch (0 without one), which a grouped tile part is added to.
 std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t n, KernelKind kernel,
                                        std::int32_t tiles_per_part, PlanReport& report, double& csr_part_ns) {
   const std::size_t bands = m.band_stats.size();
@@ -162,7 +162,6 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t
                               "all); this matrix has " + std::to_string(m.csr.bands) + " of " +
                               std::to_string(bands));
       report.predicted_us = report.csr_only_us;
-      csr_part_ns = choice.csr_only_ns;
       report.reason = "requested";
       return std::vector<std::uint8_t>(bands, 1);
     default:
