@@ -11,6 +11,10 @@
 // than this by more than noise. Timing as bench_spmm (L2 flushed by a read before each run, CUDA events, median);
 // every variant is tried at several pipeline depths and the fastest is reported.
 //
+// Two references beside it bound other designs: a grid-stride read of the A bytes alone (nothing of the tile
+// grid: no B, no C, no descriptors), and a persistent data flow in which each block streams a contiguous range
+// of bands (their tiles lie back to back in the lists), a whole block copying a stage of several tiles at a time.
+//
 // Aligned tiles in file order only (the B block of a tile is then 32 consecutive rows of B).
 #include <cuda_runtime.h>
 
@@ -123,6 +127,145 @@ __global__ void __launch_bounds__(kWarps * kWarpSize) movement_kernel(
     c[std::size_t(blockIdx.x) * kTileRows * n + e] = float(sum & 0xffu) + float(e);
 }
 
+/// Reads `count` 16-byte words once (streaming loads, four in flight per thread): what reading a matrix's A
+/// bytes costs with nothing else to do.
+__global__ void read_words_kernel(const uint4* words, std::size_t count, unsigned* sink) {
+  constexpr int kInFlight = 4;
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  unsigned sum = 0;
+  for (; i + (kInFlight - 1) * stride < count; i += kInFlight * stride) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) v[u] = __ldcs(words + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) sum += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < count; i += stride) {
+    const uint4 v = __ldcs(words + i);
+    sum += v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (sum == 0x9e3779b9u) *sink = sum;  // keeps the loads; practically never true
+}
+
+constexpr int kStreamThreads = 128;
+
+/// The persistent data flow over one list: the block's tiles [first, last) in stages of kTiles consecutive tiles,
+/// every thread copying part of a stage's A bytes (contiguous) and of its B blocks (gathered by tile column). The
+/// columns of the stage after the next are loaded into registers one stage ahead, so that no copy waits for them.
+template <int kABytes, int kBBytes, int kTiles, int kStages>
+__device__ __forceinline__ unsigned stream_list(const unsigned char* a, const std::int32_t* col, const unsigned char* b,
+                                                std::int32_t first, std::int32_t last, unsigned char* ring) {
+  static_assert(kBBytes >= 16, "the stream always copies B blocks");
+  constexpr int kStageBytes = kTiles * (kABytes + kBBytes);
+  constexpr int kBChunks = kBBytes / 16;
+  constexpr int kChunksPerThread = (kTiles * kBChunks + kStreamThreads - 1) / kStreamThreads;
+  const std::uint32_t ring_address = ptx::smem_addr(ring);
+  const std::int32_t stages = (last - first + kTiles - 1) / kTiles;
+  std::int32_t next_cols[kChunksPerThread];
+  auto load_cols = [&](std::int32_t stage) {
+#pragma unroll
+    for (int j = 0; j < kChunksPerThread; ++j) {
+      const std::int32_t tile = first + stage * kTiles + (int(threadIdx.x) + j * kStreamThreads) / kBChunks;
+      next_cols[j] = stage < stages && tile < last ? col[tile] : 0;
+    }
+  };
+  auto copy_stage = [&](std::int32_t stage) {  // issues the copies of `stage` with the columns loaded for it
+    if (stage < stages) {
+      const std::int32_t t0 = first + stage * kTiles;
+      const int tiles = min(kTiles, last - t0);
+      const std::uint32_t dst = ring_address + std::uint32_t((stage % kStages) * kStageBytes);
+      const unsigned char* src = a + std::size_t(t0) * kABytes;
+      for (int q = threadIdx.x; q < tiles * kABytes / 16; q += kStreamThreads)
+        ptx::cp_async_16(dst + q * 16, src + q * 16, 16);
+#pragma unroll
+      for (int j = 0; j < kChunksPerThread; ++j) {
+        const int q = threadIdx.x + j * kStreamThreads;
+        if (q < tiles * kBChunks)
+          ptx::cp_async_16(dst + kTiles * kABytes + q * 16,
+                           b + std::size_t(next_cols[j]) * kBBytes + (q % kBChunks) * 16, 16);
+      }
+    }
+    ptx::cp_async_commit();
+  };
+  for (int s = 0; s < kStages - 1; ++s) {
+    load_cols(s);
+    copy_stage(s);
+  }
+  load_cols(kStages - 1);
+  unsigned sum = 0;
+  for (std::int32_t s = 0; s < stages; ++s) {
+    copy_stage(s + kStages - 1);
+    load_cols(s + kStages);
+    ptx::cp_async_wait<kStages - 1>();
+    __syncthreads();
+    sum += reinterpret_cast<const unsigned*>(ring + (s % kStages) * kStageBytes)[threadIdx.x];
+    __syncthreads();  // the stage is read before a later copy overwrites it
+  }
+  ptx::cp_async_wait<0>();
+  __syncthreads();
+  return sum;
+}
+
+/// Block b streams the bands [band_first[b], band_first[b + 1]): their 2:4 tiles, then their dense tiles.
+template <int kBBytes, int kTiles, int kStages>
+__global__ void __launch_bounds__(kStreamThreads) stream_kernel(
+    const std::int32_t* band_first, const FloorBand* bands, const unsigned char* sparse_a,
+    const std::int32_t* sparse_col, const unsigned char* dense_a, const std::int32_t* dense_col, const unsigned char* b,
+    int n, float* c) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const std::int32_t band_begin = band_first[blockIdx.x], band_end = band_first[blockIdx.x + 1];
+  if (band_begin == band_end) return;
+  const FloorBand head = bands[band_begin], tail = bands[band_end - 1];
+  unsigned sum = stream_list<kSparseABytes, kBBytes, kTiles, kStages>(sparse_a, sparse_col, b, head.sparse_begin,
+                                                                     tail.sparse_end, smem);
+  sum += stream_list<kDenseABytes, kBBytes, kTiles, kStages>(dense_a, dense_col, b, head.dense_begin, tail.dense_end,
+                                                            smem);
+  // The bands' 16 x n blocks of C.
+  const std::size_t c_first = std::size_t(band_begin) * kTileRows * n;
+  for (std::size_t e = threadIdx.x; e < std::size_t(band_end - band_begin) * kTileRows * n; e += kStreamThreads)
+    c[c_first + e] = float(sum & 0xffu) + float(e);
+}
+
+using StreamKernel = void (*)(const std::int32_t*, const FloorBand*, const unsigned char*, const std::int32_t*,
+                              const unsigned char*, const std::int32_t*, const unsigned char*, int, float*);
+struct StreamShape {
+  int tiles, stages;
+};
+/// The stage shapes tried (tiles per stage, stages in the ring).
+constexpr StreamShape kStreamShapes[] = {{4, 4}, {8, 4}, {8, 6}, {16, 4}};
+
+template <int kBBytes>
+StreamKernel stream_kernel_for_shape(StreamShape shape) {
+  if (shape.tiles == 4) return stream_kernel<kBBytes, 4, 4>;
+  if (shape.tiles == 16) return stream_kernel<kBBytes, 16, 4>;
+  return shape.stages == 6 ? stream_kernel<kBBytes, 8, 6> : stream_kernel<kBBytes, 8, 4>;
+}
+StreamKernel stream_kernel_for(int b_bytes, StreamShape shape) {
+  switch (b_bytes) {
+    case 512: return stream_kernel_for_shape<512>(shape);
+    case 1024: return stream_kernel_for_shape<1024>(shape);
+    case 2048: return stream_kernel_for_shape<2048>(shape);
+    default: return stream_kernel_for_shape<4096>(shape);
+  }
+}
+
+/// Cuts the bands into `blocks` contiguous ranges of about equal bytes (A tiles and their B blocks).
+std::vector<std::int32_t> stream_ranges(const std::vector<FloorBand>& bands, int blocks, int b_bytes) {
+  std::vector<double> prefix(bands.size() + 1, 0.0);
+  for (std::size_t r = 0; r < bands.size(); ++r)
+    prefix[r + 1] = prefix[r] + double(bands[r].sparse_end - bands[r].sparse_begin) * (kSparseABytes + b_bytes) +
+                    double(bands[r].dense_end - bands[r].dense_begin) * (kDenseABytes + b_bytes);
+  std::vector<std::int32_t> first(std::size_t(blocks) + 1, std::int32_t(bands.size()));
+  std::size_t r = 0;
+  for (int q = 0; q < blocks; ++q) {
+    const double target = prefix.back() * q / blocks;
+    while (r < bands.size() && prefix[r] < target) ++r;
+    first[std::size_t(q)] = std::int32_t(r);
+  }
+  return first;
+}
+
 using MovementKernel = void (*)(const FloorBand*, const unsigned char*, const std::int32_t*, const unsigned char*,
                                 const std::int32_t*, const unsigned char*, int, int, float*);
 /// The pipeline depths tried per variant (dense-loop stages; the 2:4 loop's follow).
@@ -225,10 +368,14 @@ int main(int argc, char** argv) {
 
     const DeviceList sparse = upload(host.sparse24, kSparseABytes), dense = upload(host.dense, kDenseABytes),
                      all_dense = upload(merged, kDenseABytes), none = upload(empty_list, kDenseABytes);
-    auto band_buffer = [&](const TileList& s, const TileList& d) {
+    auto band_list = [&](const TileList& s, const TileList& d) {
       std::vector<FloorBand> bands(static_cast<std::size_t>(host.tile_rows));
       for (std::size_t r = 0; r < bands.size(); ++r)
         bands[r] = {s.row_ptr[r], s.row_ptr[r + 1], d.row_ptr[r], d.row_ptr[r + 1]};
+      return bands;
+    };
+    auto band_buffer = [&](const TileList& s, const TileList& d) {
+      const std::vector<FloorBand> bands = band_list(s, d);
       auto buffer = std::make_unique<bench::DeviceBuffer>(bands.size() * sizeof(FloorBand));
       check_cuda(cudaMemcpy(buffer->get(), bands.data(), buffer->bytes(), cudaMemcpyHostToDevice), "cudaMemcpy",
                  __FILE__, __LINE__);
@@ -257,6 +404,73 @@ int main(int argc, char** argv) {
                                            {"2:4 + dense tiles, no B", Tiles::stored, 0},
                                            {"all tiles dense, no B", Tiles::all_dense, 0},
                                            {"no tiles: launch, band descriptors, C", Tiles::none, 0}};
+    // Reading the A bytes alone, at several grid sizes (the fastest is reported).
+    bench::DeviceBuffer sink(16);
+    auto read_alone = [&](const DeviceList& s_list, const DeviceList& d_list) {
+      double best = 0.0;
+      for (const int blocks_per_sm : {2, 4, 8}) {
+        auto run = [&](cudaStream_t st) {
+          for (const DeviceList* list : {&s_list, &d_list}) {
+            if (list->tiles == 0) continue;
+            read_words_kernel<<<unsigned(dev_info.multiprocessors * blocks_per_sm), 256, 0, st>>>(
+                static_cast<const uint4*>(list->values->get()), list->values->bytes() / 16,
+                static_cast<unsigned*>(sink.get()));
+            check_cuda(cudaGetLastError(), "read_words_kernel launch", __FILE__, __LINE__);
+          }
+        };
+        const double us = bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get())).median_ms * 1e3;
+        if (best == 0.0 || us < best) best = us;
+      }
+      return best;
+    };
+    const double read_stored = read_alone(sparse, dense), read_all_dense = read_alone(none, all_dense);
+    std::printf("A bytes read alone (no tile grid, no B, no C): 2:4 + dense %.2f us (%.1f MB), all dense %.2f us "
+                "(%.1f MB); ratio %.2f\n\n",
+                read_stored, double(sparse.values->bytes() + dense.values->bytes()) / 1e6, read_all_dense,
+                double(all_dense.values->bytes()) / 1e6, read_all_dense / read_stored);
+    // The persistent data flow: contiguous ranges of bands per block, whole-block stages.
+    const std::vector<FloorBand> stored_list = band_list(host.sparse24, host.dense),
+                                 dense_list = band_list(empty_list, merged);
+    auto stream_floor = [&](const Variant& v, int n, std::string& shape_text) {
+      const int b_bytes = kTileCols * n * v.b_element;
+      const bool stored = v.tiles == Tiles::stored;
+      const DeviceList& s_list = stored ? sparse : none;
+      const DeviceList& d_list = stored ? dense : all_dense;
+      const FloorBand* bands = static_cast<const FloorBand*>((stored ? stored_bands : dense_bands)->get());
+      double best = 0.0;
+      for (const int blocks_per_sm : {2, 3, 4}) {
+        const int blocks = dev_info.multiprocessors * blocks_per_sm;
+        const std::vector<std::int32_t> first = stream_ranges(stored ? stored_list : dense_list, blocks, b_bytes);
+        bench::DeviceBuffer first_buffer(first.size() * sizeof(std::int32_t));
+        check_cuda(cudaMemcpy(first_buffer.get(), first.data(), first_buffer.bytes(), cudaMemcpyHostToDevice),
+                   "cudaMemcpy", __FILE__, __LINE__);
+        for (const StreamShape shape : kStreamShapes) {
+          const int smem = shape.stages * shape.tiles * (kDenseABytes + b_bytes);
+          if (smem > 200 * 1024) continue;
+          const StreamKernel kernel = stream_kernel_for(b_bytes, shape);
+          check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                     "cudaFuncSetAttribute", __FILE__, __LINE__);
+          auto run = [&](cudaStream_t st) {
+            kernel<<<unsigned(blocks), kStreamThreads, smem, st>>>(
+                static_cast<const std::int32_t*>(first_buffer.get()), bands,
+                static_cast<const unsigned char*>(s_list.values->get()),
+                static_cast<const std::int32_t*>(s_list.col->get()),
+                static_cast<const unsigned char*>(d_list.values->get()),
+                static_cast<const std::int32_t*>(d_list.col->get()), static_cast<const unsigned char*>(b.get()), n,
+                static_cast<float*>(c.get()));
+            check_cuda(cudaGetLastError(), "stream_kernel launch", __FILE__, __LINE__);
+          };
+          const double us = bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get())).median_ms * 1e3;
+          if (best == 0.0 || us < best) {
+            best = us;
+            shape_text = std::to_string(blocks_per_sm) + " blocks/SM, " + std::to_string(shape.tiles) + " tiles x " +
+                         std::to_string(shape.stages) + " stages";
+          }
+        }
+      }
+      return best;
+    };
+
     for (const int n : widths) {
       std::vector<Result> results;
       for (const Variant& v : variants) {
@@ -298,6 +512,17 @@ int main(int argc, char** argv) {
       std::printf("| %d | ratios | all dense / 2:4 + dense, fp16 B: %.2f; no B: %.2f; fp32 B / fp16 B: %.2f | | | | |\n",
                   n, results[1].median_us / results[0].median_us, results[4].median_us / results[3].median_us,
                   results[2].median_us / results[0].median_us);
+      // The same three variants with the persistent data flow (variants 0-2 above).
+      double streamed[3] = {};
+      for (int k = 0; k < 3; ++k) {
+        std::string shape;
+        streamed[k] = stream_floor(variants[std::size_t(k)], n, shape);
+        std::printf("| %d | persistent stream: %s | %s | %.2f | | | |\n", n, variants[std::size_t(k)].name.c_str(),
+                    shape.c_str(), streamed[k]);
+      }
+      std::printf("| %d | ratios, persistent stream | all dense / 2:4 + dense, fp16 B: %.2f; "
+                  "fp32 B / fp16 B: %.2f | | | | |\n",
+                  n, streamed[1] / streamed[0], streamed[2] / streamed[0]);
       std::fflush(stdout);
     }
     return 0;

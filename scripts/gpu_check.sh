@@ -128,7 +128,7 @@ if has floor; then
   rm -f "$out/floor.csv" "$out/floor.md"
   for spec in ${FLOOR_MATRICES:-0d10s 10d0s 5d5s}; do
     "$build/apps/bench_floor" --xdys "$spec" --size "${FLOOR_SIZE:-16384}" --n "${FLOOR_N:-8,16,32}" \
-      --reps "${BENCH_REPS:-20}" 2>&1 | tee -a "$out/floor.md" | grep -E "bench_floor|ratios"
+      --reps "${BENCH_REPS:-20}" 2>&1 | tee -a "$out/floor.md" | grep -E "bench_floor|ratios|read alone"
     bench floor "${FLOOR_N:-8,16,32}" split_pipelined,dense_pipelined,auto,auto_f32b "^\| [0-9]+ \| [a-z_0-9]+ \|" \
       --xdys "$spec" --size "${FLOOR_SIZE:-16384}" --no-check
   done
