@@ -404,7 +404,8 @@ int main(int argc, char** argv) {
                                            {"2:4 + dense tiles, no B", Tiles::stored, 0},
                                            {"all tiles dense, no B", Tiles::all_dense, 0},
                                            {"no tiles: launch, band descriptors, C", Tiles::none, 0}};
-    // Reading the A bytes alone, at several grid sizes (the fastest is reported).
+    // Reading the A bytes alone, at several grid sizes (the fastest is reported). A matrix with both lists is read
+    // in two launches, each with its own launch cost: a bound only for matrices with one list.
     bench::DeviceBuffer sink(16);
     auto read_alone = [&](const DeviceList& s_list, const DeviceList& d_list) {
       double best = 0.0;
