@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -374,16 +375,19 @@ int main(int argc, char** argv) {
         bands[r] = {s.row_ptr[r], s.row_ptr[r + 1], d.row_ptr[r], d.row_ptr[r + 1]};
       return bands;
     };
-    auto band_buffer = [&](const TileList& s, const TileList& d) {
-      const std::vector<FloorBand> bands = band_list(s, d);
+    // The band descriptors on the host (the persistent stream cuts them into ranges) and on the device.
+    const std::vector<FloorBand> stored_list = band_list(host.sparse24, host.dense),
+                                 dense_list = band_list(empty_list, merged),
+                                 empty_band_list = band_list(empty_list, empty_list);
+    auto band_buffer = [&](const std::vector<FloorBand>& bands) {
       auto buffer = std::make_unique<bench::DeviceBuffer>(bands.size() * sizeof(FloorBand));
       check_cuda(cudaMemcpy(buffer->get(), bands.data(), buffer->bytes(), cudaMemcpyHostToDevice), "cudaMemcpy",
                  __FILE__, __LINE__);
       return buffer;
     };
-    const auto stored_bands = band_buffer(host.sparse24, host.dense);
-    const auto dense_bands = band_buffer(empty_list, merged);
-    const auto empty_bands = band_buffer(empty_list, empty_list);
+    const auto stored_bands = band_buffer(stored_list);
+    const auto dense_bands = band_buffer(dense_list);
+    const auto empty_bands = band_buffer(empty_band_list);
     // B: every tile column's 32 rows at the widest n and fp32 (the B block of tile column j starts at j * block).
     bench::DeviceBuffer b(std::size_t(host.tile_cols) * kTileCols * 32 * 4);
     fill_bytes<<<256, 256>>>(static_cast<std::uint32_t*>(b.get()), b.bytes() / 4, 0x85ebca6bu);
@@ -391,6 +395,9 @@ int main(int argc, char** argv) {
     check_cuda(cudaDeviceSynchronize(), "fill", __FILE__, __LINE__);
     bench::CudaStream stream;
     const bench::L2Flush flush(std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2);
+    auto time_runs = [&](const std::function<void(cudaStream_t)>& run) {
+      return bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get()));
+    };
 
     std::printf("bench_floor: %s, %d x %d, %d tile rows; %lld 2:4 tiles, %lld dense tiles; device %s\n",
                 name.c_str(), host.rows, host.cols, host.tile_rows, static_cast<long long>(sparse.tiles),
@@ -419,7 +426,7 @@ int main(int argc, char** argv) {
             check_cuda(cudaGetLastError(), "read_words_kernel launch", __FILE__, __LINE__);
           }
         };
-        const double us = bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get())).median_ms * 1e3;
+        const double us = time_runs(run).median_ms * 1e3;
         if (best == 0.0 || us < best) best = us;
       }
       return best;
@@ -430,8 +437,6 @@ int main(int argc, char** argv) {
                 read_stored, double(sparse.values->bytes() + dense.values->bytes()) / 1e6, read_all_dense,
                 double(all_dense.values->bytes()) / 1e6, read_all_dense / read_stored);
     // The persistent data flow: contiguous ranges of bands per block, whole-block stages.
-    const std::vector<FloorBand> stored_list = band_list(host.sparse24, host.dense),
-                                 dense_list = band_list(empty_list, merged);
     auto stream_floor = [&](const Variant& v, int n, std::string& shape_text) {
       const int b_bytes = kTileCols * n * v.b_element;
       const bool stored = v.tiles == Tiles::stored;
@@ -461,7 +466,7 @@ int main(int argc, char** argv) {
                 static_cast<float*>(c.get()));
             check_cuda(cudaGetLastError(), "stream_kernel launch", __FILE__, __LINE__);
           };
-          const double us = bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get())).median_ms * 1e3;
+          const double us = time_runs(run).median_ms * 1e3;
           if (best == 0.0 || us < best) {
             best = us;
             shape_text = std::to_string(blocks_per_sm) + " blocks/SM, " + std::to_string(shape.tiles) + " tiles x " +
@@ -500,7 +505,7 @@ int main(int argc, char** argv) {
                 n, static_cast<float*>(c.get()));
             check_cuda(cudaGetLastError(), "movement_kernel launch", __FILE__, __LINE__);
           };
-          const bench::Timings t = bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get()));
+          const bench::Timings t = time_runs(run);
           if (best.median_us == 0.0 || t.median_ms * 1e3 < best.median_us)
             best = {t.median_ms * 1e3, t.min_ms * 1e3, only_dense ? 0 : sparse_stages, dense_stages};
         }
