@@ -32,6 +32,7 @@
 #include "kernels/band_group_params.hpp"
 #include "kernels/output_access.cuh"
 #include "kernels/ptx_sm80.cuh"
+#include "kernels/ptx_sm90.cuh"
 
 namespace bcsr24::kernels {
 namespace {
@@ -53,32 +54,6 @@ static_assert(kSparseTileValues * 2 + kSparseTileMetaWords * 4 <= kSlotBytes, "a
 
 constexpr int kSparseMetaOffset = kSparseTileValues * 2;  // 2:4 slot: 512 bytes of values, then 64 of metadata
 
-// The hardware waits, copies and barriers (PTX ISA: mbarrier, cp.async.bulk, cp.async.bulk.tensor).
-__device__ __forceinline__ void barrier_init(std::uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void barrier_arrive_expect_bytes(std::uint32_t bar, std::uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void barrier_arrive(std::uint32_t bar, std::uint32_t count = 1) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-/// Waits until the phase of parity `parity` has completed.
-__device__ __forceinline__ void barrier_wait(std::uint32_t bar, std::uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n"
-      "}\n" ::"r"(bar), "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void bulk_copy(std::uint32_t dst, const void* src, std::uint32_t bytes, std::uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
-               "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
-}
 /// The producers' progress counters: producer q publishes "steps issued" with an atomic exchange that has release
 /// semantics, after the step's barrier operations and copies; a consumer's lanes poll it with acquire loads. A
 /// plain st.release orders the same way, but compute-sanitizer's racecheck reports each such store / ld.acquire
@@ -86,20 +61,7 @@ __device__ __forceinline__ void bulk_copy(std::uint32_t dst, const void* src, st
 /// speed). An earlier trial that also polled with atomic read-modify-writes measured 1.7x the time and wrong
 /// products, for reasons not found; the loads here are plain acquire loads.
 __device__ __forceinline__ void publish_release(std::uint32_t addr, std::int32_t value) {
-  asm volatile("atom.release.cta.shared::cta.exch.b32 _, [%0], %1;" ::"r"(addr), "r"(value) : "memory");
-}
-__device__ __forceinline__ std::int32_t load_acquire(std::uint32_t addr) {
-  std::int32_t value;
-  asm volatile("ld.acquire.cta.shared::cta.b32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
-  return value;
-}
-/// The 32 x 64 B block at (column x, row y) of the tensor map; rows and columns outside B arrive as zeros.
-__device__ __forceinline__ void tensor_copy_2d(std::uint32_t dst, const CUtensorMap* map, int x, int y,
-                                               std::uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-      ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar)
-      : "memory");
+  ptx::atom_exch_release_cta_shared(addr, value);
 }
 
 /// Shared state of one block: stage addresses and barriers.
@@ -144,26 +106,29 @@ __device__ __forceinline__ void produce_steps(const GroupStages& g, const BandGr
     constexpr std::uint32_t kABytes = kSparse ? kSparseTileValues * 2 + kSparseTileMetaWords * 4 : kSlotBytes;
     // Every lane waits: each one's copies into the stage then follow, in its own order, the consumers' release
     // of the stage. Round 0: a fresh barrier's "previous phase" counts as complete.
-    barrier_wait(g.empty(s), (round & 1u) ^ 1u);
+    ptx::mbarrier_wait_parity(g.empty(s), (round & 1u) ^ 1u);
     if (lane == 0) {
-      barrier_arrive_expect_bytes(g.full(s), kBBlockBytes + std::uint32_t(count) * kABytes);
-      tensor_copy_2d(st, b_map, n0, col * kTileCols, g.full(s));
+      ptx::mbarrier_arrive_expect_tx(g.full(s), kBBlockBytes + std::uint32_t(count) * kABytes);
+      ptx::cp_async_bulk_tensor_2d_global_to_shared(st, b_map, n0, col * kTileCols, g.full(s));
     }
     __syncwarp();
     if (lane < count) {
       const std::uint32_t slot = st + kBBlockBytes + std::uint32_t(lane) * kSlotBytes;
       if constexpr (kSparse) {
-        bulk_copy(slot, list.values + std::size_t(tile) * kSparseTileValues, kSparseTileValues * 2, g.full(s));
-        bulk_copy(slot + kSparseMetaOffset, list.metadata + std::size_t(tile) * kSparseTileMetaWords,
-                  kSparseTileMetaWords * 4, g.full(s));
+        ptx::cp_async_bulk_global_to_shared(slot, list.values + std::size_t(tile) * kSparseTileValues,
+                                            kSparseTileValues * 2, g.full(s));
+        ptx::cp_async_bulk_global_to_shared(slot + kSparseMetaOffset,
+                                            list.metadata + std::size_t(tile) * kSparseTileMetaWords,
+                                            kSparseTileMetaWords * 4, g.full(s));
       } else {
-        bulk_copy(slot, list.values + std::size_t(tile) * kDenseTileValues, kSlotBytes, g.full(s));
+        ptx::cp_async_bulk_global_to_shared(slot, list.values + std::size_t(tile) * kDenseTileValues, kSlotBytes,
+                                            g.full(s));
       }
     }
     __syncwarp();
     if (lane == 0) {
       if (count < kGroupTilesPerStep)  // the unused slots' share of the stage's release, 32 arrivals each
-        barrier_arrive(g.empty(s), std::uint32_t(32 * (kGroupTilesPerStep - count)));
+        ptx::mbarrier_arrive(g.empty(s), std::uint32_t(32 * (kGroupTilesPerStep - count)));
       publish_release(g.issued(q), it + 1);  // after this step's barrier operations and copies
     }
   }
@@ -179,8 +144,8 @@ __device__ __forceinline__ void consume_steps(const GroupStages& g, const std::i
     const std::int32_t entry = __shfl_sync(0xffffffffu, batch, (e - begin) % 32);
     const int step = entry >> 2, slot = entry & 3;
     const int s = step % kGroupStages;
-    while (load_acquire(g.issued(step % kGroupProducers)) <= step) __nanosleep(20);
-    barrier_wait(g.full(s), std::uint32_t(step / kGroupStages) & 1u);
+    while (ptx::ld_acquire_cta_shared(g.issued(step % kGroupProducers)) <= step) __nanosleep(20);
+    ptx::mbarrier_wait_parity(g.full(s), std::uint32_t(step / kGroupStages) & 1u);
     const unsigned char* a_slot = g.base + std::size_t(s) * kStageBytes + kBBlockBytes + slot * kSlotBytes;
     const std::uint32_t b_row = g.stage(s) + std::uint32_t(lane) * (kGroupSliceWidth * 2);
     const uint4 a0 = *reinterpret_cast<const uint4*>(a_slot + lane * 16);
@@ -204,7 +169,7 @@ __device__ __forceinline__ void consume_steps(const GroupStages& g, const std::i
         ptx::mma_m16n8k16_f32<kBf16>(acc[j], a1, b[2], b[3]);
       }
     }
-    barrier_arrive(g.empty(s));  // every lane releases its own reads of the stage
+    ptx::mbarrier_arrive(g.empty(s));  // every lane releases its own reads of the stage
   }
 }
 
@@ -230,13 +195,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int n0 = (blockIdx.x % p.n_slices) * kGroupSliceWidth;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kGroupStages; ++s) {
-      barrier_init(g.full(s), 1);                    // the producer's arrival; the copies' bytes complete it
+      ptx::mbarrier_init(g.full(s), 1);  // the producer's arrival; the copies' bytes complete it
       // 32 per slot: the lanes of the warp whose tile it holds, or the producer for a slot the step leaves unused.
-      barrier_init(g.empty(s), 32 * kGroupTilesPerStep);
+      ptx::mbarrier_init(g.empty(s), 32 * kGroupTilesPerStep);
     }
     for (int q = 0; q < kGroupProducers; ++q) publish_release(g.issued(q), 0);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");  // visible to the copy engine
-    asm volatile("prefetch.tensormap [%0];" ::"l"(&b_map) : "memory");
+    ptx::fence_mbarrier_init();  // visible to the copy engine
+    ptx::prefetch_tensormap(&b_map);
   }
   __syncthreads();
   const BandGroup steps_of = p.groups[group];
@@ -337,9 +302,13 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 
 bool band_groups_supported(OperandMode mode, int device) {
   if (mode != OperandMode::f16 && mode != OperandMode::bf16) return false;
-  int major = 0;
+  int major = 0, block_shared = 0;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
-  return major >= 9;
+  // The 24 stages take ~193 KiB of shared memory: the sm_90 and sm_100 SMs (228 KiB) hold a block, the 100 KiB SMs
+  // of other chips of compute capability 9.0 and newer (sm_120) do not.
+  if (cudaDeviceGetAttribute(&block_shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
+    return false;
+  return major >= 9 && block_shared >= kSharedBytes;
 }
 
 void configure_band_group_kernel(OperandMode mode, OutputType out) {

@@ -67,7 +67,8 @@ struct BandGroupParams {
 };
 
 /// Whether the band-group kernel exists for this operand mode (16-bit A and B: the copies land in shared
-/// memory as they are, no conversion) and device (compute capability 9.0 or newer: TMA and bulk copies).
+/// memory as they are, no conversion) and device (compute capability 9.0 or newer: TMA and bulk copies; and a
+/// block's opt-in shared memory large enough for the kernel's stages, which the 100 KiB SMs of sm_120 are not).
 bool band_groups_supported(OperandMode mode, int device);
 
 /// Sets the kernel's shared-memory attribute (once per plan).

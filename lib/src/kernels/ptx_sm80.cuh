@@ -1,4 +1,5 @@
-// One small wrapper per PTX instruction the kernels use (sm_80+): cp.async, ldmatrix, mma, mma.sp (fp16 and bf16).
+// One small wrapper per PTX instruction the kernels use (sm_80+): cp.async, ldmatrix, mma, mma.sp (fp16 and bf16),
+// and the block-scope acquire/release accesses. The sm_90 instructions are in ptx_sm90.cuh.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +75,18 @@ __device__ __forceinline__ void mma_sp_m16n8k32_f32(float (&d)[4], const uint4& 
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(meta));
   }
+}
+
+/// Atomic exchange with release semantics at block scope on a shared-memory word (the old value is dropped).
+__device__ __forceinline__ void atom_exch_release_cta_shared(std::uint32_t addr, std::int32_t value) {
+  asm volatile("atom.release.cta.shared::cta.exch.b32 _, [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+}
+
+/// Load with acquire semantics at block scope from a shared-memory word.
+__device__ __forceinline__ std::int32_t ld_acquire_cta_shared(std::uint32_t addr) {
+  std::int32_t value;
+  asm volatile("ld.acquire.cta.shared::cta.b32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
+  return value;
 }
 
 }  // namespace bcsr24::kernels::ptx
