@@ -21,6 +21,7 @@
 #include "device/tile_schedule.hpp"
 #include "kernels/band_group_params.hpp"
 #include "kernels/csr_params.hpp"
+#include "kernels/kernel_table.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24 {
@@ -35,6 +36,8 @@ struct SpmmPlan::Impl {
   kernels::SpmmParams params;  // everything but b, ldb, c, ldc, alpha, beta
   kernels::CsrSpmmParams csr_params;
   kernels::CsrShape csr_shape;
+  const kernels::TileKernel* tile = nullptr;  // the kernel-table entries the plan launches
+  const kernels::CsrKernel* csr_kernel = nullptr;
   bool run_tiles = false, run_csr = false;
   bool needs_aligned_b = false;  // some part reads B in 16-byte pieces (the tiles; CSR unless n < 8)
   bool split_bands = false;      // the tile kernel's schedule has split bands: launch the instantiation for them
@@ -209,19 +212,23 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     grid.tiles += s.tiles();
   }
   grid.slices = n_slices;
-  grid.standard_slots =
-      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width, p.mode, TilePipeline::standard);
+  // The tile kernel at each depth (deep exists only where it has more stages): their block slots on this device.
+  kernels::TileKernelKey tile_key{p.tile_kernel, p.mode, p.slice_width, TilePipeline::standard, options.output,
+                                  m.b_row_index, false};
+  const kernels::TileKernel& standard_tile = kernels::tile_kernel(tile_key);
+  tile_key.pipeline = TilePipeline::deep;
+  const kernels::TileKernel* deep_tile = kernels::find_tile_kernel(tile_key);
+  const kernels::SmLimits sm = kernels::device_sm_limits(m.device);
+  grid.standard_slots = std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(standard_tile, sm);
   grid.deep_slots =
-      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width, p.mode, TilePipeline::deep);
-  p.tile_pipeline =
-      detail::tile_pipeline_for(options.tile_pipeline, kernels::has_deep_pipeline(p.slice_width, p.mode), grid);
+      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(deep_tile ? *deep_tile : standard_tile, sm);
+  p.tile_pipeline = detail::tile_pipeline_for(options.tile_pipeline, deep_tile != nullptr, grid);
   report.tile_pipeline = p.tile_pipeline;
   // Bands far longer than one block slot's fair share of the tiles are split over several blocks.
   const std::int32_t tiles_per_part =
       options.split_long_bands
-          ? detail::split_tiles_per_part(m.band_stats,
-                                         std::int64_t(m.multiprocessors) *
-                                             kernels::tile_blocks_per_sm(p.slice_width, p.mode, p.tile_pipeline))
+          ? detail::split_tiles_per_part(m.band_stats, p.tile_pipeline == TilePipeline::deep ? grid.deep_slots
+                                                                                             : grid.standard_slots)
           : 0;
   double csr_part_ns = 0.0;
   const std::vector<std::uint8_t> to_csr = assign_bands(m, n, kernel, tiles_per_part, report, csr_part_ns);
@@ -353,11 +360,11 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     kernels::configure_band_group_kernel(p.mode, options.output);
     report.tile_stages = kernels::kGroupStages;
   } else if (p.run_tiles) {
-    kernels::configure_spmm_kernel(p.tile_kernel, p.slice_width, options.output, m.b_row_index, p.split_bands,
-                                   p.mode, p.tile_pipeline);
-    report.tile_stages = p.tile_kernel == KernelKind::dense_bt
-                             ? 1
-                             : kernels::tile_pipeline_stages(p.slice_width, p.mode, p.tile_pipeline);
+    tile_key.pipeline = p.tile_pipeline;
+    tile_key.split_bands = p.split_bands;
+    p.tile = &kernels::tile_kernel(tile_key);
+    kernels::configure_tile_kernel(*p.tile);
+    report.tile_stages = p.tile->stages;
   }
 
   // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each.
@@ -380,6 +387,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   if (p.run_csr) {
     const double mean_row_nnz = double(row_entries) / double(slots.size());
     p.csr_shape = kernels::csr_shape_for(n, mean_row_nnz);
+    p.csr_kernel = &kernels::csr_kernel({p.mode, options.output, p.csr_shape});
     const kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
     std::vector<std::int32_t> long_slots, medium_slots, short_slots;
     for (const std::int32_t slot : slots) {
@@ -551,8 +559,7 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     g.beta = k.beta;
     kernels::launch_band_group_kernel(mode, options.output, g, k.b, k.k, k.b_pitch, group_b_map, s);
   } else if (run_tiles && k.tile_rows > 0)
-    kernels::launch_spmm_kernel(tile_kernel, slice_width, options.output, a->b_row_index, split_bands, mode,
-                                tile_pipeline, k, s);
+    kernels::launch_tile_kernel(*tile, k, s);
   if (run_csr) {
     kernels::CsrSpmmParams c = csr_params;
     if (accumulate && csr_has_empty) {
@@ -569,7 +576,7 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     c.ldc = k.ldc;
     c.alpha = k.alpha;
     c.beta = k.beta;
-    kernels::launch_csr_spmm(csr_shape, options.output, mode, c, s);
+    kernels::launch_csr_kernel(*csr_kernel, c, s);
   }
 }
 

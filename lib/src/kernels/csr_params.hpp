@@ -69,9 +69,7 @@ CsrRowClasses csr_row_classes(const CsrShape& shape, double mean_row_nnz);
 /// chunks allow it.
 int csr_long_row_blocks(int chunks, std::int64_t entries);
 
-/// Enqueues the kernel (nothing when there are no slots); checks the launch without synchronising.
-/// Modes other than f16 take fp32 output only (InvalidArgument otherwise).
-void launch_csr_spmm(const CsrShape& shape, OutputType out, OperandMode mode, const CsrSpmmParams& params,
-                     cudaStream_t stream);
+/// The kernel of a shape, operand mode and output type is an entry of the kernel table (kernel_table.hpp, which
+/// also launches it).
 
 }  // namespace bcsr24::kernels

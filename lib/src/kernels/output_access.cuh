@@ -4,7 +4,18 @@
 
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
+#include "bcsr24/device.hpp"
+
 namespace bcsr24::kernels {
+
+/// The OutputType of a kernel's C++ output type (float or __half).
+template <typename OutT>
+constexpr OutputType output_type_of() {
+  static_assert(std::is_same_v<OutT, float> || std::is_same_v<OutT, __half>, "C is fp32 or fp16");
+  return std::is_same_v<OutT, __half> ? OutputType::f16 : OutputType::f32;
+}
 
 /// 2^e as a float, for -126 <= e <= 127 (built from the bits: exact, no libm call).
 __device__ __forceinline__ float exp2_int(int e) { return __int_as_float((127 + e) << 23); }

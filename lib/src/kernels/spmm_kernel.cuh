@@ -31,115 +31,9 @@
 #include "kernels/ptx_sm80.cuh"
 #include "kernels/reduction_layout.hpp"
 #include "kernels/spmm_params.hpp"
+#include "kernels/tile_geometry.hpp"
 
 namespace bcsr24::kernels {
-
-/// Compile-time facts of an operand mode.
-template <OperandMode kMode>
-struct Operands {
-  static constexpr bool kBf16 = kMode == OperandMode::bf16 || kMode == OperandMode::bf16_f32b;
-  static constexpr bool kF32B = reads_f32_b(kMode);
-  static constexpr bool kSplit = kMode == OperandMode::split_f32b;
-  /// fp32 B converted to fp16 needs a scale (fp16's range is narrow); to bf16 it does not.
-  static constexpr bool kScaledB = kMode == OperandMode::f16_f32b || kMode == OperandMode::split_f32b;
-};
-
-template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
-struct SliceGeometry {
-  using Ops = Operands<kMode>;
-  /// The B block in shared memory and how the lanes copy it (kernels/b_block_layout.hpp).
-  using BLayout = BBlockLayout<kSliceWidth, Ops::kF32B>;
-  static constexpr int kChunksPerRow = BLayout::kChunksPerRow;
-  static constexpr int kRowBytes = BLayout::kRowBytes;
-  static constexpr int kBBytes = BLayout::kBytes;
-  static constexpr int kNSteps = kSliceWidth / 8;  // n8 mma steps per tile
-  /// A stage holds one A tile as stored (values, split mode's low parts, 2:4 metadata), then its B block. A
-  /// dense tile is 1024 bytes of values; a 2:4 tile 512 bytes and 64 of metadata, so 2:4 stages are smaller and
-  /// the 2:4 loop fits more of them in flight.
-  template <bool kSparse>
-  struct Stage {
-    static constexpr int kValueBytes = kSparse ? kSparseTileValues * 2 : kDenseTileValues * 2;
-    static constexpr int kLoOffset = kValueBytes;  // split mode: the low parts follow the high parts
-    static constexpr int kMetaOffset = kValueBytes * (Ops::kSplit ? 2 : 1);
-    static constexpr int kABytes = kMetaOffset + (kSparse ? kSparseTileMetaWords * 4 : 0);
-    static constexpr int kBytes = kABytes + kBBytes;
-    static_assert(kABytes % 16 == 0 && kBytes % 16 == 0, "cp.async and ldmatrix need 16-byte alignment");
-  };
-  static constexpr int kStageBytes = Stage<false>::kBytes;  // the larger of the two
-};
-
-/// Pipeline depth per slice width. A block's shared memory is 4 warps x stages x (A tile + B block); up to
-/// 32 columns the depth keeps it near 24 KB, so 9 blocks fit on an SM and a matrix of ~1000 tile rows runs in
-/// a single wave (deeper pipelines measured slower there: the second wave costs more than the depth gains).
-/// fp32 B (and split A) make a stage larger: those modes get as many stages as fit in the fp16 mode's space
-/// (at least one), so that shared memory admits as many blocks per SM as in fp16 mode: on the short bands of
-/// meshes the number of blocks in flight decides the time more than the pipeline depth does.
-template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
-constexpr int pipelined_stages() {
-  constexpr int fp16_stages = kSliceWidth == 8 ? 4 : (kSliceWidth == 16 ? 3 : 2);
-  if constexpr (kMode == OperandMode::f16 || kMode == OperandMode::bf16) {
-    return fp16_stages;
-  } else {
-    constexpr int budget = fp16_stages * SliceGeometry<kSliceWidth>::kStageBytes;
-    constexpr int fit = budget / SliceGeometry<kSliceWidth, kMode>::kStageBytes;
-    return fit < 1 ? 1 : fit;
-  }
-}
-
-/// The deep pipeline (TilePipeline::deep) of the fp32-B modes with fp16 or bf16 A: two stages per warp where
-/// pipelined_stages leaves one (32 and 64 columns). With one stage a warp loads a tile, waits and computes it;
-/// on a large grid the other blocks of the SM hide that wait, and keeping fp16's 9 blocks per SM matters more.
-/// A small matrix leaves SM slots empty, so its warps' own copies are what they wait for; overlapping them with
-/// the math costs nothing there but blocks per SM that were not used (5 at 32 columns, 3 at 64): bcsstk16 at
-/// n = 32 and 64 -12%, the 40^3 mesh +10%. Long bands on a large grid gain too: a warp walking many tiles
-/// overlaps them (XdYs 16384^2 at n = 64: -7 to -11%; docs/PERFORMANCE.md). The plan chooses
-/// (detail::tile_pipeline_for).
-/// Other modes and widths: the same stages as pipelined_stages, i.e. the same instantiation.
-template <int kSliceWidth, OperandMode kMode = OperandMode::f16>
-constexpr int deep_pipelined_stages() {
-  constexpr bool kF32BTo16Bit = kMode == OperandMode::f16_f32b || kMode == OperandMode::bf16_f32b;
-  constexpr int standard = pipelined_stages<kSliceWidth, kMode>();
-  return kF32BTo16Bit && standard < 2 ? 2 : standard;
-}
-
-/// Stages per warp of the tile kernel's dense loop at a width, mode and depth (kDeep: TilePipeline::deep).
-template <int kSliceWidth, OperandMode kMode, bool kDeep>
-constexpr int tile_stages() {
-  return kDeep ? deep_pipelined_stages<kSliceWidth, kMode>() : pipelined_stages<kSliceWidth, kMode>();
-}
-
-/// Stages of the 2:4 loop: its stages are smaller (576 bytes of A instead of 1024), so it gets as many as fit
-/// in the space of the dense loop's stages (5 instead of 4 at 8 columns).
-template <int kSliceWidth, int kStages, OperandMode kMode = OperandMode::f16>
-constexpr int sparse24_stages() {
-  using G = SliceGeometry<kSliceWidth, kMode>;
-  return kStages == 1 ? 1 : kStages * G::kStageBytes / G::template Stage<true>::kBytes;
-}
-
-/// Shared memory of one warp's pipeline.
-template <int kSliceWidth, int kStages, bool kHasSparseList, OperandMode kMode = OperandMode::f16>
-constexpr int warp_pipeline_bytes() {
-  using G = SliceGeometry<kSliceWidth, kMode>;
-  constexpr int dense = kStages * G::kStageBytes;
-  constexpr int sparse =
-      kHasSparseList ? sparse24_stages<kSliceWidth, kStages, kMode>() * G::template Stage<true>::kBytes : 0;
-  return dense > sparse ? dense : sparse;
-}
-
-/// After the main loops: per row of the band, its C row, its output multiplier and its row exponent (4 bytes
-/// each), then the split-band epilogue's "this part is the last" flag (padded to 16 bytes). The flag lives here,
-/// in dynamic shared memory: with a static __shared__ variable beside the dynamic share, the split-band
-/// instantiation ran up to 2x slower on the H100 (every block, split or not: 10d0s 16384^2 at n = 32 with split
-/// bands, 52.4 us against 27.4 us with the flag here), although the occupancy API reports 9 blocks per SM for both.
-constexpr int kBandRowBytes = kTileRows * 12 + 16;
-
-template <int kSliceWidth, int kStages, bool kHasSparseList, OperandMode kMode = OperandMode::f16>
-constexpr int spmm_shared_bytes() {
-  constexpr int pipeline = kTileKernelWarps * warp_pipeline_bytes<kSliceWidth, kStages, kHasSparseList, kMode>();
-  // The cross-warp reduction buffer, then the band's output rows and row exponents (kBandRowBytes).
-  constexpr int reduction = kTileKernelWarps * kTileRows * kSliceWidth * 4 + kBandRowBytes;
-  return pipeline > reduction ? pipeline : reduction;
-}
 
 /// Copies tile `tile` of `list` (and, in split mode, its low parts) into `stage` (asynchronously; the caller
 /// commits).
@@ -392,6 +286,8 @@ __device__ __forceinline__ void run_tile_list(const TileListView& list, std::int
   };
   if constexpr (kStages == 1) {
     // Baseline: load, wait, compute, one tile at a time.
+    // Not unrolled: unrolled, ptxas spilled registers (8-44 bytes) at 16 and 32 columns under the 9-block budget.
+#pragma unroll 1
     for (std::int32_t i = 0; i < count; ++i) {
       std::int32_t source;
       if constexpr (kGathered) source = slot_row(i); else source = tile_col(i);
@@ -509,37 +405,21 @@ __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const T
   }
 }
 
-/// C[tile row, slice] = alpha * A[tile row, :] * B[:, slice] + beta * C[tile row, slice].
-/// kHasSparseList: run the 2:4 loop (split kernel) before the dense loop.
-/// Blocks per SM the register allocation must allow. Up to 32 columns, shared memory admits 9 blocks of ~24 KB;
-/// letting the 2:4 + dense kernel take more registers than 65536 / (9 x 128) = 56 would cut that to 7 and put a
-/// matrix of ~1000 tile rows into a second wave (measured: 14% slower at n = 32). At 64 columns shared memory
-/// admits 5 blocks, and registers are capped to match.
-/// Modes with fp32 B (and split A) have larger stages; they take fewer stages instead (pipelined_stages), and
-/// the block count follows what shared memory then admits at kStages (also for deep_pipelined_stages). Split
-/// mode's second A fragment, low B fragment and per-tile sums do not fit in 56 registers from 16 columns on:
-/// there it runs 7 blocks (72 registers; at 32 columns ptxas spills 8-24 bytes, which measured faster than 2
-/// stages at 4 blocks per SM).
-template <int kSliceWidth, OperandMode kMode = OperandMode::f16, int kStages = pipelined_stages<kSliceWidth, kMode>()>
-constexpr int min_blocks_per_sm() {
-  constexpr int fp16_blocks = kSliceWidth <= 32 ? 9 : 5;
-  if constexpr (kMode == OperandMode::f16 || kMode == OperandMode::bf16) {
-    return fp16_blocks;
-  } else {
-    constexpr int kSmPerBlockReserve = 1024, kSmBytes = 228 * 1024;  // sm_90: 228 KB per SM, 1 KB per block
-    constexpr int smem = spmm_shared_bytes<kSliceWidth, kStages, true, kMode>();
-    constexpr int fit = kSmBytes / (smem + kSmPerBlockReserve);
-    constexpr int register_cap = kMode == OperandMode::split_f32b && kSliceWidth >= 16 ? 7 : fp16_blocks;
-    constexpr int cap = register_cap < fp16_blocks ? register_cap : fp16_blocks;
-    return fit < cap ? (fit < 1 ? 1 : fit) : cap;
-  }
+/// Blocks per SM an instantiation's registers are allocated for on the architecture being compiled.
+template <int kSliceWidth, OperandMode kMode, int kStages, bool kHasSparseList, int kRows>
+constexpr int compiled_blocks_per_sm() {
+  return blocks_per_sm(register_blocks_per_sm<kSliceWidth, kMode, kStages, kHasSparseList, kRows>(),
+                       spmm_shared_bytes<kSliceWidth, kStages, kHasSparseList, kMode>(), kCompiledSmLimits);
 }
 
+/// C[tile row, slice] = alpha * A[tile row, :] * B[:, slice] + beta * C[tile row, slice].
+/// kHasSparseList: run the 2:4 loop (split kernel) before the dense loop.
 /// kSplitBands: some work items are parts of split bands (the plan's schedule has groups). Plans without split
 /// bands launch the instantiation without that epilogue: no atomics, fences or static shared memory in it.
 template <int kSliceWidth, OperandMode kMode, int kStages, bool kHasSparseList, int kRows, typename OutT,
           bool kSplitBands>
-__global__ void __launch_bounds__(kTileKernelWarps * kWarpSize, min_blocks_per_sm<kSliceWidth, kMode, kStages>())
+__global__ void __launch_bounds__(kTileKernelWarps * kWarpSize,
+                                  compiled_blocks_per_sm<kSliceWidth, kMode, kStages, kHasSparseList, kRows>())
     bcsr24_spmm_kernel(const SpmmParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x % kWarpSize;

@@ -91,30 +91,11 @@ struct SpmmParams {
 /// The warps of a block take a band's tiles in turn (warp w: tiles w, w + 4, ...).
 inline constexpr int kTileKernelWarps = 4;
 
-/// Output columns one thread block computes: the accumulators of one warp are 16 x width fp32.
+/// Output columns one thread block computes: the accumulators of one warp are 16 x width fp32. The tile kernel
+/// for a plan's width, mode and the rest is an entry of the kernel table (kernel_table.hpp).
 int slice_width_for(std::int32_t n, OperandMode mode = OperandMode::f16);
-/// Blocks of the tile kernel one SM holds at once at a slice width and operand mode (the register and
-/// shared-memory budget the kernels are built for): with the SM count, the number of block slots the schedule fills.
-int tile_blocks_per_sm(int slice_width, OperandMode mode = OperandMode::f16,
-                       TilePipeline pipeline = TilePipeline::standard);
-/// Pipeline stages per warp of the tile kernel's dense loop (the 2:4 loop fits as many or more in that space).
-int tile_pipeline_stages(int slice_width, OperandMode mode, TilePipeline pipeline);
-/// Whether TilePipeline::deep is a different kernel from standard at this width and mode.
-bool has_deep_pipeline(int slice_width, OperandMode mode);
-
 /// How a kernel instantiation finds B rows (BRowIndex as a template argument).
 inline constexpr int kImplicitRows = 0, kFullRows = 1;
-
-/// Sets the kernel attributes (dynamic shared memory) once per plan; returns the dynamic shared bytes.
-/// split_bands: the instantiation that handles parts of split bands (needed when params.split_groups is set).
-/// Modes other than f16 exist for split_pipelined with fp32 output only (InvalidArgument otherwise).
-/// pipeline: standard or deep (automatic is resolved by the plan; taken as standard here).
-int configure_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
-                          OperandMode mode, TilePipeline pipeline);
-
-/// Enqueues the kernel; checks the launch with cudaGetLastError (no synchronisation).
-void launch_spmm_kernel(KernelKind kind, int slice_width, OutputType out, BRowIndex index, bool split_bands,
-                        OperandMode mode, TilePipeline pipeline, const SpmmParams& params, cudaStream_t stream);
 
 /// Copies 16-bit B (any alignment and ldb) into a staging buffer of leading dimension round_up(n, 8).
 void launch_stage_b(const std::uint16_t* b, std::int64_t ldb, std::int32_t k, std::int32_t n,

@@ -1,0 +1,341 @@
+// The CUDA-core CSR SpMM kernel template: fp16 A and B, fp32 accumulation, any n (docs/KERNELS.md, "CUDA-core
+// path"). Its instantiations are listed in the kernel table (kernel_table.hpp); csr_spmm.cu launches them.
+//
+// Row-major B makes a row of B the natural unit: a thread owns one chunk of 8 output columns and reads the
+// matching 16 bytes of each B row its entries name, so a B row is read by consecutive threads in full
+// 16-byte pieces. A short row is handled by a group of chunks x nz_lanes threads inside one warp: the
+// nz_lanes threads of a chunk split the row's entries and are summed by shuffles in a fixed order. A medium
+// row gets a whole warp the same way; a long row gets a whole block (8 warps), summed across warps through
+// shared memory in a fixed order. All three kinds run in one launch (the first blocks take the long rows, which
+// are the tail otherwise); results are bit-identical run to run. Every slot writes its whole row of C, so an empty row still gets beta * C. A row that would take
+// more than a few rounds of loads even on a block (thousands of entries at wide n) gets several blocks, each on
+// a share of the pass's 8-column chunks with proportionally more lanes per chunk; no partial sums cross blocks.
+// With fewer than 8 columns B is read element by element, in whatever alignment and leading dimension it has;
+// n = 1 (SpMV) has its own instantiation with one accumulator per thread, whose smaller register need lets
+// twice as many threads keep loads in flight.
+//
+// Operand modes: A's values are fp16, bf16 or (split) fp16 hi + 2^-11 lo, widened to fp32 as they are read;
+// fp32 B is read as it is (two 16-byte loads per chunk), so CUDA cores multiply it without any rounding of B.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "bcsr24/precision.hpp"
+#include "kernels/csr_params.hpp"
+#include "kernels/kernel_table.hpp"
+#include "kernels/output_access.cuh"
+
+namespace bcsr24::kernels::csr {
+
+constexpr int kWarp = 32;
+constexpr int kBlockWarps = kCsrBlockThreads / kWarp;
+/// Entries each thread has in flight per round: four independent 16-byte B loads hide L2 latency.
+constexpr int kUnroll = 4;
+/// Rounds of loads a row may take on its unit (group, warp, block) before it gets a larger one.
+constexpr int kMaxRounds = 4;
+/// How a thread reads B: a 16-byte-aligned chunk of 8 columns, up to 8 columns one by one (n < 8), or the one
+/// column of n = 1.
+enum class BRead { chunk, scalar, one_column };
+/// Output columns a thread accumulates.
+template <BRead kRead>
+inline constexpr int kThreadCols = kRead == BRead::one_column ? 1 : 8;
+/// Blocks of 256 threads per SM the registers must allow. Four allow 64 registers: four B chunks in flight
+/// (16), their indices and values, and 8 accumulators, at half the SM's thread slots. One column needs far
+/// fewer: 32 registers, 8 blocks, twice the loads in flight. Fewer than 8 columns read element by element hold
+/// 8 loads per entry, 32 per round: ptxas spilled 16-20 bytes at 64 registers (4 blocks) and, with fp16 or bf16
+/// values, 4-8 bytes at 80 (3 blocks); unbounded they take 96, so they get 2 blocks.
+template <BRead kRead>
+inline constexpr int kMinBlocksPerSm = kRead == BRead::one_column ? 8 : (kRead == BRead::scalar ? 2 : 4);
+
+/// Eight consecutive columns of one B row: eight 16-bit values in one 16-byte word, or eight floats.
+struct F32Chunk {
+  float4 lo, hi;
+};
+template <OperandMode kMode, BRead kRead>
+using BChunk = std::conditional_t<kRead == BRead::one_column, std::conditional_t<reads_f32_b(kMode), float, std::uint16_t>,
+                                  std::conditional_t<reads_f32_b(kMode), F32Chunk, uint4>>;
+
+/// A 16-bit value (bf16 or fp16 bits) widened to fp32, exactly.
+template <bool kBf16>
+__device__ __forceinline__ float widen(std::uint16_t bits) {
+  if constexpr (kBf16) return __bfloat162float(__ushort_as_bfloat16(bits)); else return __half2float(__ushort_as_half(bits));
+}
+
+/// Entry i of A, widened to fp32 (exactly: fp16, bf16 and hi + 2^-11 lo, 22 bits, all fit in 24).
+template <OperandMode kMode>
+__device__ __forceinline__ float entry_value(const CsrSpmmParams& p, std::int32_t i) {
+  const std::uint16_t bits = __ldg(p.values + i);
+  if constexpr (kMode == OperandMode::split_f32b) {
+    const float lo = widen<false>(__ldg(p.values_lo + i));
+    return fmaf(lo, 1.0f / float(1 << kSplitLoShift), widen<false>(bits));
+  } else {
+    return widen<kMode == OperandMode::bf16 || kMode == OperandMode::bf16_f32b>(bits);
+  }
+}
+
+template <OperandMode kMode, BRead kRead>
+__device__ __forceinline__ void fma_chunk(float (&acc)[kThreadCols<kRead>], float v, const BChunk<kMode, kRead>& b) {
+  if constexpr (kRead == BRead::one_column) {
+    if constexpr (reads_f32_b(kMode)) acc[0] = fmaf(v, b, acc[0]);
+    else acc[0] = fmaf(v, widen<kMode == OperandMode::bf16>(b), acc[0]);
+  } else if constexpr (reads_f32_b(kMode)) {
+    const float f[8] = {b.lo.x, b.lo.y, b.lo.z, b.lo.w, b.hi.x, b.hi.y, b.hi.z, b.hi.w};
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[e] = fmaf(v, f[e], acc[e]);
+  } else {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const unsigned pair = q == 0 ? b.x : q == 1 ? b.y : q == 2 ? b.z : b.w;
+      float2 f;
+      if constexpr (kMode == OperandMode::bf16) {
+        f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&pair));
+      } else {
+        f = __half22float2(*reinterpret_cast<const __half2*>(&pair));
+      }
+      acc[2 * q] = fmaf(v, f.x, acc[2 * q]);
+      acc[2 * q + 1] = fmaf(v, f.y, acc[2 * q + 1]);
+    }
+  }
+}
+
+/// The B matrix of a mode: 16-bit values or floats.
+template <OperandMode kMode>
+using BElement = std::conditional_t<reads_f32_b(kMode), float, std::uint16_t>;
+template <OperandMode kMode>
+__device__ __forceinline__ const BElement<kMode>* b_matrix(const CsrSpmmParams& p) {
+  if constexpr (reads_f32_b(kMode)) return p.b_f32; else return p.b;
+}
+
+/// The 8 columns of B row `row` at `b_cols` as one chunk of 16-byte loads, or (BRead::scalar: n < 8, B in any
+/// layout) the first `cols` of them one by one, the rest zero: a narrow B is read without being padded first;
+/// or (BRead::one_column) the one element.
+template <OperandMode kMode, BRead kRead>
+__device__ __forceinline__ BChunk<kMode, kRead> load_b_chunk(const CsrSpmmParams& p, const BElement<kMode>* b_cols,
+                                                             std::int32_t row, int cols) {
+  const BElement<kMode>* src = b_cols + std::size_t(row) * p.ldb;
+  constexpr bool kScalarB = kRead == BRead::scalar;
+  if constexpr (kRead == BRead::one_column) {
+    return __ldg(src);
+  } else if constexpr (reads_f32_b(kMode)) {
+    if constexpr (!kScalarB) {
+      return {__ldg(reinterpret_cast<const float4*>(src)), __ldg(reinterpret_cast<const float4*>(src) + 1)};
+    } else {
+      float f[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) f[e] = e < cols ? __ldg(src + e) : 0.0f;
+      return {make_float4(f[0], f[1], f[2], f[3]), make_float4(f[4], f[5], f[6], f[7])};
+    }
+  } else {
+    if constexpr (!kScalarB) {
+      return __ldg(reinterpret_cast<const uint4*>(src));
+    } else {
+      std::uint16_t h[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) h[e] = e < cols ? __ldg(src + e) : std::uint16_t(0);
+      return make_uint4(h[0] | (unsigned(h[1]) << 16), h[2] | (unsigned(h[3]) << 16), h[4] | (unsigned(h[5]) << 16),
+                        h[6] | (unsigned(h[7]) << 16));
+    }
+  }
+}
+
+/// acc += entries first, first + stride, ... < end of the row, times the 8 columns of B at `b_cols` (the
+/// first `cols` of them with BRead::scalar, the one with BRead::one_column). Entries go in rounds of kUnroll
+/// independent loads; the last, partial round is predicated rather than run one entry at a time, so the
+/// remaining entries cost one memory latency, not one each. (Predicating every round measured 8-13% slower on
+/// Andrews at n = 64 and 256.)
+template <OperandMode kMode, BRead kRead>
+__device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const BElement<kMode>* b_cols,
+                                                   std::int32_t first, std::int32_t end, std::int32_t stride,
+                                                   float (&acc)[kThreadCols<kRead>]) {
+  const int cols = p.n < 8 ? p.n : 8;
+  // One round from entry i; kPartial: entries past the row's end are zero values times zero B (adding nothing).
+  auto round = [&](std::int32_t i, auto partial) {
+    constexpr bool kPartial = decltype(partial)::value;
+    std::int32_t rows[kUnroll];
+    float vals[kUnroll];
+    BChunk<kMode, kRead> bv[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const bool inside = !kPartial || i + u * stride < end;
+      rows[u] = inside ? __ldg(p.b_row + i + u * stride) : 0;
+      vals[u] = inside ? entry_value<kMode>(p, i + u * stride) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      bv[u] = !kPartial || i + u * stride < end ? load_b_chunk<kMode, kRead>(p, b_cols, rows[u], cols)
+                                                : BChunk<kMode, kRead>{};
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) fma_chunk<kMode, kRead>(acc, vals[u], bv[u]);
+  };
+  std::int32_t i = first;
+  for (; i + (kUnroll - 1) * stride < end; i += kUnroll * stride) round(i, std::false_type{});
+  if (i < end) round(i, std::true_type{});
+}
+
+/// C[row, col0 .. col0 + kCols - 1] = alpha * acc + beta * C, columns >= n skipped. A full, 16-byte aligned
+/// chunk of 8 is read and written with vector accesses (the common case: n % 8 == 0 and ldc % 4 == 0).
+/// `exponent`: the slot's row exponent (per-row scaling), loaded by the caller together with the row.
+template <typename OutT, int kCols>
+__device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int32_t row, int exponent, int col0,
+                                                float (&acc)[kCols]) {
+  OutT* c = static_cast<OutT*>(p.c) + std::size_t(row) * p.ldc + col0;
+  // Per-row scaling: the row's stored values are A * 2^-e (a power of two: exact unless it over/underflows).
+  if (p.slot_exponent) {
+    if (exponent >= -126 && exponent <= 127) {  // 2^e is a normal float: one multiplication
+      const float factor = exp2_int(exponent);
+#pragma unroll
+      for (int e = 0; e < kCols; ++e) acc[e] *= factor;
+    } else {
+#pragma unroll
+      for (int e = 0; e < kCols; ++e) acc[e] = ldexpf(acc[e], exponent);
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < kCols; ++e) acc[e] *= p.alpha;
+  if constexpr (kCols == 8) {
+    const bool full = col0 + 8 <= p.n;
+    if constexpr (std::is_same_v<OutT, float>) {
+      if (full && reinterpret_cast<std::uintptr_t>(c) % 16 == 0) {
+        float4* c4 = reinterpret_cast<float4*>(c);
+        float4 lo = make_float4(acc[0], acc[1], acc[2], acc[3]), hi = make_float4(acc[4], acc[5], acc[6], acc[7]);
+        if (p.beta != 0.0f) {  // beta == 0 must not read C: it may hold NaN or garbage
+          const float4 old_lo = c4[0], old_hi = c4[1];
+          lo.x += p.beta * old_lo.x; lo.y += p.beta * old_lo.y; lo.z += p.beta * old_lo.z; lo.w += p.beta * old_lo.w;
+          hi.x += p.beta * old_hi.x; hi.y += p.beta * old_hi.y; hi.z += p.beta * old_hi.z; hi.w += p.beta * old_hi.w;
+        }
+        c4[0] = lo;
+        c4[1] = hi;
+        return;
+      }
+    } else {
+      if (full && reinterpret_cast<std::uintptr_t>(c) % 16 == 0) {
+        uint4 packed;
+        __half2* h = reinterpret_cast<__half2*>(&packed);
+        uint4 old = make_uint4(0, 0, 0, 0);
+        if (p.beta != 0.0f) old = *reinterpret_cast<const uint4*>(c);
+        const __half2* o = reinterpret_cast<const __half2*>(&old);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          float2 v = make_float2(acc[2 * q], acc[2 * q + 1]);
+          if (p.beta != 0.0f) {
+            const float2 f = __half22float2(o[q]);
+            v.x += p.beta * f.x;
+            v.y += p.beta * f.y;
+          }
+          h[q] = __floats2half2_rn(v.x, v.y);
+        }
+        *reinterpret_cast<uint4*>(c) = packed;
+        return;
+      }
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < kCols; ++e) {
+    if (col0 + e >= p.n) break;
+    store_output<OutT>(c + e, p.beta == 0.0f ? acc[e] : acc[e] + p.beta * load_output<OutT>(c + e));
+  }
+}
+
+/// One long row's block: `item.chunks` chunks of 8 columns (at most kMaxChunks) from chunk `item.first_chunk`
+/// of the pass on, each split over the block's 256 / item.chunks lanes, summed across warps through shared
+/// memory in a fixed order.
+template <OperandMode kMode, int kMaxChunks, BRead kRead, typename OutT>
+__device__ __forceinline__ void long_row(const CsrSpmmParams& p, const CsrLongBlock item, int pass_col0) {
+  constexpr int kCols = kThreadCols<kRead>;
+  __shared__ float partial[kBlockWarps][kMaxChunks][kCols];
+  const int chunks = item.chunks;  // a power of two
+  const int warp_nz_lanes = kWarp / chunks;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  const int chunk = lane & (chunks - 1);
+  const int nz_lane = warp * warp_nz_lanes + lane / chunks;
+  const int col0 = pass_col0 + (item.first_chunk + chunk) * 8;
+  float acc[kCols] = {};
+  if (col0 < p.n)
+    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.row_ptr[item.slot] + nz_lane,
+                                     p.row_ptr[item.slot + 1], kBlockWarps * warp_nz_lanes, acc);
+  for (int offset = chunks; offset < kWarp; offset <<= 1)
+#pragma unroll
+    for (int e = 0; e < kCols; ++e) acc[e] += __shfl_xor_sync(0xffffffffu, acc[e], offset);
+  if (lane < chunks)
+#pragma unroll
+    for (int e = 0; e < kCols; ++e) partial[warp][chunk][e] = acc[e];
+  __syncthreads();
+  if (warp == 0 && lane < chunks) {
+    // The row and its exponent: two independent loads (the exponent is stored per slot, not per row).
+    const std::int32_t row = p.out_row[item.slot];
+    const int exponent = p.slot_exponent ? p.slot_exponent[item.slot] : 0;
+    if (row >= 0 && col0 < p.n) {
+#pragma unroll
+      for (int e = 0; e < kCols; ++e) {
+        float sum = 0.0f;
+        for (int w = 0; w < kBlockWarps; ++w) sum += partial[w][chunk][e];
+        acc[e] = sum;
+      }
+      write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc);
+    }
+  }
+}
+
+/// Rows slots[...] of one block: kCsrBlockThreads / (kChunks * kNzLanes) of them, a group of threads each.
+template <OperandMode kMode, int kChunks, int kNzLanes, BRead kRead, typename OutT>
+__device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::int32_t* slots, std::int32_t count,
+                                           std::int32_t block, int pass_col0) {
+  constexpr int kCols = kThreadCols<kRead>;
+  constexpr int kGroup = kChunks * kNzLanes;
+  static_assert(kGroup <= kWarp && kWarp % kGroup == 0, "a row group lies inside one warp");
+  const int lane = threadIdx.x % kWarp;
+  const int in_group = threadIdx.x % kGroup;
+  const int chunk = in_group % kChunks;
+  const int nz_lane = in_group / kChunks;
+  const std::int64_t item = std::int64_t(block) * (kCsrBlockThreads / kGroup) + threadIdx.x / kGroup;
+  if (item >= count) return;  // whole groups leave together; their partners never wait on them
+  const unsigned group_mask =
+      kGroup == kWarp ? 0xffffffffu : ((1u << kGroup) - 1u) << (lane / kGroup * kGroup);
+  const std::int32_t slot = slots[item];
+  const int col0 = pass_col0 + chunk * 8;
+  float acc[kCols] = {};
+  if (col0 < p.n)
+    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1],
+                                     kNzLanes, acc);
+#pragma unroll
+  for (int offset = kChunks; offset < kGroup; offset <<= 1)
+#pragma unroll
+    for (int e = 0; e < kCols; ++e) acc[e] += __shfl_xor_sync(group_mask, acc[e], offset, kGroup);
+  if (nz_lane == 0 && col0 < p.n) {
+    const std::int32_t row = p.out_row[slot];
+    const int exponent = p.slot_exponent ? p.slot_exponent[slot] : 0;  // not after the row: no load chain
+    if (row >= 0) write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc);
+  }
+}
+
+/// Blocks [0, long_count) take one long-row block each (csr_long_row_blocks), the next ones one medium row per
+/// warp, the rest kCsrBlockThreads / group short rows each (longest rows first: they are the tail otherwise).
+/// blockIdx.y is the pass over columns (256 per pass).
+template <OperandMode kMode, int kChunks, int kNzLanes, BRead kRead, typename OutT>
+__global__ void __launch_bounds__(kCsrBlockThreads, kMinBlocksPerSm<kRead>) csr_spmm_kernel(const CsrSpmmParams p) {
+  static_assert(kRead == BRead::chunk || kChunks == 1, "a narrow B has one chunk");
+  const int pass_col0 = blockIdx.y * kCsrPassColumns;
+  const std::int32_t medium_blocks = (p.medium_count + kBlockWarps - 1) / kBlockWarps;
+  const std::int32_t block = static_cast<std::int32_t>(blockIdx.x);
+  if (block < p.long_count)
+    long_row<kMode, kChunks, kRead, OutT>(p, p.long_blocks[block], pass_col0);
+  else if (block < p.long_count + medium_blocks)
+    short_rows<kMode, kChunks, kWarp / kChunks, kRead, OutT>(p, p.medium_slots, p.medium_count, block - p.long_count,
+                                                            pass_col0);
+  else
+    short_rows<kMode, kChunks, kNzLanes, kRead, OutT>(p, p.short_slots, p.short_count,
+                                                     block - p.long_count - medium_blocks, pass_col0);
+}
+
+/// The table entry of one instantiation (kernel_table.hpp).
+template <OperandMode kMode, typename OutT, int kChunks, int kNzLanes, BRead kRead>
+constexpr CsrKernel csr_kernel_entry() {
+  constexpr CsrShape kShape{kChunks, kNzLanes, kRead != BRead::chunk, kRead == BRead::one_column};
+  return {CsrKernelKey{kMode, output_type_of<OutT>(), kShape}, csr_spmm_kernel<kMode, kChunks, kNzLanes, kRead, OutT>};
+}
+
+}  // namespace bcsr24::kernels::csr
