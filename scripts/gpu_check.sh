@@ -47,6 +47,9 @@ if has build; then
   fi
   [[ -n "${mpi_prefix:-}" ]] && cfg+=(-DMPI_CXX_COMPILER="$mpi_prefix/bin/mpicxx")
   { cmake "${cfg[@]}" && cmake --build "$build" -j"$(nproc)"; } 2>&1 | tee "$out/build.log" | tail -n 5
+  # Every kernel entry point with its registers and spills (none may spill): $out/spills/entries.tsv.
+  echo "== register spills (scripts/check_spills.sh)"
+  check spills bash -o pipefail -c "scripts/check_spills.sh '$build' '$out/spills' 2>&1 | tee '$out/spills.log' | grep -v '^    '"
 fi
 
 if has test; then
