@@ -78,7 +78,7 @@ def csr_kernel_reachable(mode: str, output: str, read: str, chunks: int, nz_lane
 # Translation units per kernel; entries are spread over them by estimated compile time (longest first, each to
 # the unit with the least so far), so that a parallel build does not wait on one large unit.
 TILE_UNITS = 10
-CSR_UNITS = 6
+CSR_UNITS = 8
 
 
 class TileEntry(NamedTuple):

@@ -19,12 +19,14 @@ extern const TileKernel kTileKernels06[17];
 extern const TileKernel kTileKernels07[17];
 extern const TileKernel kTileKernels08[18];
 extern const TileKernel kTileKernels09[18];
-extern const CsrKernel kCsrKernels00[33];
-extern const CsrKernel kCsrKernels01[33];
-extern const CsrKernel kCsrKernels02[33];
-extern const CsrKernel kCsrKernels03[33];
-extern const CsrKernel kCsrKernels04[33];
-extern const CsrKernel kCsrKernels05[33];
+extern const CsrKernel kCsrKernels00[24];
+extern const CsrKernel kCsrKernels01[24];
+extern const CsrKernel kCsrKernels02[25];
+extern const CsrKernel kCsrKernels03[25];
+extern const CsrKernel kCsrKernels04[25];
+extern const CsrKernel kCsrKernels05[25];
+extern const CsrKernel kCsrKernels06[25];
+extern const CsrKernel kCsrKernels07[25];
 }  // namespace generated
 
 // The table declares a deep pipeline exactly where it has more stages than the standard one.
@@ -82,12 +84,14 @@ constexpr KernelTablePart<TileKernel> kTileParts[] = {
     {generated::kTileKernels09, 18},
 };
 constexpr KernelTablePart<CsrKernel> kCsrParts[] = {
-    {generated::kCsrKernels00, 33},
-    {generated::kCsrKernels01, 33},
-    {generated::kCsrKernels02, 33},
-    {generated::kCsrKernels03, 33},
-    {generated::kCsrKernels04, 33},
-    {generated::kCsrKernels05, 33},
+    {generated::kCsrKernels00, 24},
+    {generated::kCsrKernels01, 24},
+    {generated::kCsrKernels02, 25},
+    {generated::kCsrKernels03, 25},
+    {generated::kCsrKernels04, 25},
+    {generated::kCsrKernels05, 25},
+    {generated::kCsrKernels06, 25},
+    {generated::kCsrKernels07, 25},
 };
 
 }  // namespace
