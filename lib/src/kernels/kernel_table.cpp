@@ -72,13 +72,17 @@ const CsrKernel& csr_kernel(const CsrKernelKey& key) {
 }
 
 int tile_blocks_per_sm(const TileKernel& kernel, SmLimits sm) noexcept {
-  return blocks_per_sm(kernel.register_blocks, kernel.shared_bytes, sm);
+  return blocks_per_sm(kernel.register_blocks(sm.compute_capability), kernel.shared_bytes, sm);
 }
 
 SmLimits device_sm_limits(int device) {
   SmLimits sm{};
+  int major = 0, minor = 0;
   BCSR24_CUDA_CHECK(cudaDeviceGetAttribute(&sm.shared_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   BCSR24_CUDA_CHECK(cudaDeviceGetAttribute(&sm.reserved_per_block, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  BCSR24_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  BCSR24_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  sm.compute_capability = major * 10 + minor;
   return sm;
 }
 

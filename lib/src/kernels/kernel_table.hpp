@@ -30,7 +30,8 @@ struct TileKernel {
   void (*fn)(SpmmParams) = nullptr;
   int shared_bytes = 0;     ///< dynamic shared memory per block
   int stages = 0;           ///< pipeline stages per warp of the dense loop (1: no pipelining)
-  int register_blocks = 0;  ///< blocks per SM its register budget allows (tile_geometry.hpp)
+  /// Blocks per SM its register budget allows on compute capability cc (tile_geometry.hpp)
+  int (*register_blocks)(int cc) = nullptr;
 };
 
 /// What a plan asks of the CSR kernel.

@@ -8,6 +8,7 @@ namespace bcsr24::kernels {
 struct SmLimits {
   int shared_bytes;        ///< shared memory of one SM that blocks may use (cudaDevAttrMaxSharedMemoryPerMultiprocessor)
   int reserved_per_block;  ///< shared memory the system keeps per resident block (cudaDevAttrReservedSharedMemoryPerBlock)
+  int compute_capability;  ///< major * 10 + minor: register budgets that avoid spills differ between architectures
 };
 
 /// The limits of compute capability `cc` (major * 10 + minor), from the CUDA C++ Programming Guide's table of
@@ -17,16 +18,16 @@ constexpr SmLimits sm_limits(int cc) {
   switch (cc) {
     case 80:  // A100
     case 87:  // Jetson Orin
-      return {164 * 1024, 1024};
+      return {164 * 1024, 1024, cc};
     case 90:   // H100, H200
     case 100:  // B200
     case 103:  // B300
-      return {228 * 1024, 1024};
+      return {228 * 1024, 1024, cc};
     case 86:   // GA10x
     case 89:   // AD10x (L4, L40)
     case 120:  // GB20x
     default:
-      return {100 * 1024, 1024};
+      return {100 * 1024, 1024, cc};
   }
 }
 

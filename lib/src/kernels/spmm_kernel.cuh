@@ -408,7 +408,8 @@ __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const T
 /// Blocks per SM an instantiation's registers are allocated for on the architecture being compiled.
 template <int kSliceWidth, OperandMode kMode, int kStages, bool kHasSparseList, int kRows>
 constexpr int compiled_blocks_per_sm() {
-  return blocks_per_sm(register_blocks_per_sm<kSliceWidth, kMode, kStages, kHasSparseList, kRows>(),
+  return blocks_per_sm(register_blocks_per_sm<kSliceWidth, kMode, kStages, kHasSparseList, kRows>(
+                           kCompiledSmLimits.compute_capability),
                        spmm_shared_bytes<kSliceWidth, kStages, kHasSparseList, kMode>(), kCompiledSmLimits);
 }
 

@@ -37,7 +37,7 @@ constexpr TileKernel tile_kernel_entry() {
   return {TileKernelKey{kKind, kMode, kSliceWidth, kPipeline, output_type_of<OutT>(), kBRows, kSplitBands},
           bcsr24_spmm_kernel<kSliceWidth, kMode, kStages, kSparseList, kRows, OutT, kSplitBands>,
           spmm_shared_bytes<kSliceWidth, kStages, kSparseList, kMode>(), kStages,
-          register_blocks_per_sm<kSliceWidth, kMode, kStages, kSparseList, kRows>()};
+          &register_blocks_per_sm<kSliceWidth, kMode, kStages, kSparseList, kRows>};
 }
 
 }  // namespace bcsr24::kernels
