@@ -72,11 +72,13 @@ for arch in $archs; do
   spilling=$(awk -F'\t' -v a="$sm" '$1 == a && ($4 > 0 || $5 > 0)' "$out/entries.tsv" | wc -l)
   tile=$(awk -F'\t' -v a="$sm" '$1 == a && $6 ~ /bcsr24_spmm_kernel</' "$out/entries.tsv" | wc -l)
   csr=$(awk -F'\t' -v a="$sm" '$1 == a && $6 ~ /csr_spmm_kernel</' "$out/entries.tsv" | wc -l)
-  echo "$sm: $total kernel entry points ($tile tile kernel, $csr CSR kernel, $((total - tile - csr)) other); $spilling spill"
+  other=$((total - tile - csr))
+  echo "$sm: $total kernel entry points ($tile tile kernel, $csr CSR kernel, $other other); $spilling spill"
   if ((spilling > 0)); then
     status=1
     echo "  spilling (registers, spill store / load bytes, kernel):"
-    awk -F'\t' -v a="$sm" '$1 == a && ($4 > 0 || $5 > 0) { printf "    %s regs, %s / %s bytes: %s\n", $2, $4, $5, $6 }' \
+    awk -F'\t' -v a="$sm" '$1 == a && ($4 > 0 || $5 > 0) {
+      printf "    %s regs, %s / %s bytes: %s\n", $2, $4, $5, $6 }' \
       "$out/entries.tsv"
   fi
 done

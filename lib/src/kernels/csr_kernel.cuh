@@ -7,8 +7,9 @@
 // nz_lanes threads of a chunk split the row's entries and are summed by shuffles in a fixed order. A medium
 // row gets a whole warp the same way; a long row gets a whole block (8 warps), summed across warps through
 // shared memory in a fixed order. All three kinds run in one launch (the first blocks take the long rows, which
-// are the tail otherwise); results are bit-identical run to run. Every slot writes its whole row of C, so an empty row still gets beta * C. A row that would take
-// more than a few rounds of loads even on a block (thousands of entries at wide n) gets several blocks, each on
+// are the tail otherwise); results are bit-identical run to run. Every slot writes its whole row of C, so an
+// empty row still gets beta * C. A row that would take more than a few rounds of loads even on a block (thousands
+// of entries at wide n) gets several blocks, each on
 // a share of the pass's 8-column chunks with proportionally more lanes per chunk; no partial sums cross blocks.
 // With fewer than 8 columns B is read element by element, in whatever alignment and leading dimension it has;
 // n = 1 (SpMV) has its own instantiation with one accumulator per thread, whose smaller register need lets

@@ -6,8 +6,8 @@
 namespace bcsr24::kernels {
 
 struct SmLimits {
-  int shared_bytes;        ///< shared memory of one SM that blocks may use (cudaDevAttrMaxSharedMemoryPerMultiprocessor)
-  int reserved_per_block;  ///< shared memory the system keeps per resident block (cudaDevAttrReservedSharedMemoryPerBlock)
+  int shared_bytes;        ///< shared memory of one SM for blocks (cudaDevAttrMaxSharedMemoryPerMultiprocessor)
+  int reserved_per_block;  ///< kept by the system per resident block (cudaDevAttrReservedSharedMemoryPerBlock)
   int compute_capability;  ///< major * 10 + minor: register budgets that avoid spills differ between architectures
 };
 

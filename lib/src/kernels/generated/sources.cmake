@@ -6,8 +6,6 @@ set(BCSR24_KERNEL_TABLE_SOURCES
   src/kernels/generated/csr_kernels_03.cu
   src/kernels/generated/csr_kernels_04.cu
   src/kernels/generated/csr_kernels_05.cu
-  src/kernels/generated/csr_kernels_06.cu
-  src/kernels/generated/csr_kernels_07.cu
   src/kernels/generated/kernel_table_parts.cpp
   src/kernels/generated/tile_kernels_00.cu
   src/kernels/generated/tile_kernels_01.cu
@@ -17,6 +15,4 @@ set(BCSR24_KERNEL_TABLE_SOURCES
   src/kernels/generated/tile_kernels_05.cu
   src/kernels/generated/tile_kernels_06.cu
   src/kernels/generated/tile_kernels_07.cu
-  src/kernels/generated/tile_kernels_08.cu
-  src/kernels/generated/tile_kernels_09.cu
 )
