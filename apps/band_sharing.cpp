@@ -22,10 +22,10 @@
 
 #include "bcsr24/error.hpp"
 #include "bcsr24/matrix_market.hpp"
-#include "bcsr24/mesh.hpp"
-#include "bcsr24/reorder.hpp"
-#include "bcsr24/synthetic.hpp"
-#include "bcsr24/tile_layout.hpp"
+#include "bcsr24_testkit/mesh.hpp"
+#include "format/reorder.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
+#include "format/tile_layout.hpp"
 
 namespace {
 

@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/mesh.hpp"
+#include "format/convert.hpp"
+#include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 
 namespace {
 

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
 #include "cuda_resources.hpp"

@@ -26,11 +26,13 @@
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/device.hpp"
+#include "bcsr24/spmm_plan.hpp"
+#include "device/plan_access.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
-#include "bcsr24/metrics.hpp"
+#include "bcsr24_testkit/metrics.hpp"
 #include "bcsr24/precision.hpp"
 #include "cusparse_baselines.hpp"
 #include "matrix_source.hpp"
@@ -107,7 +109,7 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
 /// "_whole" runs every band as one block (PlanOptions::split_long_bands off), "_standard" and "_deep" force the
 /// tile pipeline depth (PlanOptions::tile_pipeline), "_grouped" and "_ungrouped" switch band groups on or off
 /// (PlanOptions::band_groups).
-std::string strip_plan_suffix(const std::string& method, PlanOptions& options) {
+std::string strip_plan_suffix(const std::string& method, PlanKnobs& options) {
   struct Suffix { const char* text; bool split_long_bands; TilePipeline pipeline; BandGroups groups; };
   const Suffix suffixes[] = {{"_whole", false, TilePipeline::automatic, BandGroups::automatic},
                              {"_standard", true, TilePipeline::standard, BandGroups::automatic},
@@ -204,7 +206,7 @@ int main(int argc, char** argv) {
     UploadOptions upload;
     // "<kernel>_whole", "_standard", "_deep": the kernel with other plan options (for comparison).
     auto base_method = [](const std::string& m) {
-      PlanOptions ignored;
+      PlanKnobs ignored;
       return strip_plan_suffix(m, ignored);
     };
     for (const auto& method : methods) {
@@ -246,7 +248,7 @@ int main(int argc, char** argv) {
       thesis_options.reorder = Reordering::none;
       thesis_host = std::make_unique<Bcsr24Matrix>(convert_to_bcsr24(csr, thesis_options));
       thesis_census = thesis_host->census();
-      thesis_dev = std::make_unique<DeviceMatrix>(*thesis_host, false);
+      thesis_dev = std::make_unique<DeviceMatrix>(*thesis_host, UploadOptions{});
     }
 
     DeviceMatrix dev(host, upload);
@@ -348,7 +350,7 @@ int main(int argc, char** argv) {
         const TileCensus& method_census = thesis_layout_method ? thesis_census : census;
         const SpmmCost cost = thesis_layout_method ? spmm_cost(thesis_census, csr.rows, csr.cols, n) : chosen_cost;
         if (thesis_layout_method) {
-          plan = std::make_unique<SpmmPlan>(*thesis_dev, n, KernelKind::split_pipelined);
+          plan = std::make_unique<SpmmPlan>(detail::PlanAccess::make(*thesis_dev, n, KernelKind::split_pipelined));
           run = [&, n](cudaStream_t s) {
             plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
           };
@@ -356,9 +358,11 @@ int main(int argc, char** argv) {
                    base == "dense_bt" || base == "dense_pipelined" || base == "split_pipelined" ||
                    base == "csr_cuda_cores" || base == "auto") {
           PlanOptions plan_options;
-          strip_plan_suffix(method, plan_options);
+          PlanKnobs knobs;
+          strip_plan_suffix(method, knobs);
           plan_options.input = variant.input;
-          plan = std::make_unique<SpmmPlan>(device_for(variant), n, kernel_from_name(base), plan_options);
+          plan = std::make_unique<SpmmPlan>(
+              detail::PlanAccess::make(device_for(variant), n, kernel_from_name(base), plan_options, knobs));
           if (base == "auto") {
             const PlanReport& r = plan->report();
             const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
@@ -369,7 +373,7 @@ int main(int argc, char** argv) {
                             r.band_groups, r.tile_stages, double(r.band_group_steps) / double(tiles));
             else
               std::snprintf(pipeline, sizeof pipeline, "tile pipeline %s (%d stage%s per warp)",
-                            tile_pipeline_name(r.tile_pipeline), r.tile_stages, r.tile_stages == 1 ? "" : "s");
+                            r.deep_tile_pipeline ? "deep" : "standard", r.tile_stages, r.tile_stages == 1 ? "" : "s");
             std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR: nonzeros %.1f%% "
                         "2:4 tiles, %.1f%% dense tiles, %.1f%% CSR; %s; %s | | | | | | | |\n",
                         n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands,

@@ -7,10 +7,10 @@
 #include <exception>
 #include <string>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/matrix_market.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"gen_xdys: write a synthetic XdYs matrix (X% dense tiles, Y% 2:4 tiles, 16x32 tiles) as .mtx"};

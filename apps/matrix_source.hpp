@@ -11,8 +11,8 @@
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/matrix_market.hpp"
-#include "bcsr24/mesh.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "bcsr24_testkit/mesh.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 
 namespace bcsr24::bench {
 

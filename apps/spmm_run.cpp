@@ -26,20 +26,21 @@
 #include "cuda_resources.hpp"
 #include "text_report.hpp"
 #include "gpu_timing.hpp"
-#include "bcsr24/bcsr24_matrix.hpp"
-#include "bcsr24/convert.hpp"
+#include "format/bcsr24_matrix.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/device.hpp"
+#include "device/plan_access.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/matrix_market.hpp"
-#include "bcsr24/mesh.hpp"
-#include "bcsr24/metrics.hpp"
+#include "bcsr24_testkit/mesh.hpp"
+#include "bcsr24_testkit/metrics.hpp"
 #include "bcsr24/precision.hpp"
-#include "bcsr24/reference.hpp"
-#include "bcsr24/serialize.hpp"
-#include "bcsr24/synthetic.hpp"
-#include "bcsr24/tile_layout.hpp"
+#include "format/reference.hpp"
+#include "format/serialize.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
+#include "format/tile_layout.hpp"
 #ifdef BCSR24_HAS_NCCL
 #include "spmm_run_distributed.hpp"
 #endif
@@ -305,27 +306,6 @@ bool has_suffix(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-const char* field_name(bcsr24::MmField field) {
-  switch (field) {
-    case bcsr24::MmField::real: return "real";
-    case bcsr24::MmField::double_: return "double";
-    case bcsr24::MmField::integer: return "integer";
-    case bcsr24::MmField::pattern: return "pattern";
-    case bcsr24::MmField::complex: return "complex";
-  }
-  return "?";
-}
-
-const char* symmetry_name(bcsr24::MmSymmetry symmetry) {
-  switch (symmetry) {
-    case bcsr24::MmSymmetry::general: return "general";
-    case bcsr24::MmSymmetry::symmetric: return "symmetric";
-    case bcsr24::MmSymmetry::skew_symmetric: return "skew-symmetric";
-    case bcsr24::MmSymmetry::hermitian: return "hermitian";
-  }
-  return "?";
-}
-
 // ------------------------------------------------------------------------------------------------------------
 // Input: Matrix Market file, .b24 file or synthetic XdYs matrix
 // ------------------------------------------------------------------------------------------------------------
@@ -422,8 +402,8 @@ LoadedMatrix load_matrix(const Options& options, bool show_progress, bool conver
       loaded.reference_csr = bcsr24::read_matrix_market(path, mm_options, &info);
       loaded.preprocessing_json["read_s"] = watch.seconds();
       progress.done(watch.seconds());
-      loaded.matrix_json = {{"field", field_name(info.field)},
-                            {"symmetry", symmetry_name(info.symmetry)},
+      loaded.matrix_json = {{"field", info.field},
+                            {"symmetry", info.symmetry},
                             {"file_entries", info.entries}};
     }
     loaded.matrix_json["path"] = path;
@@ -490,7 +470,7 @@ json census_json(const bcsr24::TileCensus& census) {
           {"empty_tile_rows", census.empty_tile_rows},
           {"max_tiles_per_tile_row", census.max_tiles_per_tile_row},
           {"index_bytes", census.index_bytes},
-          {"b_row_index", census.b_row_index == bcsr24::BRowIndex::implicit ? "implicit" : "gathered"},
+          {"b_row_index", census.gathered_b_rows ? "gathered" : "implicit"},
           {"row_order_bytes", census.row_order_bytes},
           {"layout", bcsr24::layout_name(census.layout)},
           {"reordering", bcsr24::reordering_name(census.reordering)}};
@@ -777,7 +757,7 @@ json plan_json(const bcsr24::PlanReport& plan) {
                            {"csr", share(double(plan.csr_bytes), bytes)}}},
           {"split_bands", plan.split_bands},
           {"split_parts", plan.split_parts},
-          {"tile_pipeline", tile_pipeline_name(plan.tile_pipeline)},
+          {"tile_pipeline", plan.deep_tile_pipeline ? "deep" : "standard"},
           {"tile_stages", plan.tile_stages},
           {"band_groups", plan.band_groups},
           {"band_group_steps", plan.band_group_steps},
@@ -1017,7 +997,7 @@ std::vector<json> run_gpu_kernels(const Options& options, const LoadedMatrix& lo
   std::vector<json> results;
 
   for (bcsr24::KernelKind kind : kernels) {
-    const bcsr24::SpmmPlan plan(device_matrix, n, kind, plan_options);
+    const bcsr24::SpmmPlan plan = bcsr24::detail::PlanAccess::make(device_matrix, n, kind, plan_options);
     auto reset_c = [&] {
       if (options.beta == 0.0)
         SPMM_RUN_CUDA(cudaMemsetAsync(c_device.get(), 0xFF, c_device.bytes(), stream.get()));  // NaN in f32 and f16
@@ -1355,12 +1335,12 @@ int run_distributed_mode(const Options& options) {
     job.a = &loaded.reference_csr;
     job.converted = root ? &loaded.bcsr : nullptr;
     // The single-GPU mapping of the options (load_matrix), for every rank's parts and the baseline.
-    job.options.convert.scaling = options.scaling == "none"   ? bcsr24::ScalingPolicy::none
+    job.options.scaling = options.scaling == "none"   ? bcsr24::ScalingPolicy::none
                                   : options.scaling == "auto" ? bcsr24::ScalingPolicy::automatic
                                                               : bcsr24::ScalingPolicy::per_row;
-    job.options.convert.precision = bcsr24::precision_from_name(options.precision);
-    job.options.convert.layout = bcsr24::layout_from_name(options.layout);
-    job.options.convert.reorder = bcsr24::reordering_from_name(options.reorder);
+    job.options.precision = bcsr24::precision_from_name(options.precision);
+    job.options.layout = bcsr24::layout_from_name(options.layout);
+    job.options.reorder = bcsr24::reordering_from_name(options.reorder);
     job.n = inputs.n;
     job.b = &inputs.b;
     job.c0 = &inputs.c0;

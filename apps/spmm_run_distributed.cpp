@@ -27,6 +27,7 @@
 #include "gpu_timing.hpp"
 #include "rank_group.hpp"
 #include "bcsr24/device.hpp"
+#include "device/plan_access.hpp"
 #include "bcsr24/distributed_operator.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/precision.hpp"
@@ -64,7 +65,7 @@ std::string device_name(int device) {
 
 /// fp16 matrices take B in fp16; bf16 and split ones in fp32 (the same values, widened exactly), as spmm_run's
 /// single-GPU path gives them.
-bool fp32_b(const DistributedJob& job) { return job.options.convert.precision != Precision::fp16; }
+bool fp32_b(const DistributedJob& job) { return job.options.precision != Precision::fp16; }
 
 std::string nccl_version() {
   int code = 0;
@@ -284,7 +285,7 @@ Baseline run_baseline(const DistributedJob& job, int device, bool keep_c) {
   ProgressLine progress(job.show_progress, "distributed: single-GPU baseline on device " + std::to_string(device));
   Stopwatch watch;
   try {
-    const SparseOperator op = SparseOperator::from_host(*job.converted, job.options);
+    const SparseOperator op = detail::OperatorAccess::from_host(*job.converted, job.options);
     op.upload();
     const bool f32_b = fp32_b(job);
     PlanOptions plan_options;
@@ -332,7 +333,7 @@ Baseline run_baseline(const DistributedJob& job, int device, bool keep_c) {
       if (l2_bytes > 0) l2_flush.emplace(static_cast<std::size_t>(l2_bytes) * 2);
     }
     baseline.ms = bench::time_gpu_runs(multiply, job.warmup, job.reps, l2_flush ? &*l2_flush : nullptr, stream.get());
-    baseline.operator_bytes = op.device().device_bytes();
+    baseline.operator_bytes = op.device_bytes();
     baseline.plan_bytes = plan.workspace_bytes();
     baseline.ran = true;
   } catch (const SizeLimitError& error) {

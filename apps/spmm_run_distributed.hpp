@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bcsr24/bcsr24_matrix.hpp"
+#include "format/bcsr24_matrix.hpp"
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/sparse_operator.hpp"

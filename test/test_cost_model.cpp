@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "format/convert.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 #include "device/cost_model.hpp"
 #include "format/band_csr.hpp"
 

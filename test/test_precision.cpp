@@ -14,11 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/precision.hpp"
-#include "bcsr24/reference.hpp"
+#include "format/reference.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;

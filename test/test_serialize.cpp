@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/tile_layout.hpp"
+#include "format/convert.hpp"
+#include "format/tile_layout.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/serialize.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "format/serialize.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;

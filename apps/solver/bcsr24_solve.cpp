@@ -304,7 +304,7 @@ RunReport run_backend(const Problem& problem, InnerBackend backend, const Option
   report.backend = backend;
   const bool scaled = o.inner_scaling == "jacobi";
   bcsr24::OperatorOptions operator_options;
-  operator_options.convert.precision = bcsr24::precision_from_name(o.inner_precision);
+  operator_options.precision = bcsr24::precision_from_name(o.inner_precision);
   OuterOptions outer = outer_options(o);
   InnerOptions inner_options = inner_solve_options(o);
   const OuterObserver observer = progress_printer(o);

@@ -596,7 +596,7 @@ std::int64_t GpuSystem::device_bytes() const {
                       s.inner_row_scale.bytes() + s.dots_partial.bytes() + s.inner_blocks[0].bytes() +
                       s.inner_blocks[1].bytes();
   if (s.inner_product32) bytes += s.inner_product32->bytes();
-  if (s.plan) bytes += std::size_t(s.inner_matrix->op->device().device_bytes() + s.plan->workspace_bytes());
+  if (s.plan) bytes += std::size_t(s.inner_matrix->op->device_bytes() + s.plan->workspace_bytes());
 #if BCSR24_HAS_NCCL
   if (s.exchange) bytes += std::size_t(s.exchange->device_bytes());
   if (s.distributed_plan)

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "bcsr24/csr_matrix.hpp"
-#include "bcsr24/mesh.hpp"
+#include "bcsr24_testkit/mesh.hpp"
 
 namespace bcsr24::solver {
 

@@ -35,6 +35,13 @@ struct DeviceBytes {
 
 }  // namespace
 
+DeviceMatrix upload_all(const Bcsr24Matrix& host) { return DeviceMatrix(host, UploadOptions{true, CsrCopy::all}); }
+
+SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel, const PlanOptions& options,
+                   const PlanKnobs& knobs) {
+  return detail::PlanAccess::make(dev, n, kernel, options, knobs);
+}
+
 GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
                        const GpuCase& cfg) {
   const std::int32_t m = a.rows, k = a.cols, n = cfg.n;
@@ -79,9 +86,10 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
 
   PlanOptions options;
   options.output = cfg.output;
-  options.split_long_bands = cfg.split_long_bands;
-  options.band_groups = cfg.band_groups;
-  SpmmPlan plan(dev, n, kernel, options);
+  PlanKnobs knobs;
+  knobs.split_long_bands = cfg.split_long_bands;
+  knobs.band_groups = cfg.band_groups;
+  const SpmmPlan plan = make_plan(dev, n, kernel, options, knobs);
   // Every run starts from the same poisoned C; the last one is checked, so state a run leaves behind in the
   // plan (split-band counters) must be right for the next.
   for (int run = 0; run < std::max(1, cfg.runs); ++run) {

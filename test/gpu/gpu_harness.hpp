@@ -4,10 +4,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "bcsr24/bcsr24_matrix.hpp"
 #include "bcsr24/csr_matrix.hpp"
-#include "bcsr24/device.hpp"
 #include "bcsr24/precision.hpp"
+#include "bcsr24/spmm_plan.hpp"
+#include "device/plan_access.hpp"
+#include "format/bcsr24_matrix.hpp"
 
 namespace bcsr24::test {
 
@@ -20,8 +21,8 @@ struct GpuCase {
   std::int64_t b_offset = 0;      ///< B starts this many fp16 past an aligned allocation (0 = aligned)
   OutputType output = OutputType::f32;
   std::uint64_t seed = 1;
-  bool split_long_bands = true;   ///< PlanOptions::split_long_bands
-  BandGroups band_groups = BandGroups::automatic;  ///< PlanOptions::band_groups
+  bool split_long_bands = true;   ///< PlanKnobs::split_long_bands
+  BandGroups band_groups = BandGroups::automatic;  ///< PlanKnobs::band_groups
   int runs = 1;                   ///< runs of the same plan (C poisoned again before each); the last is checked
 };
 
@@ -34,6 +35,12 @@ struct GpuCheck {
   std::vector<float> c;          ///< the kernel's output (rows x ldc, as float)
   std::vector<float> c_initial;  ///< C as uploaded before the run (rows x ldc, as float)
 };
+
+/// The matrix on the device with every list every kernel needs (the all-dense list, CSR rows of every band).
+DeviceMatrix upload_all(const Bcsr24Matrix& host);
+/// A plan on an uploaded matrix, with the experimental knobs (what SparseOperator::make_plan builds).
+SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel = KernelKind::automatic,
+                   const PlanOptions& options = {}, const PlanKnobs& knobs = {});
 
 /// Converts nothing: `host` must be convert_to_bcsr24(a). Runs `kernel` (cfg.runs times) on `dev` with B random fp16 and
 /// C poisoned (NaN when beta == 0, random otherwise), copies C back and compares every output element.

@@ -6,8 +6,8 @@
 #include <random>
 #include <string>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/device.hpp"
+#include "format/convert.hpp"
+#include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/matrix_market.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "test_support.hpp"
@@ -36,7 +36,7 @@ ConvertOptions aligned_file_order() {
 
 Prepared prepare(CsrMatrix csr, const ConvertOptions& options = aligned_file_order()) {
   Bcsr24Matrix host = convert_to_bcsr24(csr, options);
-  DeviceMatrix dev(host, true);
+  DeviceMatrix dev = test::upload_all(host);
   return Prepared{std::move(csr), std::move(host), std::move(dev)};
 }
 

@@ -1,8 +1,9 @@
 // Names of the kernels, as used on command lines and in reports.
 #include <string>
 
-#include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
+#include "bcsr24/spmm_plan.hpp"
+#include "bcsr24_experimental/plan_knobs.hpp"
 
 namespace bcsr24 {
 
@@ -39,6 +40,8 @@ const char* input_type_name(InputType type) noexcept {
   return "?";
 }
 
+namespace experimental {
+
 const char* tile_pipeline_name(TilePipeline pipeline) noexcept {
   switch (pipeline) {
     case TilePipeline::automatic: return "auto";
@@ -57,4 +60,5 @@ const char* band_groups_name(BandGroups groups) noexcept {
   return "?";
 }
 
+}  // namespace experimental
 }  // namespace bcsr24

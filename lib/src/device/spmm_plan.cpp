@@ -11,13 +11,14 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
+#include "bcsr24/spmm_plan.hpp"
 #include "device/band_groups.hpp"
 #include "device/cost_model.hpp"
 #include "device/cuda_check.hpp"
 #include "device/device_buffer.hpp"
 #include "device/device_matrix_impl.hpp"
+#include "device/plan_access.hpp"
 #include "device/tile_schedule.hpp"
 #include "kernels/band_group_params.hpp"
 #include "kernels/csr_params.hpp"
@@ -26,7 +27,11 @@
 namespace bcsr24 {
 
 struct SpmmPlan::Impl {
+  /// Fixes everything a run needs (the body of SparseOperator::make_plan after the upload).
+  void build(const DeviceMatrix& matrix, std::int32_t n, KernelKind kernel, const PlanOptions& options,
+             const PlanKnobs& knobs);
   const DeviceMatrix::Impl* a = nullptr;
+  const DeviceBandCsr* csr = nullptr;  // the CSR copy the plan's CSR part reads (the matrix's candidates or every band)
   std::int32_t n = 0;
   KernelKind kernel = KernelKind::automatic;
   KernelKind tile_kernel = KernelKind::split_pipelined;  // the rung that runs the tile bands
@@ -140,11 +145,12 @@ std::string band_groups_obstacle(const DeviceMatrix::Impl& m, KernelKind kernel,
 
 /// Which bands go to CSR for `kernel` (1) and the report's reason and predictions; `csr_part_ns` is the predicted
 /// time of an automatic plan's CSR launch (0 without one), which a grouped tile part is added to.
-std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t n, KernelKind kernel,
-                                       std::int32_t tiles_per_part, PlanReport& report, double& csr_part_ns) {
+std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, const DeviceBandCsr& csr, std::int32_t n,
+                                       KernelKind kernel, std::int32_t tiles_per_part, PlanReport& report,
+                                       double& csr_part_ns) {
   const std::size_t bands = m.band_stats.size();
   std::vector<std::uint8_t> has_csr(bands);
-  for (std::size_t b = 0; b < bands; ++b) has_csr[b] = m.csr.first_slot[b] >= 0;
+  for (std::size_t b = 0; b < bands; ++b) has_csr[b] = csr.first_slot[b] >= 0;
   const detail::CostContext ctx{n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes, tiles_per_part};
   const detail::PathChoice choice = detail::choose_paths(m.band_stats, has_csr, ctx);
   report.tiles_only_us = choice.tiles_only_ns / 1e3;
@@ -157,10 +163,10 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t
       report.reason = choice.reason;
       return choice.to_csr;
     case KernelKind::csr_cuda_cores:
-      if (m.csr.bands != static_cast<std::int32_t>(bands))
-        throw InvalidArgument("SpmmPlan: kernel csr_cuda_cores needs a CSR copy of every band (UploadOptions::csr = "
-                              "all); this matrix has " + std::to_string(m.csr.bands) + " of " +
-                              std::to_string(bands));
+      if (csr.bands != static_cast<std::int32_t>(bands))
+        throw InvalidArgument("SpmmPlan: kernel csr_cuda_cores needs a CSR copy of every band "
+                              "(DeviceMatrix::add_csr_of_every_band); this matrix has " + std::to_string(csr.bands) +
+                              " of " + std::to_string(bands));
       report.predicted_us = report.csr_only_us;
       report.reason = "requested";
       return std::vector<std::uint8_t>(bands, 1);
@@ -173,15 +179,24 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t
 
 }  // namespace
 
-SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, const PlanOptions& options)
-    : impl_(std::make_unique<Impl>()) {
+SpmmPlan detail::PlanAccess::make(const DeviceMatrix& a, std::int32_t n, KernelKind kernel,
+                                   const PlanOptions& options, const PlanKnobs& knobs) {
+  auto impl = std::make_unique<SpmmPlan::Impl>();
+  impl->build(a, n, kernel, options, knobs);
+  return SpmmPlan(std::move(impl));
+}
+
+SpmmPlan::SpmmPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+void SpmmPlan::Impl::build(const DeviceMatrix& matrix, std::int32_t n, KernelKind kernel, const PlanOptions& options,
+                           const PlanKnobs& knobs) {
   if (n < 1) throw InvalidArgument("SpmmPlan: n must be >= 1, got " + std::to_string(n));
-  const DeviceMatrix::Impl& m = a.impl();
+  const DeviceMatrix::Impl& m = matrix.impl();
   const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
   if (dense_kernel && !m.has_merged_dense)
     throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
-                          " needs the matrix uploaded with with_merged_dense = true");
-  Impl& p = *impl_;
+                          " needs the all-dense tile list on the device (DeviceMatrix::add_merged_dense)");
+  Impl& p = *this;
   InputType input = InputType::f16;
   p.mode = operand_mode(m.precision, options.input, options.output, input);
   if (dense_kernel && p.mode != kernels::OperandMode::f16)
@@ -214,17 +229,21 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   grid.deep_slots =
       std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width, p.mode, TilePipeline::deep);
   p.tile_pipeline =
-      detail::tile_pipeline_for(options.tile_pipeline, kernels::has_deep_pipeline(p.slice_width, p.mode), grid);
-  report.tile_pipeline = p.tile_pipeline;
+      detail::tile_pipeline_for(knobs.tile_pipeline, kernels::has_deep_pipeline(p.slice_width, p.mode), grid);
+  report.deep_tile_pipeline = p.tile_pipeline == TilePipeline::deep;
   // Bands far longer than one block slot's fair share of the tiles are split over several blocks.
   const std::int32_t tiles_per_part =
-      options.split_long_bands
+      knobs.split_long_bands
           ? detail::split_tiles_per_part(m.band_stats,
                                          std::int64_t(m.multiprocessors) *
                                              kernels::tile_blocks_per_sm(p.slice_width, p.mode, p.tile_pipeline))
           : 0;
   double csr_part_ns = 0.0;
-  const std::vector<std::uint8_t> to_csr = assign_bands(m, n, kernel, tiles_per_part, report, csr_part_ns);
+  // csr_cuda_cores reads the copy of every band where the matrix has one; automatic plans the candidates' copy.
+  const DeviceBandCsr* every_band = m.csr_of_every_band();
+  p.csr = kernel == KernelKind::csr_cuda_cores && every_band != nullptr ? every_band : &m.csr;
+  const DeviceBandCsr& csr = *p.csr;
+  const std::vector<std::uint8_t> to_csr = assign_bands(m, csr, n, kernel, tiles_per_part, report, csr_part_ns);
 
   // Tile part: the descriptors of the tile bands, in the matrix's longest-first order.
   std::vector<kernels::TileRowWork> tile_work;
@@ -241,12 +260,12 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   p.run_tiles = !tile_work.empty();
   // Band groups: asked for (on), or where an automatic plan's tile bands share enough B blocks.
   const std::string group_obstacle = band_groups_obstacle(m, kernel, p.mode);
-  if (options.band_groups == BandGroups::on && !group_obstacle.empty())
+  if (knobs.band_groups == BandGroups::on && !group_obstacle.empty())
     throw InvalidArgument("SpmmPlan: band_groups = on, but " + group_obstacle);
   const bool consider_groups =
       p.run_tiles && group_obstacle.empty() &&
-      (options.band_groups == BandGroups::on ||
-       (options.band_groups == BandGroups::automatic && kernel == KernelKind::automatic &&
+      (knobs.band_groups == BandGroups::on ||
+       (knobs.band_groups == BandGroups::automatic && kernel == KernelKind::automatic &&
         n >= detail::kGroupMinColumns));
   if (consider_groups) {
     std::vector<std::int32_t> tile_rows;
@@ -254,7 +273,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     std::sort(tile_rows.begin(), tile_rows.end());
     const detail::BandGroupSchedule groups =
         detail::build_band_groups(tile_rows, host_tile_index(m.sparse24, m.tile_rows), host_tile_index(m.dense, m.tile_rows));
-    p.grouped = options.band_groups == BandGroups::on || detail::band_groups_pay(groups, n, m.multiprocessors);
+    p.grouped = knobs.band_groups == BandGroups::on || detail::band_groups_pay(groups, n, m.multiprocessors);
     if (p.grouped) {  // a group runs its bands whole: the one-band schedule below splits none
       const std::int64_t group_slices = (std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth;
       if (std::int64_t(groups.groups.size()) * group_slices > INT32_MAX)
@@ -370,10 +389,10 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     report.csr_nnz += s.nnz();
     if (s.nnz() == 0) ++report.empty_bands;
     for (int r = 0; r < kTileRows; ++r) {
-      const std::int32_t slot = m.csr.first_slot[b] + r;
-      if (m.csr.out_row_host[static_cast<std::size_t>(slot)] < 0) continue;
+      const std::int32_t slot = csr.first_slot[b] + r;
+      if (csr.out_row_host[static_cast<std::size_t>(slot)] < 0) continue;
       slots.push_back(slot);
-      row_entries += m.csr.row_nnz[static_cast<std::size_t>(slot)];
+      row_entries += csr.row_nnz[static_cast<std::size_t>(slot)];
     }
   }
   p.run_csr = !slots.empty();
@@ -383,18 +402,18 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     const kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
     std::vector<std::int32_t> long_slots, medium_slots, short_slots;
     for (const std::int32_t slot : slots) {
-      const std::int32_t entries = m.csr.row_nnz[static_cast<std::size_t>(slot)];
+      const std::int32_t entries = csr.row_nnz[static_cast<std::size_t>(slot)];
       (entries > classes.medium_max ? long_slots : entries > classes.short_max ? medium_slots : short_slots)
           .push_back(slot);
     }
     // Longest first: they are the launch's critical path. A row far longer than one block's lanes cover gets
     // several blocks, each on its share of the column chunks.
     std::stable_sort(long_slots.begin(), long_slots.end(), [&](std::int32_t x, std::int32_t y) {
-      return m.csr.row_nnz[static_cast<std::size_t>(x)] > m.csr.row_nnz[static_cast<std::size_t>(y)];
+      return csr.row_nnz[static_cast<std::size_t>(x)] > csr.row_nnz[static_cast<std::size_t>(y)];
     });
     std::vector<kernels::CsrLongBlock> long_blocks;
     for (const std::int32_t slot : long_slots) {
-      const int blocks = kernels::csr_long_row_blocks(p.csr_shape.chunks, m.csr.row_nnz[static_cast<std::size_t>(slot)]);
+      const int blocks = kernels::csr_long_row_blocks(p.csr_shape.chunks, csr.row_nnz[static_cast<std::size_t>(slot)]);
       const int chunks = p.csr_shape.chunks / blocks;
       for (int b = 0; b < blocks; ++b)
         long_blocks.push_back({slot, static_cast<std::int16_t>(b * chunks), static_cast<std::int16_t>(chunks)});
@@ -404,7 +423,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     p.csr_short_slots = detail::DeviceBuffer<std::int32_t>(short_slots);
     std::vector<std::int32_t> short_with_entries;
     for (const std::int32_t slot : short_slots)
-      if (m.csr.row_nnz[static_cast<std::size_t>(slot)] > 0) short_with_entries.push_back(slot);
+      if (csr.row_nnz[static_cast<std::size_t>(slot)] > 0) short_with_entries.push_back(slot);
     p.csr_has_empty = short_with_entries.size() < short_slots.size();
     if (p.csr_has_empty) {
       p.csr_short_with_entries = static_cast<std::int32_t>(short_with_entries.size());
@@ -412,12 +431,12 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
         p.csr_short_slots_with_entries = detail::DeviceBuffer<std::int32_t>(short_with_entries);
     }
     kernels::CsrSpmmParams& c = p.csr_params;
-    c.row_ptr = m.csr.row_ptr.get();
-    c.b_row = m.csr.b_row.get();
-    c.values = m.csr.values.get();
-    c.values_lo = m.csr.values_lo.get();
-    c.slot_exponent = m.csr.slot_exponent.get();
-    c.out_row = m.csr.out_row.get();
+    c.row_ptr = csr.row_ptr.get();
+    c.b_row = csr.b_row.get();
+    c.values = csr.values.get();
+    c.values_lo = csr.values_lo.get();
+    c.slot_exponent = csr.slot_exponent.get();
+    c.out_row = csr.out_row.get();
     c.long_blocks = p.csr_long_blocks.get();
     c.medium_slots = p.csr_medium_slots.get();
     c.short_slots = p.csr_short_slots.get();

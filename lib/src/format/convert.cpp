@@ -1,7 +1,7 @@
 // CSR -> BCSR-2:4: tiles 16 CSR rows at a time, classifies each tile by occupancy masks, packs it in
 // fragment order, and maps values into the stored format's range with exact power-of-two scales (per row, or
 // one for the whole matrix).
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -15,7 +15,7 @@
 
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
-#include "bcsr24/reorder.hpp"
+#include "format/reorder.hpp"
 #include "format/condense.hpp"
 #include "format/storage_range.hpp"
 #include "format/stored_value.hpp"
@@ -273,6 +273,16 @@ Bcsr24Matrix convert_aligned(const CsrMatrix& a, const std::vector<std::int32_t>
 }
 
 }  // namespace
+
+ConvertOptions convert_options(const OperatorOptions& options) {
+  ConvertOptions c;
+  c.scaling = options.scaling;
+  c.precision = options.precision;
+  c.threads = options.threads;
+  c.layout = options.layout;
+  c.reorder = options.reorder;
+  return c;
+}
 
 Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options, LayoutReport* report) {
   const Clock::time_point start = Clock::now();

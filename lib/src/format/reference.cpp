@@ -1,5 +1,5 @@
 // CPU reference SpMM on the host format: decodes each stored tile through tile_layout.hpp and multiplies in double.
-#include "bcsr24/reference.hpp"
+#include "format/reference.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Reverse Cuthill-McKee: the graph of A + A^T (or, for a rectangular A, rows linked by shared columns) is
 // compressed into supervariables, ordered breadth first from a pseudo-peripheral node of every component,
 // reversed, and expanded back to rows.
-#include "bcsr24/reorder.hpp"
+#include "format/reorder.hpp"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,6 +1,6 @@
 // .b24 files: a fixed little-endian header, the row map, the row exponents, the two tile lists' arrays, and a
 // CRC-32 trailer (docs/FORMAT.md). Writes version 3; reads versions 1 to 3.
-#include "bcsr24/serialize.hpp"
+#include "format/serialize.hpp"
 
 #include <zlib.h>
 

@@ -161,7 +161,7 @@ EntryParser select_for_value(SymmetryKind s) {
   }
 }
 
-EntryParser select_parser(const MatrixMarketInfo& info) {
+EntryParser select_parser(const MmBanner& info) {
   // Hermitian on a real-valued field is symmetric (the conjugate of a real number is itself).
   const SymmetryKind s = info.symmetry == MmSymmetry::general          ? SymmetryKind::general
                          : info.symmetry == MmSymmetry::skew_symmetric ? SymmetryKind::skew
@@ -274,7 +274,7 @@ double pattern_random_value(std::uint64_t seed, std::uint64_t k) noexcept {
 
 Triplets parse_coordinate_body(const char* data, std::size_t size, const MmHeader& header, const std::string& name,
                                const MatrixMarketOptions& options) {
-  const MatrixMarketInfo& info = header.info;
+  const MmBanner& info = header.info;
   const Context ctx{&name, data, size, info.rows, info.cols, info.entries, header.size_line};
   const EntryParser parser = select_parser(info);
   const bool pattern = info.field == MmField::pattern;

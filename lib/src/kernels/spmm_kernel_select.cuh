@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "bcsr24/device.hpp"
+#include "device/plan_choices.hpp"
 #include "bcsr24/error.hpp"
 #include "kernels/spmm_kernel.cuh"
 #include "kernels/spmm_params.hpp"

@@ -1,11 +1,26 @@
-// Names of the layout and reordering choices, as spmm_run and the JSON reports spell them.
-#include "bcsr24/bcsr24_matrix.hpp"
-
+// Names of the operator options (scaling policy, layout, reordering), as spmm_run, the Python package and the
+// JSON reports spell them.
 #include <string>
 
 #include "bcsr24/error.hpp"
+#include "bcsr24/operator_options.hpp"
 
 namespace bcsr24 {
+
+const char* scaling_policy_name(ScalingPolicy policy) noexcept {
+  switch (policy) {
+    case ScalingPolicy::per_row: return "per_row";
+    case ScalingPolicy::automatic: return "auto";
+    case ScalingPolicy::none: return "none";
+  }
+  return "?";
+}
+
+ScalingPolicy scaling_policy_from_name(const std::string& name) {
+  for (ScalingPolicy p : {ScalingPolicy::per_row, ScalingPolicy::automatic, ScalingPolicy::none})
+    if (name == scaling_policy_name(p)) return p;
+  throw InvalidArgument("unknown scaling policy '" + name + "' (expected per_row, auto or none)");
+}
 
 const char* layout_name(TileLayout layout) noexcept {
   switch (layout) {

@@ -1,6 +1,6 @@
 // 3-D mesh matrices: several unknowns per node, 7- or 27-point stencil, symmetric and strictly diagonally
 // dominant with a positive diagonal (hence SPD), in lexicographic or seeded random node order.
-#include "bcsr24/mesh.hpp"
+#include "bcsr24_testkit/mesh.hpp"
 
 #include <algorithm>
 #include <array>

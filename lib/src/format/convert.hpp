@@ -4,18 +4,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "bcsr24/bcsr24_matrix.hpp"
 #include "bcsr24/csr_matrix.hpp"
+#include "bcsr24/operator_options.hpp"
+#include "format/bcsr24_matrix.hpp"
 
 namespace bcsr24 {
 
-enum class ScalingPolicy {
-  per_row,    ///< a power-of-two scale per row, so each row's largest magnitude sits just under 2^15: an entry
-              ///< flushes to zero only if it is below about 2^-40 of its row's largest (the default)
-  automatic,  ///< one power-of-two scale for the whole matrix when values overflow fp16 (or would underflow)
-  none,       ///< never scale; values beyond the precision's range raise RangeError
-};
-
+/// The conversion's options: the operator's (OperatorOptions) plus what only tests and experiments set.
 struct ConvertOptions {
   ScalingPolicy scaling = ScalingPolicy::per_row;
   /// Number format of the stored values (precision.hpp).
@@ -30,6 +25,9 @@ struct ConvertOptions {
   /// hold >= 256 nonzeros each, and uses it when it saves more than 5% of the tiles of the layout in question.
   Reordering reorder = Reordering::automatic;
 };
+
+/// The conversion an operator with these options runs.
+ConvertOptions convert_options(const OperatorOptions& options);
 
 /// Classifies one 16x32 tile given as a row-major 16x32 array (exact zeros are absent entries).
 TileKind classify_tile(const double* tile_row_major);

@@ -1,5 +1,7 @@
 // Work and traffic counts of one multiply (see metrics.hpp).
-#include "bcsr24/metrics.hpp"
+#include "bcsr24_testkit/metrics.hpp"
+
+#include "format/tile_layout.hpp"
 
 namespace bcsr24 {
 

@@ -1,5 +1,5 @@
 // Synthetic XdYs matrices: random dense and 2:4 tiles in exact proportions, built directly as CSR.
-#include "bcsr24/synthetic.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "bcsr24/error.hpp"
-#include "bcsr24/tile_layout.hpp"
-#include "format/random_values.hpp"
+#include "format/tile_layout.hpp"
+#include "random_values.hpp"
 
 namespace bcsr24 {
 

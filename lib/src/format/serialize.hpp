@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bcsr24/bcsr24_matrix.hpp"
+#include "format/bcsr24_matrix.hpp"
 
 namespace bcsr24 {
 

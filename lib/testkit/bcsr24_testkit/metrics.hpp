@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "bcsr24/bcsr24_matrix.hpp"
+#include "bcsr24/operator_reports.hpp"
 
 namespace bcsr24 {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "bcsr24/error.hpp"
-#include "bcsr24/synthetic.hpp"
-#include "format/random_values.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
+#include "random_values.hpp"
 
 namespace bcsr24 {
 
