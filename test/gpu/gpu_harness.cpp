@@ -39,7 +39,9 @@ DeviceMatrix upload_all(const Bcsr24Matrix& host) { return DeviceMatrix(host, Up
 
 SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel, const PlanOptions& options,
                    const PlanKnobs& knobs) {
-  return detail::PlanAccess::make(dev, n, kernel, options, knobs);
+  PlanOptions model = options;
+  model.tuning = Tuning::model;
+  return detail::PlanAccess::make(dev, n, kernel, model, knobs);
 }
 
 GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,

@@ -38,7 +38,8 @@ struct GpuCheck {
 
 /// The matrix on the device with every list every kernel needs (the all-dense list, CSR rows of every band).
 DeviceMatrix upload_all(const Bcsr24Matrix& host);
-/// A plan on an uploaded matrix, with the experimental knobs (what SparseOperator::make_plan builds).
+/// The cost model's plan (Tuning::model, whatever `options` say) on an uploaded matrix, with the experimental
+/// knobs: the plan whose choices the tests check. Measured plans are made through SparseOperator (test_tuner.cpp).
 SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel = KernelKind::automatic,
                    const PlanOptions& options = {}, const PlanKnobs& knobs = {});
 

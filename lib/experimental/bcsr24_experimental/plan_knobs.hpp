@@ -31,7 +31,17 @@ enum class BandGroups {
 };
 const char* band_groups_name(BandGroups groups) noexcept;
 
-/// What an automatic plan decides by itself, forced one way for a comparison.
+/// Which bands an automatic plan runs on the CUDA-core CSR kernel (docs/KERNELS.md, "The cost model").
+enum class BandPaths {
+  automatic,  ///< the fastest of the three below by the cost model's prediction
+  tiles,      ///< every band on the tile kernel
+  csr,        ///< every band on CSR rows (InvalidArgument unless every band has a CSR copy on the device)
+  hybrid,     ///< the cost model's per-band split, also where it predicts one of the pure plans faster
+};
+const char* band_paths_name(BandPaths paths) noexcept;
+
+/// What an automatic plan decides by itself, forced one way for a comparison (and by the tuner, which measures
+/// a few of these settings: docs/KERNELS.md, "Measured plans").
 struct PlanKnobs {
   /// Split a band with far more tiles than the GPU's fair share per block over several blocks, whose partial
   /// sums the last of them adds in a fixed order (still bit-identical run to run). Off: one block per band, as
@@ -39,7 +49,11 @@ struct PlanKnobs {
   bool split_long_bands = true;
   TilePipeline tile_pipeline = TilePipeline::automatic;
   BandGroups band_groups = BandGroups::automatic;
+  BandPaths paths = BandPaths::automatic;
 };
+
+/// True when every knob has its default value (the only case in which Tuning::measure measures anything).
+bool default_knobs(const PlanKnobs& knobs) noexcept;
 
 /// SparseOperator::make_plan with the knobs set.
 /// @throw as make_plan; InvalidArgument where a forced choice cannot run (e.g. band groups on a gathered layout).

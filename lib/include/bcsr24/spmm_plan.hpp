@@ -46,6 +46,14 @@ enum class InputType {
 };
 const char* input_type_name(InputType type) noexcept;
 
+/// How an automatic plan is chosen (docs/API.md, "Measured plans").
+enum class Tuning {
+  model,    ///< by the cost model's prediction alone: no work on the GPU while the plan is made
+  measure,  ///< the model's best few candidate plans are timed on the matrix with a scratch B, the fastest is kept
+            ///< (default); the choice is kept by the operator for the next plan of the same n and types
+};
+const char* tuning_name(Tuning tuning) noexcept;
+
 /// Choices fixed when a plan is made.
 struct PlanOptions {
   OutputType output = OutputType::f32;
@@ -56,6 +64,22 @@ struct PlanOptions {
   /// bytes and throws InvalidArgument otherwise; no workspace is allocated. A plan that runs only the CSR kernel
   /// at n < 8 (SpMV-like) reads B element by element, in any layout, and never needs the workspace.
   bool allow_unaligned_b = true;
+  /// How KernelKind::automatic plans choose (the other kernels have nothing to choose). Measuring allocates a
+  /// scratch B and C of the plan's width for the time it takes, and falls back to the model where they do not fit.
+  Tuning tuning = Tuning::measure;
+  /// Most milliseconds (wall clock) the measurement may take; 0 = the default: 40 times the model's predicted
+  /// product time, at least 1 ms and at most 40 ms (docs/API.md, "Measured plans").
+  double tuning_budget_ms = 0.0;
+};
+
+/// One plan a measured plan chose from.
+struct PlanCandidate {
+  std::string description;   ///< what it runs, e.g. "hybrid (312 bands on CSR), band groups"
+  double predicted_us = 0.0;  ///< the cost model's time
+  double measured_us = -1.0;  ///< median of its timed runs (-1: not measured)
+  int runs = 0;               ///< timed runs
+  bool chosen = false;
+  std::string note;           ///< why it was not measured, or stopped being measured, where it was not
 };
 
 /// What a plan runs where: how the bands and their nonzeros are split between the tile kernel and the
@@ -85,6 +109,11 @@ struct PlanReport {
   double predicted_us = 0.0;                             ///< the cost model's time for the plan
   double tiles_only_us = 0.0, csr_only_us = -1.0;        ///< its alternatives (-1: not possible)
   std::string reason;                                    ///< one line
+  /// How the plan was chosen: Tuning::measure only where candidates were timed (or a stored choice reused).
+  Tuning tuning = Tuning::model;
+  std::vector<PlanCandidate> candidates;  ///< what a measured plan chose from (empty for the model)
+  std::string tuning_reason;              ///< which candidate was kept and why, or why nothing was measured
+  double tuning_ms = 0.0;                 ///< wall time of make_plan's choosing: drafts, builds, timed runs
 };
 
 namespace detail {

@@ -15,6 +15,7 @@
 
 #include "bcsr24/error.hpp"
 #include "device/plan_access.hpp"
+#include "device/plan_tuning.hpp"
 #include "format/convert.hpp"
 #include "format/layout_check.hpp"
 #include "format/reference.hpp"
@@ -32,6 +33,8 @@ struct SparseOperator::State {
   // concurrent first uses safe.
   mutable std::mutex upload_mutex;
   mutable std::unique_ptr<DeviceMatrix> device;
+  // What measured plans chose, per n, types and device (locked by itself): reused by later plans, saved in .b24.
+  mutable detail::TunedChoices tuned;
 };
 
 namespace {
@@ -122,6 +125,8 @@ SparseOperator detail::OperatorAccess::from_host(Bcsr24Matrix host, const Operat
 }
 
 const Bcsr24Matrix& detail::OperatorAccess::host(const SparseOperator& op) noexcept { return op.state_->host; }
+
+detail::TunedChoices& detail::OperatorAccess::tuned(const SparseOperator& op) noexcept { return op.state_->tuned; }
 
 SparseOperator detail::OperatorAccess::adopt(Bcsr24Matrix host, LayoutReport report, const OperatorOptions& options) {
   check_host_matrix(host);
@@ -220,7 +225,8 @@ SpmmPlan SparseOperator::make_plan(std::int32_t n, KernelKind kernel, const Plan
 SpmmPlan experimental::make_plan(const SparseOperator& op, std::int32_t n, KernelKind kernel,
                                  const PlanOptions& options, const PlanKnobs& knobs) {
   if (n < 1) throw InvalidArgument("SparseOperator::make_plan: n must be >= 1, got " + std::to_string(n));
-  return detail::PlanAccess::make(detail::OperatorAccess::device(op, kernel), n, kernel, options, knobs);
+  return detail::PlanAccess::make(detail::OperatorAccess::device(op, kernel), n, kernel, options, knobs,
+                                  &detail::OperatorAccess::tuned(op));
 }
 
 void reference_spmm(const SparseOperator& a, std::int32_t n, const fp16_t* b, std::int64_t ldb, float* c,

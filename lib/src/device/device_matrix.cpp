@@ -154,6 +154,7 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   d.csr = upload_csr(csr, host.row_exponent, host.tile_rows);
   d.l2_bytes = info.l2_bytes;
   d.multiprocessors = info.multiprocessors;
+  d.device_name = info.name;
   d.band_stats = std::move(stats);
   std::vector<kernels::TileRowWork> work = longest_rows_first(host);
   d.row_work = detail::DeviceBuffer<kernels::TileRowWork>(work);

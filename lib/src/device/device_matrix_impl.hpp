@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "device/device_matrix.hpp"
@@ -78,6 +79,7 @@ struct DeviceMatrix::Impl {
   }
   std::int64_t l2_bytes = 0;                            // of the device it lives on (cost model)
   int multiprocessors = 0;                              // of that device (tile schedule)
+  std::string device_name;                              // of that device (what tuned choices are stored for)
   int device = 0;
 };
 

@@ -30,6 +30,14 @@ KernelKind kernel_from_name(const std::string& name) {
                         "' (expected auto, split_pipelined, dense_pipelined, dense_bt or csr_cuda_cores)");
 }
 
+const char* tuning_name(Tuning tuning) noexcept {
+  switch (tuning) {
+    case Tuning::model: return "model";
+    case Tuning::measure: return "measure";
+  }
+  return "?";
+}
+
 const char* input_type_name(InputType type) noexcept {
   switch (type) {
     case InputType::automatic: return "auto";
@@ -58,6 +66,22 @@ const char* band_groups_name(BandGroups groups) noexcept {
     case BandGroups::on: return "on";
   }
   return "?";
+}
+
+const char* band_paths_name(BandPaths paths) noexcept {
+  switch (paths) {
+    case BandPaths::automatic: return "auto";
+    case BandPaths::tiles: return "tiles";
+    case BandPaths::csr: return "csr";
+    case BandPaths::hybrid: return "hybrid";
+  }
+  return "?";
+}
+
+bool default_knobs(const PlanKnobs& knobs) noexcept {
+  const PlanKnobs defaults;
+  return knobs.split_long_bands == defaults.split_long_bands && knobs.tile_pipeline == defaults.tile_pipeline &&
+         knobs.band_groups == defaults.band_groups && knobs.paths == defaults.paths;
 }
 
 }  // namespace experimental

@@ -1,6 +1,6 @@
 // The plan choices the kernels are instantiated for (internal): the public kernel kinds, output and B types, and
-// the two choices the plan makes itself, the tile pipeline's depth and band grouping. The experimental header only
-// lets a caller force the latter; internal code names them without its namespace.
+// the choices the plan makes itself: the tile pipeline's depth, band grouping and which bands run on CSR. The
+// experimental header only lets a caller force the latter; internal code names them without its namespace.
 #pragma once
 
 #include "bcsr24/spmm_plan.hpp"
@@ -9,6 +9,7 @@
 namespace bcsr24 {
 
 using experimental::BandGroups;
+using experimental::BandPaths;
 using experimental::PlanKnobs;
 using experimental::TilePipeline;
 

@@ -19,6 +19,8 @@
 #include "device/device_buffer.hpp"
 #include "device/device_matrix_impl.hpp"
 #include "device/plan_access.hpp"
+#include "device/plan_draft.hpp"
+#include "device/plan_tuner.hpp"
 #include "device/tile_schedule.hpp"
 #include "kernels/band_group_params.hpp"
 #include "kernels/csr_params.hpp"
@@ -27,9 +29,8 @@
 namespace bcsr24 {
 
 struct SpmmPlan::Impl {
-  /// Fixes everything a run needs (the body of SparseOperator::make_plan after the upload).
-  void build(const DeviceMatrix& matrix, std::int32_t n, KernelKind kernel, const PlanOptions& options,
-             const PlanKnobs& knobs);
+  /// Fixes everything a run needs from the plan's decisions (device/plan_draft.hpp).
+  void build(const DeviceMatrix& matrix, const detail::PlanDraft& draft);
   const DeviceMatrix::Impl* a = nullptr;
   const DeviceBandCsr* csr = nullptr;  // the CSR copy the plan's CSR part reads (the matrix's candidates or every band)
   std::int32_t n = 0;
@@ -143,76 +144,137 @@ std::string band_groups_obstacle(const DeviceMatrix::Impl& m, KernelKind kernel,
   return "";
 }
 
-/// Which bands go to CSR for `kernel` (1) and the report's reason and predictions; `csr_part_ns` is the predicted
-/// time of an automatic plan's CSR launch (0 without one), which a grouped tile part is added to.
-std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, const DeviceBandCsr& csr, std::int32_t n,
-                                       KernelKind kernel, std::int32_t tiles_per_part, PlanReport& report,
-                                       double& csr_part_ns) {
+/// The model's path split at `tiles_per_part`, from the cache where an earlier draft made it.
+const detail::PathChoice& path_choice(const DeviceMatrix::Impl& m, const DeviceBandCsr& csr, std::int32_t n,
+                                      std::int32_t tiles_per_part, detail::DraftCache& cache) {
+  for (const auto& [parts, choice] : cache.paths)
+    if (parts == tiles_per_part) return choice;
   const std::size_t bands = m.band_stats.size();
   std::vector<std::uint8_t> has_csr(bands);
   for (std::size_t b = 0; b < bands; ++b) has_csr[b] = csr.first_slot[b] >= 0;
   const detail::CostContext ctx{n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes, tiles_per_part};
-  const detail::PathChoice choice = detail::choose_paths(m.band_stats, has_csr, ctx);
+  cache.paths.emplace_back(tiles_per_part, detail::choose_paths(m.band_stats, has_csr, ctx));
+  return cache.paths.back().second;
+}
+
+/// Which bands go to CSR for `kernel` (1) and the report's reason and predictions; `csr_part_ns` is the predicted
+/// time of an automatic plan's CSR launch (0 without one), which a grouped tile part is added to. An automatic
+/// plan takes the model's choice of paths unless `forced` names one.
+std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, const DeviceBandCsr& csr, std::int32_t n,
+                                       KernelKind kernel, std::int32_t tiles_per_part, BandPaths forced,
+                                       detail::DraftCache& cache, PlanReport& report, double& csr_part_ns,
+                                       BandPaths& paths) {
+  const std::size_t bands = m.band_stats.size();
+  const detail::PathChoice& choice = path_choice(m, csr, n, tiles_per_part, cache);
   report.tiles_only_us = choice.tiles_only_ns / 1e3;
   report.csr_only_us = choice.csr_only_ns < 0 ? -1.0 : choice.csr_only_ns / 1e3;
   csr_part_ns = 0.0;
   switch (kernel) {
-    case KernelKind::automatic:
-      report.predicted_us = choice.chosen_ns / 1e3;
-      csr_part_ns = choice.chosen_csr_ns;
-      report.reason = choice.reason;
-      return choice.to_csr;
+    case KernelKind::automatic: {
+      if (forced == BandPaths::automatic) {
+        paths = choice.chosen;
+        report.predicted_us = choice.chosen_ns / 1e3;
+        csr_part_ns = choice.chosen_csr_ns;
+        report.reason = choice.reason;
+        return choice.to_csr;
+      }
+      paths = forced;
+      char line[160];
+      switch (forced) {
+        case BandPaths::csr: {
+          if (choice.csr_only_ns < 0) {
+            const auto with_copy = std::count_if(csr.first_slot.begin(), csr.first_slot.end(),
+                                                 [](std::int32_t slot) { return slot >= 0; });
+            throw InvalidArgument("SpmmPlan: paths = csr, but " + std::to_string(with_copy) + " of " +
+                                  std::to_string(bands) + " bands have a CSR copy on the device");
+          }
+          report.predicted_us = report.csr_only_us;
+          csr_part_ns = choice.csr_only_ns;
+          std::snprintf(line, sizeof line, "CSR only (forced): predicted %.1f us (tiles only %.1f us)",
+                        report.predicted_us, report.tiles_only_us);
+          report.reason = line;
+          return std::vector<std::uint8_t>(bands, 1);
+        }
+        case BandPaths::hybrid:
+          report.predicted_us = choice.hybrid_ns / 1e3;
+          csr_part_ns = choice.hybrid_csr_ns;
+          std::snprintf(line, sizeof line, "hybrid (forced): %zu bands on CSR, predicted %.1f us (tiles only %.1f us)",
+                        choice.hybrid_bands_on_csr, report.predicted_us, report.tiles_only_us);
+          report.reason = line;
+          return choice.hybrid_to_csr;
+        default:
+          report.predicted_us = report.tiles_only_us;
+          std::snprintf(line, sizeof line, "tiles only (forced): predicted %.1f us (model's choice: %s)",
+                        report.predicted_us, choice.reason.c_str());
+          report.reason = line;
+          return std::vector<std::uint8_t>(bands, 0);
+      }
+    }
     case KernelKind::csr_cuda_cores:
       if (csr.bands != static_cast<std::int32_t>(bands))
         throw InvalidArgument("SpmmPlan: kernel csr_cuda_cores needs a CSR copy of every band "
                               "(DeviceMatrix::add_csr_of_every_band); this matrix has " + std::to_string(csr.bands) +
                               " of " + std::to_string(bands));
+      paths = BandPaths::csr;
       report.predicted_us = report.csr_only_us;
       report.reason = "requested";
       return std::vector<std::uint8_t>(bands, 1);
     default:
+      paths = BandPaths::tiles;
       report.predicted_us = kernel == KernelKind::split_pipelined ? report.tiles_only_us : -1.0;
       report.reason = "requested";
       return std::vector<std::uint8_t>(bands, 0);
   }
 }
 
-}  // namespace
-
-SpmmPlan detail::PlanAccess::make(const DeviceMatrix& a, std::int32_t n, KernelKind kernel,
-                                   const PlanOptions& options, const PlanKnobs& knobs) {
-  auto impl = std::make_unique<SpmmPlan::Impl>();
-  impl->build(a, n, kernel, options, knobs);
-  return SpmmPlan(std::move(impl));
+/// The band-group schedule of `tile_rows` (ascending), from the cache where an earlier draft made it.
+std::shared_ptr<const detail::BandGroupSchedule> group_schedule(const DeviceMatrix::Impl& m,
+                                                                const std::vector<std::int32_t>& tile_rows,
+                                                                detail::DraftCache& cache) {
+  for (const auto& [rows, schedule] : cache.groups)
+    if (rows == tile_rows) return schedule;
+  if (!cache.have_tile_index) {
+    cache.sparse24 = host_tile_index(m.sparse24, m.tile_rows);
+    cache.dense = host_tile_index(m.dense, m.tile_rows);
+    cache.have_tile_index = true;
+  }
+  auto schedule =
+      std::make_shared<const detail::BandGroupSchedule>(detail::build_band_groups(tile_rows, cache.sparse24, cache.dense));
+  cache.groups.emplace_back(tile_rows, schedule);
+  return schedule;
 }
 
-SpmmPlan::SpmmPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+}  // namespace
 
-void SpmmPlan::Impl::build(const DeviceMatrix& matrix, std::int32_t n, KernelKind kernel, const PlanOptions& options,
-                           const PlanKnobs& knobs) {
+detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n, KernelKind kernel,
+                                     const PlanOptions& options, const PlanKnobs& knobs, DraftCache* cache) {
   if (n < 1) throw InvalidArgument("SpmmPlan: n must be >= 1, got " + std::to_string(n));
   const DeviceMatrix::Impl& m = matrix.impl();
   const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
   if (dense_kernel && !m.has_merged_dense)
     throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
                           " needs the all-dense tile list on the device (DeviceMatrix::add_merged_dense)");
-  Impl& p = *this;
+  if (knobs.paths != BandPaths::automatic && kernel != KernelKind::automatic)
+    throw InvalidArgument(std::string("SpmmPlan: paths = ") + experimental::band_paths_name(knobs.paths) +
+                          " is a choice of automatic plans; kernel " + kernel_name(kernel) + " runs one path");
+  DraftCache own_cache;
+  DraftCache& shared = cache != nullptr ? *cache : own_cache;
+  PlanDraft d;
   InputType input = InputType::f16;
-  p.mode = operand_mode(m.precision, options.input, options.output, input);
-  if (dense_kernel && p.mode != kernels::OperandMode::f16)
+  d.mode = operand_mode(m.precision, options.input, options.output, input);
+  if (dense_kernel && d.mode != kernels::OperandMode::f16)
     throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
-                          " multiplies fp16 A with fp16 B only (this plan: " + kernels::operand_mode_name(p.mode) +
+                          " multiplies fp16 A with fp16 B only (this plan: " + kernels::operand_mode_name(d.mode) +
                           "); split_pipelined, csr_cuda_cores and automatic take every precision");
-  p.a = &m;
-  p.n = n;
-  p.kernel = kernel;
-  p.tile_kernel = dense_kernel ? kernel : KernelKind::split_pipelined;
-  p.options = options;
-  p.options.input = input;
-  p.slice_width = kernels::slice_width_for(n, p.mode);
-  const std::int64_t n_slices = (std::int64_t(n) + p.slice_width - 1) / p.slice_width;
+  d.kernel = kernel;
+  d.n = n;
+  d.options = options;
+  d.options.input = input;
+  d.knobs = knobs;
+  d.slice_width = kernels::slice_width_for(n, d.mode);
+  const std::int64_t n_slices = (std::int64_t(n) + d.slice_width - 1) / d.slice_width;
 
-  PlanReport& report = p.report;
+  PlanReport& report = d.report;
   report.kernel = kernel;
   report.n = n;
   report.precision = m.precision;
@@ -225,25 +287,114 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, std::int32_t n, KernelKin
   }
   grid.slices = n_slices;
   grid.standard_slots =
-      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width, p.mode, TilePipeline::standard);
+      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(d.slice_width, d.mode, TilePipeline::standard);
   grid.deep_slots =
-      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(p.slice_width, p.mode, TilePipeline::deep);
-  p.tile_pipeline =
-      detail::tile_pipeline_for(knobs.tile_pipeline, kernels::has_deep_pipeline(p.slice_width, p.mode), grid);
-  report.deep_tile_pipeline = p.tile_pipeline == TilePipeline::deep;
+      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(d.slice_width, d.mode, TilePipeline::deep);
+  d.tile_pipeline =
+      detail::tile_pipeline_for(knobs.tile_pipeline, kernels::has_deep_pipeline(d.slice_width, d.mode), grid);
+  report.deep_tile_pipeline = d.tile_pipeline == TilePipeline::deep;
   // Bands far longer than one block slot's fair share of the tiles are split over several blocks.
-  const std::int32_t tiles_per_part =
+  d.tiles_per_part =
       knobs.split_long_bands
           ? detail::split_tiles_per_part(m.band_stats,
                                          std::int64_t(m.multiprocessors) *
-                                             kernels::tile_blocks_per_sm(p.slice_width, p.mode, p.tile_pipeline))
+                                             kernels::tile_blocks_per_sm(d.slice_width, d.mode, d.tile_pipeline))
           : 0;
-  double csr_part_ns = 0.0;
   // csr_cuda_cores reads the copy of every band where the matrix has one; automatic plans the candidates' copy.
   const DeviceBandCsr* every_band = m.csr_of_every_band();
-  p.csr = kernel == KernelKind::csr_cuda_cores && every_band != nullptr ? every_band : &m.csr;
+  d.csr = kernel == KernelKind::csr_cuda_cores && every_band != nullptr ? every_band : &m.csr;
+  d.to_csr = assign_bands(m, *d.csr, n, kernel, d.tiles_per_part, knobs.paths, shared, report, d.csr_part_ns, d.paths);
+
+  // The tile bands (ascending), and whether the one-band schedule would split any of them.
+  std::vector<std::int32_t> tile_rows;
+  for (std::size_t b = 0; b < d.to_csr.size(); ++b) {
+    if (d.to_csr[b]) {
+      d.runs_csr = true;
+      continue;
+    }
+    tile_rows.push_back(static_cast<std::int32_t>(b));
+    d.splits_bands = d.splits_bands || detail::split_parts(m.band_stats[b].tiles(), d.tiles_per_part) > 1;
+  }
+  d.runs_tiles = !tile_rows.empty();
+  // Band groups: asked for (on), or where an automatic plan's tile bands share enough B blocks.
+  const std::string group_obstacle = band_groups_obstacle(m, kernel, d.mode);
+  if (knobs.band_groups == BandGroups::on && !group_obstacle.empty())
+    throw InvalidArgument("SpmmPlan: band_groups = on, but " + group_obstacle);
+  const bool consider_groups =
+      d.runs_tiles && group_obstacle.empty() &&
+      (knobs.band_groups == BandGroups::on ||
+       (knobs.band_groups == BandGroups::automatic && kernel == KernelKind::automatic &&
+        n >= detail::kGroupMinColumns));
+  if (consider_groups) {
+    std::shared_ptr<const detail::BandGroupSchedule> groups = group_schedule(m, tile_rows, shared);
+    if (knobs.band_groups == BandGroups::on || detail::band_groups_pay(*groups, n, m.multiprocessors)) {
+      // A group runs its bands whole: the one-band schedule splits none.
+      const std::int64_t group_slices = (std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth;
+      if (std::int64_t(groups->groups.size()) * group_slices > INT32_MAX)
+        throw SizeLimitError("SpmmPlan: " + std::to_string(groups->groups.size()) + " band groups x " +
+                             std::to_string(group_slices) + " column slices exceed the blocks of one launch");
+      d.splits_bands = false;
+      report.band_groups = static_cast<std::int32_t>(groups->groups.size());
+      report.band_group_steps = groups->steps_count();
+      // The tile part runs on the band-group kernel: its own model replaces the one-band prediction.
+      const double grouped_ns = detail::band_groups_ns(*groups, n, m.multiprocessors);
+      if (report.predicted_us >= 0.0) report.predicted_us = (grouped_ns + d.csr_part_ns) / 1e3;
+      char line[96];
+      std::snprintf(line, sizeof line, "; %d band groups: tile part predicted %.1f us", report.band_groups,
+                    grouped_ns / 1e3);
+      report.reason += line;
+      d.groups = std::move(groups);
+    }
+  }
+  return d;
+}
+
+SpmmPlan detail::PlanAccess::build(const DeviceMatrix& a, const PlanDraft& draft) {
+  auto impl = std::make_unique<SpmmPlan::Impl>();
+  impl->build(a, draft);
+  return SpmmPlan(std::move(impl));
+}
+
+SpmmPlan detail::PlanAccess::make(const DeviceMatrix& a, std::int32_t n, KernelKind kernel,
+                                   const PlanOptions& options, const PlanKnobs& knobs, TunedChoices* store) {
+  const bool measure = options.tuning == Tuning::measure;
+  if (measure && kernel == KernelKind::automatic && experimental::default_knobs(knobs))
+    return tune_plan(a, n, options, store);
+  SpmmPlan plan = build(a, draft_plan(a, n, kernel, options, knobs));
+  if (measure)
+    plan.impl_->report.tuning_reason = kernel != KernelKind::automatic
+                                           ? std::string("kernel ") + kernel_name(kernel) + " requested: nothing to measure"
+                                           : std::string("plan knobs forced: the cost model decides the rest");
+  return plan;
+}
+
+PlanReport& detail::PlanAccess::report(SpmmPlan& plan) noexcept { return plan.impl_->report; }
+
+SpmmPlan::SpmmPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& draft) {
+  const DeviceMatrix::Impl& m = matrix.impl();
+  Impl& p = *this;
+  const std::int32_t n = draft.n;
+  const KernelKind kernel = draft.kernel;
+  const PlanOptions& options = draft.options;
+  const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
+  p.a = &m;
+  p.n = n;
+  p.kernel = kernel;
+  p.tile_kernel = dense_kernel ? kernel : KernelKind::split_pipelined;
+  p.options = options;
+  p.mode = draft.mode;
+  p.slice_width = draft.slice_width;
+  p.tile_pipeline = draft.tile_pipeline;
+  p.csr = draft.csr;
+  const InputType input = options.input;
+  const std::int64_t n_slices = (std::int64_t(n) + p.slice_width - 1) / p.slice_width;
   const DeviceBandCsr& csr = *p.csr;
-  const std::vector<std::uint8_t> to_csr = assign_bands(m, csr, n, kernel, tiles_per_part, report, csr_part_ns);
+  const std::vector<std::uint8_t>& to_csr = draft.to_csr;
+  const std::int32_t tiles_per_part = draft.tiles_per_part;
+  PlanReport& report = p.report;
+  report = draft.report;
 
   // Tile part: the descriptors of the tile bands, in the matrix's longest-first order.
   std::vector<kernels::TileRowWork> tile_work;
@@ -258,55 +409,28 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, std::int32_t n, KernelKin
   }
   report.tile_bands = static_cast<std::int32_t>(tile_work.size());
   p.run_tiles = !tile_work.empty();
-  // Band groups: asked for (on), or where an automatic plan's tile bands share enough B blocks.
-  const std::string group_obstacle = band_groups_obstacle(m, kernel, p.mode);
-  if (knobs.band_groups == BandGroups::on && !group_obstacle.empty())
-    throw InvalidArgument("SpmmPlan: band_groups = on, but " + group_obstacle);
-  const bool consider_groups =
-      p.run_tiles && group_obstacle.empty() &&
-      (knobs.band_groups == BandGroups::on ||
-       (knobs.band_groups == BandGroups::automatic && kernel == KernelKind::automatic &&
-        n >= detail::kGroupMinColumns));
-  if (consider_groups) {
-    std::vector<std::int32_t> tile_rows;
-    for (const kernels::TileRowWork& w : tile_work) tile_rows.push_back(w.tile_row);
-    std::sort(tile_rows.begin(), tile_rows.end());
-    const detail::BandGroupSchedule groups =
-        detail::build_band_groups(tile_rows, host_tile_index(m.sparse24, m.tile_rows), host_tile_index(m.dense, m.tile_rows));
-    p.grouped = knobs.band_groups == BandGroups::on || detail::band_groups_pay(groups, n, m.multiprocessors);
-    if (p.grouped) {  // a group runs its bands whole: the one-band schedule below splits none
-      const std::int64_t group_slices = (std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth;
-      if (std::int64_t(groups.groups.size()) * group_slices > INT32_MAX)
-        throw SizeLimitError("SpmmPlan: " + std::to_string(groups.groups.size()) + " band groups x " +
-                             std::to_string(group_slices) + " column slices exceed the blocks of one launch");
-      p.groups = detail::DeviceBuffer<kernels::BandGroup>(groups.groups);
-      p.group_steps = detail::DeviceBuffer<kernels::BandGroupStep>(groups.steps);
-      p.group_entry_ptr = detail::DeviceBuffer<std::int32_t>(groups.entry_ptr);
-      p.group_entries = detail::DeviceBuffer<std::int32_t>(groups.entries);
-      p.group_rows = detail::DeviceBuffer<std::int32_t>(groups.group_rows);
-      kernels::BandGroupParams& g = p.group_params;
-      g.sparse24 = m.sparse24.view();
-      g.dense = m.dense.view();
-      g.groups = p.groups.get();
-      g.steps = p.group_steps.get();
-      g.entry_ptr = p.group_entry_ptr.get();
-      g.entries = p.group_entries.get();
-      g.group_rows = p.group_rows.get();
-      g.n_groups = static_cast<std::int32_t>(groups.groups.size());
-      g.n_slices = static_cast<std::int32_t>(group_slices);
-      g.rows = m.rows;
-      g.n = n;
-      g.row_map = m.row_map.get();
-      g.stored_row_exponent = m.stored_row_exponent.get();
-      report.band_groups = g.n_groups;
-      report.band_group_steps = groups.steps_count();
-      // The tile part runs on the band-group kernel: its own model replaces the one-band prediction.
-      const double grouped_ns = detail::band_groups_ns(groups, n, m.multiprocessors);
-      if (report.predicted_us >= 0.0) report.predicted_us = (grouped_ns + csr_part_ns) / 1e3;
-      char line[96];
-      std::snprintf(line, sizeof line, "; %d band groups: tile part predicted %.1f us", g.n_groups, grouped_ns / 1e3);
-      report.reason += line;
-    }
+  p.grouped = p.run_tiles && draft.groups != nullptr;
+  if (p.grouped) {
+    const detail::BandGroupSchedule& groups = *draft.groups;
+    p.groups = detail::DeviceBuffer<kernels::BandGroup>(groups.groups);
+    p.group_steps = detail::DeviceBuffer<kernels::BandGroupStep>(groups.steps);
+    p.group_entry_ptr = detail::DeviceBuffer<std::int32_t>(groups.entry_ptr);
+    p.group_entries = detail::DeviceBuffer<std::int32_t>(groups.entries);
+    p.group_rows = detail::DeviceBuffer<std::int32_t>(groups.group_rows);
+    kernels::BandGroupParams& g = p.group_params;
+    g.sparse24 = m.sparse24.view();
+    g.dense = m.dense.view();
+    g.groups = p.groups.get();
+    g.steps = p.group_steps.get();
+    g.entry_ptr = p.group_entry_ptr.get();
+    g.entries = p.group_entries.get();
+    g.group_rows = p.group_rows.get();
+    g.n_groups = static_cast<std::int32_t>(groups.groups.size());
+    g.n_slices = static_cast<std::int32_t>((std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth);
+    g.rows = m.rows;
+    g.n = n;
+    g.row_map = m.row_map.get();
+    g.stored_row_exponent = m.stored_row_exponent.get();
   }
   const detail::TileSchedule schedule = detail::schedule_tile_bands(tile_work, p.grouped ? 0 : tiles_per_part);
   report.split_bands = static_cast<std::int32_t>(schedule.groups.size());
