@@ -106,26 +106,57 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
 }
 
 /// The method without its plan-option suffix (the last one: "auto_f32b_deep"), and the options it selects:
-/// "_whole" runs every band as one block (PlanOptions::split_long_bands off), "_standard" and "_deep" force the
-/// tile pipeline depth (PlanOptions::tile_pipeline), "_grouped" and "_ungrouped" switch band groups on or off
-/// (PlanOptions::band_groups).
-std::string strip_plan_suffix(const std::string& method, PlanKnobs& options) {
-  struct Suffix { const char* text; bool split_long_bands; TilePipeline pipeline; BandGroups groups; };
-  const Suffix suffixes[] = {{"_whole", false, TilePipeline::automatic, BandGroups::automatic},
-                             {"_standard", true, TilePipeline::standard, BandGroups::automatic},
-                             {"_deep", true, TilePipeline::deep, BandGroups::automatic},
-                             {"_ungrouped", true, TilePipeline::automatic, BandGroups::off},
-                             {"_grouped", true, TilePipeline::automatic, BandGroups::on}};
+/// "_whole" runs every band as one block (PlanKnobs::split_long_bands off), "_standard" and "_deep" force the
+/// tile pipeline depth (PlanKnobs::tile_pipeline), "_grouped" and "_ungrouped" switch band groups on or off
+/// (PlanKnobs::band_groups), "_tiles", "_hybrid" and "_csr" force the bands' paths (PlanKnobs::paths), and
+/// "_model" makes the plan by the cost model alone (Tuning::model; without a suffix automatic plans are measured).
+std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tuning* tuning = nullptr) {
+  struct Suffix {
+    const char* text;
+    bool split_long_bands;
+    TilePipeline pipeline;
+    BandGroups groups;
+    BandPaths paths;
+    Tuning tuning;
+  };
+  constexpr TilePipeline kAutoPipe = TilePipeline::automatic;
+  constexpr BandGroups kAutoGroups = BandGroups::automatic;
+  constexpr BandPaths kAutoPaths = BandPaths::automatic;
+  const Suffix suffixes[] = {{"_whole", false, kAutoPipe, kAutoGroups, kAutoPaths, Tuning::measure},
+                             {"_standard", true, TilePipeline::standard, kAutoGroups, kAutoPaths, Tuning::measure},
+                             {"_deep", true, TilePipeline::deep, kAutoGroups, kAutoPaths, Tuning::measure},
+                             {"_ungrouped", true, kAutoPipe, BandGroups::off, kAutoPaths, Tuning::measure},
+                             {"_grouped", true, kAutoPipe, BandGroups::on, kAutoPaths, Tuning::measure},
+                             {"_tiles", true, kAutoPipe, kAutoGroups, BandPaths::tiles, Tuning::measure},
+                             {"_hybrid", true, kAutoPipe, kAutoGroups, BandPaths::hybrid, Tuning::measure},
+                             {"_csr", true, kAutoPipe, kAutoGroups, BandPaths::csr, Tuning::measure},
+                             {"_model", true, kAutoPipe, kAutoGroups, kAutoPaths, Tuning::model}};
   for (const Suffix& x : suffixes) {
     const std::string suffix = x.text;
     if (method.size() > suffix.size() && method.compare(method.size() - suffix.size(), suffix.size(), suffix) == 0) {
       options.split_long_bands = x.split_long_bands;
       options.tile_pipeline = x.pipeline;
       options.band_groups = x.groups;
+      options.paths = x.paths;
+      if (tuning != nullptr) *tuning = x.tuning;
       return method.substr(0, method.size() - suffix.size());
     }
   }
   return method;
+}
+
+/// A plan in a few words for the CSV (no double quotes): what runs where, and how it was chosen.
+std::string plan_summary(const PlanReport& r) {
+  std::string text = std::to_string(r.tile_bands) + " tile bands, " + std::to_string(r.csr_bands) + " CSR bands";
+  if (r.band_groups > 0) text += ", " + std::to_string(r.band_groups) + " band groups";
+  if (r.split_bands > 0) text += ", " + std::to_string(r.split_bands) + " split";
+  if (r.deep_tile_pipeline) text += ", deep pipeline";
+  text += std::string("; ") + tuning_name(r.tuning);
+  for (const PlanCandidate& c : r.candidates)
+    if (c.chosen) text += ": " + c.description;
+  for (char& ch : text)
+    if (ch == '"') ch = '\'';
+  return text;
 }
 
 }  // namespace
@@ -146,7 +177,9 @@ int main(int argc, char** argv) {
                  "a bcsr24 kernel with the suffix _whole runs every band as one block (PlanOptions::split_long_bands "
                  "off), e.g. auto_whole; _standard and _deep force the tile pipeline depth of the fp32-B modes "
                  "(PlanOptions::tile_pipeline), e.g. auto_f32b_deep; _grouped and _ungrouped switch band groups on or "
-                 "off (PlanOptions::band_groups), e.g. auto_grouped")
+                 "off (PlanOptions::band_groups), e.g. auto_grouped; _tiles, _hybrid and _csr force the bands' paths "
+                 "of auto; _model makes auto's plan by the cost model alone (plain auto measures its candidates, "
+                 "Tuning::measure); cusparse_spmv_f16 and cusparse_spmv_f32 (cusparseSpMV) run at n = 1 only")
       ->capture_default_str();
   app.add_option("--layout", layout_text, "tile layout of bcsr24's kernels: aligned, condensed or auto")
       ->capture_default_str()
@@ -286,7 +319,8 @@ int main(int argc, char** argv) {
       if (!csv) throw Error("cannot open " + csv_path);
       if (new_csv)
         csv << "matrix,rows,cols,nnz,n,method,median_ms,min_ms,max_ms,tflops_thesis,tflops_useful,bandwidth_gbs,"
-               "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device,layout\n";
+               "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device,layout,"
+               "predicted_us,tuning_ms,plan\n";
     }
 
     std::printf("\n| n | method | median ms | min ms | max ms | TFLOPS (thesis) | TFLOPS (useful) | GB/s | floor/t | rel error |\n");
@@ -359,10 +393,15 @@ int main(int argc, char** argv) {
                    base == "csr_cuda_cores" || base == "auto") {
           PlanOptions plan_options;
           PlanKnobs knobs;
-          strip_plan_suffix(method, knobs);
+          strip_plan_suffix(method, knobs, &plan_options.tuning);
           plan_options.input = variant.input;
-          plan = std::make_unique<SpmmPlan>(
-              detail::PlanAccess::make(device_for(variant), n, kernel_from_name(base), plan_options, knobs));
+          try {
+            plan = std::make_unique<SpmmPlan>(
+                detail::PlanAccess::make(device_for(variant), n, kernel_from_name(base), plan_options, knobs));
+          } catch (const InvalidArgument& e) {  // a forced choice this matrix cannot run (e.g. _csr, _grouped)
+            std::printf("| %d | %s | n/a: %s | | | | | | | |\n", n, method.c_str(), e.what());
+            continue;
+          }
           if (base == "auto") {
             const PlanReport& r = plan->report();
             const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
@@ -379,6 +418,25 @@ int main(int argc, char** argv) {
                         n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands,
                         100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz, pipeline,
                         r.reason.c_str());
+            if (!r.tuning_reason.empty() || !r.candidates.empty()) {
+              std::string list;
+              for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+                const PlanCandidate& c = r.candidates[i];
+                char item[400];
+                if (c.measured_us >= 0)
+                  std::snprintf(item, sizeof item, "%s%zu. %s%s: predicted %.1f us, measured %.1f us (%d runs)%s%s",
+                                i ? "; " : "", i + 1, c.chosen ? "[chosen] " : "", c.description.c_str(),
+                                c.predicted_us, c.measured_us, c.runs, c.note.empty() ? "" : ", ", c.note.c_str());
+                else
+                  std::snprintf(item, sizeof item, "%s%zu. %s%s: predicted %.1f us, %s", i ? "; " : "", i + 1,
+                                c.chosen ? "[chosen] " : "", c.description.c_str(), c.predicted_us,
+                                c.note.empty() ? "not measured" : c.note.c_str());
+                list += item;
+              }
+              std::printf("| %d | tuning of %s | %s, %.1f ms: %s%s%s | | | | | | | |\n", n, method.c_str(),
+                          tuning_name(r.tuning), r.tuning_ms, r.tuning_reason.c_str(), list.empty() ? "" : "; ",
+                          list.c_str());
+            }
           }
           const InputType input = plan->input();
           if (input == InputType::f32) {
@@ -437,7 +495,10 @@ int main(int argc, char** argv) {
               << method_census.zero_tiles << ',' << method_census.sparse24_share() << ',' << '"' << dev_info.name << '"'
               << ',' << (thesis_layout_method ? "aligned/none"
                                               : std::string(layout_name(host.layout)) + "/" + reordering_name(host.reordering))
-              << '\n';
+              << ',' << (plan ? std::to_string(plan->report().predicted_us) : std::string())
+              << ',' << (plan && plan->report().tuning == Tuning::measure ? std::to_string(plan->report().tuning_ms)
+                                                                          : std::string())
+              << ',' << '"' << (plan ? plan_summary(plan->report()) : std::string()) << '"' << '\n';
       }
     }
     cudaStreamDestroy(stream);
