@@ -23,6 +23,8 @@ struct GpuCase {
   std::uint64_t seed = 1;
   bool split_long_bands = true;   ///< PlanKnobs::split_long_bands
   BandGroups band_groups = BandGroups::automatic;  ///< PlanKnobs::band_groups
+  BandPaths paths = BandPaths::automatic;          ///< PlanKnobs::paths
+  TilePipeline tile_pipeline = TilePipeline::automatic;  ///< PlanKnobs::tile_pipeline
   int runs = 1;                   ///< runs of the same plan (C poisoned again before each); the last is checked
 };
 
