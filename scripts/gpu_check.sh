@@ -3,7 +3,7 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench groups floor csr balance layout precision heldout sweep distributed solver report"
+#   STEPS="build test sanitize bench groups floor csr balance layout precision heldout model sweep distributed solver report"
 #                                which steps to run (default: all). The benchmark steps write NAME.csv and NAME.meta.json
 #                                (scripts/bench_meta.py: device, date, commit, command); report renders
 #                                OUTDIR/PERFORMANCE.md from them (scripts/perf_report.py), the committed data of
@@ -26,7 +26,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision heldout sweep distributed solver report}
+steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision heldout model sweep distributed solver report}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -260,6 +260,32 @@ if has heldout; then
     bench heldout "${HELDOUT_N:-8,16,32,64,128}" "$methods" "^(matrix|\| [0-9]+ \| auto)" $spec
   done
   meta heldout "$(step_command heldout HELDOUT_N)"
+fi
+
+if has model; then
+  # The cost model per structure class and the measured plans (issue 33): every class of bench_spmm --synth at
+  # n = 1 .. 256 with auto (measured), auto_model (the cost model alone), the candidates forced one by one, the two
+  # single kernels and every cuSPARSE variant (SpMV at n = 1); then every shared real matrix of >= 10,000 nonzeros at
+  # n = 1 and 256 against cuSPARSE SpMV and SpMM; scripts/fit_cost_model.py sums both up (model_fit.md).
+  echo "== cost model per structure class, measured plans"
+  start_data model
+  mn=${MODEL_N:-1,8,32,128,256}
+  methods=auto,auto_model,auto_tiles,auto_hybrid,auto_csr,split_pipelined,csr_cuda_cores,cusparse_csr_f16
+  methods+=,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cusparse_spmv_f16,cusparse_spmv_f32
+  for spec in ${MODEL_CLASSES:-arrowhead:46500 dense_rows:200000 dense_cols:200000 block_diagonal:262144 \
+                power_law:1000000,degree=16 short_rows:2000000 long_rows:20000,cols=200000 \
+                least_squares:72000,cols=2700 circuit:1600000}; do
+    bench model "$mn" "$methods" "^(matrix|tiles)|\| [0-9]+ \| (auto|auto_model|plan of auto|tuning of auto) \|" --synth "$spec"
+  done
+  meta model "$(step_command model MODEL_N MODEL_CLASSES)"
+  plot=(--no-plot)
+  shared_methods=auto,auto_model,cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32
+  shared_methods+=,cusparse_spmv_f16,cusparse_spmv_f32
+  python3 scripts/sweep.py --matrix-dir "$shared/suitesparse" --all-in-dir --min-nnz 10000 --n "${MODEL_SHARED_N:-1,256}" \
+    --methods "$shared_methods" --reps "${BENCH_REPS:-20}" --bench "$build/apps/bench_spmm" --out "$out/model_shared" \
+    "${plot[@]}" --meta-command "$(step_command model MODEL_SHARED_N)" 2>&1 | tail -n 5
+  check model_fit bash -o pipefail -c "python3 scripts/fit_cost_model.py '$out/model.csv' '$out/model_shared/sweep.csv' \
+    --detail > '$out/model_fit.md' && sed -n '/^## The model/,/^## Refit/p' '$out/model_fit.md' | head -n 80"
 fi
 
 if has sweep; then
