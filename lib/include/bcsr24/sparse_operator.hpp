@@ -113,7 +113,9 @@ class SparseOperator {
   ///        report() says how); the other kinds run one kernel on every band (the device lists they need besides
   ///        the default ones, all-dense tiles or every band's CSR rows, are made on first use and kept)
   /// @param options output type (fp32 or fp16), B's element type (16-bit of the matrix's precision or fp32;
-  ///        split precision takes fp32 only) and unaligned-B support
+  ///        split precision takes fp32 only), unaligned-B support, and how an automatic plan is chosen: measured
+  ///        (Tuning::measure, default: the model's best candidates timed on the matrix, the choice kept per n, types
+  ///        and device and saved with the matrix) or by the cost model alone (Tuning::model)
   /// @throw InvalidArgument for n < 1, a B type the precision does not take, fp16 output with anything but fp16
   ///        A and B, or a dense kernel on a matrix not stored in fp16; SizeLimitError if the launch grid would be
   ///        too large; plus upload()'s exceptions.
