@@ -94,12 +94,18 @@ class Cell:
 
 
 def read_cells(paths):
+    """Cells by (matrix, n, method). In a CSV from before measured plans (no tuning_ms column) `auto` was the cost
+    model's plan: it is read as `auto_model`."""
     cells = {}
     for path in paths:
         with open(path, newline="") as handle:
-            for row in csv.DictReader(handle):
+            reader = csv.DictReader(handle)
+            before_tuning = "tuning_ms" not in (reader.fieldnames or [])
+            for row in reader:
                 if not row.get("matrix") or not row.get("n") or not row.get("method"):
                     continue
+                if before_tuning and row["method"] == "auto":
+                    row = dict(row, method="auto_model")
                 cell = Cell(row)
                 if usable(cell.ms):
                     cells[(cell.matrix, cell.n, cell.method)] = cell  # a later file replaces an earlier cell
@@ -199,7 +205,7 @@ def cusparse_section(cells):
     per_class = defaultdict(list)
     below = []
     for (matrix, n), methods in sorted(by_cell.items()):
-        auto = methods.get("auto")
+        auto = methods.get("auto") or methods.get("auto_model")
         baselines = [c for m, c in methods.items() if m.startswith(CUSPARSE_PREFIX)]
         if auto is None or not baselines:
             continue
@@ -209,7 +215,8 @@ def cusparse_section(cells):
         if speedup < 1.0:
             below.append([matrix, n, fmt(auto.us, 1), f"`{best.method}` {fmt(best.us, 1)}", fmt(speedup)])
     lines = ["## `auto` against the best cuSPARSE variant", "",
-             "best cuSPARSE time / `auto` time (> 1: `auto` faster); SpMV counts at n = 1.", ""]
+             "best cuSPARSE time / `auto` time (> 1: `auto` faster; `auto_model` where the CSV predates measured "
+             "plans); SpMV counts at n = 1.", ""]
     if not per_class:
         return lines + ["No cell has both `auto` and a cuSPARSE time.", ""]
     rows = [[kind, n, len(v), fmt(geomean(v)), fmt(min(v))] for (kind, n), v in sorted(per_class.items())]
@@ -268,17 +275,24 @@ def solve(rows, targets, count):
     return None
 
 
+def constant(x):
+    """A constant of the model for the refit tables: whole ns from 100 on, else 3 or 5 significant decimals."""
+    if not (isinstance(x, (int, float)) and math.isfinite(x)):
+        return "–"
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3f}" if abs(x) >= 0.01 else f"{x:.5f}"
+
+
 def slice_width(n):
     return 8 if n <= 8 else 16 if n <= 16 else 32 if n <= 32 else 64
 
 
 def refit_section(cells, constants, l2_bytes):
     lines = ["## Refit of the throughput constants", "",
-             "Relative least squares over the cells of each method, the launch (and at n < 8 the staging of B) "
-             "taken out first; the latency terms are not fitted. Current values from lib/src/device/cost_model.cpp.",
-             ""]
-    # Tiles: per slice class, time = slices * (a * 2:4 tiles + b * dense tiles + c * bands + g * gathered tiles).
-    tile_launch = constants.get(TILE_LAUNCH_NS, 3000.0)
+             "Relative least squares over the cells of each method (at n < 8 the staging of B taken out first), with "
+             "the launch as a fitted constant; the latency terms (a band's or a row's critical path) are not fitted, "
+             "so cells they dominate pull the fit. Current values from lib/src/device/cost_model.cpp; nothing is "
+             "applied to it.", ""]
+    # Tiles, per slice class: time = launch + slices * (a * 2:4 tiles + b * dense tiles + c * bands + g * gathered).
     rows_out = []
     for index, width in enumerate(SLICE_WIDTHS):
         rows, targets = [], []
@@ -288,7 +302,7 @@ def refit_section(cells, constants, l2_bytes):
             s24, dense = c.sparse24_tiles, c.dense_tiles
             if not (math.isfinite(s24) and math.isfinite(dense)):
                 continue
-            ns = c.us * 1e3 - tile_launch
+            ns = c.us * 1e3
             if c.n < 8:
                 ns -= constants.get("kStageBLaunchNs", 4000.0) + c.cols * 32.0 / constants.get("kStageBBytesPerNs", 2000.0)
             if ns <= 0:
@@ -296,44 +310,43 @@ def refit_section(cells, constants, l2_bytes):
             slices = (c.n + width - 1) // width
             gathered = 0.0 if c.layout in ("", "aligned/none") else 1.0
             bands = (c.rows + 15) // 16
-            rows.append([slices * s24, slices * dense, slices * bands, slices * gathered * (s24 + dense)])
+            rows.append([1.0, slices * s24, slices * dense, slices * bands, slices * gathered * (s24 + dense)])
             targets.append(ns)
-        names = ["kSparse24TileNs", "kDenseTileNs", "kBandNs", "kGatherTileNs"]
-        if len(rows) < 8:
-            rows_out.append([width, len(rows)] + ["–"] * 4)
+        names = [TILE_LAUNCH_NS, "kSparse24TileNs", "kDenseTileNs", "kBandNs", "kGatherTileNs"]
+        if len(rows) < 10:
+            rows_out.append([width, len(rows)] + ["–"] * 5)
             continue
-        fit = solve(rows, targets, 4)
-        current = [constants.get(name, [math.nan] * 4)[index] for name in names]
-        rows_out.append([width, len(rows)] + [f"{fmt(cur, 3)} → {fmt(new, 3)}"
-                                             for cur, new in zip(current, fit or [math.nan] * 4)])
-    lines += ["Tile kernel (ns per tile or band and column slice; `split_pipelined` cells):", ""]
-    lines += md_table(["slice", "cells", "2:4 tile", "dense tile", "band", "gathered tile"], rows_out)
+        fit = solve(rows, targets, 5)
+        current = [constants.get(TILE_LAUNCH_NS, math.nan)] + [constants.get(name, [math.nan] * 4)[index]
+                                                               for name in names[1:]]
+        rows_out.append([width, len(rows)] + [f"{constant(cur)} → {constant(new)}"
+                                             for cur, new in zip(current, fit or [math.nan] * 5)])
+    lines += ["Tile kernel (ns: the launch, then per tile or band and column slice; `split_pipelined` cells):", ""]
+    lines += md_table(["slice", "cells", "launch", "2:4 tile", "dense tile", "band", "gathered tile"], rows_out)
     # CSR: time = nnz * (base + w * per-column [L2 or DRAM]) + rows * (row base + w * row per-column).
-    csr_launch = constants.get(CSR_LAUNCH_NS, 5000.0)
     samples = []  # (cell, features, target ns)
     for c in cells.values():
         if c.method != "csr_cuda_cores" or not c.rows or not usable(c.nnz):
             continue
-        ns = c.us * 1e3 - csr_launch
-        if ns <= 0:
-            continue
-        feature = [0.0] * 5
+        ns = c.us * 1e3
+        feature = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
         for col0 in range(0, c.n, 256):
             w = c.n if c.n < 8 else (min(c.n - col0, 256) + 7) // 8 * 8
             in_l2 = c.cols * w * 2.0 <= constants.get("kL2UsableShare", 0.75) * l2_bytes
-            feature[0] += c.nnz
-            feature[1 if in_l2 else 2] += c.nnz * w
-            feature[3] += c.rows
-            feature[4] += c.rows * w
+            feature[1] += c.nnz
+            feature[2 if in_l2 else 3] += c.nnz * w
+            feature[4] += c.rows
+            feature[5] += c.rows * w
         samples.append((c, feature, ns))
-    names = ["kCsrNnzBaseNs", "kCsrNnzPerColumnL2Ns", "kCsrNnzPerColumnDramNs", "kCsrRowBaseNs", "kCsrRowPerColumnNs"]
+    names = [CSR_LAUNCH_NS, "kCsrNnzBaseNs", "kCsrNnzPerColumnL2Ns", "kCsrNnzPerColumnDramNs", "kCsrRowBaseNs",
+             "kCsrRowPerColumnNs"]
     lines += ["CSR kernel (ns per nonzero or row and column; `csr_cuda_cores` cells):", ""]
     if len(samples) < 10:
         return lines + [f"Too few cells ({len(samples)}) to fit.", ""]
-    fit = solve([f for _, f, _ in samples], [y for _, _, y in samples], 5)
+    fit = solve([f for _, f, _ in samples], [y for _, _, y in samples], 6)
     lines += md_table(["constant", "current", "fitted"],
-                      [[f"`{name}`", fmt(constants.get(name, math.nan), 5), fmt(new, 5) if fit else "–"]
-                       for name, new in zip(names, fit or [math.nan] * 5)])
+                      [[f"`{name}`", constant(constants.get(name, math.nan)), constant(new) if fit else "–"]
+                       for name, new in zip(names, fit or [math.nan] * 6)])
     if fit:
         residual = defaultdict(list)
         for c, feature, y in samples:
