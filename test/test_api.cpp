@@ -14,6 +14,7 @@
 #include "bcsr24/bcsr24.hpp"
 #include "bcsr24/eigen.hpp"
 #include "device/plan_access.hpp"
+#include "device/plan_tuning.hpp"
 #include "format/convert.hpp"
 #include "format/serialize.hpp"
 #include "test_support.hpp"
@@ -300,4 +301,45 @@ TEST_CASE("the device side reports a missing GPU as NotSupported, and checks n f
     CHECK_THROWS_AS(op.make_plan(8), bcsr24::NotSupported);
     CHECK_FALSE(op.uploaded());
   }
+}
+
+TEST_CASE("tuned choices are saved with the matrix and restored by from_file", "[api][tuning]") {
+  using bcsr24::detail::StoredChoice;
+  using bcsr24::detail::TunedChoice;
+  using bcsr24::detail::TunedKey;
+  using bcsr24::experimental::BandPaths;
+  using bcsr24::experimental::TilePipeline;
+  const SparseOperator op = SparseOperator::from_csr(random_csr(300, 200, 4, 3));
+  TempPath plain("plain.b24"), tuned("tuned.b24");
+  op.save(plain.path.string());
+  CHECK(bcsr24::detail::OperatorAccess::tuned(SparseOperator::from_file(plain.path.string())).all().empty());
+
+  const std::vector<StoredChoice> stored = {
+      {TunedKey{128, bcsr24::InputType::f16, bcsr24::OutputType::f32, "NVIDIA H100 80GB HBM3"},
+       TunedChoice{BandPaths::tiles, true, TilePipeline::standard, true}, 29.5},
+      {TunedKey{1, bcsr24::InputType::f32, bcsr24::OutputType::f32, "NVIDIA H100 80GB HBM3"},
+       TunedChoice{BandPaths::hybrid, false, TilePipeline::deep, false}, 3.25},
+      {TunedKey{16, bcsr24::InputType::f16, bcsr24::OutputType::f16, "NVIDIA H200"},
+       TunedChoice{BandPaths::csr, true, TilePipeline::standard, false}, -1.0}};
+  for (const StoredChoice& s : stored) bcsr24::detail::OperatorAccess::tuned(op).store(s);
+  op.save(tuned.path.string());
+  const SparseOperator back = SparseOperator::from_file(tuned.path.string());
+  require_same_host(host_of(op), host_of(back));
+  const std::vector<StoredChoice> restored = bcsr24::detail::OperatorAccess::tuned(back).all();
+  REQUIRE(restored.size() == stored.size());
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    INFO("choice " << i);
+    CHECK(restored[i].key == stored[i].key);
+    CHECK(restored[i].choice == stored[i].choice);
+    CHECK(restored[i].measured_us == stored[i].measured_us);
+  }
+  // What a measured plan would find for its key, and nothing for another device.
+  CHECK(bcsr24::detail::OperatorAccess::tuned(back).find(stored[0].key));
+  TunedKey other = stored[0].key;
+  other.device = "NVIDIA A100-SXM4-80GB";
+  CHECK_FALSE(bcsr24::detail::OperatorAccess::tuned(back).find(other));
+  // Saving the loaded operator again writes the same file.
+  TempPath again("again.b24");
+  back.save(again.path.string());
+  CHECK(fs::file_size(again.path) == fs::file_size(tuned.path));
 }

@@ -585,7 +585,7 @@ TEST_CASE("version 3 round-trips layout, reordering, row_order, b_rows, precisio
     std::uint32_t version = 0;
     std::memcpy(&version, bytes.data() + 8, 4);
     REQUIRE(version == 3);
-    REQUIRE(version == kB24FileVersion);
+    REQUIRE(version == kB24VersionWithoutChoices);  // version 4 only with tuned choices
     REQUIRE(bytes[12] == std::uint8_t(a.layout));
     REQUIRE(bytes[13] == std::uint8_t(a.reordering));
     REQUIRE(bytes[160] == std::uint8_t(a.precision));
@@ -870,18 +870,20 @@ TEST_CASE("unknown versions are refused naming the version", "[serialize]") {
   TempFile file("full"), bad("version");
   save_bcsr24(file.path(), a);
   const std::vector<unsigned char> bytes = read_bytes(file.path());
-  for (const std::uint32_t version : {0u, 4u, 0xFFFFFFFFu}) {
+  for (const std::uint32_t version : {0u, 5u, 0xFFFFFFFFu}) {
     CAPTURE(version);
     std::vector<unsigned char> patched = bytes;
     put_u32(patched, 8, version);
     fix_checksum(patched);
     write_bytes(bad.path(), patched, patched.size());
     require_rejected(bad.path(), "version " + std::to_string(version));
-    require_rejected(bad.path(), "reads versions 1 to 3");
+    require_rejected(bad.path(), "reads versions 1 to 4");
   }
-  // A file relabelled as another version does not load: 3 as 2 or 1, 2 as 3 or 1, 1 as 2.
+  // A file relabelled as another version does not load: 3 as 4 (no tuned-choice section), 2 or 1, 2 as 3 or 1,
+  // 1 as 2.
   const Bcsr24Matrix matrix_wide = aligned_sample(20, 40, 11, ScalingPolicy::automatic);
-  for (const auto& [source, label] : {std::pair{bytes, 2u}, std::pair{bytes, 1u}, std::pair{v2_bytes(matrix_wide), 3u},
+  for (const auto& [source, label] : {std::pair{bytes, 4u}, std::pair{bytes, 2u}, std::pair{bytes, 1u},
+                                      std::pair{v2_bytes(matrix_wide), 3u},
                                       std::pair{v2_bytes(matrix_wide), 1u}, std::pair{v1_bytes(matrix_wide), 2u}}) {
     CAPTURE(label);
     std::vector<unsigned char> relabelled = source;
@@ -938,4 +940,82 @@ TEST_CASE("save refuses inconsistent layout fields", "[serialize]") {
   a = base;
   a.row_exponent.clear();
   CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+}
+
+TEST_CASE("tuned choices: version 4 with the section, version 3 without; damage in the section rejected", "[serialize][tuning]") {
+  const Bcsr24Matrix a = sample_matrix(20, 40, 6);
+  std::vector<B24TunedChoice> choices(2);
+  choices[0] = {128, 1, 0, 1, 1, 1, 1, 29.5, "NVIDIA H100 80GB HBM3"};
+  choices[1] = {1, 3, 0, 3, 0, 2, 0, -1.0, "NVIDIA A100-SXM4-80GB"};
+  TempFile plain("plain"), tuned("tuned"), bad("bad");
+  save_bcsr24(plain.path(), a);
+  save_bcsr24(tuned.path(), a, choices);
+  const std::vector<unsigned char> plain_bytes = read_bytes(plain.path()), bytes = read_bytes(tuned.path());
+  std::uint32_t version = 0;
+  std::memcpy(&version, plain_bytes.data() + 8, 4);
+  CHECK(version == kB24VersionWithoutChoices);  // readable by builds that predate tuned choices
+  std::memcpy(&version, bytes.data() + 8, 4);
+  CHECK(version == kB24FileVersion);
+  // Version 4 is version 3 with the section between the arrays and the CRC.
+  REQUIRE(bytes.size() == plain_bytes.size() + 4 + 2 * (4 + 6 + 2 + 8) + choices[0].device.size() +
+                              choices[1].device.size());
+  CHECK(std::equal(plain_bytes.begin() + 12, plain_bytes.end() - 4, bytes.begin() + 12));
+
+  std::vector<B24TunedChoice> read;
+  const Bcsr24Matrix back = load_bcsr24(tuned.path(), &read);
+  CHECK(back.sparse24.values == a.sparse24.values);
+  REQUIRE(read.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(read[i].n == choices[i].n);
+    CHECK(read[i].input == choices[i].input);
+    CHECK(read[i].output == choices[i].output);
+    CHECK(read[i].paths == choices[i].paths);
+    CHECK(read[i].split_long_bands == choices[i].split_long_bands);
+    CHECK(read[i].tile_pipeline == choices[i].tile_pipeline);
+    CHECK(read[i].band_groups == choices[i].band_groups);
+    CHECK(read[i].measured_us == choices[i].measured_us);
+    CHECK(read[i].device == choices[i].device);
+  }
+  load_bcsr24(plain.path(), &read);
+  CHECK(read.empty());
+  CHECK_NOTHROW(load_bcsr24(tuned.path()));  // the choices may be ignored
+
+  // Damage: a code out of range, a name running past the end, a count of 0, bytes after the section; each with a
+  // valid checksum, so that the section's own checks are what refuses it.
+  const std::size_t section = plain_bytes.size() - 4;
+  auto forged = [&](auto edit) {
+    std::vector<unsigned char> b = bytes;
+    edit(b);
+    fix_checksum(b);
+    write_bytes(bad.path(), b, b.size());
+  };
+  forged([&](std::vector<unsigned char>& b) { b[section + 4 + 4 + 2] = 4; });  // paths code 4
+  require_rejected(bad.path(), "tuned-choice section: choice 0 of 2 has paths code 4");
+  forged([&](std::vector<unsigned char>& b) { b[section + 4 + 4] = 0; });  // B type automatic
+  require_rejected(bad.path(), "B type code 0");
+  forged([&](std::vector<unsigned char>& b) {
+    const std::uint16_t long_name = 60000;
+    std::memcpy(b.data() + section + 4 + 10, &long_name, 2);
+  });
+  require_rejected(bad.path(), "device name is cut short");
+  forged([&](std::vector<unsigned char>& b) { std::memset(b.data() + section, 0, 4); });
+  require_rejected(bad.path(), "no choices");
+  forged([&](std::vector<unsigned char>& b) { b.insert(b.end() - 4, {1, 2, 3}); });
+  require_rejected(bad.path(), "after the tuned-choice section");
+  forged([&](std::vector<unsigned char>& b) { b.resize(section + 4 + 4); b.resize(b.size() + 4); });
+  require_rejected(bad.path(), "truncated");
+  // A version-3 file with a section is trailing bytes, as before.
+  forged([&](std::vector<unsigned char>& b) {
+    const std::uint32_t three = 3;
+    std::memcpy(b.data() + 8, &three, 4);
+  });
+  require_rejected(bad.path(), "trailing bytes");
+
+  // Writing refuses what reading would refuse.
+  std::vector<B24TunedChoice> wrong = choices;
+  wrong[1].device.clear();
+  CHECK_THROWS_AS(save_bcsr24(bad.path(), a, wrong), InvalidArgument);
+  wrong = choices;
+  wrong[0].tile_pipeline = 0;
+  CHECK_THROWS_AS(save_bcsr24(bad.path(), a, wrong), InvalidArgument);
 }

@@ -33,7 +33,8 @@ struct OperatorAccess;  // the library's own way in (host format, device copy)
 class SparseOperator {
  public:
   /// Reads a Matrix Market file (.mtx, or gzip content such as .mtx.gz) or a preprocessed .b24 file (by
-  /// extension), then converts it. For .b24 files the conversion options are not used: the file's are.
+  /// extension), then converts it. For .b24 files the conversion options are not used: the file's are, and the
+  /// tuned choices the file holds are the operator's.
   /// @throw ParseError / UnsupportedMatrixError for a malformed or complex Matrix Market file (file and line);
   ///        FileFormatError for a bad .b24 file; SizeLimitError beyond 32-bit indices;
   ///        RangeError if values exceed the precision's range under ScalingPolicy::none.
@@ -88,7 +89,8 @@ class SparseOperator {
   /// (flushed entries, relative error of the stored A). Never throws.
   const Fp16Scaling& scaling() const noexcept;
 
-  /// Writes the preprocessed matrix to a .b24 file, which from_file() loads without converting again.
+  /// Writes the preprocessed matrix to a .b24 file, which from_file() loads without converting again, with the
+  /// choices its measured plans made (docs/FORMAT.md), which plans of the loaded operator reuse.
   /// @throw Error if the file cannot be written.
   void save(const std::string& path) const;
   /// The matrix as stored (each value in its precision times its power-of-two scale, in the caller's row and

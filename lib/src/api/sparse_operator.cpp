@@ -97,6 +97,46 @@ void check_host_matrix(const Bcsr24Matrix& m) {
   if (const std::string problem = detail::layout_problem(m); !problem.empty()) throw InvalidArgument(where + problem);
 }
 
+// A stored choice's enums are written as their codes (format/serialize.hpp lists them).
+static_assert(int(InputType::f16) == 1 && int(InputType::bf16) == 2 && int(InputType::f32) == 3, "B type codes");
+static_assert(int(OutputType::f32) == 0 && int(OutputType::f16) == 1, "output type codes");
+static_assert(int(BandPaths::tiles) == 1 && int(BandPaths::csr) == 2 && int(BandPaths::hybrid) == 3, "paths codes");
+static_assert(int(TilePipeline::standard) == 1 && int(TilePipeline::deep) == 2, "pipeline codes");
+
+std::vector<B24TunedChoice> file_choices(const std::vector<detail::StoredChoice>& stored) {
+  std::vector<B24TunedChoice> out;
+  for (const detail::StoredChoice& s : stored) {
+    B24TunedChoice c;
+    c.n = s.key.n;
+    c.input = static_cast<std::uint8_t>(s.key.input);
+    c.output = static_cast<std::uint8_t>(s.key.output);
+    c.paths = static_cast<std::uint8_t>(s.choice.paths);
+    c.split_long_bands = s.choice.split_long_bands ? 1 : 0;
+    c.tile_pipeline = static_cast<std::uint8_t>(s.choice.tile_pipeline);
+    c.band_groups = s.choice.band_groups ? 1 : 0;
+    c.measured_us = s.measured_us >= 0.0 ? s.measured_us : -1.0;
+    c.device = s.key.device;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+/// The file's choices (load_bcsr24 checked their codes) as the operator keeps them.
+std::vector<detail::StoredChoice> stored_choices(const std::vector<B24TunedChoice>& file) {
+  std::vector<detail::StoredChoice> out;
+  for (const B24TunedChoice& c : file) {
+    detail::StoredChoice s;
+    s.key = detail::TunedKey{c.n, static_cast<InputType>(c.input), static_cast<OutputType>(c.output), c.device};
+    s.choice.paths = static_cast<BandPaths>(c.paths);
+    s.choice.split_long_bands = c.split_long_bands != 0;
+    s.choice.tile_pipeline = static_cast<TilePipeline>(c.tile_pipeline);
+    s.choice.band_groups = c.band_groups != 0;
+    s.measured_us = c.measured_us;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 bool has_b24_extension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
@@ -171,7 +211,12 @@ SparseOperator SparseOperator::from_csr(std::int32_t rows, std::int32_t cols, co
 }
 
 SparseOperator SparseOperator::from_file(const std::string& path, const OperatorOptions& options) {
-  if (has_b24_extension(path)) return detail::OperatorAccess::from_host(load_bcsr24(path), options);
+  if (has_b24_extension(path)) {
+    std::vector<B24TunedChoice> choices;
+    SparseOperator op = detail::OperatorAccess::from_host(load_bcsr24(path, &choices), options);
+    op.state_->tuned.assign(stored_choices(choices));
+    return op;
+  }
   // The reader's CSR is already sorted and unique, so it goes straight to the conversion.
   return convert_and_adopt(read_matrix_market(path, options.matrix_market), options);
 }
@@ -185,7 +230,9 @@ const Fp16Scaling& SparseOperator::scaling() const noexcept { return state_->hos
 Precision SparseOperator::precision() const noexcept { return state_->host.precision; }
 const OperatorOptions& SparseOperator::options() const noexcept { return state_->options; }
 
-void SparseOperator::save(const std::string& path) const { save_bcsr24(path, state_->host); }
+void SparseOperator::save(const std::string& path) const {
+  save_bcsr24(path, state_->host, file_choices(state_->tuned.all()));
+}
 
 CsrMatrix SparseOperator::stored_csr() const { return stored_matrix_csr(state_->host); }
 

@@ -1,5 +1,5 @@
-// .b24 files: a fixed little-endian header, the row map, the row exponents, the two tile lists' arrays, and a
-// CRC-32 trailer (docs/FORMAT.md). Writes version 3; reads versions 1 to 3.
+// .b24 files: a fixed little-endian header, the row map, the row exponents, the two tile lists' arrays, the tuned
+// choices (version 4) and a CRC-32 trailer (docs/FORMAT.md). Writes version 3, or 4 with tuned choices; reads 1 to 4.
 #include "format/serialize.hpp"
 
 #include <zlib.h>
@@ -45,7 +45,26 @@ constexpr std::int32_t kMaxAbsExponent = 1100;
 constexpr std::int64_t kMinSparseTileBytes = 4 + kSparseTileValues * 2 + kSparseTileMetaWords * 4;
 constexpr std::int64_t kMinDenseTileBytes = 4 + kDenseTileValues * 2;
 
-static_assert(kB24FileVersion == 3 && kB24OldestFileVersion == 1, "update the reading paths of load_bcsr24");
+static_assert(kB24FileVersion == 4 && kB24OldestFileVersion == 1, "update the reading paths of load_bcsr24");
+/// Bytes of one tuned choice before its device name: n (i32), six codes (u8), the name's length (u16), the
+/// measured median (f64).
+constexpr std::size_t kChoiceFixedBytes = 4 + 6 + 2 + 8;
+constexpr std::size_t kMaxDeviceNameBytes = 255;
+
+/// Why a tuned choice cannot be stored, or "" (the same rules for writing and reading).
+std::string tuned_choice_problem(const B24TunedChoice& c) {
+  if (c.n < 1) return "n = " + std::to_string(c.n);
+  if (c.input < 1 || c.input > 3) return "B type code " + std::to_string(c.input);
+  if (c.output > 1) return "output type code " + std::to_string(c.output);
+  if (c.paths < 1 || c.paths > 3) return "paths code " + std::to_string(c.paths);
+  if (c.split_long_bands > 1 || c.band_groups > 1) return "a flag that is neither 0 nor 1";
+  if (c.tile_pipeline < 1 || c.tile_pipeline > 2) return "pipeline code " + std::to_string(c.tile_pipeline);
+  if (c.device.empty() || c.device.size() > kMaxDeviceNameBytes)
+    return "a device name of " + std::to_string(c.device.size()) + " bytes (1 to 255)";
+  if (!(std::isfinite(c.measured_us) && (c.measured_us >= 0.0 || c.measured_us == -1.0)))
+    return "a measured time that is neither >= 0 nor -1";
+  return "";
+}
 
 /// The header fields after magic and version, in file order.
 struct Header {
@@ -297,7 +316,10 @@ void check_tile_contents(const std::string& path, const Bcsr24Matrix& a) {
 
 }  // namespace
 
-void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
+void save_bcsr24(const std::string& path, const Bcsr24Matrix& a, const std::vector<B24TunedChoice>& choices) {
+  for (const B24TunedChoice& c : choices)
+    if (const std::string problem = tuned_choice_problem(c); !problem.empty())
+      throw InvalidArgument("save_bcsr24: a tuned choice has " + problem);
   if (a.layout != TileLayout::aligned && a.layout != TileLayout::condensed)
     throw InvalidArgument("save_bcsr24: the matrix's layout must be aligned or condensed (not automatic)");
   if (a.reordering != Reordering::none && a.reordering != Reordering::rcm)
@@ -313,7 +335,7 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
   Writer w(path);
   w.bytes(kMagic, sizeof kMagic, false);
   Header h;
-  h.version = kB24FileVersion;
+  h.version = choices.empty() ? kB24VersionWithoutChoices : kB24FileVersion;
   h.layout = static_cast<std::uint8_t>(a.layout);
   h.reordering = static_cast<std::uint8_t>(a.reordering);
   h.rows = a.rows;
@@ -393,10 +415,22 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
   w.array(a.dense.values);
   w.array(a.dense.values_lo);
   w.array(a.dense.b_rows);
+  if (!choices.empty()) {
+    w.value(static_cast<std::uint32_t>(choices.size()));
+    for (const B24TunedChoice& c : choices) {
+      w.value(c.n);
+      for (const std::uint8_t code : {c.input, c.output, c.paths, c.split_long_bands, c.tile_pipeline, c.band_groups})
+        w.value(code);
+      w.value(static_cast<std::uint16_t>(c.device.size()));
+      w.value(c.measured_us);
+      w.bytes(c.device.data(), c.device.size());
+    }
+  }
   w.finish();
 }
 
-Bcsr24Matrix load_bcsr24(const std::string& path) {
+Bcsr24Matrix load_bcsr24(const std::string& path, std::vector<B24TunedChoice>* choices) {
+  if (choices != nullptr) choices->clear();
   const std::vector<unsigned char> bytes = read_whole_file(path);
   const auto fail = [&](const std::string& why) { throw FileFormatError(path + ": " + why); };
 
@@ -412,7 +446,8 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
   if (h.version < kB24OldestFileVersion || h.version > kB24FileVersion)
     fail("unsupported .b24 version " + std::to_string(h.version) + ": this build reads versions " +
          std::to_string(kB24OldestFileVersion) + " to " + std::to_string(kB24FileVersion) + " and writes version " +
-         std::to_string(kB24FileVersion) + " (re-run the conversion to regenerate the file)");
+         std::to_string(kB24VersionWithoutChoices) + " (" + std::to_string(kB24FileVersion) +
+         " with tuned choices; re-run the conversion to regenerate the file)");
   const bool v1 = h.version == 1;
   const bool v3 = h.version >= 3;
   const std::size_t header_bytes = v1 ? kHeaderBytesV1 : v3 ? kHeaderBytesV3 : kHeaderBytesV2;
@@ -512,8 +547,10 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
          " the per-row flag");
   const std::uint64_t payload = payload_bytes_for(h);
   if (h.payload_bytes != payload) fail("payload size in the header disagrees with the array sizes");
-  const std::uint64_t expected = header_bytes + payload + kTrailerBytes;
-  if (bytes.size() != expected)
+  // Version 4 has the tuned-choice section (its own sizes, checked as it is read) between the arrays and the CRC.
+  const bool with_choices = h.version >= 4;
+  const std::uint64_t expected = header_bytes + payload + kTrailerBytes + (with_choices ? 4 : 0);
+  if (with_choices ? bytes.size() < expected : bytes.size() != expected)
     fail(std::string(bytes.size() < expected ? "truncated" : "trailing bytes") + ": the header describes " +
          std::to_string(expected) + " bytes, the file has " + std::to_string(bytes.size()));
 
@@ -578,6 +615,30 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
   a.dense.values = r.array<fp16_t>(h.dense_tiles * kDenseTileValues);
   a.dense.values_lo = r.array<fp16_t>(low_parts * h.dense_tiles * kDenseTileValues);
   a.dense.b_rows = r.array<std::int32_t>(h.dense_b_rows_count);
+  if (with_choices) {
+    const std::size_t end = bytes.size() - kTrailerBytes;
+    const auto count = r.value<std::uint32_t>();
+    if (count == 0) fail("tuned-choice section: no choices (version 4 files have at least one)");
+    std::vector<B24TunedChoice> read;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::string which = "tuned-choice section: choice " + std::to_string(i) + " of " + std::to_string(count);
+      if (end - r.offset() < kChoiceFixedBytes) fail("truncated: " + which + " is cut short");
+      B24TunedChoice c;
+      c.n = r.value<std::int32_t>();
+      for (std::uint8_t* code : {&c.input, &c.output, &c.paths, &c.split_long_bands, &c.tile_pipeline, &c.band_groups})
+        *code = r.value<std::uint8_t>();
+      const auto name_bytes = r.value<std::uint16_t>();
+      c.measured_us = r.value<double>();
+      if (end - r.offset() < name_bytes) fail("truncated: " + which + "'s device name is cut short");
+      c.device.assign(reinterpret_cast<const char*>(bytes.data() + r.offset()), name_bytes);
+      r.skip(name_bytes);
+      if (const std::string problem = tuned_choice_problem(c); !problem.empty()) fail(which + " has " + problem);
+      read.push_back(std::move(c));
+    }
+    if (r.offset() != end)
+      fail("trailing bytes: " + std::to_string(end - r.offset()) + " bytes after the tuned-choice section");
+    if (choices != nullptr) *choices = std::move(read);
+  }
   if (r.offset() != bytes.size() - kTrailerBytes) fail("internal error: payload size mismatch");
   for (std::size_t i = 0; i < a.row_exponent.size(); ++i)
     if (a.row_exponent[i] < -kMaxAbsExponent || a.row_exponent[i] > kMaxAbsExponent)
