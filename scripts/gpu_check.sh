@@ -84,8 +84,9 @@ fi
 
 if has sanitize; then
   # memcheck and racecheck run the whole GPU test executable (every kernel, width class, output type, the
-  # staging copy, the SuiteSparse matrices); SANITIZE_TAGS narrows it (Catch2 test spec) when time is short.
-  tags=${SANITIZE_TAGS:-}
+  # staging copy, the SuiteSparse matrices) but the wall-clock tests ([timing]: the tools slow every call);
+  # SANITIZE_TAGS narrows it (Catch2 test spec) when time is short.
+  tags=${SANITIZE_TAGS:-~[timing]}
   echo "== compute-sanitizer memcheck"
   check memcheck bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
     '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/memcheck.log' | tail -n 3"

@@ -212,17 +212,6 @@ TEST_CASE("measured plans: the budget, the stored choice, the model as fallback"
   spec.seed = seed;
   const CsrMatrix a = generate_random_graph(spec);
   const SparseOperator op = SparseOperator::from_csr(a);
-  SECTION("the default budget, and an explicit one, bound the tuning time") {
-    const SpmmPlan plan = op.make_plan(64);
-    const PlanReport& r = plan.report();
-    INFO(r.tuning_reason);
-    REQUIRE_FALSE(r.candidates.empty());
-    const double budget = detail::default_tuning_budget_ms(r.candidates[0].predicted_us);
-    CHECK(r.tuning_ms <= 1.5 * budget + 5.0);
-    const SpmmPlan tight = op.make_plan(32, KernelKind::automatic, measured(3.0));
-    INFO(tight.report().tuning_reason);
-    CHECK(tight.report().tuning_ms <= 1.5 * 3.0 + 5.0);
-  }
   SECTION("a second plan of the same n and types reuses the stored choice; another n measures") {
     const SpmmPlan first = op.make_plan(16, KernelKind::automatic, measured(200.0));
     REQUIRE(first.report().tuning == Tuning::measure);
@@ -277,6 +266,27 @@ TEST_CASE("measured plans: the budget, the stored choice, the model as fallback"
     CHECK(plan.report().tuning_ms == 0.0);
     CHECK_FALSE(detail::OperatorAccess::tuned(op).find(key_of(64)));
   }
+}
+
+TEST_CASE("measured plans stay within their budget", "[gpu][tuner][timing]") {
+  // Wall-clock bounds: the sanitize step of gpu_check.sh leaves this test out ([timing]), the tools slow every call.
+  RandomGraphSpec spec;
+  spec.rows = 300000;
+  spec.degree = 8;
+  spec.power_law = true;
+  spec.seed = test::test_seed(3304);
+  const SparseOperator op = SparseOperator::from_csr(generate_random_graph(spec));
+  op.upload();
+  const SpmmPlan plan = op.make_plan(64);
+  const PlanReport& r = plan.report();
+  INFO(r.tuning_reason);
+  REQUIRE_FALSE(r.candidates.empty());
+  // The budget is checked before each round against an estimate; one round and the final build may run past it.
+  const double budget = detail::default_tuning_budget_ms(r.candidates[0].predicted_us);
+  CHECK(r.tuning_ms <= 1.5 * budget + 5.0);
+  const SpmmPlan tight = op.make_plan(32, KernelKind::automatic, measured(3.0));
+  INFO(tight.report().tuning_reason);
+  CHECK(tight.report().tuning_ms <= 1.5 * 3.0 + 5.0);
 }
 
 TEST_CASE("arrowhead at n = 128: the candidate kept is the fastest measured", "[gpu][tuner]") {

@@ -272,6 +272,9 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
       draft.options.allow_unaligned_b = options.allow_unaligned_b && staged;
       plans.push_back(PlanAccess::build(matrix, draft));
     }
+    // The builds upload lists and reset counters on the legacy default stream (cudaMemcpy, cudaMemset), which the
+    // tuner's non-blocking stream does not wait for.
+    BCSR24_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
     const TuningStream stream;
     fill_scratch_b(b.get(), static_cast<std::size_t>(std::int64_t(m.cols) * ldb), f32_b,
                    model.options.input == InputType::bf16, stream.get());
