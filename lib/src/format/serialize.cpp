@@ -48,6 +48,9 @@ constexpr std::int32_t kMaxAbsExponent = 1100;
 /// Smallest number of file bytes one stored tile occupies (col_idx + values (+ metadata)), without b_rows.
 constexpr std::int64_t kMinSparseTileBytes = 4 + kSparseTileValues * 2 + kSparseTileMetaWords * 4;
 constexpr std::int64_t kMinDenseTileBytes = 4 + kDenseTileValues * 2;
+/// More tiles than any file holds, small enough that no size computed from counts up to it overflows: 2^40 tiles
+/// in each list, at most 1,220 (2:4) + 2,180 (dense) bytes each with low parts and b_rows, stay below 2^52 bytes.
+constexpr std::int64_t kMaxTiles = std::int64_t{1} << 40;
 
 static_assert(kB24FileVersion == 3 && kB24OldestFileVersion == 1, "update the reading paths of load_bcsr24");
 
@@ -80,8 +83,8 @@ struct Header {
 bool is_split(const Header& h) { return h.precision == static_cast<std::uint8_t>(Precision::split); }
 
 /// Bytes of the arrays for the given sizes (row_order, row_exponent, both row_ptr arrays, col_idx, values,
-/// values_lo, metadata, b_rows). Callers bound every count first (tile counts by the file size, the others to 0
-/// or a multiple of them), so this cannot overflow.
+/// values_lo, metadata, b_rows). Callers bound every count first (tile counts by kMaxTiles, the others to 0 or a
+/// multiple of them), so this cannot overflow.
 std::uint64_t payload_bytes_for(const Header& h) {
   const std::uint64_t row_ptrs = 2 * (static_cast<std::uint64_t>(h.tile_rows) + 1) * 4;
   const std::uint64_t sparse = static_cast<std::uint64_t>(h.sparse24_tiles) * kMinSparseTileBytes;
@@ -372,9 +375,9 @@ struct SizeCheck {
   std::uint64_t described = 0;  ///< the file size the header describes, once its counts are consistent (else 0)
 };
 
-/// Every count is bounded (by the grid, by the real file size or as 0 or a multiple of another count) before
-/// it enters a sum, so this is safe on any header, however damaged, and no later step can allocate more than
-/// the file holds.
+/// Every count is bounded (by the grid, by kMaxTiles or as 0 or a multiple of another count) before it enters a
+/// sum, so this is safe on any header, however damaged; and as the described size must equal the real one, no
+/// later step can allocate more than the file holds.
 SizeCheck check_sizes(const Header& h, std::size_t header_bytes, std::size_t size) {
   const auto problem = [](std::string why) { return SizeCheck{std::move(why), 0}; };
   if (h.rows < 0 || h.cols < 0) return problem("negative matrix dimensions in the header");
@@ -383,16 +386,15 @@ SizeCheck check_sizes(const Header& h, std::size_t header_bytes, std::size_t siz
     return problem("tile grid " + std::to_string(h.tile_rows) + " x " + std::to_string(h.tile_cols) +
                    " does not match the matrix size " + std::to_string(h.rows) + " x " + std::to_string(h.cols));
   const std::int64_t grid = std::int64_t{h.tile_rows} * h.tile_cols;
-  const auto file_size = static_cast<std::int64_t>(size);
   const std::string tiles = std::to_string(h.sparse24_tiles) + " + " + std::to_string(h.dense_tiles);
   if (h.sparse24_tiles < 0 || h.dense_tiles < 0) return problem("negative tile counts " + tiles);
   // Aligned tiles are cells of the grid. Condensed bands are counted by ordinal, so bound them by the file.
   if (h.layout == static_cast<std::uint8_t>(TileLayout::aligned) &&
       (h.sparse24_tiles > grid || h.dense_tiles > grid - h.sparse24_tiles))
     return problem("tile counts " + tiles + " do not fit the " + std::to_string(grid) + "-tile grid");
-  if (h.sparse24_tiles > file_size / kMinSparseTileBytes || h.dense_tiles > file_size / kMinDenseTileBytes)
-    return problem("truncated: tile counts " + tiles + " cannot fit in the " + std::to_string(file_size) +
-                   "-byte file");
+  // Not bounded by the file size: a cut file must still be seen to describe a longer one.
+  if (h.sparse24_tiles > kMaxTiles || h.dense_tiles > kMaxTiles)
+    return problem("tile counts " + tiles + " are beyond any file (more than 2^40 tiles)");
   const std::int64_t band_rows = std::int64_t{h.tile_rows} * kTileRows;
   if (h.row_order_count != 0 && h.row_order_count != band_rows)
     return problem("row_order has " + std::to_string(h.row_order_count) + " entries; expected 0 or 16 per tile row (" +
