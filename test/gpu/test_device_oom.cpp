@@ -160,7 +160,7 @@ std::vector<Source> sources() {
   std::vector<Source> out;
   OperatorOptions aligned;
   aligned.layout = TileLayout::aligned;
-  aligned.reorder = Reordering::rcm;  // a row map, B-row indices on the square part: every list of the upload
+  aligned.reorder = Reordering::rcm;  // rows reordered: a row map besides the tile lists
   out.push_back({"fp16 aligned rcm", aligned});
   OperatorOptions condensed;
   condensed.layout = TileLayout::condensed;
