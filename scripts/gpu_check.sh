@@ -3,12 +3,17 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench groups floor csr balance layout precision heldout sweep distributed solver report"
-#                                which steps to run (default: all). The benchmark steps write NAME.csv and NAME.meta.json
+#   STEPS="build test sanitize bench groups floor csr balance layout precision heldout sweep distributed solver soak
+#          report"               which steps to run (default: all). The benchmark steps write NAME.csv and NAME.meta.json
 #                                (scripts/bench_meta.py: device, date, commit, command); report renders
 #                                OUTDIR/PERFORMANCE.md from them (scripts/perf_report.py), the committed data of
 #                                docs/data and docs/sweep standing in for the steps not run
 #   BCSR24_GIT_COMMIT=SHA        the commit of this tree, for the metas, where it is a copy without .git
+#   SANITIZE_TAGS='~[hog]'       Catch2 test spec of the sanitizer runs (default: every test but the one that fills
+#                                the device's memory; the conditional ones included)
+#   SANITIZE_CONCURRENCY_PRODUCTS=40   products per thread of the concurrency test under the sanitizers
+#   SOAK_SECONDS=600  SOAK_ARGS=...   the soak step's duration and extra bcsr24_soak options (--seed S, --max-rows R)
+#   SOAK_SANITIZE_SECONDS=0      > 0: also a soak run of that many seconds under compute-sanitizer memcheck
 #   DIST_MESHES="86x86x86,dofs=3"  DIST_N=32  DIST_ARGS=...   the distributed step's meshes and spmm_run options
 #   DIST_SOLVER_MESH="62x62x62"  DIST_SOLVER_ARGS=...   the distributed step's solver mesh (3 dofs; "" skips)
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
@@ -26,7 +31,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision heldout sweep distributed solver report}
+steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision heldout sweep distributed solver soak report}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -72,8 +77,8 @@ fi
 if has test; then
   echo "== ctest (all tests; GPU ones run here)"
   check ctest bash -o pipefail -c "ctest --test-dir '$build' --output-on-failure 2>&1 | tee '$out/ctest.log' | tail -n 8"
-  echo "== GPU tests in detail"
-  check gpu_tests bash -o pipefail -c "'$build/test/bcsr24_gpu_tests' --durations yes 2>&1 | tee '$out/gpu_tests.log' | tail -n 4"
+  echo "== GPU tests in detail (the conditional ones included, not the one that fills the device's memory)"
+  check gpu_tests bash -o pipefail -c "'$build/test/bcsr24_gpu_tests' '~[hog]' --durations yes 2>&1 | tee '$out/gpu_tests.log' | tail -n 4"
   if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
     echo "== distributed GPU tests in detail ($(nvidia-smi -L 2>/dev/null | wc -l) GPUs)"
     check distributed_gpu_tests bash -o pipefail -c "'$build/test/bcsr24_distributed_gpu_tests' --durations yes -s 2>&1 | tee '$out/distributed_gpu_tests.log' | grep -E 'relative difference|max error|passed|failed' | sort | uniq -c | tail -n 12"
@@ -84,11 +89,13 @@ fi
 
 if has sanitize; then
   # memcheck and racecheck run the whole GPU test executable (every kernel, width class, output type, the
-  # staging copy, the SuiteSparse matrices); SANITIZE_TAGS narrows it (Catch2 test spec) when time is short.
-  tags=${SANITIZE_TAGS:-}
+  # staging copy, the SuiteSparse matrices, threads sharing operators, out of memory at every allocation);
+  # SANITIZE_TAGS narrows it (Catch2 test spec) when time is short. The concurrency test runs fewer products there.
+  tags=${SANITIZE_TAGS:-'~[hog]'}
+  export BCSR24_CONCURRENCY_PRODUCTS=${SANITIZE_CONCURRENCY_PRODUCTS:-40}
   echo "== compute-sanitizer memcheck"
   check memcheck bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
-    '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/memcheck.log' | tail -n 3"
+    '$build/test/bcsr24_gpu_tests' '$tags' 2>&1 | tee '$out/memcheck.log' | tail -n 3"
   if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
     # NCCL probes its own kernels with API calls that fail by design on some architectures: API errors are not
     # reported, memory errors are.
@@ -98,10 +105,11 @@ if has sanitize; then
   fi
   echo "== compute-sanitizer racecheck"
   check racecheck bash -o pipefail -c "compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 \
-    '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/racecheck.log' | tail -n 3"
+    '$build/test/bcsr24_gpu_tests' '$tags' 2>&1 | tee '$out/racecheck.log' | tail -n 3"
   echo "== compute-sanitizer synccheck"
   check synccheck bash -o pipefail -c "compute-sanitizer --tool synccheck --error-exitcode 1 '$build/test/bcsr24_gpu_tests' \
-    '[split],[split_bands],[device],[hybrid],[band_groups]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
+    '[split],[split_bands],[device],[hybrid],[band_groups],[concurrency]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
+  unset BCSR24_CONCURRENCY_PRODUCTS
 fi
 
 if has bench; then
@@ -334,6 +342,23 @@ fi
 if has solver; then
   echo "== solver"
   scripts/solver_check.sh "$out/solver" 2>&1 | tail -n 40
+fi
+
+if has soak; then
+  # Random matrices (every testkit family, arrowheads, dense rows, empty bands, tiny ones, values over wide ranges),
+  # options and plans through the public API for SOAK_SECONDS, every product against reference_spmm under its
+  # mode's bound. Any result outside it, an exception other than a documented refusal, or device memory not back
+  # to its starting value fails the step; FAIL lines name the case to replay (--seed S --case K).
+  soak_seconds=${SOAK_SECONDS:-600}
+  echo "== soak ($soak_seconds s)"
+  check soak bash -o pipefail -c "'$build/test/soak/bcsr24_soak' --seconds '$soak_seconds' ${SOAK_ARGS:-} 2>&1 \
+    | tee '$out/soak.log' | grep -E '^(bcsr24_soak|FAIL|== soak|cases|largest|device memory|failures)'"
+  if (( ${SOAK_SANITIZE_SECONDS:-0} > 0 )); then
+    echo "== soak under compute-sanitizer memcheck ($SOAK_SANITIZE_SECONDS s, matrices up to 500 rows)"
+    check soak_memcheck bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
+      '$build/test/soak/bcsr24_soak' --seconds '$SOAK_SANITIZE_SECONDS' --max-rows 500 ${SOAK_ARGS:-} 2>&1 \
+      | tee '$out/soak_memcheck.log' | grep -E '^(bcsr24_soak|FAIL|== soak|cases|failures|=========)' | tail -n 20"
+  fi
 fi
 
 if has report; then

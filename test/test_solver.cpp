@@ -20,6 +20,7 @@
 #include "flexible_cg.hpp"
 #include "mesh_matrix.hpp"
 #include "problem.hpp"
+#include "test_skip.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24::solver;
@@ -237,12 +238,9 @@ TEST_CASE("values beyond fp16 range are left to the library's scaling", "[solver
   CHECK(max_relative_residual_host(problem.a, out.x, problem.b, problem.k) <= 1e-10);
 }
 
-TEST_CASE("ill-conditioned SuiteSparse matrices: converge or say why", "[solver][fcg][suitesparse]") {
+TEST_CASE("ill-conditioned SuiteSparse matrices: converge or say why", "[solver][fcg][suitesparse][.needs_data]") {
   const auto dir = bcsr24::test::shared_data_dir();
-  if (!dir) {
-    WARN("shared data not found: skipping the bcsstk cases");
-    return;
-  }
+  if (!dir) BCSR24_SKIP("shared data not found (../shared/data or $BCSR24_SHARED_DATA): no bcsstk cases");
   for (const std::string name : {"bcsstk03", "bcsstk05"}) {
     const std::string path = *dir + "/suitesparse/" + name + ".mtx";
     if (!std::filesystem::exists(path)) {

@@ -498,10 +498,7 @@ TEST_CASE("spmm_run pattern files take ones or seeded random values", "[app]") {
 
 TEST_CASE("spmm_run runs the project's bundled matrices on the CPU path", "[app][data]") {
   const fs::path data_dir(BCSR24_TEST_DATA_DIR);
-  if (!fs::is_directory(data_dir)) {
-    WARN("no " << data_dir << ": nothing to run");
-    return;
-  }
+  REQUIRE(fs::is_directory(data_dir));  // the project's own data/ folder is part of the repository
   TempDir dir;
   int matrices = 0;
   for (const auto& entry : fs::directory_iterator(data_dir)) {
@@ -514,5 +511,6 @@ TEST_CASE("spmm_run runs the project's bundled matrices on the CPU path", "[app]
     if (report.at("matrix").at("nnz").get<std::int64_t>() > 0) check_cpu_result(report);
     ++matrices;
   }
-  if (matrices == 0) WARN("no .mtx under 1 MiB in " << data_dir);
+  INFO("no .mtx under 1 MiB in " << data_dir);
+  REQUIRE(matrices > 0);
 }

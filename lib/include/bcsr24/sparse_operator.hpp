@@ -115,8 +115,10 @@ class SparseOperator {
   /// @param options output type (fp32 or fp16), B's element type (16-bit of the matrix's precision or fp32;
   ///        split precision takes fp32 only) and unaligned-B support
   /// @throw InvalidArgument for n < 1, a B type the precision does not take, fp16 output with anything but fp16
-  ///        A and B, or a dense kernel on a matrix not stored in fp16; SizeLimitError if the launch grid would be
-  ///        too large; plus upload()'s exceptions.
+  ///        A and B, a dense kernel on a matrix not stored in fp16, or when another CUDA device than the
+  ///        operator's is current; OutOfMemory when the plan's work lists, workspace or the list its kernel adds
+  ///        do not fit (nothing of the plan stays allocated; the operator and its other plans stay usable);
+  ///        SizeLimitError if the launch grid would be too large; plus upload()'s exceptions.
   SpmmPlan make_plan(std::int32_t n, KernelKind kernel = KernelKind::automatic,
                      const PlanOptions& options = {}) const;
 
