@@ -370,18 +370,31 @@ class SparseOperator:
             return self._host_product(v, out, alpha, beta, None)
         s = _default_stream(v) if stream is None else _stream_handle(stream)
         od = "float32" if out is None else _view(out, "out")[5]
-        key = (v[3], v[5], od, v[6], s, _get_ident())
-        plan = self._plans.get(key)
-        if plan is None:
-            self._check_b_dtype(v[5], "b")
-            if od not in ("float32", "float16"):
-                raise TypeError(f"out is {od}; products are written as float32 (or float16 with fp16 A and B)")
-            with self._lock:
-                plan = self._plans.get(key)
-                if plan is None:
-                    plan = self.plan(v[3], v[5], od, device=v[6])
-                    self._plans[key] = plan
+        plan = self._plans.get((v[3], v[5], od, v[6], s, _get_ident())) or self._cached_plan(v, od, s)
         return plan._run_view(v, out, alpha, beta, s)
+
+    def plan_for(self, b, out=None, stream=None):
+        """The plan ``op.matmul(b, out=out, stream=stream)`` runs, made now if it does not exist yet: lets a timed
+        loop keep plan creation (a workspace allocation, which synchronises the device) out of its timings. For
+        host arrays, a CPU plan."""
+        v = _view(b)
+        od = "float32" if out is None else _view(out, "out")[5]
+        if v[0] == _HOST:
+            return self.plan(v[3], v[5], od, device="cpu")
+        s = _default_stream(v) if stream is None else _stream_handle(stream)
+        return self._plans.get((v[3], v[5], od, v[6], s, _get_ident())) or self._cached_plan(v, od, s)
+
+    def _cached_plan(self, v, od, s):
+        key = (v[3], v[5], od, v[6], s, _get_ident())
+        self._check_b_dtype(v[5], "b")
+        if od not in ("float32", "float16"):
+            raise TypeError(f"out is {od}; products are written as float32 (or float16 with fp16 A and B)")
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self.plan(v[3], v[5], od, device=v[6])
+                self._plans[key] = plan
+        return plan
 
     def _host_product(self, v, out, alpha, beta, plan):
         """The CPU reference path (bcsr24::reference_spmm): float32 or (fp16 A) float16 B on the host."""
