@@ -3,8 +3,8 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench groups floor csr balance layout precision sweep distributed solver"   which steps to run
-#                                (default: all)
+#   STEPS="build test sanitize bench groups floor csr balance layout precision sweep distributed solver python"   which
+#                                steps to run (default: all); python: python/gpu_check.sh (its own variables: PY_MESH, ...)
 #   DIST_MESHES="86x86x86,dofs=3"  DIST_N=32  DIST_ARGS=...   the distributed step's meshes and spmm_run options
 #   DIST_SOLVER_MESH="62x62x62"  DIST_SOLVER_ARGS=...   the distributed step's solver mesh (3 dofs; "" skips)
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
@@ -22,7 +22,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision sweep distributed solver}
+steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision sweep distributed solver python}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -283,6 +283,11 @@ fi
 if has solver; then
   echo "== solver"
   scripts/solver_check.sh "$out/solver" 2>&1 | tail -n 40
+fi
+
+if has python; then
+  echo "== python package (pip install, pytest, examples, python -m bcsr24.bench): logs in $out/python"
+  check python env CUDA_ARCH="$arch" BCSR24_BUILD="$build" python/gpu_check.sh "$out/python"
 fi
 
 if ((${#failures[@]})); then

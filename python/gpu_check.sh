@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The Python package on a GPU machine (the python step of scripts/gpu_check.sh): pip-installs it from this tree, runs
+# the pytest suite (GPU tests included), the examples (small with --check, then the >= 1M-row mesh of issue 36's
+# targets), python -m bcsr24.bench, and bench_spmm on the same matrix for the "within 5%" comparison.
+# Usage: python/gpu_check.sh OUTDIR
+# Environment:
+#   PYTHON=python3        the interpreter that has numpy, scipy, cupy, torch, jax (and nanobind, scikit-build-core)
+#   CUDA_ARCH=90          CUDA architectures of the build
+#   PY_WHEELS=DIR         wheels installed first without network (default .deps/wheels when it exists; make it with
+#                         python/fetch_wheels.sh on a machine with network, e.g. for pytest)
+#   PY_MESH=70            mesh of the large example runs (70: 1.03M rows, 83M nonzeros; 0 skips them)
+#   PY_SMALL_MESH=12      mesh of the example checks
+#   PY_BENCH_MESH=40      mesh written to .mtx for python -m bcsr24.bench and bench_spmm (206k rows)
+#   BCSR24_BUILD=build-gpu  where bench_spmm was built (scripts/gpu_check.sh's build step); absent: no bench_spmm
+#   BCSR24_DEPS_PREFIX    as in scripts/gpu_check.sh (zlib for machines without its headers)
+set -uo pipefail
+out=${1:?usage: python/gpu_check.sh OUTDIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/.."
+root=$(pwd)
+py=${PYTHON:-python3}
+arch=${CUDA_ARCH:-90}
+site="$root/build-python/gpu-site"
+failures=()
+step() { local name=$1; shift; echo "== python: $name"; "$@" || { echo "   FAILED: $name"; failures+=("$name"); }; }
+
+wheels=${PY_WHEELS:-}
+[[ -z "$wheels" && -d .deps/wheels ]] && wheels=.deps/wheels
+if [[ -n "$wheels" ]]; then
+  step "wheels from $wheels" "$py" -m pip install -q --no-index --find-links "$wheels" --target "$site/deps" \
+    -r python/requirements-test.txt
+fi
+export PYTHONPATH="$site:$site/deps${PYTHONPATH:+:$PYTHONPATH}"
+
+cmake_args="-DCMAKE_CUDA_ARCHITECTURES=$arch"
+if [[ -n "${BCSR24_DEPS_PREFIX:-}" ]]; then
+  p=$(cd "$BCSR24_DEPS_PREFIX" && pwd)/usr
+  cmake_args+=" -DZLIB_INCLUDE_DIR=$p/include -DZLIB_LIBRARY=$p/lib/x86_64-linux-gnu/libz.a"
+fi
+install() {
+  rm -rf "$site/bcsr24"
+  CMAKE_ARGS="$cmake_args" "$py" -m pip install -v --no-build-isolation --no-deps --upgrade --target "$site" . \
+    > "$out/pip_install.log" 2>&1
+  local status=$?
+  tail -n 3 "$out/pip_install.log"
+  return $status
+}
+step "pip install . (no build isolation, CUDA_ARCH=$arch)" install
+module=$(ls "$site"/bcsr24/_bcsr24*.so 2>/dev/null | head -n 1)
+no_cudart() {
+  ldd "$module" | tee "$out/ldd.txt" | sed 's/^/   /'
+  ! grep -q libcudart "$out/ldd.txt"
+}
+step "the module needs no libcudart.so" no_cudart
+step "import" bash -c "cd /tmp && '$py' -c 'import bcsr24; print(\"  \", bcsr24.__file__, bcsr24.device_info())'"
+
+step "pytest (GPU tests run here)" bash -o pipefail -c "cd '$root' && '$py' -m pytest python/tests -rs -v \
+  --junitxml='$out/pytest.xml' 2>&1 | tee '$out/pytest.log' | tail -n 25"
+
+ex="$root/examples/python"
+small=${PY_SMALL_MESH:-12}
+step "lobpcg example (--mesh $small --check)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' --mesh $small --k 8 \
+  --maxiter 200 --check 2>&1 | tee '$out/lobpcg_small.log' | tail -n 6"
+step "block CG example (--mesh $small --check)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --mesh $small --check \
+  2>&1 | tee '$out/block_cg_small.log' | tail -n 5"
+big=${PY_MESH:-70}
+if ((big > 0)); then
+  step "lobpcg example (--mesh $big, k = 16: the targets)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' --mesh $big \
+    2>&1 | tee '$out/lobpcg_mesh$big.log' | head -n 12"
+  step "lobpcg example (--mesh $big, converged: --maxiter 500 --tol 1e-3)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' \
+    --mesh $big --maxiter 500 --tol 1e-3 2>&1 | tee '$out/lobpcg_mesh${big}_converged.log' | head -n 12"
+  step "block CG example (--mesh $big)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --mesh $big 2>&1 \
+    | tee '$out/block_cg_mesh$big.log' | tail -n 5"
+fi
+
+# One matrix for both benchmarks: the examples' mesh written to Matrix Market.
+bm=${PY_BENCH_MESH:-40}
+mtx="$root/build-python/mesh$bm.mtx"
+if [[ ! -f "$mtx" ]]; then
+  step "write mesh $bm to $mtx" bash -c "cd '$ex' && '$py' -c \"import scipy.io, mesh; \
+scipy.io.mmwrite('$mtx', mesh.mesh_matrix($bm, $((bm + 1)), $((bm + 2)), 27, 3))\""
+fi
+for bt in float32 float16; do
+  step "python -m bcsr24.bench (B $bt)" bash -o pipefail -c "'$py' -m bcsr24.bench '$mtx' --n 8,32,128 --b-dtype $bt \
+    --csv '$out/bench_python_$bt.csv' 2>&1 | tee '$out/bench_python_$bt.log'"
+done
+bench_spmm="$root/${BCSR24_BUILD:-build-gpu}/apps/bench_spmm"
+if [[ -x "$bench_spmm" ]]; then
+  for bt in fp32 fp16; do
+    step "bench_spmm auto (B $bt) on the same matrix" bash -o pipefail -c "'$bench_spmm' --matrix '$mtx' \
+      --n 8,32,128 --methods auto,cusparse_csr_f32 --b-type $bt --reps 20 --csv '$out/bench_spmm_$bt.csv' 2>&1 \
+      | tee '$out/bench_spmm_$bt.log' | tail -n 8"
+  done
+else
+  echo "== python: bench_spmm not built ($bench_spmm): run scripts/gpu_check.sh's build step for the comparison"
+fi
+
+if ((${#failures[@]})); then
+  echo "== python: FAILED: ${failures[*]}"
+  exit 1
+fi
+echo "== python: all steps passed"
