@@ -94,7 +94,7 @@ class Plan:
             if v[0] in _NO_IN_PLACE:
                 raise TypeError("out=: JAX arrays are immutable; bcsr24 returns a new array for JAX input")
             c_ptr, ldc = _out_pointer(out, self._rows, v, self.out_dtype, self.device)
-        self._impl.run(v[1], v[4], c_ptr, ldc, alpha, beta, s)
+        self._impl.run(v[1], v[4], c_ptr, ldc, float(alpha), float(beta), s)
         return _finish(v, out, s)
 
     def run_repeat(self, count, b, out, alpha=1.0, beta=0.0, stream=None):
@@ -107,7 +107,7 @@ class Plan:
             raise ValueError("run_repeat: b must be a device array this plan takes")
         c_ptr, ldc = _out_pointer(out, self._rows, v, self.out_dtype, self.device)
         s = _default_stream(v) if stream is None else _stream_handle(stream)
-        self._impl.run_repeat(count, v[1], v[4], c_ptr, ldc, alpha, beta, s)
+        self._impl.run_repeat(count, v[1], v[4], c_ptr, ldc, float(alpha), float(beta), s)
         return out
 
 
