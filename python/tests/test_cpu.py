@@ -393,3 +393,76 @@ def test_linear_operator_eigsh_and_nonsymmetric_rmatvec(rng):
     op_n = bcsr24.SparseOperator.from_scipy(n)
     check(lin_n.rmatvec(x), *bound(op_n.stored_csr().T, op_n.T, x))
     assert lin_n.H.shape == (20, 30)
+
+
+# ------------------------------------------------------------------------------------- CPU tensors of other libraries
+def test_torch_cpu_tensors_autograd_and_lobpcg(rng):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    import scipy.sparse.linalg as spla
+
+    import bcsr24.torch as bt
+
+    a = random_sparse(rng, 60, 60, 0.1)
+    op = bcsr24.SparseOperator.from_scipy(a)
+    b = torch.from_numpy(rng.standard_normal((60, 5)).astype(np.float32))
+    y = op @ b
+    assert isinstance(y, torch.Tensor) and y.dtype == torch.float32
+    check(y.numpy(), *bound(a, op, b.numpy()))
+    b.requires_grad_(True)
+    g = torch.from_numpy(rng.standard_normal((60, 5)).astype(np.float32))
+    (bt.matmul(op, b) * g).sum().backward()
+    stored_t = op.stored_csr().T.tocsr()
+    check(b.grad.numpy(), *bound(stored_t, op.T, g.numpy()))
+    lap = bcsr24.SparseOperator.from_scipy(laplacian_2d(12, 10), precision="split")
+    A = bt.as_tensor(lap, device="cpu")
+    assert A.shape == (120, 120) and A.dtype == torch.float32
+    with pytest.raises(TypeError, match="supports A @ X"):
+        A + 1
+    torch.manual_seed(0)
+    w, _ = torch.lobpcg(A, k=3, X=torch.randn(120, 5), largest=True, niter=500, tol=1e-5)
+    w_ref = spla.eigsh(lap.stored_csr(), k=3, which="LA", return_eigenvectors=False)
+    assert np.allclose(np.sort(w.numpy()), np.sort(w_ref), rtol=1e-3)
+
+
+def test_jax_cpu_arrays(rng):
+    jax = pytest.importorskip("jax", reason="jax is not installed")
+    import jax.numpy as jnp
+
+    a = random_sparse(rng, 30, 40, 0.2)
+    op = bcsr24.SparseOperator.from_scipy(a)
+    b = jax.device_put(jnp.asarray(rng.standard_normal((40, 3)), dtype=jnp.float32), jax.devices("cpu")[0])
+    y = op @ b
+    assert isinstance(y, jax.Array)
+    check(np.asarray(y), *bound(a, op, np.asarray(b)))
+
+
+class _DLPackOnly:
+    """An array known only through DLPack (no NumPy type, no __array__)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_dlpack_only_host_array(rng):
+    a = random_sparse(rng, 25, 18, 0.2)
+    op = bcsr24.SparseOperator.from_scipy(a)
+    b = rng.standard_normal((18, 4)).astype(np.float32)
+    check(op @ _DLPackOnly(b), *bound(a, op, b))
+    ptr, shape, strides, dtype, device_type, _ = bcsr24._bcsr24.dlpack_view(_DLPackOnly(b[:, 1:3]))
+    assert (shape, strides, dtype, device_type) == ([18, 2], [4, 1], "float32", 1)
+    assert ptr == b[:, 1:].__array_interface__["data"][0]
+
+
+def test_bench_without_gpu_says_why(capsys):
+    if bcsr24.device_info()["available"]:
+        pytest.skip("a GPU is present: test_gpu.py runs the benchmark")
+    from bcsr24 import bench
+
+    assert bench.main(["--mesh", "4", "--n", "8"]) == 2
+    assert "needs a GPU" in capsys.readouterr().err
