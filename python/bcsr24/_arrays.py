@@ -101,7 +101,8 @@ def _torch_stream(device):
 
 
 def _torch_empty(shape, dtype, device, like):
-    return _torch.empty(shape, dtype=_TORCH_FROM_NAME[dtype], device=like.device)
+    out = _torch.empty(shape, dtype=_TORCH_FROM_NAME[dtype], device=like.device)
+    return out, out.data_ptr()
 
 
 # ------------------------------------------------------------------------------------------------------------ CuPy
@@ -135,7 +136,7 @@ def _cupy_empty(shape, dtype, device, like):
     if out.data.device_id != device:
         with _cupy.cuda.Device(device):
             out = _cupy.empty(shape, dtype=dtype)
-    return out
+    return out, out.data.ptr
 
 
 # ------------------------------------------------------------------------------------------------------------- JAX
@@ -207,7 +208,8 @@ def _numba_empty(shape, dtype, device, like):
 
     if dtype == "bfloat16":
         raise TypeError("Numba has no bfloat16 arrays")
-    return cuda.device_array(shape, dtype=dtype)
+    out = cuda.device_array(shape, dtype=dtype)
+    return out, out.__cuda_array_interface__["data"][0]
 
 
 def _dlpack_view(a, name):
@@ -286,7 +288,8 @@ def default_stream(v):
 
 
 def empty(v, rows, dtype):
-    """An uninitialised result of the library of view `v`: (rows, n), or (rows,) for a vector input, row-major."""
+    """(array, pointer): an uninitialised row-major result of the library of view `v`, (rows, n) or (rows,) for a
+    vector input; its leading dimension is n (1 for a vector)."""
     shape = (rows,) if v[7] else (rows, v[3])
     return _EMPTY_OF[v[0]](shape, dtype, v[6], v[8])
 

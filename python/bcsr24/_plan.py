@@ -1,7 +1,7 @@
 """Plan: one product width, B dtype and output dtype fixed once on one device (bcsr24::SpmmPlan), run many times on
 arrays of any supported library."""
 
-from . import _arrays
+from . import _arrays, _bcsr24
 
 _HOST = _arrays.HOST
 _view = _arrays.view
@@ -84,12 +84,18 @@ class Plan:
         if v[6] != self.device:
             raise ValueError(f"b is on CUDA device {v[6]} but the plan (and the operator) live on device "
                              f"{self.device}")
-        s = _default_stream(v) if stream is None else stream
+        if stream is None:
+            s = _default_stream(v)
+        else:
+            s = stream
+            if v[9] is not None and v[9] != s and v[0] != _arrays.JAX:
+                # __cuda_array_interface__ names the stream the data is ready on: order the given one after it.
+                _bcsr24.stream_wait(s, v[9], self.device)
         if out is None:
             if beta != 0.0:
                 raise ValueError("beta != 0 reads C: pass it as out=")
-            out = _empty(v, self._rows, self.out_dtype)
-            c_ptr, ldc = _out_pointer(out, self._rows, v, self.out_dtype, self.device)
+            out, c_ptr = _empty(v, self._rows, self.out_dtype)
+            ldc = 1 if v[7] else self.n
         else:
             if v[0] in _NO_IN_PLACE:
                 raise TypeError("out=: JAX arrays are immutable; bcsr24 returns a new array for JAX input")

@@ -118,7 +118,8 @@ def products(args, a, label, rows_out):
         for name, bt, run in methods:
             out = run()
             cp.cuda.Device().synchronize()
-            err = _rel_error(out.cpu().numpy() if hasattr(out, "cpu") else cp.asnumpy(out), ref)
+            host = out.cpu().numpy() if torch is not None and isinstance(out, torch.Tensor) else cp.asnumpy(out)
+            err = _rel_error(host, ref)
             times = _time(run, flush, args.warmup, args.reps)
             med, best = statistics.median(times), min(times)
             gflops = 2.0 * a.nnz * n / (med * 1e-3) / 1e9
@@ -216,9 +217,12 @@ def main(argv=None):
     else:
         import scipy.sparse as sp
 
-        stored = SparseOperator.from_file(args.matrix)
-        # The CSR libraries multiply the file's matrix; bcsr24 converts it again with the chosen precision.
-        a = stored.stored_csr() if args.matrix.endswith(".b24") else _read_csr(args.matrix)
+        # The CSR libraries multiply the file's matrix (a .b24 file's stored values); bcsr24 converts it with the
+        # chosen precision.
+        if args.matrix.endswith(".b24"):
+            a = SparseOperator.from_file(args.matrix).stored_csr()
+        else:
+            a = _read_csr(args.matrix)
         a = sp.csr_matrix(a)
         label = args.matrix
     rows = products(args, a, label, a.shape[0])

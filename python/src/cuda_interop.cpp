@@ -187,11 +187,12 @@ void bind_cuda_interop(nb::module_& m) {
         void* ptr = nullptr;
         check(cudaMalloc(&ptr, count == 0 ? 1 : count * info.bytes), "cudaMalloc (output)");
         nb::capsule owner(ptr, [](void* p) noexcept { (void)cudaFree(p); });
-        return nb::ndarray<>(ptr, shape.size(), shape.data(), owner, nullptr, info.dtype, nb::device::cuda::value,
-                             device < 0 ? current_device() : device);
+        nb::ndarray<> array(ptr, shape.size(), shape.data(), owner, nullptr, info.dtype, nb::device::cuda::value,
+                            device < 0 ? current_device() : device);
+        return nb::make_tuple(array, reinterpret_cast<std::uintptr_t>(ptr));
       },
       nb::arg("shape"), nb::arg("dtype"), nb::arg("device"),
-      "A C-contiguous device array owned by the returned object (DLPack and its deleter free it).");
+      "(array, pointer): a C-contiguous device array owned by the array object (DLPack and its deleter free it).");
   m.def(
       "pointer_device",
       [](std::uintptr_t ptr) {
