@@ -70,6 +70,8 @@ if ((big > 0)); then
     2>&1 | tee '$out/lobpcg_mesh$big.log' | head -n 12"
   step "lobpcg example (--mesh $big, converged: --maxiter 500 --tol 1e-3)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' \
     --mesh $big --maxiter 500 --tol 1e-3 2>&1 | tee '$out/lobpcg_mesh${big}_converged.log' | head -n 12"
+  step "lobpcg example (--mesh $big, fp16 A: products only, eigenvalues differ at fp16's level)" bash -o pipefail \
+    -c "'$py' '$ex/lobpcg.py' --mesh $big --precision fp16 2>&1 | tee '$out/lobpcg_mesh${big}_fp16.log' | head -n 12"
   step "block CG example (--mesh $big)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --mesh $big 2>&1 \
     | tee '$out/block_cg_mesh$big.log' | tail -n 5"
 fi
