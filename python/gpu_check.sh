@@ -28,10 +28,11 @@ step() { local name=$1; shift; echo "== python: $name"; "$@" || { echo "   FAILE
 wheels=${PY_WHEELS:-}
 [[ -z "$wheels" && -d .deps/wheels ]] && wheels=.deps/wheels
 if [[ -n "$wheels" ]]; then
-  step "wheels from $wheels" "$py" -m pip install -q --no-index --find-links "$wheels" --target "$site/deps" \
+  step "wheels from $wheels" "$py" -m pip install -q --upgrade --no-index --find-links "$wheels" --target "$site/deps" \
     -r python/requirements-test.txt
 fi
 export PYTHONPATH="$site:$site/deps${PYTHONPATH:+:$PYTHONPATH}"
+export BCSR24_SHARED_DATA=${BCSR24_SHARED_DATA:-$root/../shared/data}
 
 cmake_args="-DCMAKE_CUDA_ARCHITECTURES=$arch"
 if [[ -n "${BCSR24_DEPS_PREFIX:-}" ]]; then

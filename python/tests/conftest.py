@@ -10,6 +10,8 @@ import scipy.sparse as sp
 import bcsr24
 
 SEED = int(os.environ.get("BCSR24_TEST_SEED", "20240536"))
+# JAX takes 75% of the GPU's memory at its first use unless told otherwise; the other libraries share the device.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 
 def pytest_report_header(config):
