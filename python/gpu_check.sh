@@ -4,6 +4,9 @@
 # targets), python -m bcsr24.bench, and bench_spmm on the same matrix for the "within 5%" comparison.
 # Usage: python/gpu_check.sh OUTDIR
 # Environment:
+#   PY_STEPS="install test examples large bench"   which parts to run (default: all; each GPU command of the
+#                         lending machines is limited to 10 minutes: run "install test examples bench" and "large"
+#                         as two commands, the second reusing the first's install)
 #   PYTHON=python3        the interpreter that has numpy, scipy, cupy, torch, jax (and nanobind, scikit-build-core)
 #   CUDA_ARCH=90          CUDA architectures of the build
 #   PY_WHEELS=DIR         wheels installed first without network (default .deps/wheels when it exists; make it with
@@ -23,23 +26,26 @@ py=${PYTHON:-python3}
 arch=${CUDA_ARCH:-90}
 site="$root/build-python/gpu-site"
 failures=()
+py_steps=" ${PY_STEPS:-install test examples large bench} "
+part() { [[ "$py_steps" == *" $1 "* ]]; }
 step() { local name=$1; shift; echo "== python: $name"; "$@" || { echo "   FAILED: $name"; failures+=("$name"); }; }
 
-wheels=${PY_WHEELS:-}
-[[ -z "$wheels" && -d .deps/wheels ]] && wheels=.deps/wheels
-if [[ -n "$wheels" ]]; then
-  step "wheels from $wheels" "$py" -m pip install -q --upgrade --no-index --find-links "$wheels" --target "$site/deps" \
-    -r python/requirements-test.txt
-fi
 export PYTHONPATH="$site:$site/deps${PYTHONPATH:+:$PYTHONPATH}"
 export BCSR24_SHARED_DATA=${BCSR24_SHARED_DATA:-$root/../shared/data}
 
-cmake_args="-DCMAKE_CUDA_ARCHITECTURES=$arch"
-if [[ -n "${BCSR24_DEPS_PREFIX:-}" ]]; then
-  p=$(cd "$BCSR24_DEPS_PREFIX" && pwd)/usr
-  cmake_args+=" -DZLIB_INCLUDE_DIR=$p/include -DZLIB_LIBRARY=$p/lib/x86_64-linux-gnu/libz.a"
-fi
-install() {
+install_wheels() {
+  local wheels=${PY_WHEELS:-}
+  [[ -z "$wheels" && -d .deps/wheels ]] && wheels=.deps/wheels
+  [[ -z "$wheels" ]] && { echo "   none given (PY_WHEELS, .deps/wheels): pytest must be installed"; return 0; }
+  "$py" -m pip install -q --upgrade --no-index --find-links "$wheels" --target "$site/deps" \
+    -r python/requirements-test.txt
+}
+pip_install_package() {
+  local cmake_args="-DCMAKE_CUDA_ARCHITECTURES=$arch" p
+  if [[ -n "${BCSR24_DEPS_PREFIX:-}" ]]; then
+    p=$(cd "$BCSR24_DEPS_PREFIX" && pwd)/usr
+    cmake_args+=" -DZLIB_INCLUDE_DIR=$p/include -DZLIB_LIBRARY=$p/lib/x86_64-linux-gnu/libz.a"
+  fi
   rm -rf "$site/bcsr24"
   CMAKE_ARGS="$cmake_args" "$py" -m pip install -v --no-build-isolation --no-deps --upgrade --target "$site" . \
     > "$out/pip_install.log" 2>&1
@@ -47,26 +53,31 @@ install() {
   tail -n 3 "$out/pip_install.log"
   return $status
 }
-step "pip install . (no build isolation, CUDA_ARCH=$arch)" install
-module=$(ls "$site"/bcsr24/_bcsr24*.so 2>/dev/null | head -n 1)
 no_cudart() {
+  local module
+  module=$(ls "$site"/bcsr24/_bcsr24*.so 2>/dev/null | head -n 1)
+  [[ -n "$module" ]] || { echo "   no module in $site/bcsr24"; return 1; }
   ldd "$module" | tee "$out/ldd.txt" | sed 's/^/   /'
   ! grep -q libcudart "$out/ldd.txt"
 }
-step "the module needs no libcudart.so" no_cudart
+if part install; then
+  step "test wheels" install_wheels
+  step "pip install . (no build isolation, CUDA_ARCH=$arch)" pip_install_package
+  step "the module needs no libcudart.so" no_cudart
+fi
 step "import" bash -c "cd /tmp && '$py' -c 'import bcsr24; print(\"  \", bcsr24.__file__, bcsr24.device_info())'"
 
-step "pytest (GPU tests run here)" bash -o pipefail -c "cd '$root' && '$py' -m pytest python/tests -rs -v \
+part test && step "pytest (GPU tests run here)" bash -o pipefail -c "cd '$root' && '$py' -m pytest python/tests -rs -v \
   --junitxml='$out/pytest.xml' 2>&1 | tee '$out/pytest.log' | tail -n 25"
 
 ex="$root/examples/python"
 small=${PY_SMALL_MESH:-12}
-step "lobpcg example (--mesh $small --check)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' --mesh $small --k 8 \
+part examples && step "lobpcg example (--mesh $small --check)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' --mesh $small --k 8 \
   --maxiter 200 --check 2>&1 | tee '$out/lobpcg_small.log' | tail -n 6"
-step "block CG example (--mesh $small --check)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --mesh $small --check \
+part examples && step "block CG example (--mesh $small --check)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --mesh $small --check \
   2>&1 | tee '$out/block_cg_small.log' | tail -n 5"
 big=${PY_MESH:-70}
-if ((big > 0)); then
+if part large && ((big > 0)); then
   step "lobpcg example (--mesh $big, k = 16: the targets)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' --mesh $big \
     2>&1 | tee '$out/lobpcg_mesh$big.log' | head -n 12"
   step "lobpcg example (--mesh $big, converged: --maxiter 500 --tol 1e-3)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' \
@@ -78,6 +89,7 @@ if ((big > 0)); then
 fi
 
 # One matrix for both benchmarks: the examples' mesh written to Matrix Market.
+if part bench; then
 bm=${PY_BENCH_MESH:-40}
 mtx="$root/build-python/mesh$bm.mtx"
 if [[ ! -f "$mtx" ]]; then
@@ -97,6 +109,7 @@ if [[ -x "$bench_spmm" ]]; then
   done
 else
   echo "== python: bench_spmm not built ($bench_spmm): run scripts/gpu_check.sh's build step for the comparison"
+fi
 fi
 
 if ((${#failures[@]})); then
