@@ -240,12 +240,14 @@ def main(argv=None):
 
 
 def _read_csr(path):
-    """The file's matrix in float64 CSR (through bcsr24's reader, so every format it reads works here)."""
+    """The file's matrix in float64 CSR, read by scipy."""
     import scipy.io
 
     try:
         return scipy.io.mmread(path).tocsr()
-    except Exception:  # gzip or other content scipy does not read: fall back to the stored values
+    except Exception as e:  # content scipy does not read (e.g. gzip without the .gz name): say so, then go on
+        print(f"note: scipy cannot read {path} ({e}); the CSR libraries multiply the values bcsr24 stores in split "
+              f"precision (about fp32) instead", file=sys.stderr)
         return SparseOperator.from_file(path, precision="split").stored_csr()
 
 
