@@ -4,7 +4,8 @@
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
 #   STEPS="build test sanitize bench groups floor csr balance layout precision heldout sweep distributed solver soak
-#          report"               which steps to run (default: all). The benchmark steps write NAME.csv and NAME.meta.json
+#          python report"        which steps to run (default: all); python: python/gpu_check.sh (its own variables:
+#                                PY_MESH, PY_STEPS, ...). The benchmark steps write NAME.csv and NAME.meta.json
 #                                (scripts/bench_meta.py: device, date, commit, command); report renders
 #                                OUTDIR/PERFORMANCE.md from them (scripts/perf_report.py), the committed data of
 #                                docs/data and docs/sweep standing in for the steps not run
@@ -31,7 +32,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision heldout sweep distributed solver soak report}
+steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision heldout sweep distributed solver soak python report}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -359,6 +360,11 @@ if has soak; then
       '$build/test/soak/bcsr24_soak' --seconds '$SOAK_SANITIZE_SECONDS' --max-rows 500 ${SOAK_ARGS:-} 2>&1 \
       | tee '$out/soak_memcheck.log' | grep -E '^(bcsr24_soak|FAIL|== soak|cases|failures|=========)' | tail -n 20"
   fi
+fi
+
+if has python; then
+  echo "== python package (pip install, pytest, examples, python -m bcsr24.bench): logs in $out/python"
+  check python env CUDA_ARCH="$arch" BCSR24_BUILD="$build" python/gpu_check.sh "$out/python"
 fi
 
 if has report; then
