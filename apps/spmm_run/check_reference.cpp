@@ -64,7 +64,6 @@ RowView row_of(const CsrMatrix& a, std::int32_t i) {
 struct RowContext {
   const CheckProduct* product = nullptr;
   const std::vector<float>* table = nullptr;
-  bool rounded = false;     ///< the reference is the original matrix: entries carry a storage error
   double b_roundoff = 0.0;  ///< u_B
 };
 
@@ -157,8 +156,7 @@ Reference compute_reference(const SparseOperator& op, const CsrMatrix* original,
   const std::vector<std::int32_t>& rows = checked.rows;
   reference.c.assign(rows.size() * n, 0.0);
   const std::vector<float> table = fp16_table();
-  const RowContext ctx{&product, &table, original != nullptr,
-                       op.precision() == Precision::bf16 ? 0x1p-8 : 0.0};
+  const RowContext ctx{&product, &table, op.precision() == Precision::bf16 ? 0x1p-8 : 0.0};
   const unsigned threads = thread_count(rows.size());
   std::int64_t largest_chunk = 0;
 
