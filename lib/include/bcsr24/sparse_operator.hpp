@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/operator_options.hpp"
@@ -94,6 +95,11 @@ class SparseOperator {
   /// The matrix as stored (each value in its precision times its power-of-two scale, in the caller's row and
   /// column order; values that flushed to zero absent): the matrix the products multiply by exactly.
   CsrMatrix stored_csr() const;
+  /// Rows `rows` of stored_csr() (ascending, distinct, caller's numbering) as a rows.size() x cols() matrix,
+  /// decoding only the 16-row bands that hold them: checks a product on a sample of rows of a matrix too large
+  /// to decode whole (12 bytes per returned entry, and one pass over the row order of a reordered matrix).
+  /// @throw InvalidArgument for a row out of [0, rows()) or not above the one before it.
+  CsrMatrix stored_rows(const std::vector<std::int32_t>& rows) const;
 
   /// Copies the matrix to the current CUDA device if not done yet; later calls do nothing.
   /// @throw NotSupported without a CUDA device of compute capability >= 8.0; OutOfMemory when the device cannot

@@ -184,6 +184,10 @@ void SparseOperator::save(const std::string& path) const { save_bcsr24(path, sta
 
 CsrMatrix SparseOperator::stored_csr() const { return stored_matrix_csr(state_->host); }
 
+CsrMatrix SparseOperator::stored_rows(const std::vector<std::int32_t>& rows) const {
+  return stored_matrix_rows(state_->host, rows);
+}
+
 void SparseOperator::upload() const { (void)detail::OperatorAccess::device(*this); }
 
 bool SparseOperator::uploaded() const noexcept {

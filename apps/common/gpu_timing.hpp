@@ -1,12 +1,13 @@
-// How spmm_run and bench_spmm time GPU work: CUDA events around each run, warm-up first, L2 evicted between runs.
+// How the programs time GPU work: CUDA events around each run, warm-up first, L2 evicted between runs.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <vector>
 
 #include <cuda_runtime_api.h>
+
+#include "text_report.hpp"  // Timings, summarize
 
 namespace bcsr24::bench {
 
@@ -33,20 +34,5 @@ class L2Flush {
 /// @throw CudaError
 std::vector<double> time_gpu_runs(const std::function<void(cudaStream_t)>& run, int warmup, int reps,
                                   const L2Flush* flush, cudaStream_t stream);
-
-/// Median, minimum and maximum of a set of timed runs, in milliseconds (all zero for no runs).
-struct Timings {
-  double median_ms = 0.0, min_ms = 0.0, max_ms = 0.0;
-};
-inline Timings summarize(std::vector<double> ms) {
-  Timings t;
-  if (ms.empty()) return t;
-  std::sort(ms.begin(), ms.end());
-  const std::size_t count = ms.size();
-  t.min_ms = ms.front();
-  t.max_ms = ms.back();
-  t.median_ms = count % 2 ? ms[count / 2] : 0.5 * (ms[count / 2 - 1] + ms[count / 2]);
-  return t;
-}
 
 }  // namespace bcsr24::bench

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "bcsr24/error.hpp"
+#include "cuda_resources.hpp"
 
 namespace bcsr24::bench {
 
@@ -40,29 +41,19 @@ void L2Flush::operator()(cudaStream_t stream) const {
 
 std::vector<double> time_gpu_runs(const std::function<void(cudaStream_t)>& run, int warmup, int reps,
                                   const L2Flush* flush, cudaStream_t stream) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
+  const CudaEvent start, stop;
   std::vector<double> milliseconds;
-  try {
-    for (int i = 0; i < warmup; ++i) run(stream);
-    for (int i = 0; i < reps; ++i) {
-      if (flush) (*flush)(stream);
-      check(cudaEventRecord(start, stream), "cudaEventRecord");
-      run(stream);
-      check(cudaEventRecord(stop, stream), "cudaEventRecord");
-      check(cudaEventSynchronize(stop), "timed run");
-      float elapsed = 0.0f;
-      check(cudaEventElapsedTime(&elapsed, start, stop), "cudaEventElapsedTime");
-      milliseconds.push_back(elapsed);
-    }
-  } catch (...) {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    throw;
+  for (int i = 0; i < warmup; ++i) run(stream);
+  for (int i = 0; i < reps; ++i) {
+    if (flush) (*flush)(stream);
+    check(cudaEventRecord(start.get(), stream), "cudaEventRecord");
+    run(stream);
+    check(cudaEventRecord(stop.get(), stream), "cudaEventRecord");
+    check(cudaEventSynchronize(stop.get()), "timed run");
+    float elapsed = 0.0f;
+    check(cudaEventElapsedTime(&elapsed, start.get(), stop.get()), "cudaEventElapsedTime");
+    milliseconds.push_back(elapsed);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   return milliseconds;
 }
 

@@ -1,7 +1,7 @@
 // spmm_run's distributed mode (--gpus P, --mpi): A spread over several GPUs with bcsr24::DistributedOperator,
 // one rank per GPU, timed stage by stage against the single-GPU product. Compiled into spmm_run only when the
 // library was built with NCCL (BCSR24_HAS_NCCL); the MPI launcher only when MPI was found too (BCSR24_HAS_MPI).
-// No NCCL, MPI or CUDA types here: spmm_run.cpp includes this header and keeps the reading, the fp64 reference and
+// No NCCL, MPI or CUDA types here: main.cpp includes this header and keeps the reading, the fp64 reference and
 // its thresholds.
 #pragma once
 
@@ -13,7 +13,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "format/bcsr24_matrix.hpp"
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/sparse_operator.hpp"
@@ -26,7 +25,7 @@ using ranks::Launch;
 using ranks::mpi_available;
 using ranks::Session;
 
-/// The error fields of one checked result, computed by spmm_run.cpp against its fp64 reference.
+/// The error fields of one checked result, computed by main.cpp against its fp64 reference.
 struct CheckOutcome {
   nlohmann::ordered_json fields;  ///< rel_error (null when NaN/inf, with rel_error_not_finite), expected_rel_error,
                                   ///< rel_error_bound, within_bound: the keys of a single-GPU result
@@ -34,16 +33,18 @@ struct CheckOutcome {
   std::string verdict;            ///< "ok (typical ..., bound ...)", "ABOVE fp16 bound (...)", "FAILED (> 1e-2)"
   bool failed = false;            ///< above spmm_run's failure threshold, or not finite
 };
-/// Compares a rows x n row-major fp32 C (the whole product, gathered on the root) with the reference.
+/// Compares a rows x n row-major fp32 C (the whole product, gathered on the root) with the reference (on the
+/// rows it checks).
 using CheckFunction = std::function<CheckOutcome(const std::vector<float>& c)>;
 
 /// What every rank multiplies. The pointers refer to the caller's data, identical on every process (same file
 /// or generator, same seed); in thread mode the rank threads share them read-only.
 struct DistributedJob {
   const CsrMatrix* a = nullptr;  ///< the whole matrix, global row and column indices
-  /// The whole matrix converted once with `options` (the single-GPU baseline adopts a copy). Needed on the root
-  /// process when `baseline`; may be null elsewhere.
-  const Bcsr24Matrix* converted = nullptr;
+  /// The whole matrix converted once with `options`: the single-GPU baseline takes it over (moves it out, so
+  /// that its device copy is freed before the ranks build theirs). Needed on the root process when `baseline`;
+  /// may be null elsewhere.
+  SparseOperator* converted = nullptr;
   OperatorOptions options;  ///< precision, scaling, layout and reordering: every rank's parts and the baseline
   std::int32_t n = 0;
   const std::vector<fp16_t>* b = nullptr;   ///< the whole B, a->cols x n row-major, fp16 values

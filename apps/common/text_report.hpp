@@ -1,11 +1,13 @@
 // Small helpers for the programs' text reports: wall-clock stopwatch, a progress line, printf-style number
-// formatting, byte sizes.
+// formatting, byte sizes, the median / min / max of timed runs.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace bcsr24::bench {
 
@@ -67,6 +69,21 @@ inline std::string human_bytes(double bytes) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
   return buffer;
+}
+
+/// Median, minimum and maximum of a set of timed runs, in milliseconds (all zero for no runs).
+struct Timings {
+  double median_ms = 0.0, min_ms = 0.0, max_ms = 0.0;
+};
+inline Timings summarize(std::vector<double> ms) {
+  Timings t;
+  if (ms.empty()) return t;
+  std::sort(ms.begin(), ms.end());
+  const std::size_t count = ms.size();
+  t.min_ms = ms.front();
+  t.max_ms = ms.back();
+  t.median_ms = count % 2 ? ms[count / 2] : 0.5 * (ms[count / 2 - 1] + ms[count / 2]);
+  return t;
 }
 
 }  // namespace bcsr24::bench

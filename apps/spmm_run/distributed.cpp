@@ -1,7 +1,7 @@
 // spmm_run's distributed mode: the launchers (host threads or MPI processes), one rank per GPU building its share
 // of A with bcsr24::DistributedOperator, a checked run, the timed stages and the single-GPU baseline, and the
 // report. See spmm_run_distributed.hpp and docs/SPMM_RUN.md, "Distributed mode".
-#include "spmm_run_distributed.hpp"
+#include "distributed.hpp"
 
 #include <algorithm>
 #include <array>
@@ -27,7 +27,6 @@
 #include "gpu_timing.hpp"
 #include "rank_group.hpp"
 #include "bcsr24/device.hpp"
-#include "device/plan_access.hpp"
 #include "bcsr24/distributed_operator.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/precision.hpp"
@@ -285,7 +284,7 @@ Baseline run_baseline(const DistributedJob& job, int device, bool keep_c) {
   ProgressLine progress(job.show_progress, "distributed: single-GPU baseline on device " + std::to_string(device));
   Stopwatch watch;
   try {
-    const SparseOperator op = detail::OperatorAccess::from_host(*job.converted, job.options);
+    const SparseOperator op = std::move(*job.converted);  // freed, device copy and all, when the baseline ends
     op.upload();
     const bool f32_b = fp32_b(job);
     PlanOptions plan_options;

@@ -34,6 +34,7 @@
 #include "cuda_resources.hpp"
 #include "gpu_timing.hpp"
 #include "kernels/ptx_sm80.cuh"
+#include "cli.hpp"
 #include "matrix_source.hpp"
 
 namespace {
@@ -331,209 +332,211 @@ struct Result {
   int sparse_stages = 0, dense_stages = 0;
 };
 
+/// The measurements on the source's tile grid at each width.
+int run_floor(const apps::MatrixSource& source, const std::string& n_list, int reps) {
+  source.validate();
+  std::vector<int> widths;
+  for (std::size_t at = 0; at <= n_list.size();) {
+    const std::size_t comma = std::min(n_list.find(',', at), n_list.size());
+    const std::string item = n_list.substr(at, comma - at);
+    const int n = item == "8" ? 8 : item == "16" ? 16 : item == "32" ? 32 : 0;
+    if (n == 0) throw apps::UsageError("--n: widths 8, 16 and 32 only, got \"" + item + "\"");
+    widths.push_back(n);
+    at = comma + 1;
+  }
+  const DeviceInfo dev_info = query_device();
+  if (!dev_info.available) throw NotSupported("no usable GPU: " + dev_info.reason);
+  const std::string name = source.name();
+  const CsrMatrix csr = source.load();
+  ConvertOptions options;
+  options.layout = TileLayout::aligned;  // B blocks are 32 consecutive rows of B
+  options.reorder = Reordering::none;
+  const Bcsr24Matrix host = convert_to_bcsr24(csr, options);
+  const TileList merged = merge_to_dense_list(host);
+  TileList empty_list;  // a list without tiles: the 2:4 side of the all-dense variant
+  empty_list.row_ptr.assign(std::size_t(host.tile_rows) + 1, 0);
+
+  const DeviceList sparse = upload(host.sparse24, kSparseABytes), dense = upload(host.dense, kDenseABytes),
+                   all_dense = upload(merged, kDenseABytes), none = upload(empty_list, kDenseABytes);
+  auto band_list = [&](const TileList& s, const TileList& d) {
+    std::vector<FloorBand> bands(static_cast<std::size_t>(host.tile_rows));
+    for (std::size_t r = 0; r < bands.size(); ++r)
+      bands[r] = {s.row_ptr[r], s.row_ptr[r + 1], d.row_ptr[r], d.row_ptr[r + 1]};
+    return bands;
+  };
+  // The band descriptors on the host (the persistent stream cuts them into ranges) and on the device.
+  const std::vector<FloorBand> stored_list = band_list(host.sparse24, host.dense),
+                               dense_list = band_list(empty_list, merged),
+                               empty_band_list = band_list(empty_list, empty_list);
+  auto band_buffer = [&](const std::vector<FloorBand>& bands) {
+    auto buffer = std::make_unique<bench::DeviceBuffer>(bands.size() * sizeof(FloorBand));
+    check_cuda(cudaMemcpy(buffer->get(), bands.data(), buffer->bytes(), cudaMemcpyHostToDevice), "cudaMemcpy",
+               __FILE__, __LINE__);
+    return buffer;
+  };
+  const auto stored_bands = band_buffer(stored_list);
+  const auto dense_bands = band_buffer(dense_list);
+  const auto empty_bands = band_buffer(empty_band_list);
+  // B: every tile column's 32 rows at the widest n and fp32 (the B block of tile column j starts at j * block).
+  bench::DeviceBuffer b(std::size_t(host.tile_cols) * kTileCols * 32 * 4);
+  fill_bytes<<<256, 256>>>(static_cast<std::uint32_t*>(b.get()), b.bytes() / 4, 0x85ebca6bu);
+  bench::DeviceBuffer c(std::size_t(host.tile_rows) * kTileRows * 32 * 4);
+  check_cuda(cudaDeviceSynchronize(), "fill", __FILE__, __LINE__);
+  bench::CudaStream stream;
+  const bench::L2Flush flush(std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2);
+  auto time_runs = [&](const std::function<void(cudaStream_t)>& run) {
+    return bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get()));
+  };
+
+  std::printf("bench_floor: %s, %d x %d, %d tile rows; %lld 2:4 tiles, %lld dense tiles; device %s\n",
+              name.c_str(), host.rows, host.cols, host.tile_rows, static_cast<long long>(sparse.tiles),
+              static_cast<long long>(dense.tiles), dev_info.name.c_str());
+  std::printf("| n | variant | stages 2:4 / dense | median us | min us | A MB (DRAM) | B MB (through L2) |\n");
+  std::printf("|---:|---|---|---:|---:|---:|---:|\n");
+  // The ratio lines below index this list.
+  const std::vector<Variant> variants = {{"2:4 + dense tiles, fp16 B", Tiles::stored, 2},
+                                         {"all tiles dense, fp16 B", Tiles::all_dense, 2},
+                                         {"2:4 + dense tiles, fp32 B", Tiles::stored, 4},
+                                         {"2:4 + dense tiles, no B", Tiles::stored, 0},
+                                         {"all tiles dense, no B", Tiles::all_dense, 0},
+                                         {"no tiles: launch, band descriptors, C", Tiles::none, 0}};
+  // Reading the A bytes alone, at several grid sizes (the fastest is reported). A matrix with both lists is read
+  // in two launches, each with its own launch cost: a bound only for matrices with one list.
+  bench::DeviceBuffer sink(16);
+  auto read_alone = [&](const DeviceList& s_list, const DeviceList& d_list) {
+    double best = 0.0;
+    for (const int blocks_per_sm : {2, 4, 8}) {
+      auto run = [&](cudaStream_t st) {
+        for (const DeviceList* list : {&s_list, &d_list}) {
+          if (list->tiles == 0) continue;
+          read_words_kernel<<<unsigned(dev_info.multiprocessors * blocks_per_sm), 256, 0, st>>>(
+              static_cast<const uint4*>(list->values->get()), list->values->bytes() / 16,
+              static_cast<unsigned*>(sink.get()));
+          check_cuda(cudaGetLastError(), "read_words_kernel launch", __FILE__, __LINE__);
+        }
+      };
+      const double us = time_runs(run).median_ms * 1e3;
+      if (best == 0.0 || us < best) best = us;
+    }
+    return best;
+  };
+  const double read_stored = read_alone(sparse, dense), read_all_dense = read_alone(none, all_dense);
+  std::printf("A bytes read alone (no tile grid, no B, no C): 2:4 + dense %.2f us (%.1f MB), all dense %.2f us "
+              "(%.1f MB); ratio %.2f\n\n",
+              read_stored, double(sparse.values->bytes() + dense.values->bytes()) / 1e6, read_all_dense,
+              double(all_dense.values->bytes()) / 1e6, read_all_dense / read_stored);
+  // The persistent data flow: contiguous ranges of bands per block, whole-block stages.
+  auto stream_floor = [&](const Variant& v, int n, std::string& shape_text) {
+    const int b_bytes = kTileCols * n * v.b_element;
+    const bool stored = v.tiles == Tiles::stored;
+    const DeviceList& s_list = stored ? sparse : none;
+    const DeviceList& d_list = stored ? dense : all_dense;
+    const FloorBand* bands = static_cast<const FloorBand*>((stored ? stored_bands : dense_bands)->get());
+    double best = 0.0;
+    for (const int blocks_per_sm : {2, 3, 4}) {
+      const int blocks = dev_info.multiprocessors * blocks_per_sm;
+      const std::vector<std::int32_t> first = stream_ranges(stored ? stored_list : dense_list, blocks, b_bytes);
+      bench::DeviceBuffer first_buffer(first.size() * sizeof(std::int32_t));
+      check_cuda(cudaMemcpy(first_buffer.get(), first.data(), first_buffer.bytes(), cudaMemcpyHostToDevice),
+                 "cudaMemcpy", __FILE__, __LINE__);
+      for (const StreamShape shape : kStreamShapes) {
+        const int smem = shape.stages * shape.tiles * (kDenseABytes + b_bytes);
+        if (smem > 200 * 1024) continue;
+        const StreamKernel kernel = stream_kernel_for(b_bytes, shape);
+        check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                   "cudaFuncSetAttribute", __FILE__, __LINE__);
+        auto run = [&](cudaStream_t st) {
+          kernel<<<unsigned(blocks), kStreamThreads, smem, st>>>(
+              static_cast<const std::int32_t*>(first_buffer.get()), bands,
+              static_cast<const unsigned char*>(s_list.values->get()),
+              static_cast<const std::int32_t*>(s_list.col->get()),
+              static_cast<const unsigned char*>(d_list.values->get()),
+              static_cast<const std::int32_t*>(d_list.col->get()), static_cast<const unsigned char*>(b.get()), n,
+              static_cast<float*>(c.get()));
+          check_cuda(cudaGetLastError(), "stream_kernel launch", __FILE__, __LINE__);
+        };
+        const double us = time_runs(run).median_ms * 1e3;
+        if (best == 0.0 || us < best) {
+          best = us;
+          shape_text = std::to_string(blocks_per_sm) + " blocks/SM, " + std::to_string(shape.tiles) + " tiles x " +
+                       std::to_string(shape.stages) + " stages";
+        }
+      }
+    }
+    return best;
+  };
+
+  for (const int n : widths) {
+    std::vector<Result> results;
+    for (const Variant& v : variants) {
+      const int b_bytes = kTileCols * n * v.b_element;
+      const bool only_dense = v.tiles != Tiles::stored;  // no 2:4 list
+      const DeviceList& s_list = only_dense ? none : sparse;
+      const DeviceList& d_list = v.tiles == Tiles::stored ? dense : v.tiles == Tiles::all_dense ? all_dense : none;
+      const FloorBand* bands = static_cast<const FloorBand*>(
+          (v.tiles == Tiles::stored ? stored_bands : v.tiles == Tiles::all_dense ? dense_bands : empty_bands)->get());
+      Result best;
+      for (const int dense_stages : kDepths) {
+        const int sparse_stages = sparse_stages_for(dense_stages, b_bytes);
+        const int dense_ring = dense_stages * (kDenseABytes + b_bytes);
+        const int ring = only_dense ? dense_ring : std::max(dense_ring, sparse_stages * (kSparseABytes + b_bytes));
+        const int smem = kWarps * ring;
+        if (smem > 96 * 1024 || (v.tiles == Tiles::none && dense_stages != 1)) continue;
+        const MovementKernel kernel = kernel_for(b_bytes, dense_stages);
+        check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                   "cudaFuncSetAttribute", __FILE__, __LINE__);
+        auto run = [&](cudaStream_t st) {
+          kernel<<<unsigned(host.tile_rows), kWarps * kWarpSize, smem, st>>>(
+              bands, static_cast<const unsigned char*>(s_list.values->get()),
+              static_cast<const std::int32_t*>(s_list.col->get()),
+              static_cast<const unsigned char*>(d_list.values->get()),
+              static_cast<const std::int32_t*>(d_list.col->get()), static_cast<const unsigned char*>(b.get()), ring,
+              n, static_cast<float*>(c.get()));
+          check_cuda(cudaGetLastError(), "movement_kernel launch", __FILE__, __LINE__);
+        };
+        const bench::Timings t = time_runs(run);
+        if (best.median_us == 0.0 || t.median_ms * 1e3 < best.median_us)
+          best = {t.median_ms * 1e3, t.min_ms * 1e3, only_dense ? 0 : sparse_stages, dense_stages};
+      }
+      const double a_mb = (double(s_list.tiles) * kSparseABytes + double(d_list.tiles) * kDenseABytes) / 1e6;
+      const double b_mb = double(s_list.tiles + d_list.tiles) * b_bytes / 1e6;
+      std::printf("| %d | %s | %d / %d | %.2f | %.2f | %.1f | %.1f |\n", n, v.name.c_str(), best.sparse_stages,
+                  best.dense_stages, best.median_us, best.min_us, a_mb, b_mb);
+      results.push_back(best);
+    }
+    std::printf("| %d | ratios | all dense / 2:4 + dense, fp16 B: %.2f; no B: %.2f; fp32 B / fp16 B: %.2f | | | | |\n",
+                n, results[1].median_us / results[0].median_us, results[4].median_us / results[3].median_us,
+                results[2].median_us / results[0].median_us);
+    // The same three variants with the persistent data flow (variants 0-2 above).
+    double streamed[3] = {};
+    for (int k = 0; k < 3; ++k) {
+      std::string shape;
+      streamed[k] = stream_floor(variants[std::size_t(k)], n, shape);
+      std::printf("| %d | persistent stream: %s | %s | %.2f | | | |\n", n, variants[std::size_t(k)].name.c_str(),
+                  shape.c_str(), streamed[k]);
+    }
+    std::printf("| %d | ratios, persistent stream | all dense / 2:4 + dense, fp16 B: %.2f; "
+                "fp32 B / fp16 B: %.2f | | | | |\n",
+                n, streamed[1] / streamed[0], streamed[2] / streamed[0]);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_floor: time the tile kernel's data movement alone (no arithmetic) on a matrix's tile grid"};
-  bench::MatrixSource source;
+  CLI::App app{"bench_floor: time the tile kernel's data movement alone (no arithmetic) on a matrix's tile grid",
+               "bench_floor"};
+  apps::MatrixSource source;
   std::string n_list = "8,16,32";
   int reps = 30;
-  source.add_options(app);
-  app.add_option("--n", n_list, "columns of B: 8, 16 and/or 32, comma-separated");
-  app.add_option("--reps", reps, "timed runs per variant and depth (median reported)")->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
-  try {
-    std::vector<int> widths;
-    for (std::size_t at = 0; at <= n_list.size();) {
-      const std::size_t comma = std::min(n_list.find(',', at), n_list.size());
-      const std::string item = n_list.substr(at, comma - at);
-      const int n = item == "8" ? 8 : item == "16" ? 16 : item == "32" ? 32 : 0;
-      if (n == 0) throw InvalidArgument("--n: widths 8, 16 and 32 only, got \"" + item + "\"");
-      widths.push_back(n);
-      at = comma + 1;
-    }
-    const DeviceInfo dev_info = query_device();
-    if (!dev_info.available) {
-      std::fprintf(stderr, "bench_floor: no usable GPU: %s\n", dev_info.reason.c_str());
-      return 1;
-    }
-    std::string name;
-    const CsrMatrix csr = source.load(name);
-    ConvertOptions options;
-    options.layout = TileLayout::aligned;  // B blocks are 32 consecutive rows of B
-    options.reorder = Reordering::none;
-    const Bcsr24Matrix host = convert_to_bcsr24(csr, options);
-    const TileList merged = merge_to_dense_list(host);
-    TileList empty_list;  // a list without tiles: the 2:4 side of the all-dense variant
-    empty_list.row_ptr.assign(std::size_t(host.tile_rows) + 1, 0);
-
-    const DeviceList sparse = upload(host.sparse24, kSparseABytes), dense = upload(host.dense, kDenseABytes),
-                     all_dense = upload(merged, kDenseABytes), none = upload(empty_list, kDenseABytes);
-    auto band_list = [&](const TileList& s, const TileList& d) {
-      std::vector<FloorBand> bands(static_cast<std::size_t>(host.tile_rows));
-      for (std::size_t r = 0; r < bands.size(); ++r)
-        bands[r] = {s.row_ptr[r], s.row_ptr[r + 1], d.row_ptr[r], d.row_ptr[r + 1]};
-      return bands;
-    };
-    // The band descriptors on the host (the persistent stream cuts them into ranges) and on the device.
-    const std::vector<FloorBand> stored_list = band_list(host.sparse24, host.dense),
-                                 dense_list = band_list(empty_list, merged),
-                                 empty_band_list = band_list(empty_list, empty_list);
-    auto band_buffer = [&](const std::vector<FloorBand>& bands) {
-      auto buffer = std::make_unique<bench::DeviceBuffer>(bands.size() * sizeof(FloorBand));
-      check_cuda(cudaMemcpy(buffer->get(), bands.data(), buffer->bytes(), cudaMemcpyHostToDevice), "cudaMemcpy",
-                 __FILE__, __LINE__);
-      return buffer;
-    };
-    const auto stored_bands = band_buffer(stored_list);
-    const auto dense_bands = band_buffer(dense_list);
-    const auto empty_bands = band_buffer(empty_band_list);
-    // B: every tile column's 32 rows at the widest n and fp32 (the B block of tile column j starts at j * block).
-    bench::DeviceBuffer b(std::size_t(host.tile_cols) * kTileCols * 32 * 4);
-    fill_bytes<<<256, 256>>>(static_cast<std::uint32_t*>(b.get()), b.bytes() / 4, 0x85ebca6bu);
-    bench::DeviceBuffer c(std::size_t(host.tile_rows) * kTileRows * 32 * 4);
-    check_cuda(cudaDeviceSynchronize(), "fill", __FILE__, __LINE__);
-    bench::CudaStream stream;
-    const bench::L2Flush flush(std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2);
-    auto time_runs = [&](const std::function<void(cudaStream_t)>& run) {
-      return bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get()));
-    };
-
-    std::printf("bench_floor: %s, %d x %d, %d tile rows; %lld 2:4 tiles, %lld dense tiles; device %s\n",
-                name.c_str(), host.rows, host.cols, host.tile_rows, static_cast<long long>(sparse.tiles),
-                static_cast<long long>(dense.tiles), dev_info.name.c_str());
-    std::printf("| n | variant | stages 2:4 / dense | median us | min us | A MB (DRAM) | B MB (through L2) |\n");
-    std::printf("|---:|---|---|---:|---:|---:|---:|\n");
-    // The ratio lines below index this list.
-    const std::vector<Variant> variants = {{"2:4 + dense tiles, fp16 B", Tiles::stored, 2},
-                                           {"all tiles dense, fp16 B", Tiles::all_dense, 2},
-                                           {"2:4 + dense tiles, fp32 B", Tiles::stored, 4},
-                                           {"2:4 + dense tiles, no B", Tiles::stored, 0},
-                                           {"all tiles dense, no B", Tiles::all_dense, 0},
-                                           {"no tiles: launch, band descriptors, C", Tiles::none, 0}};
-    // Reading the A bytes alone, at several grid sizes (the fastest is reported). A matrix with both lists is read
-    // in two launches, each with its own launch cost: a bound only for matrices with one list.
-    bench::DeviceBuffer sink(16);
-    auto read_alone = [&](const DeviceList& s_list, const DeviceList& d_list) {
-      double best = 0.0;
-      for (const int blocks_per_sm : {2, 4, 8}) {
-        auto run = [&](cudaStream_t st) {
-          for (const DeviceList* list : {&s_list, &d_list}) {
-            if (list->tiles == 0) continue;
-            read_words_kernel<<<unsigned(dev_info.multiprocessors * blocks_per_sm), 256, 0, st>>>(
-                static_cast<const uint4*>(list->values->get()), list->values->bytes() / 16,
-                static_cast<unsigned*>(sink.get()));
-            check_cuda(cudaGetLastError(), "read_words_kernel launch", __FILE__, __LINE__);
-          }
-        };
-        const double us = time_runs(run).median_ms * 1e3;
-        if (best == 0.0 || us < best) best = us;
-      }
-      return best;
-    };
-    const double read_stored = read_alone(sparse, dense), read_all_dense = read_alone(none, all_dense);
-    std::printf("A bytes read alone (no tile grid, no B, no C): 2:4 + dense %.2f us (%.1f MB), all dense %.2f us "
-                "(%.1f MB); ratio %.2f\n\n",
-                read_stored, double(sparse.values->bytes() + dense.values->bytes()) / 1e6, read_all_dense,
-                double(all_dense.values->bytes()) / 1e6, read_all_dense / read_stored);
-    // The persistent data flow: contiguous ranges of bands per block, whole-block stages.
-    auto stream_floor = [&](const Variant& v, int n, std::string& shape_text) {
-      const int b_bytes = kTileCols * n * v.b_element;
-      const bool stored = v.tiles == Tiles::stored;
-      const DeviceList& s_list = stored ? sparse : none;
-      const DeviceList& d_list = stored ? dense : all_dense;
-      const FloorBand* bands = static_cast<const FloorBand*>((stored ? stored_bands : dense_bands)->get());
-      double best = 0.0;
-      for (const int blocks_per_sm : {2, 3, 4}) {
-        const int blocks = dev_info.multiprocessors * blocks_per_sm;
-        const std::vector<std::int32_t> first = stream_ranges(stored ? stored_list : dense_list, blocks, b_bytes);
-        bench::DeviceBuffer first_buffer(first.size() * sizeof(std::int32_t));
-        check_cuda(cudaMemcpy(first_buffer.get(), first.data(), first_buffer.bytes(), cudaMemcpyHostToDevice),
-                   "cudaMemcpy", __FILE__, __LINE__);
-        for (const StreamShape shape : kStreamShapes) {
-          const int smem = shape.stages * shape.tiles * (kDenseABytes + b_bytes);
-          if (smem > 200 * 1024) continue;
-          const StreamKernel kernel = stream_kernel_for(b_bytes, shape);
-          check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-                     "cudaFuncSetAttribute", __FILE__, __LINE__);
-          auto run = [&](cudaStream_t st) {
-            kernel<<<unsigned(blocks), kStreamThreads, smem, st>>>(
-                static_cast<const std::int32_t*>(first_buffer.get()), bands,
-                static_cast<const unsigned char*>(s_list.values->get()),
-                static_cast<const std::int32_t*>(s_list.col->get()),
-                static_cast<const unsigned char*>(d_list.values->get()),
-                static_cast<const std::int32_t*>(d_list.col->get()), static_cast<const unsigned char*>(b.get()), n,
-                static_cast<float*>(c.get()));
-            check_cuda(cudaGetLastError(), "stream_kernel launch", __FILE__, __LINE__);
-          };
-          const double us = time_runs(run).median_ms * 1e3;
-          if (best == 0.0 || us < best) {
-            best = us;
-            shape_text = std::to_string(blocks_per_sm) + " blocks/SM, " + std::to_string(shape.tiles) + " tiles x " +
-                         std::to_string(shape.stages) + " stages";
-          }
-        }
-      }
-      return best;
-    };
-
-    for (const int n : widths) {
-      std::vector<Result> results;
-      for (const Variant& v : variants) {
-        const int b_bytes = kTileCols * n * v.b_element;
-        const bool only_dense = v.tiles != Tiles::stored;  // no 2:4 list
-        const DeviceList& s_list = only_dense ? none : sparse;
-        const DeviceList& d_list = v.tiles == Tiles::stored ? dense : v.tiles == Tiles::all_dense ? all_dense : none;
-        const FloorBand* bands = static_cast<const FloorBand*>(
-            (v.tiles == Tiles::stored ? stored_bands : v.tiles == Tiles::all_dense ? dense_bands : empty_bands)->get());
-        Result best;
-        for (const int dense_stages : kDepths) {
-          const int sparse_stages = sparse_stages_for(dense_stages, b_bytes);
-          const int dense_ring = dense_stages * (kDenseABytes + b_bytes);
-          const int ring = only_dense ? dense_ring : std::max(dense_ring, sparse_stages * (kSparseABytes + b_bytes));
-          const int smem = kWarps * ring;
-          if (smem > 96 * 1024 || (v.tiles == Tiles::none && dense_stages != 1)) continue;
-          const MovementKernel kernel = kernel_for(b_bytes, dense_stages);
-          check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-                     "cudaFuncSetAttribute", __FILE__, __LINE__);
-          auto run = [&](cudaStream_t st) {
-            kernel<<<unsigned(host.tile_rows), kWarps * kWarpSize, smem, st>>>(
-                bands, static_cast<const unsigned char*>(s_list.values->get()),
-                static_cast<const std::int32_t*>(s_list.col->get()),
-                static_cast<const unsigned char*>(d_list.values->get()),
-                static_cast<const std::int32_t*>(d_list.col->get()), static_cast<const unsigned char*>(b.get()), ring,
-                n, static_cast<float*>(c.get()));
-            check_cuda(cudaGetLastError(), "movement_kernel launch", __FILE__, __LINE__);
-          };
-          const bench::Timings t = time_runs(run);
-          if (best.median_us == 0.0 || t.median_ms * 1e3 < best.median_us)
-            best = {t.median_ms * 1e3, t.min_ms * 1e3, only_dense ? 0 : sparse_stages, dense_stages};
-        }
-        const double a_mb = (double(s_list.tiles) * kSparseABytes + double(d_list.tiles) * kDenseABytes) / 1e6;
-        const double b_mb = double(s_list.tiles + d_list.tiles) * b_bytes / 1e6;
-        std::printf("| %d | %s | %d / %d | %.2f | %.2f | %.1f | %.1f |\n", n, v.name.c_str(), best.sparse_stages,
-                    best.dense_stages, best.median_us, best.min_us, a_mb, b_mb);
-        results.push_back(best);
-      }
-      std::printf("| %d | ratios | all dense / 2:4 + dense, fp16 B: %.2f; no B: %.2f; fp32 B / fp16 B: %.2f | | | | |\n",
-                  n, results[1].median_us / results[0].median_us, results[4].median_us / results[3].median_us,
-                  results[2].median_us / results[0].median_us);
-      // The same three variants with the persistent data flow (variants 0-2 above).
-      double streamed[3] = {};
-      for (int k = 0; k < 3; ++k) {
-        std::string shape;
-        streamed[k] = stream_floor(variants[std::size_t(k)], n, shape);
-        std::printf("| %d | persistent stream: %s | %s | %.2f | | | |\n", n, variants[std::size_t(k)].name.c_str(),
-                    shape.c_str(), streamed[k]);
-      }
-      std::printf("| %d | ratios, persistent stream | all dense / 2:4 + dense, fp16 B: %.2f; "
-                  "fp32 B / fp16 B: %.2f | | | | |\n",
-                  n, streamed[1] / streamed[0], streamed[2] / streamed[0]);
-      std::fflush(stdout);
-    }
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_floor: error: %s\n", e.what());
-    return 1;
-  }
+  return apps::run_main(
+      app, argc, argv,
+      [&](CLI::App& a) {
+        source.add_options(a, apps::MatrixSource::FileOption::named, "seed for the synthetic matrix");
+        a.add_option("--n", n_list, "columns of B: 8, 16 and/or 32, comma-separated");
+        a.add_option("--reps", reps, "timed runs per variant and depth (median reported)")->check(CLI::PositiveNumber);
+      },
+      [&] { return run_floor(source, n_list, reps); });
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "bcsr24/error.hpp"
 
@@ -18,13 +19,22 @@ inline void check_cuda(cudaError_t status, const char* call, const char* file, i
                     std::to_string(line) + ")");
 }
 
-/// Device memory owned for the lifetime of one run (at least one byte, so get() is never null).
+/// Device memory owned for the lifetime of one run (at least one byte, so get() is never null); movable.
 class DeviceBuffer {
  public:
   explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
     check_cuda(cudaMalloc(&pointer_, std::max<std::size_t>(bytes, 1)), "cudaMalloc", __FILE__, __LINE__);
   }
   ~DeviceBuffer() { cudaFree(pointer_); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept : pointer_(other.pointer_), bytes_(other.bytes_) {
+    other.pointer_ = nullptr;
+    other.bytes_ = 0;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    std::swap(pointer_, other.pointer_);
+    std::swap(bytes_, other.bytes_);
+    return *this;
+  }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* get() const { return pointer_; }
@@ -35,33 +45,33 @@ class DeviceBuffer {
   std::size_t bytes_;
 };
 
+/// Owns one CUDA handle (a stream or an event) from its creation to its destruction.
+template <typename Handle, cudaError_t (*destroy)(Handle)>
+class CudaHandle {
+ public:
+  ~CudaHandle() { destroy(handle_); }
+  CudaHandle(const CudaHandle&) = delete;
+  CudaHandle& operator=(const CudaHandle&) = delete;
+  Handle get() const { return handle_; }
+
+ protected:
+  CudaHandle() = default;
+  Handle handle_ = nullptr;
+};
+
 /// A non-blocking stream (it does not synchronise with the legacy default stream).
-class CudaStream {
+class CudaStream : public CudaHandle<cudaStream_t, cudaStreamDestroy> {
  public:
   CudaStream() {
-    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", __FILE__,
+    check_cuda(cudaStreamCreateWithFlags(&handle_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags", __FILE__,
                __LINE__);
   }
-  ~CudaStream() { cudaStreamDestroy(stream_); }
-  CudaStream(const CudaStream&) = delete;
-  CudaStream& operator=(const CudaStream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
 };
 
 /// A timing event.
-class CudaEvent {
+class CudaEvent : public CudaHandle<cudaEvent_t, cudaEventDestroy> {
  public:
-  CudaEvent() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate", __FILE__, __LINE__); }
-  ~CudaEvent() { cudaEventDestroy(event_); }
-  CudaEvent(const CudaEvent&) = delete;
-  CudaEvent& operator=(const CudaEvent&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
+  CudaEvent() { check_cuda(cudaEventCreate(&handle_), "cudaEventCreate", __FILE__, __LINE__); }
 };
 
 }  // namespace bcsr24::bench

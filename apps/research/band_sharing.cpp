@@ -20,11 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "bcsr24/error.hpp"
-#include "bcsr24/matrix_market.hpp"
-#include "bcsr24_testkit/mesh.hpp"
+#include "cli.hpp"
+#include "matrix_source.hpp"
 #include "format/reorder.hpp"
-#include "bcsr24_testkit/synthetic.hpp"
 #include "format/tile_layout.hpp"
 
 namespace {
@@ -101,53 +99,47 @@ void report(const std::string& name, const char* order_name, const CsrMatrix& a,
 
 int main(int argc, char** argv) {
   CLI::App app{"B-block loads of the tile kernels with k consecutive 16-row bands per thread block, against one band "
-               "per block, for the aligned and the condensed tile layout, in file order and after RCM."};
+               "per block, for the aligned and the condensed tile layout, in file order and after RCM.",
+               "band_sharing"};
   std::vector<std::string> files, meshes, xdys, graphs;
   std::int32_t size = 16384;
   std::vector<int> groups{1, 2, 4, 8};
-  app.add_option("--matrix", files, "Matrix Market file (repeatable)");
-  app.add_option("--mesh", meshes, "3-D mesh spec, as spmm_run --mesh (repeatable)");
-  app.add_option("--xdys", xdys, "XdYs synthetic name, as spmm_run --xdys (repeatable)");
-  app.add_option("--size", size, "rows = columns of the --xdys matrices")->check(CLI::PositiveNumber);
-  app.add_option("--graph", graphs, "random graph spec, as bench_spmm --graph (repeatable)");
-  app.add_option("--groups", groups, "bands per block to compare; the first is the reference (default 1 2 4 8)")
-      ->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
-  try {
-    std::vector<std::pair<std::string, CsrMatrix>> inputs;
-    for (const auto& f : files) {
-      std::string stem = f.substr(f.find_last_of('/') + 1);
-      stem = stem.substr(0, stem.find('.'));
-      inputs.emplace_back(stem, bcsr24::read_matrix_market(f));
-    }
-    for (const auto& m : meshes) {
-      const bcsr24::MeshSpec spec = bcsr24::parse_mesh_spec(m);
-      inputs.emplace_back(bcsr24::mesh_name(spec), bcsr24::generate_mesh_matrix(spec));
-    }
-    for (const auto& x : xdys) {
-      bcsr24::XdYsSpec spec;
-      spec.rows = spec.cols = size;
-      bcsr24::parse_xdys_name(x, spec.dense_percent, spec.sparse24_percent);
-      inputs.emplace_back(x + "_" + std::to_string(size), bcsr24::generate_xdys(spec));
-    }
-    for (const auto& g : graphs) {
-      const bcsr24::RandomGraphSpec spec = bcsr24::parse_random_graph_spec(g);
-      inputs.emplace_back(bcsr24::random_graph_name(spec), bcsr24::generate_random_graph(spec));
-    }
-    if (inputs.empty()) {
-      std::fprintf(stderr, "band_sharing: give at least one --matrix, --mesh, --xdys or --graph\n");
-      return 2;
-    }
-    std::printf("%-28s %-5s %3s %12s %7s %12s %7s %12s %7s\n", "matrix", "order", "k", "aligned B", "ratio",
-                "condensed B", "ratio", "cond. tiles", "ratio");
-    for (const auto& [name, a] : inputs) {
-      report(name, "file", a, {}, false, groups);
-      const bcsr24::RowOrdering rcm = bcsr24::reverse_cuthill_mckee(a);
-      report(name, "rcm", a, rcm.order, rcm.symmetric, groups);
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "band_sharing: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return bcsr24::apps::run_main(
+      app, argc, argv,
+      [&](CLI::App& a) {
+        a.add_option("--matrix", files, "Matrix Market file (repeatable)");
+        a.add_option("--mesh", meshes, "3-D mesh spec, as spmm_run --mesh (repeatable)");
+        a.add_option("--xdys", xdys, "XdYs synthetic name, as spmm_run --xdys (repeatable)");
+        a.add_option("--size", size, "rows = columns of the --xdys matrices")->check(CLI::PositiveNumber);
+        a.add_option("--graph", graphs, "random graph spec, as spmm_run --graph (repeatable)");
+        a.add_option("--groups", groups, "bands per block to compare; the first is the reference (default 1 2 4 8)")
+            ->check(CLI::PositiveNumber);
+      },
+      [&] {
+        // One source per matrix named on the command line, each read or generated as the other programs do.
+        std::vector<bcsr24::apps::MatrixSource> sources;
+        const auto add = [&](const std::vector<std::string>& items, std::string bcsr24::apps::MatrixSource::*field) {
+          for (const std::string& item : items) {
+            bcsr24::apps::MatrixSource source;
+            source.*field = item;
+            source.size = size;
+            source.validate();
+            sources.push_back(source);
+          }
+        };
+        add(files, &bcsr24::apps::MatrixSource::path);
+        add(meshes, &bcsr24::apps::MatrixSource::mesh);
+        add(xdys, &bcsr24::apps::MatrixSource::xdys);
+        add(graphs, &bcsr24::apps::MatrixSource::graph);
+        if (sources.empty()) throw bcsr24::apps::UsageError("give at least one --matrix, --mesh, --xdys or --graph");
+        std::printf("%-28s %-5s %3s %12s %7s %12s %7s %12s %7s\n", "matrix", "order", "k", "aligned B", "ratio",
+                    "condensed B", "ratio", "cond. tiles", "ratio");
+        for (const bcsr24::apps::MatrixSource& source : sources) {
+          const CsrMatrix a = source.load();
+          report(source.name(), "file", a, {}, false, groups);
+          const bcsr24::RowOrdering rcm = bcsr24::reverse_cuthill_mckee(a);
+          report(source.name(), "rcm", a, rcm.order, rcm.symmetric, groups);
+        }
+        return 0;
+      });
 }
