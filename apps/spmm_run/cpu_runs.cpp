@@ -30,13 +30,22 @@ json run_cpu_reference(const Options& options, const SparseOperator& op, const M
       for (std::size_t i = 0; i < c_count; ++i) c[i] = fp16_to_float(inputs.c0[i]);
   };
 
+  // B's values are fp16 numbers; a bf16 or split operator takes them as fp32 (widened exactly), as the GPU runs do.
+  std::vector<float> b_f32;
+  if (op.precision() != Precision::fp16) {
+    b_f32.resize(inputs.b.size());
+    for (std::size_t i = 0; i < b_f32.size(); ++i) b_f32[i] = fp16_to_float(inputs.b[i]);
+  }
   std::vector<double> milliseconds;
   std::optional<double> rel_error;
   for (int rep = 0; rep < options.cpu_reps; ++rep) {
     reset_c();
     bench::ProgressLine progress(show_progress, "CPU reference_spmm run " + std::to_string(rep + 1));
     bench::Stopwatch watch;
-    reference_spmm(op, n, inputs.b.data(), n, c.data(), n, options.alpha, options.beta);
+    if (b_f32.empty())
+      reference_spmm(op, n, inputs.b.data(), n, c.data(), n, options.alpha, options.beta);
+    else
+      reference_spmm(op, n, b_f32.data(), n, c.data(), n, options.alpha, options.beta);
     milliseconds.push_back(watch.seconds() * 1e3);
     progress.done(watch.seconds());
     if (rep == 0 && reference) {
