@@ -195,11 +195,12 @@ BlockFcgResult block_fcg(BlockSpace& space, const ChebyshevPolynomial* chebyshev
     best = std::min(best, status.field(small::status_max_relative));
     best_history.push_back(best);
     const int done_in_mode = it - mode_start;
-    if (options.stall_window > 0 && done_in_mode >= options.stall_window && status.field(small::status_active) > 0) {
-      const double before_window = best_history[std::size_t(it - options.stall_window)];
+    const int window = preconditioner ? options.stall_window : options.jacobi_stall_window;
+    if (window > 0 && done_in_mode >= window && status.field(small::status_active) > 0) {
+      const double before_window = best_history[std::size_t(it - window)];
       if (!(best <= options.stall_factor * before_window)) {
         const std::string what = "the best residual went only from " + sci(before_window) + " to " + sci(best) +
-                                 " over the last " + std::to_string(options.stall_window) + " iterations";
+                                 " over the last " + std::to_string(window) + " iterations";
         if (preconditioner && options.fallback_jacobi) {
           preconditioner = nullptr;
           mode_start = it;

@@ -31,6 +31,8 @@ struct BlockFcgOptions {
   double stall_factor = 0.5;
   /// On stagnation with the Chebyshev preconditioner: continue with Jacobi (fp64) instead of stopping.
   bool fallback_jacobi = true;
+  /// The window in the Jacobi phase: CG with Jacobi has long plateaus on ill-conditioned matrices.
+  int jacobi_stall_window = 400;
   double time_limit_seconds = 0.0;  ///< wall-clock cap of the iteration (0: none); stop reason time_limit
 };
 

@@ -4,7 +4,8 @@
 // allocation: everything lives in one array of doubles ("the small buffer") at offsets fixed by SmallLayout.
 #pragma once
 
-#include <cmath>
+#include <math.h>  // sqrt and HUGE_VAL in host and device code alike
+
 #include <cstdint>
 
 #if defined(__CUDACC__)
@@ -173,7 +174,7 @@ BCSR24_HD bool cholesky(const Team& team, int k, int s, const double* a, double*
         *bad_value = d;
         *bad_index = j;
       } else {
-        l[j + j * k] = std::sqrt(d);
+        l[j + j * k] = sqrt(d);
       }
     }
     team.sync();
@@ -258,7 +259,7 @@ BCSR24_HD void bfcg_whiten(const Team& team, double* base, const SmallLayout& l,
   const int m = static_cast<int>(counters[0]);
   for (int a = team.rank(); a < m; a += team.size()) {
     const int ja = static_cast<int>(index[a]);
-    inv_norm[a] = 1.0 / std::sqrt(g[ja + ja * k]);
+    inv_norm[a] = 1.0 / sqrt(g[ja + ja * k]);
     used[a] = 0.0;
   }
   team.sync();
@@ -285,7 +286,7 @@ BCSR24_HD void bfcg_whiten(const Team& team, double* base, const SmallLayout& l,
       } else {
         used[best] = 1.0;
         pivot[r] = best;
-        lf[best + r * k] = std::sqrt(value);
+        lf[best + r * k] = sqrt(value);
         counters[1] = r + 1;
       }
     }
@@ -363,8 +364,8 @@ BCSR24_HD void update_status(const Team& team, double* base, const SmallLayout& 
   double* sc = base + l.column[scale];
   double* status = base + l.status;
   for (int j = team.rank(); j < k; j += team.size()) {
-    const double rn = std::sqrt(rr[j] > 0.0 ? rr[j] : 0.0);
-    const double bn = std::sqrt(bb[j] > 0.0 ? bb[j] : 0.0);
+    const double rn = sqrt(rr[j] > 0.0 ? rr[j] : 0.0);
+    const double bn = sqrt(bb[j] > 0.0 ? bb[j] : 0.0);
     const double v = detail::finite(rr[j]) ? (bn > 0.0 ? rn / bn : rn) : HUGE_VAL;
     rel[j] = v;
     act[j] = v > step.tolerance ? 1.0 : 0.0;
@@ -435,7 +436,7 @@ BCSR24_NO_EXEC_CHECK
 template <class Team>
 BCSR24_HD void lanczos_start_step(const Team& team, double* base, const SmallLayout& l) {
   for (int j = team.rank(); j < l.k; j += team.size()) {
-    const double b = std::sqrt(base[l.column[dots] + j] > 0.0 ? base[l.column[dots] + j] : 0.0);
+    const double b = sqrt(base[l.column[dots] + j] > 0.0 ? base[l.column[dots] + j] : 0.0);
     base[l.column[lanczos_inv_beta] + j] = b > 0.0 && detail::finite(b) ? 1.0 / b : 0.0;
     base[l.column[lanczos_length] + j] = 0.0;
   }
@@ -459,7 +460,7 @@ template <class Team>
 BCSR24_HD void lanczos_beta_step(const Team& team, double* base, const SmallLayout& l, const SmallStep& step) {
   for (int j = team.rank(); j < l.k; j += team.size()) {
     double* inv = base + l.column[lanczos_inv_beta] + j;
-    const double b = std::sqrt(base[l.column[dots] + j] > 0.0 ? base[l.column[dots] + j] : 0.0);
+    const double b = sqrt(base[l.column[dots] + j] > 0.0 ? base[l.column[dots] + j] : 0.0);
     const double a = base[l.lanczos_alpha + std::int64_t(step.slot) * l.k + j];
     const bool alive = *inv != 0.0;
     const bool going = alive && detail::finite(b) && b > 1e-10 * (a < 0 ? -a : a) && b > 0.0;
