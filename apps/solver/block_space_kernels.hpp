@@ -13,7 +13,7 @@
 namespace bcsr24::solver::block_gpu {
 
 /// Thread blocks of a reduction's first pass (partial sums per block, added in block order by the second).
-inline constexpr int kReductionBlocks = 264;
+inline constexpr int kReductionBlocks = 528;
 /// Most terms of one combine.
 inline constexpr int kMaxTerms = small::kMaxMemory + 2;
 
