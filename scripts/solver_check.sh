@@ -17,6 +17,8 @@
 #   RUN_TIMEOUT=900            wall-clock cap of each bcsr24_solve process (timeout(1); exit status 124)
 #   PRECISIONS="split fp16"    inner precisions of the block solver on the generated problems (the first with
 #                              --compare, the others the block solver alone)
+#   DEGREES="31"               further Chebyshev degrees of the block solver alone on the generated problems (the
+#                              default degree, 15, runs with --compare)
 #   CASES="..."                generated cases to run (default: all, see below); SUITESPARSE=0 skips the matrices
 #   SOLVER_ARGS="..."          extra bcsr24_solve options for every run
 # Exit status: 0 when every generated problem converged with every backend and precision and every matrix of the
@@ -43,13 +45,14 @@ tol=${TOL:-1e-8}
 limit=${SOLVE_TIME_LIMIT:-120}
 run_timeout=${RUN_TIMEOUT:-900}
 read -r -a precisions <<< "${PRECISIONS:-split fp16}"
+read -r -a degrees <<< "${DEGREES-31}"
 read -r -a extra <<< "${SOLVER_ARGS:-}"
 failures=()
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
-  echo "settings: N=$n N2=$n2 RHS=$rhs TOL=$tol SOLVE_TIME_LIMIT=$limit RUN_TIMEOUT=$run_timeout PRECISIONS=${precisions[*]}"
+  echo "settings: N=$n N2=$n2 RHS=$rhs TOL=$tol SOLVE_TIME_LIMIT=$limit RUN_TIMEOUT=$run_timeout PRECISIONS=${precisions[*]} DEGREES=${degrees[*]}"
 } > "$out/environment.txt"
 cat "$out/environment.txt"
 
@@ -101,6 +104,9 @@ for c in "${cases[@]}"; do
     else
       run "gen_${c}_${p}" 1 "${args[@]}" --inner-precision "$p"
     fi
+  done
+  for d in "${degrees[@]}"; do
+    run "gen_${c}_${precisions[0]}_degree$d" 1 "${args[@]}" --inner-precision "${precisions[0]}" --cheb-degree "$d"
   done
 done
 

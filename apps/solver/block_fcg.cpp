@@ -135,17 +135,19 @@ BlockFcgResult block_fcg(BlockSpace& space, const ChebyshevPolynomial* chebyshev
       small::SmallStep orthogonalize;
       orthogonalize.kind = small::StepKind::bfcg_orthogonalize;
       std::vector<CombineTerm> terms;
+      std::vector<GramTarget> grams;
       for (int i = 0; i < stored; ++i) {
         const int t = (next - 1 - i + options.memory) % options.memory;
-        space.gram(S::z, S::q(t), l.ring(l.ring_gram, t));
+        grams.push_back({S::q(t), l.ring(l.ring_gram, t)});
         orthogonalize.slots[orthogonalize.count++] = t;
         terms.push_back({S::p(t), l.ring(l.ring_coef, t), -1.0});
       }
+      space.gram(S::z, grams);
       space.small_step(orthogonalize);
       space.combine(S::z, true, terms);
     }
     // Whitening (with deflation of dependent columns) gives the new block P with orthonormal columns.
-    space.gram(S::z, S::z, l.matrix[small::gram]);
+    space.gram(S::z, {{S::z, l.matrix[small::gram]}});
     small::SmallStep whiten;
     whiten.kind = small::StepKind::bfcg_whiten;
     whiten.slot = next;
@@ -154,8 +156,7 @@ BlockFcgResult block_fcg(BlockSpace& space, const ChebyshevPolynomial* chebyshev
     space.combine(S::p(next), false, {{S::z, l.matrix[small::coef_t], 1.0}});
     space.multiply(S::q(next), S::p(next));
     // X += P (P^T Q)^-1 P^T R: the Galerkin step on the new block for every column.
-    space.gram(S::p(next), S::q(next), l.matrix[small::gram]);
-    space.gram(S::p(next), S::r, l.matrix[small::gram2]);
+    space.gram(S::p(next), {{S::q(next), l.matrix[small::gram]}, {S::r, l.matrix[small::gram2]}});
     small::SmallStep step;
     step.kind = small::StepKind::bfcg_step;
     step.slot = next;

@@ -504,8 +504,8 @@ bool check_spaces(const Problem& problem, const BlockRunSettings& settings, json
     log.add(what, relative_difference(small_buffer(gpu, offset, count), small_buffer(cpu, offset, count)), tolerance);
   };
   std::printf("== primitives (GPU space against CPU space, same inputs)\n");
-  for (BlockSpace* s : spaces) s->gram(S::z, S::q(0), l.matrix[small::gram]);
-  compare_small("gram Z^T Q", l.matrix[small::gram], l.kk(), 1e-12);
+  for (BlockSpace* s : spaces) s->gram(S::z, {{S::q(0), l.matrix[small::gram]}, {S::z, l.matrix[small::gram2]}});
+  compare_small("gram Z^T Q (two targets, one of them Z)", l.matrix[small::gram], 2 * l.kk(), 1e-12);
   for (BlockSpace* s : spaces) s->column_dots(S::x, S::r, l.column[small::dots]);
   compare_small("column dots", l.column[small::dots], k, 1e-12);
   const std::vector<double> coefficients = random_matrix(2);
@@ -530,20 +530,19 @@ bool check_spaces(const Problem& problem, const BlockRunSettings& settings, json
   }
   compare_small("status (relative residuals, scales)", l.column[small::relative], k, 1e-12);
   for (BlockSpace* s : spaces) {
-    s->gram(S::z, S::z, l.matrix[small::gram]);
+    s->gram(S::z, {{S::z, l.matrix[small::gram]}});
     small::SmallStep whiten;
     whiten.kind = small::StepKind::bfcg_whiten;
     whiten.slot = 0;
     s->small_step(whiten);
     s->combine(S::p(0), false, {{S::z, l.matrix[small::coef_t], 1.0}});
     s->multiply(S::q(0), S::p(0));
-    s->gram(S::p(0), S::q(0), l.matrix[small::gram]);
-    s->gram(S::p(0), S::r, l.matrix[small::gram2]);
+    s->gram(S::p(0), {{S::q(0), l.matrix[small::gram]}, {S::r, l.matrix[small::gram2]}});
     small::SmallStep step;
     step.kind = small::StepKind::bfcg_step;
     step.slot = 0;
     s->small_step(step);
-    s->gram(S::z, S::q(0), l.ring(l.ring_gram, 0));
+    s->gram(S::z, {{S::q(0), l.ring(l.ring_gram, 0)}});
     small::SmallStep orthogonalize;
     orthogonalize.kind = small::StepKind::bfcg_orthogonalize;
     orthogonalize.count = 1;

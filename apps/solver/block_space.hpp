@@ -38,6 +38,12 @@ struct ChebyshevPolynomial {
   std::vector<double> omega;   ///< degree - 1 factors
 };
 
+/// One Gram matrix of a gram() call: left^T slot into the small buffer at `offset` (k x k, column-major).
+struct GramTarget {
+  int slot = 0;
+  std::int64_t offset = 0;
+};
+
 /// Events a space counts (what a report needs besides the small buffer).
 struct SpaceCounters {
   std::int64_t synchronizations = 0;  ///< host waits for the device (read_small, slot reads)
@@ -66,8 +72,9 @@ class BlockSpace {
   virtual void column_norms(int slot, std::int64_t offset) = 0;
   /// Column dot products x_j . y_j into the small buffer at `offset` (k doubles).
   virtual void column_dots(int x, int y, std::int64_t offset) = 0;
-  /// left^T right (k x k, column-major, accumulated in fp64) into the small buffer at `offset`.
-  virtual void gram(int left, int right, std::int64_t offset) = 0;
+  /// left^T right_i (k x k, column-major, accumulated in fp64) into the small buffer at each target's offset; the
+  /// left block is read once for two targets.
+  virtual void gram(int left, const std::vector<GramTarget>& rights) = 0;
   /// dst = (accumulate ? dst : 0) + sum_t factor_t * slot_t * M_t. No term may read dst.
   virtual void combine(int dst, bool accumulate, const std::vector<CombineTerm>& terms) = 0;
   /// Runs one small-algebra step on the small buffer.

@@ -12,10 +12,18 @@ namespace bcsr24::solver::block_gpu {
 namespace {
 
 constexpr int kThreads = 256;
-/// Rows of the two blocks a Gram thread block stages in shared memory at a time (2 x 32 x 64 doubles = 32 KiB).
-constexpr int kGramRows = 32;
-constexpr int kGramOutputsPerThread = small::kMaxColumns * small::kMaxColumns / kThreads;
+/// Rows of the blocks a Gram thread block stages in shared memory at a time (3 x 16 x 64 doubles = 24 KiB).
+constexpr int kGramRows = 16;
+constexpr int kGramOutputsPerThread = kGramRights * small::kMaxColumns * small::kMaxColumns / kThreads;
 static_assert(small::kMaxColumns * small::kMaxColumns % kThreads == 0, "Gram outputs split evenly over the threads");
+
+struct GramRights {
+  const double* block[kGramRights] = {};
+  int count = 0;
+};
+struct GramOutputs {
+  double* matrix[kGramRights] = {};
+};
 static_assert(small::kMaxColumns <= kThreads, "the fused column reductions give each column at least one thread");
 static_assert(small::kTeamThreads >= small::kMaxColumns, "small steps run one lane per column");
 
@@ -56,13 +64,17 @@ __global__ void fill_kernel(double* dst, std::int64_t count, double value) {
     dst[e] = value;
 }
 
-/// Pass 1 of left^T right: each block stages kGramRows rows of both blocks at a time; thread t owns outputs
-/// t, t + kThreads, ... (output o = a + b k).
-__global__ void __launch_bounds__(kThreads) gram_partial(const double* left, const double* right, std::int32_t n, int k,
+/// Pass 1 of left^T right_r for up to kGramRights right blocks: each block stages kGramRows rows of every block at a
+/// time (a right block equal to the left one is read once); thread t owns outputs t, t + kThreads, ... (output
+/// o = a + b k + r k^2).
+__global__ void __launch_bounds__(kThreads) gram_partial(const double* left, GramRights rights, std::int32_t n, int k,
                                                          std::int32_t rows_per_block, double* partial) {
   __shared__ double lt[kGramRows * small::kMaxColumns];
-  __shared__ double rt[kGramRows * small::kMaxColumns];
-  const int outputs = k * k;
+  __shared__ double rt[kGramRights][kGramRows * small::kMaxColumns];
+  const int kk = k * k;
+  const int outputs = rights.count * kk;
+  const double* right_tile[kGramRights];
+  for (int r = 0; r < kGramRights; ++r) right_tile[r] = r < rights.count && rights.block[r] == left ? lt : rt[r];
   double acc[kGramOutputsPerThread];
 #pragma unroll
   for (int s = 0; s < kGramOutputsPerThread; ++s) acc[s] = 0.0;
@@ -72,16 +84,19 @@ __global__ void __launch_bounds__(kThreads) gram_partial(const double* left, con
     const int rows = static_cast<int>(min(std::int64_t(kGramRows), end - chunk));
     for (int e = threadIdx.x; e < rows * k; e += kThreads) {
       lt[e] = left[chunk * k + e];
-      rt[e] = right[chunk * k + e];
+      for (int r = 0; r < rights.count; ++r)
+        if (rights.block[r] != left) rt[r][e] = rights.block[r][chunk * k + e];
     }
     __syncthreads();
 #pragma unroll
     for (int s = 0; s < kGramOutputsPerThread; ++s) {
       const int o = threadIdx.x + s * kThreads;
       if (o < outputs) {
-        const int a = o % k, b = o / k;
+        const int r = o / kk, within = o % kk;
+        const int a = within % k, b = within / k;
+        const double* right = right_tile[r];
         double sum = 0.0;
-        for (int r = 0; r < rows; ++r) sum += lt[r * k + a] * rt[r * k + b];
+        for (int row = 0; row < rows; ++row) sum += lt[row * k + a] * right[row * k + b];
         acc[s] += sum;
       }
     }
@@ -94,12 +109,12 @@ __global__ void __launch_bounds__(kThreads) gram_partial(const double* left, con
   }
 }
 
-__global__ void gram_final(int blocks, int outputs, const double* partial, double* out) {
+__global__ void gram_final(int blocks, int kk, int outputs, const double* partial, GramOutputs out) {
   const int o = blockIdx.x * blockDim.x + threadIdx.x;
   if (o >= outputs) return;
   double total = 0.0;
   for (int b = 0; b < blocks; ++b) total += partial[std::int64_t(b) * outputs + o];
-  out[o] = total;
+  out.matrix[o / kk][o % kk] = total;
 }
 
 /// Pass 1 of up to two per-column sums over rows, with an element-wise operation on the way: thread t handles
@@ -292,16 +307,25 @@ __global__ void lanczos_orthogonalize_kernel(float* w, const float* v, const flo
 }  // namespace
 
 std::int64_t reduction_workspace(int k) {
-  return std::int64_t(kReductionBlocks) * std::max<std::int64_t>(std::int64_t(k) * k, 2 * k);
+  return std::int64_t(kReductionBlocks) * std::max<std::int64_t>(std::int64_t(kGramRights) * k * k, 2 * k);
 }
 
-void gram(const double* left, const double* right, std::int32_t n, int k, double* workspace, double* out,
-          cudaStream_t stream) {
+void gram(const double* left, const double* const* rights, double* const* outs, int count, std::int32_t n, int k,
+          double* workspace, cudaStream_t stream) {
   if (k < 1 || k > small::kMaxColumns) throw InvalidArgument("block gram: k outside 1 .. 64");
+  if (count < 1 || count > kGramRights) throw InvalidArgument("block gram: 1 or 2 right blocks per launch");
+  GramRights r;
+  GramOutputs o;
+  for (int i = 0; i < count; ++i) {
+    r.block[i] = rights[i];
+    o.matrix[i] = outs[i];
+  }
+  r.count = count;
   const int blocks = reduction_grid(n, kGramRows);
-  gram_partial<<<blocks, kThreads, 0, stream>>>(left, right, n, k, rows_per_block(n, blocks), workspace);
+  gram_partial<<<blocks, kThreads, 0, stream>>>(left, r, n, k, rows_per_block(n, blocks), workspace);
   check_launch("gram_partial");
-  gram_final<<<(k * k + kThreads - 1) / kThreads, kThreads, 0, stream>>>(blocks, k * k, workspace, out);
+  const int outputs = count * k * k;
+  gram_final<<<(outputs + kThreads - 1) / kThreads, kThreads, 0, stream>>>(blocks, k * k, outputs, workspace, o);
   check_launch("gram_final");
 }
 

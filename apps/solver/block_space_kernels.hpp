@@ -17,12 +17,16 @@ inline constexpr int kReductionBlocks = 528;
 /// Most terms of one combine.
 inline constexpr int kMaxTerms = small::kMaxMemory + 2;
 
-/// Doubles of reduction workspace a space needs for k columns (Gram: k^2 outputs; fused sums: 2 k).
+/// Right blocks one Gram launch handles (the left block is read once for all of them).
+inline constexpr int kGramRights = 2;
+
+/// Doubles of reduction workspace a space needs for k columns (Gram: 2 k^2 outputs; fused sums: 2 k).
 std::int64_t reduction_workspace(int k);
 
-/// out (k x k, column-major) = left^T right for n x k row-major blocks; out may be in the small buffer.
-void gram(const double* left, const double* right, std::int32_t n, int k, double* workspace, double* out,
-          cudaStream_t stream);
+/// outs[i] (k x k, column-major) = left^T rights[i] for i < count (1 or 2) and n x k row-major blocks, in one pass
+/// over left; outs may point into the small buffer. A right block equal to left is read once.
+void gram(const double* left, const double* const* rights, double* const* outs, int count, std::int32_t n, int k,
+          double* workspace, cudaStream_t stream);
 
 /// out[j] = sum_i x[i * ld + j] y[i * ld + j] for j < k, accumulated in double (T = double or float).
 template <typename T>

@@ -113,8 +113,9 @@ void CpuBlockSpace::column_dots(int x, int y, std::int64_t offset) {
   std::copy(d.data(), d.data() + k_, small(offset));
 }
 
-void CpuBlockSpace::gram(int left, int right, std::int64_t offset) {
-  Eigen::Map<Eigen::MatrixXd>(small(offset), k_, k_) = at(left).transpose() * at(right);
+void CpuBlockSpace::gram(int left, const std::vector<GramTarget>& rights) {
+  for (const GramTarget& t : rights)
+    Eigen::Map<Eigen::MatrixXd>(small(t.offset), k_, k_) = at(left).transpose() * at(t.slot);
 }
 
 void CpuBlockSpace::combine(int dst, bool accumulate, const std::vector<CombineTerm>& terms) {

@@ -228,11 +228,19 @@ void GpuBlockSpace::column_dots(int x, int y, std::int64_t offset) {
           [&] { block_gpu::column_dots(xx, yy, s.n, s.k, s.k, s.reduction.get(), s.at(offset), s.stream); });
 }
 
-void GpuBlockSpace::gram(int left, int right, std::int64_t offset) {
+void GpuBlockSpace::gram(int left, const std::vector<GramTarget>& rights) {
   Impl& s = *impl_;
   const double* l = s.slot(left);
-  const double* r = s.slot(right);
-  s.timed(block_work, [&] { block_gpu::gram(l, r, s.n, s.k, s.reduction.get(), s.at(offset), s.stream); });
+  for (std::size_t first = 0; first < rights.size(); first += block_gpu::kGramRights) {
+    const int count = static_cast<int>(std::min<std::size_t>(block_gpu::kGramRights, rights.size() - first));
+    const double* blocks[block_gpu::kGramRights] = {};
+    double* outs[block_gpu::kGramRights] = {};
+    for (int i = 0; i < count; ++i) {
+      blocks[i] = s.slot(rights[first + std::size_t(i)].slot);
+      outs[i] = s.at(rights[first + std::size_t(i)].offset);
+    }
+    s.timed(block_work, [&] { block_gpu::gram(l, blocks, outs, count, s.n, s.k, s.reduction.get(), s.stream); });
+  }
 }
 
 void GpuBlockSpace::combine(int dst, bool accumulate, const std::vector<CombineTerm>& terms) {

@@ -44,7 +44,7 @@ class GpuBlockSpace final : public BlockSpace {
   void residual(int r, int b, int x) override;
   void column_norms(int slot, std::int64_t offset) override;
   void column_dots(int x, int y, std::int64_t offset) override;
-  void gram(int left, int right, std::int64_t offset) override;
+  void gram(int left, const std::vector<GramTarget>& rights) override;
   void combine(int dst, bool accumulate, const std::vector<CombineTerm>& terms) override;
   void small_step(const small::SmallStep& step) override;
   void read_small(std::int64_t offset, std::int64_t count, double* out) override;
