@@ -274,13 +274,15 @@ BCSR24_HD void bfcg_whiten(const Team& team, double* base, const SmallLayout& l,
   team.sync();
   for (int r = 0; r < m; ++r) {
     if (team.rank() == 0) {
-      int best = -1;
-      double value = 0.0;
+      // The largest remaining pivot; among pivots within 1e-6 of it the first, so that rounding differences (GPU
+      // against CPU, or two runs with sums in another order) do not change the choice between near-equal columns.
+      double largest = 0.0;
       for (int a = 0; a < m; ++a)
-        if (used[a] == 0.0 && d[a] > value) {
-          value = d[a];
-          best = a;
-        }
+        if (used[a] == 0.0 && d[a] > largest) largest = d[a];
+      int best = -1;
+      for (int a = 0; a < m && best < 0; ++a)
+        if (used[a] == 0.0 && d[a] >= largest * (1.0 - 1e-6) && d[a] > 0.0) best = a;
+      const double value = best >= 0 ? d[best] : 0.0;
       if (best < 0 || !(value >= step.drop_tolerance)) {
         counters[2] = 1.0;
       } else {
