@@ -63,8 +63,9 @@ run() {
   shift 2
   echo "== $name: bcsr24_solve $*"
   local start=$SECONDS
+  # --verbose: a line per iteration in the log, so that a run the timeout kills (no JSON) still shows its history.
   timeout "$run_timeout" "$exe" "$@" --rhs "$rhs" --tol "$tol" --time-limit "$limit" --json "$out/$name.json" \
-    "${extra[@]}" > "$out/$name.log" 2>&1
+    --verbose "${extra[@]}" > "$out/$name.log" 2>&1
   local rc=$?
   grep -E "^(converged|stopped|chebyshev|bcsr24 plan|time to solution|device time|host synchronisations|speedup|fallback)" \
     "$out/$name.log" | sed 's/^/   /' | cut -c1-240

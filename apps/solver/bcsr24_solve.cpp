@@ -741,7 +741,8 @@ int run_block(const Options& o, const Problem& problem, json& matrix_json) {
                 "status read every %d iterations\n",
                 problem.k, o.check_every);
     std::fflush(stdout);
-    baselines.push_back(run_pcg_baseline(problem, o.device, pcg_options(o), !o.no_timing, o.device == "gpu"));
+    baselines.push_back(
+        run_pcg_baseline(problem, o.device, pcg_options(o), !o.no_timing, o.device == "gpu", o.verbose));
     print_pcg_report(baselines.back());
     std::fflush(stdout);
   }

@@ -150,6 +150,11 @@ BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& 
     const LanczosEstimate estimate = run_lanczos(*space, lanczos_steps, settings.polynomial.seed);
     report.chebyshev = choose_chebyshev(estimate, gershgorin, settings.polynomial);
     report.lanczos_seconds = seconds_since(start);
+    if (settings.verbose) {
+      std::printf("chebyshev (chosen before the iterations): %s\n", report.chebyshev->reason.c_str());
+      if (!report.plan.empty()) std::printf("bcsr24 plan: %s\n", report.plan.c_str());
+      std::fflush(stdout);
+    }
     report.lanczos_products = space->counters().inner_products - before.inner_products;
   }
   report.result =
@@ -167,7 +172,7 @@ BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& 
 }
 
 PcgRunReport run_pcg_baseline(const Problem& problem, const std::string& device, const PcgOptions& options,
-                              bool timing, bool warm_up) {
+                              bool timing, bool warm_up, bool verbose) {
   PcgRunReport report;
   report.device = device;
   report.options = options;
@@ -188,8 +193,15 @@ PcgRunReport run_pcg_baseline(const Problem& problem, const std::string& device,
     jacobi_pcg(*space, warm);
     if (gpu) gpu->reset_timings();
   }
+  PcgObserver observer;
+  if (verbose)
+    observer = [](const PcgCheck& c) {
+      std::printf("  iteration %6d: max relative residual %s, %d active%s, %.3f s\n", c.iteration,
+                  sci(c.max_relative).c_str(), c.active, c.true_residual ? " (true residual)" : "", c.seconds);
+      std::fflush(stdout);
+    };
   const auto start = std::chrono::steady_clock::now();
-  report.result = jacobi_pcg(*space, options);
+  report.result = jacobi_pcg(*space, options, observer);
   report.solve_seconds = seconds_since(start);
   if (gpu) {
     gpu->synchronize();

@@ -69,7 +69,7 @@ nlohmann::json operator_census_json(const SparseOperator& op);
 /// @throw what the spaces and the conversion throw.
 BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& settings);
 PcgRunReport run_pcg_baseline(const Problem& problem, const std::string& device, const PcgOptions& options,
-                              bool timing, bool warm_up);
+                              bool timing, bool warm_up, bool verbose = false);
 
 void print_block_report(const BlockRunReport& report);
 void print_pcg_report(const PcgRunReport& report);

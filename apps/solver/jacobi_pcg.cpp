@@ -18,7 +18,7 @@ std::string sci(double v) {
 
 }  // namespace
 
-PcgResult jacobi_pcg(BlockSpace& space, const PcgOptions& options) {
+PcgResult jacobi_pcg(BlockSpace& space, const PcgOptions& options, const PcgObserver& observer) {
   using S = BlockSlots;
   const small::SmallLayout& l = space.layout();
   const int k = space.k();
@@ -65,6 +65,7 @@ PcgResult jacobi_pcg(BlockSpace& space, const PcgOptions& options) {
       read();
       result.history.push_back({it, status[small::status_max_relative], int(status[small::status_active]), true,
                                 elapsed()});
+      if (observer) observer(result.history.back());
       if (result.converged_iteration < 0) result.converged_iteration = it;
       if (status[small::status_active] == 0.0) {
         result.stop = BlockStop::converged;
@@ -103,6 +104,7 @@ PcgResult jacobi_pcg(BlockSpace& space, const PcgOptions& options) {
     read();
     result.history.push_back({it, status[small::status_max_relative], int(status[small::status_active]), false,
                               elapsed()});
+    if (observer) observer(result.history.back());
   }
   result.iterations = it;
   result.final_relative.assign(status.begin() + small::kStatusFields, status.begin() + small::kStatusFields + k);

@@ -4,6 +4,7 @@
 // stay on the device; the host reads the status every `check_every` iterations.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,9 @@ struct PcgResult {
   std::vector<PcgCheck> history;  ///< one entry per status read
 };
 
-/// Solves A X = B for the space's slot b from X = 0 (slots x, r, b, p(0), q(0)).
-PcgResult jacobi_pcg(BlockSpace& space, const PcgOptions& options);
+using PcgObserver = std::function<void(const PcgCheck&)>;
+
+/// Solves A X = B for the space's slot b from X = 0 (slots x, r, b, p(0), q(0)); `observer` sees every status read.
+PcgResult jacobi_pcg(BlockSpace& space, const PcgOptions& options, const PcgObserver& observer = {});
 
 }  // namespace bcsr24::solver
