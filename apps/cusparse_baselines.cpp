@@ -13,21 +13,18 @@
 
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
+#include "cuda_resources.hpp"
 
 namespace bcsr24::bench {
 
 namespace {
 
-void cuda_check(cudaError_t s, const char* call, int line) {
-  if (s != cudaSuccess)
-    throw CudaError(std::string(cudaGetErrorString(s)) + " in " + call + " at cusparse_baselines.cpp:" + std::to_string(line));
-}
 void cusparse_check(cusparseStatus_t s, const char* call, int line) {
   if (s != CUSPARSE_STATUS_SUCCESS)
     throw CusparseError(std::string(cusparseGetErrorString(s)) + " in " + call + " at cusparse_baselines.cpp:" +
                         std::to_string(line));
 }
-#define CUDA_OK(x) cuda_check((x), #x, __LINE__)
+#define CUDA_OK(x) check_cuda((x), #x, __FILE__, __LINE__)
 #define CUSPARSE_OK(x) cusparse_check((x), #x, __LINE__)
 
 struct DevMem {
@@ -49,16 +46,12 @@ DevMem upload(const std::vector<T>& v) {
 }  // namespace
 
 const char* baseline_name(Baseline b) {
-  switch (b) {
-    case Baseline::csr_f16: return "cusparse_csr_f16";
-    case Baseline::csr_f32: return "cusparse_csr_f32";
-    case Baseline::bsr16_f16: return "cusparse_bsr16_f16";
-    case Baseline::bsr16_f32: return "cusparse_bsr16_f32";
-    case Baseline::cublas_dense: return "cublas_dense";
-    case Baseline::spmv_f16: return "cusparse_spmv_f16";
-    case Baseline::spmv_f32: return "cusparse_spmv_f32";
-  }
-  return "unknown";
+  // In the order of the enumerators.
+  static const char* const kNames[] = {"cusparse_csr_f16",   "cusparse_csr_f32",  "cusparse_bsr16_f16",
+                                       "cusparse_bsr16_f32", "cublas_dense",      "cusparse_spmv_f16",
+                                       "cusparse_spmv_f32"};
+  const auto index = static_cast<std::size_t>(b);
+  return index < sizeof kNames / sizeof kNames[0] ? kNames[index] : "unknown";
 }
 
 std::vector<Baseline> all_baselines() {

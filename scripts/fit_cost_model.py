@@ -4,8 +4,8 @@
 Reads benchmark CSVs written by bench_spmm (gpu_check's `model` step, the sweep, the other steps) and prints, as
 Markdown:
   1. the model's error per class and method: measured / predicted time (the plan's predicted_us, written by
-     bench_spmm since the `model` step; for older CSVs from --predictions files that apps/model_predict writes on
-     the CPU);
+     bench_spmm since the `model` step; for older CSVs from --predictions files that apps/research/model_predict
+     writes on the CPU, built with -DBCSR24_BUILD_RESEARCH=ON);
   2. the measured plans: `auto` (Tuning::measure) against `auto_model` and the fastest of the candidates timed
      beside it (auto_tiles, auto_hybrid, auto_csr, split_pipelined, csr_cuda_cores), with the tuning time;
   3. `auto` against the best cuSPARSE variant (SpMM on CSR and BSR, SpMV at n = 1) per class, and every cell below
@@ -16,7 +16,7 @@ Markdown:
 
 Examples:
   scripts/fit_cost_model.py OUT/model.csv OUT/model_shared/sweep.csv
-  build/apps/model_predict --matrix A.mtx --csv pred.csv; scripts/fit_cost_model.py docs/sweep/sweep.csv --predictions pred.csv
+  build/apps/research/model_predict --matrix A.mtx --csv pred.csv; scripts/fit_cost_model.py docs/sweep/sweep.csv --predictions pred.csv
 """
 
 import argparse

@@ -3,12 +3,19 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench groups floor csr balance layout precision heldout model sweep distributed solver report"
-#                                which steps to run (default: all). The benchmark steps write NAME.csv and NAME.meta.json
+#   STEPS="build test sanitize check bench groups floor csr balance layout precision heldout model sweep distributed
+#          solver soak python report"        which steps to run (default: all); python: python/gpu_check.sh (its own
+#                                variables: PY_MESH, PY_STEPS, ...). The benchmark steps write NAME.csv and NAME.meta.json
 #                                (scripts/bench_meta.py: device, date, commit, command); report renders
 #                                OUTDIR/PERFORMANCE.md from them (scripts/perf_report.py), the committed data of
 #                                docs/data and docs/sweep standing in for the steps not run
 #   BCSR24_GIT_COMMIT=SHA        the commit of this tree, for the metas, where it is a copy without .git
+#   SANITIZE_TAGS='~[hog]~[timing]'  Catch2 test spec of the sanitizer runs (default: every test but the one that
+#                                fills the device's memory and the wall-clock ones; the conditional ones included)
+#   SANITIZE_CONCURRENCY_PRODUCTS=40   products per thread of the concurrency test under the sanitizers
+#   SOAK_SECONDS=600  SOAK_ARGS=...   the soak step's duration and extra bcsr24_soak options (--seed S, --max-rows R)
+#   SOAK_SANITIZE_SECONDS=0      > 0: also a soak run of that many seconds under compute-sanitizer memcheck
+#   CHECK_MESH="80x80x80,dofs=3"  the check step's matrix (121M nonzeros)
 #   DIST_MESHES="86x86x86,dofs=3"  DIST_N=32  DIST_ARGS=...   the distributed step's meshes and spmm_run options
 #   DIST_SOLVER_MESH="62x62x62"  DIST_SOLVER_ARGS=...   the distributed step's solver mesh (3 dofs; "" skips)
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
@@ -26,7 +33,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision heldout model sweep distributed solver report}
+steps=${STEPS:-build test sanitize check bench groups floor csr balance layout precision heldout model sweep distributed solver soak python report}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -66,14 +73,16 @@ if has build; then
     cfg+=(-DCMAKE_PREFIX_PATH="$p" -DZLIB_INCLUDE_DIR="$p/include" -DZLIB_LIBRARY="$p/lib/x86_64-linux-gnu/libz.a")
   fi
   [[ -n "${mpi_prefix:-}" ]] && cfg+=(-DMPI_CXX_COMPILER="$mpi_prefix/bin/mpicxx")
+  # The floor step runs bench_floor, a research program (apps/research) the default build leaves out.
+  has floor && cfg+=(-DBCSR24_BUILD_RESEARCH=ON)
   { cmake "${cfg[@]}" && cmake --build "$build" -j"$(nproc)"; } 2>&1 | tee "$out/build.log" | tail -n 5
 fi
 
 if has test; then
   echo "== ctest (all tests; GPU ones run here)"
   check ctest bash -o pipefail -c "ctest --test-dir '$build' --output-on-failure 2>&1 | tee '$out/ctest.log' | tail -n 8"
-  echo "== GPU tests in detail"
-  check gpu_tests bash -o pipefail -c "'$build/test/bcsr24_gpu_tests' --durations yes 2>&1 | tee '$out/gpu_tests.log' | tail -n 4"
+  echo "== GPU tests in detail (the conditional ones included, not the one that fills the device's memory)"
+  check gpu_tests bash -o pipefail -c "'$build/test/bcsr24_gpu_tests' '~[hog]' --durations yes 2>&1 | tee '$out/gpu_tests.log' | tail -n 4"
   if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
     echo "== distributed GPU tests in detail ($(nvidia-smi -L 2>/dev/null | wc -l) GPUs)"
     check distributed_gpu_tests bash -o pipefail -c "'$build/test/bcsr24_distributed_gpu_tests' --durations yes -s 2>&1 | tee '$out/distributed_gpu_tests.log' | grep -E 'relative difference|max error|passed|failed' | sort | uniq -c | tail -n 12"
@@ -84,12 +93,14 @@ fi
 
 if has sanitize; then
   # memcheck and racecheck run the whole GPU test executable (every kernel, width class, output type, the
-  # staging copy, the SuiteSparse matrices) but the wall-clock tests ([timing]: the tools slow every call);
-  # SANITIZE_TAGS narrows it (Catch2 test spec) when time is short.
-  tags=${SANITIZE_TAGS:-~[timing]}
+  # staging copy, the SuiteSparse matrices, threads sharing operators, out of memory at every allocation) but the
+  # wall-clock tests ([timing]: the tools slow every call); SANITIZE_TAGS narrows it (Catch2 test spec) when time is
+  # short. The concurrency test runs fewer products there.
+  tags=${SANITIZE_TAGS:-'~[hog]~[timing]'}
+  export BCSR24_CONCURRENCY_PRODUCTS=${SANITIZE_CONCURRENCY_PRODUCTS:-40}
   echo "== compute-sanitizer memcheck"
   check memcheck bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
-    '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/memcheck.log' | tail -n 3"
+    '$build/test/bcsr24_gpu_tests' '$tags' 2>&1 | tee '$out/memcheck.log' | tail -n 3"
   if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
     # NCCL probes its own kernels with API calls that fail by design on some architectures: API errors are not
     # reported, memory errors are.
@@ -99,10 +110,53 @@ if has sanitize; then
   fi
   echo "== compute-sanitizer racecheck"
   check racecheck bash -o pipefail -c "compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 \
-    '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/racecheck.log' | tail -n 3"
+    '$build/test/bcsr24_gpu_tests' '$tags' 2>&1 | tee '$out/racecheck.log' | tail -n 3"
   echo "== compute-sanitizer synccheck"
   check synccheck bash -o pipefail -c "compute-sanitizer --tool synccheck --error-exitcode 1 '$build/test/bcsr24_gpu_tests' \
-    '[split],[split_bands],[device],[hybrid],[band_groups]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
+    '[split],[split_bands],[device],[hybrid],[band_groups],[concurrency]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
+  unset BCSR24_CONCURRENCY_PRODUCTS
+fi
+
+if has check; then
+  # spmm_run's default check on a matrix of more than 100M nonzeros at n = 128 (issue 35): a sampled fp64 reference
+  # with at most 1 GiB of host memory and a small fraction of the conversion time; then --kernel all with split
+  # precision runs the kernels that apply and lists the dense ones as not applicable.
+  echo "== spmm_run check: --mesh ${CHECK_MESH:-80x80x80,dofs=3} --n 128"
+  check spmm_run_check bash -o pipefail -c "'$build/apps/spmm_run' --mesh '${CHECK_MESH:-80x80x80,dofs=3}' --n 128 \
+    --reps 5 --json > '$out/check_large.json' 2> '$out/check_large.err'"
+  check spmm_run_check_figures python3 - "$out/check_large.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c, pre = r["check"], r["preprocessing"]
+print(f"   matrix {r['matrix']['name']}: {r['matrix']['nnz']} nonzeros; check: {c['description']}")
+print(f"   check {c['reference_s']:.3f} s (convert {pre['convert_s']:.3f} s), host bytes {c['host_bytes'] / 2**20:.1f} MiB,"
+      f" peak RSS growth {(c['peak_rss_growth_bytes'] or 0) / 2**20:.1f} MiB")
+for x in r["results"]:
+    print(f"   {x['kernel']}: rel_error {x['rel_error']} (typical {x['expected_rel_error']:.2e}, bound {x['rel_error_bound']:.2e})")
+ok = (r["matrix"]["nnz"] >= 100_000_000 and c["enabled"] and c["host_bytes"] <= 2**30
+      and (c["peak_rss_growth_bytes"] is None or c["peak_rss_growth_bytes"] <= 2**30)
+      and c["reference_s"] <= 0.2 * pre["convert_s"] and r["gpu"]["available"]
+      and all(x["rel_error"] is not None and x["within_bound"] for x in r["results"]))
+print("   check figures", "ok" if ok else "NOT MET")
+sys.exit(0 if ok else 1)
+PY
+  echo "== spmm_run --kernel all --precision split"
+  check spmm_run_kernel_all bash -o pipefail -c "'$build/apps/spmm_run' --mesh 40x40x40,dofs=3 --n 32 --reps 5 \
+    --kernel all --precision split --json > '$out/kernel_all_split.json'"
+  check spmm_run_kernel_all_figures python3 - "$out/kernel_all_split.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+k = r["kernels"]
+for x in r["results"]:
+    print(f"   {x['kernel']}: {x['median_ms']:.4f} ms, rel_error {x['rel_error']}")
+for x in k["not_applicable"]:
+    print(f"   {x['kernel']}: not applicable ({x['reason']})")
+ok = ([x["kernel"] for x in r["results"]] == k["applicable"] == ["split_pipelined", "csr_cuda_cores", "auto"]
+      and [x["kernel"] for x in k["not_applicable"]] == ["dense_bt", "dense_pipelined"]
+      and all(x["within_bound"] for x in r["results"]))
+print("   --kernel all", "ok" if ok else "NOT MET")
+sys.exit(0 if ok else 1)
+PY
 fi
 
 if has bench; then
@@ -361,6 +415,28 @@ fi
 if has solver; then
   echo "== solver"
   scripts/solver_check.sh "$out/solver" 2>&1 | tail -n 40
+fi
+
+if has soak; then
+  # Random matrices (every testkit family, arrowheads, dense rows, empty bands, tiny ones, values over wide ranges),
+  # options and plans through the public API for SOAK_SECONDS, every product against reference_spmm under its
+  # mode's bound. Any result outside it, an exception other than a documented refusal, or device memory not back
+  # to its starting value fails the step; FAIL lines name the case to replay (--seed S --case K).
+  soak_seconds=${SOAK_SECONDS:-600}
+  echo "== soak ($soak_seconds s)"
+  check soak bash -o pipefail -c "'$build/test/soak/bcsr24_soak' --seconds '$soak_seconds' ${SOAK_ARGS:-} 2>&1 \
+    | tee '$out/soak.log' | grep -E '^(bcsr24_soak|FAIL|== soak|cases|largest|device memory|failures)'"
+  if (( ${SOAK_SANITIZE_SECONDS:-0} > 0 )); then
+    echo "== soak under compute-sanitizer memcheck ($SOAK_SANITIZE_SECONDS s, matrices up to 500 rows)"
+    check soak_memcheck bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
+      '$build/test/soak/bcsr24_soak' --seconds '$SOAK_SANITIZE_SECONDS' --max-rows 500 ${SOAK_ARGS:-} 2>&1 \
+      | tee '$out/soak_memcheck.log' | grep -E '^(bcsr24_soak|FAIL|== soak|cases|failures|=========)' | tail -n 20"
+  fi
+fi
+
+if has python; then
+  echo "== python package (pip install, pytest, examples, python -m bcsr24.bench): logs in $out/python"
+  check python env CUDA_ARCH="$arch" BCSR24_BUILD="$build" python/gpu_check.sh "$out/python"
 fi
 
 if has report; then

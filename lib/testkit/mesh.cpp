@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bcsr24/error.hpp"
+#include "bcsr24_testkit/splitmix64.hpp"
 
 namespace bcsr24 {
 
@@ -48,31 +49,9 @@ std::vector<std::array<int, 3>> stencil_offsets(int stencil) {
 /// A reproducible uniform [0, 1) from a key (SplitMix64 finaliser): symmetric couplings are computed from
 /// the unordered pair without storing them.
 double hash_uniform(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-  std::uint64_t z = seed ^ (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xBF58476D1CE4E5B9ULL) ^ (c * 0x94D049BB133111EBULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  return double(z >> 11) * 0x1.0p-53;
+  return splitmix64_unit(
+      splitmix64_mix(seed ^ (a * kSplitMix64Increment) ^ (b * 0xBF58476D1CE4E5B9ULL) ^ (c * 0x94D049BB133111EBULL)));
 }
-
-/// splitmix64 stream: the same on every platform (std distributions are not).
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [0, bound), bound >= 1 (rejection of the incomplete last block: unbiased).
-  std::uint64_t below(std::uint64_t bound) {
-    const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % bound;
-    for (;;) {
-      const std::uint64_t x = next();
-      if (x < limit) return x % bound;
-    }
-  }
-};
 
 /// new_of_old[old node] = new node: identity (lexicographic) or a seeded Fisher-Yates permutation.
 std::vector<std::int32_t> node_numbering(const MeshSpec& s, std::int32_t nodes) {

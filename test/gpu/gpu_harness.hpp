@@ -7,6 +7,7 @@
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/precision.hpp"
 #include "bcsr24/spmm_plan.hpp"
+#include "bcsr24_testkit/product_bounds.hpp"
 #include "device/plan_access.hpp"
 #include "format/bcsr24_matrix.hpp"
 
@@ -56,32 +57,11 @@ bool same_bits(const std::vector<float>& x, const std::vector<float>& y);
 /// Catch2 checks of a GpuCheck: outputs were compared, none was outside its bound, and C is not all zero.
 void require_pass(const GpuCheck& r);
 
-/// The arithmetic of one mode, as error bounds (docs/PRECISION.md derives them):
-///  - storing a (row exponent e): |stored - a| <= u_a |a| + s_a 2^e  (s_a: half the smallest subnormal step);
-///  - staging b: |staged - b| <= u_b |b| + s_b max_k |b_kj|  (fp32 B converted per tile and column);
-///  - split mode drops A_lo B_lo: <= 2^-22 |a| |b|;
-///  - fp32 accumulation (tensor cores may truncate: 2^-23 per addition) over the row's terms, per-tile rescales
-///    and the block reduction.
-struct ModeArithmetic {
-  double u_a, s_a, u_b, s_b, dropped;
-};
-
-/// The terms of `precision` with B given as `input` (16-bit B is exact: u_b = s_b = 0).
-ModeArithmetic mode_arithmetic(Precision precision, InputType input);
-
-struct ModeCheck {
-  std::int64_t checked = 0, violations = 0;
-  double max_ratio = 0.0;    ///< max |error| / bound
-  double rel_error = 0.0;    ///< normwise, against the float64 value
-  double output_norm = 0.0;  ///< ||C||_F: a product writing nothing cannot pass
-};
-/// Compares c (a.rows x n, ld n) element by element with the float64 alpha * A * B + beta * C0 of the original A
-/// and the B the kernel was given exactly (b_exact, a.cols x n), under the bound of `m`: row i stored with exponent
-/// row_exponent[i], fp32 accumulation over 2 k_i + extra_terms additions (k_i: the row's entries; extra: per-tile
-/// rescales, block and part sums). Non-finite outputs are violations.
-ModeCheck check_mode_product(const CsrMatrix& a, std::int32_t n, const std::vector<double>& b_exact,
-                             const std::vector<float>& c0, double alpha, double beta, const std::vector<float>& c,
-                             const std::vector<std::int32_t>& row_exponent, const ModeArithmetic& m,
-                             int extra_terms);
+/// The error bounds of each precision mode live in the testkit (bcsr24_testkit/product_bounds.hpp), shared with
+/// the soak program.
+using bcsr24::check_mode_product;
+using bcsr24::mode_arithmetic;
+using bcsr24::ModeArithmetic;
+using bcsr24::ModeCheck;
 
 }  // namespace bcsr24::test

@@ -14,6 +14,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/mesh.hpp"
 #include "gpu/gpu_harness.hpp"
+#include "test_skip.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
@@ -24,17 +25,13 @@ using bcsr24::test::same_bits;
 
 namespace {
 
-bool has_band_groups() {
-  if (query_device().compute_capability >= 90) return true;
-  WARN("band groups need compute capability 9.0: not run on this device");
-  return false;
-}
+bool has_band_groups() { return query_device().compute_capability >= 90; }
 
 }  // namespace
 
 TEST_CASE("band groups match float64: both tile kinds, every column slice, scalars and layouts of B and C",
-          "[gpu][band_groups]") {
-  if (!has_band_groups()) return;
+          "[gpu][band_groups][.needs_sm90]") {
+  if (!has_band_groups()) BCSR24_SKIP("band groups need compute capability 9.0");
   const std::uint64_t seed = test::test_seed(1301);
   INFO("seed " << seed);
   // 1,000 rows: 63 bands, so 4 groups, the last with 15 bands; 1,111 columns: a partial last tile column.
@@ -90,8 +87,8 @@ TEST_CASE("band groups match float64: both tile kinds, every column slice, scala
   }
 }
 
-TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of bands with no tiles", "[gpu][band_groups]") {
-  if (!has_band_groups()) return;
+TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of bands with no tiles", "[gpu][band_groups][.needs_sm90]") {
+  if (!has_band_groups()) BCSR24_SKIP("band groups need compute capability 9.0");
   const std::uint64_t seed = test::test_seed(1302);
   INFO("seed " << seed);
   SECTION("a randomly numbered mesh in file order, and its RCM order, which gathers B rows (refused)") {
@@ -144,8 +141,8 @@ TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of ba
   }
 }
 
-TEST_CASE("band groups: what plans refuse and what automatic plans leave alone", "[gpu][band_groups]") {
-  if (!has_band_groups()) return;
+TEST_CASE("band groups: what plans refuse and what automatic plans leave alone", "[gpu][band_groups][.needs_sm90]") {
+  if (!has_band_groups()) BCSR24_SKIP("band groups need compute capability 9.0");
   const CsrMatrix a = test::xdys_matrix(500, 640, 10.0, 10.0, 7);
   PlanKnobs on;
   on.band_groups = BandGroups::on;

@@ -24,6 +24,7 @@
 #include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24/precision.hpp"
 #include "gpu/gpu_harness.hpp"
+#include "test_skip.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
@@ -277,12 +278,9 @@ TEST_CASE("distributed product matches float64 and the single-GPU product", "[di
   }
 }
 
-TEST_CASE("distributed product with an empty rank and without halo", "[distributed]") {
+TEST_CASE("distributed product with an empty rank and without halo", "[distributed][.needs_2gpus]") {
   const int ranks = std::min(device_count(), 3);
-  if (ranks < 2) {
-    WARN("one GPU: the empty-rank and no-halo cases need two (they run on the two-GPU machine)");
-    return;
-  }
+  if (ranks < 2) BCSR24_SKIP("one GPU: the empty-rank and no-halo cases need two");
   // Rank 0 owns no rows (and no B rows); the others split the rest.
   const CsrMatrix a = random_mesh(9, 8, 7, 1, 9);
   RowPartition rows;

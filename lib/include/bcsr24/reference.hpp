@@ -9,8 +9,9 @@
 namespace bcsr24 {
 
 /// C = alpha * A * B + beta * C on the host, with A the operator's stored matrix (each value in its precision,
-/// split as hi + 2^-11 lo, times its power-of-two scale: what the GPU kernels multiply by), B an fp16 row-major
-/// cols(A) x n matrix (leading dimension ldb), C a float row-major rows(A) x n matrix (ldc). Accumulates in double,
+/// split as hi + 2^-11 lo, times its power-of-two scale: what the GPU kernels multiply by), B a 16-bit row-major
+/// cols(A) x n matrix (leading dimension ldb) in the matrix's own 16-bit type as SpmmPlan::run takes it (bf16 bits
+/// for a bf16 matrix, fp16 bits otherwise), C a float row-major rows(A) x n matrix (ldc). Accumulates in double,
 /// so it differs from a GPU product only by the GPU's fp32 accumulation. beta == 0 overwrites C without reading
 /// it (NaN in C does not propagate). Single-threaded, O(stored tiles x 512 x n): for checks and small problems.
 /// @throw InvalidArgument for n < 1, leading dimensions smaller than n, or null pointers with non-empty data.

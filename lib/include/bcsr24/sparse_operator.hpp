@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/operator_options.hpp"
@@ -96,6 +97,11 @@ class SparseOperator {
   /// The matrix as stored (each value in its precision times its power-of-two scale, in the caller's row and
   /// column order; values that flushed to zero absent): the matrix the products multiply by exactly.
   CsrMatrix stored_csr() const;
+  /// Rows `rows` of stored_csr() (ascending, distinct, caller's numbering) as a rows.size() x cols() matrix,
+  /// decoding only the 16-row bands that hold them: checks a product on a sample of rows of a matrix too large
+  /// to decode whole (12 bytes per returned entry, and one pass over the row order of a reordered matrix).
+  /// @throw InvalidArgument for a row out of [0, rows()) or not above the one before it.
+  CsrMatrix stored_rows(const std::vector<std::int32_t>& rows) const;
 
   /// Copies the matrix to the current CUDA device if not done yet; later calls do nothing.
   /// @throw NotSupported without a CUDA device of compute capability >= 8.0; OutOfMemory when the device cannot
@@ -119,8 +125,10 @@ class SparseOperator {
   ///        (Tuning::measure, default: the model's best candidates timed on the matrix, the choice kept per n, types
   ///        and device and saved with the matrix) or by the cost model alone (Tuning::model)
   /// @throw InvalidArgument for n < 1, a B type the precision does not take, fp16 output with anything but fp16
-  ///        A and B, or a dense kernel on a matrix not stored in fp16; SizeLimitError if the launch grid would be
-  ///        too large; plus upload()'s exceptions.
+  ///        A and B, a dense kernel on a matrix not stored in fp16, or when another CUDA device than the
+  ///        operator's is current; OutOfMemory when the plan's work lists, workspace or the list its kernel adds
+  ///        do not fit (nothing of the plan stays allocated; the operator and its other plans stay usable);
+  ///        SizeLimitError if the launch grid would be too large; plus upload()'s exceptions.
   SpmmPlan make_plan(std::int32_t n, KernelKind kernel = KernelKind::automatic,
                      const PlanOptions& options = {}) const;
 

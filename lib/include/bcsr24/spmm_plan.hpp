@@ -138,8 +138,9 @@ class SpmmPlan {
   /// beta == 1 does not touch the rows of C that A has no entries in (report().empty_bands: no work is launched
   /// for those bands). The operator must outlive the plan, and B and C must not overlap.
   /// 16-bit B: fp16 bits (InputType::f16) or bf16 bits (InputType::bf16), as the plan was made for.
-  /// @throw InvalidArgument for null pointers, short leading dimensions, the wrong B type, or unaligned B when
-  ///        the plan was made without allow_unaligned_b; CudaError if the launch fails.
+  /// @throw InvalidArgument for null pointers, short leading dimensions, the wrong B type, unaligned B when the
+  ///        plan was made without allow_unaligned_b, or when another CUDA device than the operator's is current;
+  ///        CudaError if the launch fails.
   void run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
            Stream stream = nullptr) const;
   /// The same with fp32 B (a plan made with InputType::f32, or automatic on a split matrix); C is float.

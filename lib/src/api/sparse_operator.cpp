@@ -236,6 +236,10 @@ void SparseOperator::save(const std::string& path) const {
 
 CsrMatrix SparseOperator::stored_csr() const { return stored_matrix_csr(state_->host); }
 
+CsrMatrix SparseOperator::stored_rows(const std::vector<std::int32_t>& rows) const {
+  return stored_matrix_rows(state_->host, rows);
+}
+
 void SparseOperator::upload() const { (void)detail::OperatorAccess::device(*this); }
 
 bool SparseOperator::uploaded() const noexcept {
@@ -251,17 +255,29 @@ std::int64_t SparseOperator::device_bytes() const noexcept {
 const DeviceMatrix& detail::OperatorAccess::device(const SparseOperator& op, KernelKind kernel) {
   SparseOperator::State& state = *op.state_;
   std::lock_guard<std::mutex> lock(state.upload_mutex);
-  if (!state.device) state.device = std::make_unique<DeviceMatrix>(state.host, UploadOptions{});
+  if (!state.device) {
+    // A failed upload leaves nothing allocated (the DeviceMatrix frees what it made) and no device copy: a later
+    // call tries again.
+    try {
+      state.device = std::make_unique<DeviceMatrix>(state.host, UploadOptions{});
+    } catch (const OutOfMemory& e) {
+      throw OutOfMemory(std::string("SparseOperator::upload: ") + e.what());
+    }
+  }
   // What the other kernels read besides the default lists is made on their first plan and kept; plans made
   // before keep pointing at lists that do not move.
-  if (kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined) {
-    if (state.host.precision != Precision::fp16)
-      throw InvalidArgument(std::string("SparseOperator::make_plan: kernel ") + kernel_name(kernel) +
-                            " multiplies fp16 A only (this matrix is " + precision_name(state.host.precision) +
-                            "); split_pipelined, csr_cuda_cores and auto take every precision");
-    state.device->add_merged_dense(state.host);
+  try {
+    if (kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined) {
+      if (state.host.precision != Precision::fp16)
+        throw InvalidArgument(std::string("SparseOperator::make_plan: kernel ") + kernel_name(kernel) +
+                              " multiplies fp16 A only (this matrix is " + precision_name(state.host.precision) +
+                              "); split_pipelined, csr_cuda_cores and auto take every precision");
+      state.device->add_merged_dense(state.host);
+    }
+    if (kernel == KernelKind::csr_cuda_cores) state.device->add_csr_of_every_band(state.host);
+  } catch (const OutOfMemory& e) {  // the list is not added; the operator and its plans stay as they were
+    throw OutOfMemory(std::string("SparseOperator::make_plan (kernel ") + kernel_name(kernel) + "): " + e.what());
   }
-  if (kernel == KernelKind::csr_cuda_cores) state.device->add_csr_of_every_band(state.host);
   return *state.device;
 }
 

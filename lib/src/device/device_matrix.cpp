@@ -165,15 +165,21 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
 void DeviceMatrix::add_merged_dense(const Bcsr24Matrix& host) {
   Impl& d = *impl_;
   if (d.has_merged_dense) return;
+  require_current_device("SparseOperator::make_plan (the all-dense tile list)");
   const TileList merged = merge_to_dense_list(host);
   // The descriptors assume the merged list holds each tile row's 2:4 and dense tiles, rows in order.
   for (const kernels::TileRowWork& w : d.row_work_host)
     if (merged.row_ptr[w.tile_row] != w.merged_begin || merged.row_ptr[w.tile_row + 1] != w.merged_end)
       throw InvalidArgument("merged dense list does not match the 2:4 and dense lists at tile row " +
                             std::to_string(w.tile_row));
-  detail::check_device_memory(merged.tile_bytes() + merged.index_bytes(d.b_row_index),
-                              "the all-dense tile list of the dense kernels");
-  d.merged_dense = upload(merged, host.tile_rows, d.b_row_index);
+  const std::int64_t needed = merged.tile_bytes() + merged.index_bytes(d.b_row_index);
+  detail::check_device_memory(needed, "the all-dense tile list of the dense kernels");
+  try {
+    d.merged_dense = upload(merged, host.tile_rows, d.b_row_index);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("uploading the all-dense tile list of the dense kernels (" + detail::byte_size_text(needed) +
+                      "): " + e.what());
+  }
   d.has_merged_dense = true;
 }
 
@@ -182,9 +188,26 @@ void DeviceMatrix::add_csr_of_every_band(const Bcsr24Matrix& host) {
   if (d.csr_of_every_band() != nullptr) return;
   std::vector<std::int32_t> bands(static_cast<std::size_t>(host.tile_rows));
   for (std::int32_t b = 0; b < host.tile_rows; ++b) bands[static_cast<std::size_t>(b)] = b;
+  require_current_device("SparseOperator::make_plan (the CSR rows of every band)");
   const detail::BandCsr csr = detail::extract_band_csr(host, bands);
   detail::check_device_memory(csr.bytes(), "the CSR rows of every band (csr_cuda_cores)");
-  d.csr_every_band = upload_csr(csr, host.row_exponent, host.tile_rows);
+  try {
+    d.csr_every_band = upload_csr(csr, host.row_exponent, host.tile_rows);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("uploading the CSR rows of every band (" + detail::byte_size_text(csr.bytes()) +
+                      "): " + e.what());
+  }
+}
+
+int DeviceMatrix::device() const noexcept { return impl_->device; }
+
+void DeviceMatrix::require_current_device(const std::string& who) const {
+  int current = -1;
+  BCSR24_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != impl_->device)
+    throw InvalidArgument(who + ": the matrix lives on CUDA device " + std::to_string(impl_->device) + ", device " +
+                          std::to_string(current) + " is current; call cudaSetDevice(" +
+                          std::to_string(impl_->device) + ") first");
 }
 
 DeviceMatrix::~DeviceMatrix() = default;

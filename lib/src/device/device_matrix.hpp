@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "bcsr24/precision.hpp"
 #include "format/bcsr24_matrix.hpp"
@@ -53,6 +54,11 @@ class DeviceMatrix {
   std::int32_t csr_bands() const noexcept;
   /// Bytes of device memory held.
   std::int64_t device_bytes() const noexcept;
+  /// The CUDA device the matrix lives on (current at the upload).
+  int device() const noexcept;
+  /// Plans and added lists are allocated on the current device: they must be made where the matrix lives.
+  /// @throw InvalidArgument naming `who` and both devices when another device is current.
+  void require_current_device(const std::string& who) const;
 
   struct Impl;
   const Impl& impl() const noexcept { return *impl_; }

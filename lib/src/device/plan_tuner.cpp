@@ -273,8 +273,9 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
       plans.push_back(PlanAccess::build(matrix, draft));
     }
     // The builds upload lists and reset counters on the legacy default stream (cudaMemcpy, cudaMemset), which the
-    // tuner's non-blocking stream does not wait for.
-    BCSR24_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+    // tuner's non-blocking stream does not wait for. Each build already waits for its own writes; this wait keeps
+    // the timing correct whatever a build leaves pending.
+    wait_for_device_writes();
     const TuningStream stream;
     fill_scratch_b(b.get(), static_cast<std::size_t>(std::int64_t(m.cols) * ldb), f32_b,
                    model.options.input == InputType::bf16, stream.get());

@@ -64,7 +64,10 @@ struct SpmmPlan::Impl {
   // Band groups (device/band_groups.hpp): the tile bands run on the band-group kernel instead.
   bool grouped = false;
   kernels::BandGroupParams group_params;  // everything but c, ldc, alpha, beta
-  mutable kernels::BandGroupBMap group_b_map;  // B's TMA descriptor of the last run (runs are one thread's)
+  // B's TMA descriptor of the last run, re-encoded by run() when B changes: the one member run() writes, which is
+  // why a plan's run() is called by one host thread at a time (docs/API.md, "Threads and streams"). The launch
+  // copies the descriptor into the kernel's parameters, so re-encoding it never affects a product in flight.
+  mutable kernels::BandGroupBMap group_b_map;
   detail::DeviceBuffer<kernels::BandGroup> groups;
   detail::DeviceBuffer<kernels::BandGroupStep> group_steps;
   detail::DeviceBuffer<std::int32_t> group_entry_ptr, group_entries, group_rows;
@@ -249,6 +252,7 @@ std::shared_ptr<const detail::BandGroupSchedule> group_schedule(const DeviceMatr
 detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n, KernelKind kernel,
                                      const PlanOptions& options, const PlanKnobs& knobs, DraftCache* cache) {
   if (n < 1) throw InvalidArgument("SpmmPlan: n must be >= 1, got " + std::to_string(n));
+  matrix.require_current_device("SparseOperator::make_plan");
   const DeviceMatrix::Impl& m = matrix.impl();
   const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
   if (dense_kernel && !m.has_merged_dense)
@@ -301,8 +305,11 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
                                              kernels::tile_blocks_per_sm(d.slice_width, d.mode, d.tile_pipeline))
           : 0;
   // csr_cuda_cores reads the copy of every band where the matrix has one; automatic plans the candidates' copy.
-  const DeviceBandCsr* every_band = m.csr_of_every_band();
-  d.csr = kernel == KernelKind::csr_cuda_cores && every_band != nullptr ? every_band : &m.csr;
+  // Only a csr_cuda_cores plan looks at the copy of every band: another thread may be adding it under the
+  // operator's lock while this plan is drafted (the copy, once made, never changes). The tuner's candidates are
+  // automatic plans, so they never read it either.
+  const DeviceBandCsr* every_band = kernel == KernelKind::csr_cuda_cores ? m.csr_of_every_band() : nullptr;
+  d.csr = every_band != nullptr ? every_band : &m.csr;
   d.to_csr = assign_bands(m, *d.csr, n, kernel, d.tiles_per_part, knobs.paths, shared, report, d.csr_part_ns, d.paths);
 
   // The tile bands (ascending), and whether the one-band schedule would split any of them.
@@ -351,7 +358,13 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
 
 SpmmPlan detail::PlanAccess::build(const DeviceMatrix& a, const PlanDraft& draft) {
   auto impl = std::make_unique<SpmmPlan::Impl>();
-  impl->build(a, draft);
+  // A failure part way leaves nothing allocated: the buffers made so far belong to impl, freed as it goes.
+  try {
+    impl->build(a, draft);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("SparseOperator::make_plan (n = " + std::to_string(draft.n) + ", kernel " +
+                      kernel_name(draft.kernel) + ", its work lists and workspace): " + e.what());
+  }
   return SpmmPlan(std::move(impl));
 }
 
@@ -486,6 +499,7 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& 
     p.split_counters = detail::DeviceBuffer<unsigned>(schedule.groups.size() * std::size_t(n_slices));
     // The counters start at zero; the last part of each group resets its counter, so they stay zero between runs.
     BCSR24_CUDA_CHECK(cudaMemset(p.split_counters.get(), 0, p.split_counters.bytes()));
+    detail::wait_for_device_writes();  // the first run may be on a stream not ordered after the legacy one
     k.split_groups = p.split_groups.get();
     k.split_partials = p.split_partials.get();
     k.split_counters = p.split_counters.get();
@@ -645,6 +659,12 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
   constexpr bool kF32 = std::is_same_v<BElement, float>;
   constexpr int kPerChunk = kF32 ? 4 : 8;  // B values per 16-byte load
   check_run_arguments(*a, n, options.input, kF32, b, ldb, c, ldc);
+  int current = -1;
+  BCSR24_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != a->device)
+    throw InvalidArgument("SpmmPlan::run: the plan lives on CUDA device " + std::to_string(a->device) + ", device " +
+                          std::to_string(current) + " is current; call cudaSetDevice(" + std::to_string(a->device) +
+                          ") first");
   if (a->rows == 0) return;
 
   kernels::SpmmParams k = params;

@@ -53,4 +53,8 @@ std::vector<double> decode_to_dense(const Bcsr24Matrix& a);
 /// zero are absent.
 CsrMatrix stored_matrix_csr(const Bcsr24Matrix& a);
 
+/// Rows `rows` (ascending, distinct, in the caller's numbering) of stored_matrix_csr(a), as a rows.size() x cols
+/// matrix, decoding only the bands that hold them. @throw InvalidArgument for rows out of range or out of order.
+CsrMatrix stored_matrix_rows(const Bcsr24Matrix& a, const std::vector<std::int32_t>& rows);
+
 }  // namespace bcsr24

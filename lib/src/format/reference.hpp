@@ -9,7 +9,8 @@
 namespace bcsr24 {
 
 /// C = alpha * A * B + beta * C with A the preprocessed matrix (its stored values decoded in its precision,
-/// split as hi + 2^-11 lo, each row times 2^exponent_of_row), B an fp16 row-major K x n matrix (leading
+/// split as hi + 2^-11 lo, each row times 2^exponent_of_row), B a 16-bit row-major K x n matrix (bf16 bits for a
+/// bf16 matrix, fp16 bits otherwise; leading
 /// dimension ldb), C a float row-major M x n matrix (ldc). Accumulates in double. beta == 0 overwrites C
 /// without reading it (NaN in C does not propagate).
 /// @throw InvalidArgument for n < 1 or leading dimensions smaller than n.
