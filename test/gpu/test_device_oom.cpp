@@ -95,7 +95,9 @@ struct ProductBuffers {
 std::vector<unsigned char> product(const SparseOperator& op, const SpmmPlan& plan, ProductBuffers& buffers) {
   const std::int32_t n = plan.n();
   const bool f32_b = plan.input() == InputType::f32;
-  const std::size_t b_count = std::size_t(op.cols()) * std::size_t(n), c_count = std::size_t(op.rows()) * std::size_t(n);
+  // B's rows 16 bytes apart at least, as a plan made without allow_unaligned_b requires (padding columns zero).
+  const std::int64_t ldb = (std::int64_t(n) + 7) / 8 * 8;
+  const std::size_t b_count = std::size_t(op.cols()) * std::size_t(ldb), c_count = std::size_t(op.rows()) * std::size_t(n);
   REQUIRE(b_count * 4 <= ProductBuffers::kBytes);
   REQUIRE(c_count * 4 <= ProductBuffers::kBytes);
   std::mt19937_64 rng(97);
@@ -103,7 +105,7 @@ std::vector<unsigned char> product(const SparseOperator& op, const SpmmPlan& pla
   std::vector<float> b32(b_count);
   std::vector<fp16_t> b16(b_count);
   for (std::size_t i = 0; i < b_count; ++i) {
-    b32[i] = float(dist(rng));
+    b32[i] = std::int64_t(i % std::size_t(ldb)) < n ? float(dist(rng)) : 0.0f;
     b16[i] = op.precision() == Precision::bf16 ? double_to_bf16(b32[i]) : float_to_fp16(b32[i]);
   }
   const bool f16_c = plan.output() == OutputType::f16;
@@ -118,9 +120,9 @@ std::vector<unsigned char> product(const SparseOperator& op, const SpmmPlan& pla
   cuda_ok(cudaMemcpy(buffers.c.ptr, f16_c ? static_cast<const void*>(c0_16.data()) : c0.data(), c_count * (f16_c ? 2 : 4),
                      cudaMemcpyHostToDevice), "copy C");
   if (f32_b)
-    plan.run(static_cast<const float*>(buffers.b.ptr), n, static_cast<float*>(buffers.c.ptr), n, 1.5f, -0.5f);
+    plan.run(static_cast<const float*>(buffers.b.ptr), ldb, static_cast<float*>(buffers.c.ptr), n, 1.5f, -0.5f);
   else
-    plan.run(static_cast<const fp16_t*>(buffers.b.ptr), n, buffers.c.ptr, n, 1.5f, -0.5f);
+    plan.run(static_cast<const fp16_t*>(buffers.b.ptr), ldb, buffers.c.ptr, n, 1.5f, -0.5f);
   std::vector<unsigned char> out(c_count * (f16_c ? 2 : 4));
   cuda_ok(cudaMemcpy(out.data(), buffers.c.ptr, out.size(), cudaMemcpyDeviceToHost), "copy C back");
   return out;
