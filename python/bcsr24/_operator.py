@@ -23,6 +23,7 @@ _SCALINGS = ("per_row", "auto", "none")
 _LAYOUTS = ("auto", "aligned", "condensed")
 _REORDERS = ("auto", "none", "rcm")
 _KERNELS = ("auto", "split_pipelined", "csr_cuda_cores", "dense_pipelined", "dense_bt")
+_TUNINGS = ("measure", "model")  # bcsr24::Tuning
 _INT32_MAX = 2**31 - 1
 
 # The B dtypes each stored precision multiplies (bcsr24::InputType): its own 16-bit type, or float32 converted
@@ -312,7 +313,7 @@ class SparseOperator:
         return as_linear_operator(self, allow_downcast=allow_downcast, backend=backend)
 
     # --------------------------------------------------------------------------------------------------- plans
-    def plan(self, n, b_dtype="float32", out_dtype="float32", kernel="auto", device=None):
+    def plan(self, n, b_dtype="float32", out_dtype="float32", kernel="auto", device=None, tuning="measure"):
         """A :class:`Plan` for B of ``n`` columns (bcsr24::SparseOperator::make_plan).
 
         b_dtype: ``"float32"`` (default; any precision, converted while the kernels stage B), ``"float16"``
@@ -320,7 +321,10 @@ class SparseOperator:
         ``"float16"`` with fp16 A and fp16 B. kernel: ``"auto"`` (the cost model's per-band choice),
         ``"split_pipelined"``, ``"csr_cuda_cores"``, ``"dense_pipelined"``, ``"dense_bt"``. device: a CUDA device
         (int, ``"cuda:N"``, torch/CuPy device) or ``"cpu"`` for the reference path; default the current CUDA
-        device, or the CPU when there is none. The first GPU plan uploads A to its device.
+        device, or the CPU when there is none. The first GPU plan uploads A to its device. tuning: how an
+        ``"auto"`` plan chooses (bcsr24::Tuning): ``"measure"`` (default: the cost model's best candidates timed on
+        the matrix, the fastest kept and remembered by the operator per n and dtypes; ``plan.report["candidates"]``
+        lists them) or ``"model"`` (the cost model alone, no GPU work while planning).
         """
         n = _op_index.index(n)
         if n < 1:
@@ -333,8 +337,9 @@ class SparseOperator:
         if od == "float16" and not (self.precision == "fp16" and bd == "float16"):
             raise TypeError(f"out_dtype=float16 needs fp16 A and float16 B (A is {self.precision}, B {bd})")
         _choice(kernel, _KERNELS, "kernel")
+        _choice(tuning, _TUNINGS, "tuning")
         dev = _device_index(device)
-        impl = None if dev < 0 else _bcsr24.make_plan(self._impl, n, kernel, bd, od, dev)
+        impl = None if dev < 0 else _bcsr24.make_plan(self._impl, n, kernel, bd, od, dev, tuning)
         return Plan(self, impl, n, bd, od, kernel, dev)
 
     def _check_b_dtype(self, dtype, name):

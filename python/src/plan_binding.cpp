@@ -51,6 +51,12 @@ OutputType output_from_name(const std::string& name) {
   throw InvalidArgument("out_dtype must be float32 or float16, got " + name);
 }
 
+Tuning tuning_from_name(const std::string& name) {
+  if (name == tuning_name(Tuning::measure)) return Tuning::measure;
+  if (name == tuning_name(Tuning::model)) return Tuning::model;
+  throw InvalidArgument("tuning must be measure or model, got " + name);
+}
+
 nb::dict report_dict(const PlanReport& r) {
   nb::dict d;
   d["kernel"] = kernel_name(r.kernel);
@@ -83,6 +89,23 @@ nb::dict report_dict(const PlanReport& r) {
   d["tiles_only_us"] = r.tiles_only_us;
   d["csr_only_us"] = r.csr_only_us;
   d["reason"] = r.reason;
+  // How an automatic plan was chosen (docs/API.md, "Measured plans"): the candidates it chose from, in measuring
+  // order, each with the model's time and its median (-1: not measured).
+  d["tuning"] = tuning_name(r.tuning);
+  d["tuning_reason"] = r.tuning_reason;
+  d["tuning_ms"] = r.tuning_ms;
+  nb::list candidates;
+  for (const PlanCandidate& c : r.candidates) {
+    nb::dict x;
+    x["description"] = c.description;
+    x["predicted_us"] = c.predicted_us;
+    x["measured_us"] = c.measured_us;
+    x["runs"] = c.runs;
+    x["chosen"] = c.chosen;
+    x["note"] = c.note;
+    candidates.append(x);
+  }
+  d["candidates"] = candidates;
   return d;
 }
 
@@ -116,10 +139,11 @@ void bind_plan(nb::module_& m) {
   m.def(
       "make_plan",
       [](PyOperator& op, std::int32_t n, const std::string& kernel, const std::string& b_dtype,
-         const std::string& out_dtype, int device) {
+         const std::string& out_dtype, int device, const std::string& tuning) {
         PlanOptions options;
         options.input = input_from_name(b_dtype);
         options.output = output_from_name(out_dtype);
+        options.tuning = tuning_from_name(tuning);
         const KernelKind kind = kernel_from_name(kernel);
         nb::gil_scoped_release release;
         op.ensure_device(device);
@@ -127,6 +151,7 @@ void bind_plan(nb::module_& m) {
         return std::make_unique<PyPlan>(PyPlan{op.op.make_plan(n, kind, options), device});
       },
       nb::arg("op"), nb::arg("n"), nb::arg("kernel"), nb::arg("b_dtype"), nb::arg("out_dtype"), nb::arg("device"),
+      nb::arg("tuning") = "measure",
       nb::keep_alive<0, 1>(),  // a plan refers to the operator's device copy: the operator outlives its plans
       "SparseOperator::make_plan on `device` (uploading there first if needed).");
 }

@@ -320,6 +320,12 @@ def test_plan_options_are_checked(rng):
         op.plan(8, kernel="fast", device="cpu")
     with pytest.raises(TypeError, match="float64"):
         op.plan(8, b_dtype=np.float64)
+    with pytest.raises(ValueError, match="tuning='fast'"):
+        op.plan(8, tuning="fast", device="cpu")
+    with pytest.raises(ValueError, match="tuning=None"):
+        op.plan(8, tuning=None, device="cpu")
+    for tuning in ("measure", "model"):  # both accepted; a CPU plan has nothing to tune
+        assert op.plan(8, tuning=tuning, device="cpu").report["kernel"] == "reference"
 
 
 def test_cpu_plan(rng):

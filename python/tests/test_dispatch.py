@@ -33,9 +33,9 @@ class Recorder:
 
 
 class FakePlanImpl:
-    def __init__(self, rec, op, n, kernel, b_dtype, out_dtype, device):
+    def __init__(self, rec, op, n, kernel, b_dtype, out_dtype, device, tuning):
         self.rec = rec
-        rec.calls.append(("make_plan", n, kernel, b_dtype, out_dtype, device))
+        rec.calls.append(("make_plan", n, kernel, b_dtype, out_dtype, device, tuning))
         self.report = {"kernel": kernel, "n": n, "reason": "fake"}
         self.workspace_bytes = 0
 
@@ -91,7 +91,7 @@ def test_cai_input_pointer_leading_dimension_stream(fake_gpu):
     assert isinstance(y, FakeBuffer) and y.host.shape == (40, 8)
     (_, b_ptr, ldb, c_ptr, ldc, alpha, beta, stream), = runs(fake_gpu)
     assert (b_ptr, ldb, c_ptr, ldc, alpha, beta, stream) == (ptr(b), 20, ptr(y.host), 8, 1.0, 0.0, 7)
-    assert ("make_plan", 8, "auto", "float32", "float32", DEVICE) in fake_gpu.calls
+    assert ("make_plan", 8, "auto", "float32", "float32", DEVICE, "measure") in fake_gpu.calls
     assert ("sync", 7, DEVICE) in fake_gpu.calls  # an unknown library gets a finished result
     # The plan is cached: a second product makes none.
     op @ FakeDeviceArray(b, stream=7)
@@ -160,6 +160,20 @@ def test_plan_dtypes_and_run_repeat(fake_gpu):
     out = FakeDeviceArray(np.zeros((40, 8), dtype=np.float32))
     assert plan.run_repeat(1000, FakeDeviceArray(np.zeros((30, 8), dtype=np.float32)), out) is out
     assert [c for c in fake_gpu.calls if c[0] == "run_repeat"][0][1] == 1000
+
+
+def test_plan_tuning_reaches_the_library(fake_gpu):
+    op = operator()
+    op.plan(8, device=DEVICE)
+    op.plan(16, device=DEVICE, tuning="model")
+    op.plan(4, kernel="split_pipelined", device=DEVICE, tuning="measure")
+    made = [c for c in fake_gpu.calls if c[0] == "make_plan"]
+    assert made == [("make_plan", 8, "auto", "float32", "float32", DEVICE, "measure"),
+                    ("make_plan", 16, "auto", "float32", "float32", DEVICE, "model"),
+                    ("make_plan", 4, "split_pipelined", "float32", "float32", DEVICE, "measure")]
+    with pytest.raises(ValueError, match="tuning='fastest'"):
+        op.plan(8, device=DEVICE, tuning="fastest")
+    assert len([c for c in fake_gpu.calls if c[0] == "make_plan"]) == 3  # refused before the library is called
 
 
 def test_stream_handles():

@@ -140,6 +140,11 @@ def test_cupy_float16_output_and_plan(rng):
     op = bcsr24.SparseOperator.from_scipy(a)
     plan = op.plan(16, b_dtype=cp.float16, out_dtype="float16", device=cp.cuda.Device().id)
     assert plan.report["n"] == 16 and plan.report["reason"]
+    # Measured by default: a measured plan names the candidate it kept; the model's plan measures nothing.
+    rep = plan.report
+    assert rep["tuning"] == "model" or any(c["chosen"] for c in rep["candidates"]), rep
+    model = op.plan(16, b_dtype=cp.float16, out_dtype="float16", device=cp.cuda.Device().id, tuning="model").report
+    assert model["tuning"] == "model" and model["candidates"] == []
     b_host = rng.standard_normal((157, 16)).astype(np.float16)
     y = plan.run(cp.asarray(b_host))
     assert y.dtype == cp.float16
