@@ -5,9 +5,9 @@
   scripts/perf_report.py collect OUTDIR [--data docs/data] [--sweep docs/sweep] [--commit SHA]
 
 render reads the sweep (SWEEP/sweep.csv from scripts/sweep.py, with SWEEP/meta.json) and the CSVs of the
-benchmark steps of scripts/gpu_check.sh in DATA (bench, groups, floor, csr, balance, layouts, precision, heldout:
-bench_spmm --csv rows; floor_movement: bench_floor's table; distributed, solver, host, design_choices: tables kept
-as written), each with NAME.meta.json beside it (scripts/bench_meta.py: device, date, commit, command), and writes
+benchmark steps of scripts/gpu_check.sh in DATA (bench, groups, floor, csr, balance, layouts, precision, heldout,
+model: bench_spmm --csv rows; floor_movement: bench_floor's table; distributed, solver, host, design_choices: tables
+kept as written), each with NAME.meta.json beside it (scripts/bench_meta.py: device, date, commit, command), and writes
 the document: every table names the command, device, date and commit of its data. A missing data file leaves its
 table out; a data file without its meta stops the run. Standard library only.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from plot_sweep import (LARGE_NNZ, SYNTHETIC_NAME, best_cusparse, geometric_mean, read_sweep,  # noqa: E402
-                        synthetic_sort_key, usable)
+                        synthetic_sort_key, to_number, usable)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO_ROOT / "docs" / "data"
@@ -36,7 +36,7 @@ DEFAULT_OUT = REPO_ROOT / "docs" / "PERFORMANCE.md"
 # test/test_perf_doc.py fails above this size: the document is a reference, not a log.
 SIZE_LIMIT_BYTES = 30 * 1024
 # The CSVs of gpu_check.sh's steps (bench_spmm --csv rows) that render reads and collect copies.
-STEP_FILES = ["bench", "groups", "floor", "csr", "balance", "layouts", "precision", "heldout"]
+STEP_FILES = ["bench", "groups", "floor", "csr", "balance", "layouts", "precision", "heldout", "model"]
 SWEEP_FILES = ["sweep.csv", "meta.json", "summary.md", "skipped.tsv"]
 # The document's own kernels, in the order the tables list them, with what each is.
 KERNELS = {
@@ -563,6 +563,39 @@ def cost_model_section():
             "*CSR path* and *Band groups* tables above, and the fits' errors are in *Measured design choices*.", ""]
 
 
+def measured_plans_section(model):
+    """The model step: auto (measured plans) on the structure classes against the best cuSPARSE variant and against
+    auto_model (the cost model's plan), per n over the classes, with the time tuning took."""
+    matrices = model.matrices() if model else []
+    if not matrices:
+        return []
+    lines = ["## Measured plans", "",
+             "`auto` times the cost model's best candidates (`Tuning::measure`). On the `model` step's structure "
+             "classes (`--synth`): best cuSPARSE / `auto` (SpMV at n = 1) and `auto_model` / `auto`, geometric mean "
+             "and lowest; per class: `scripts/fit_cost_model.py`.", ""]
+
+    def summary(values, form):
+        values = [(v, m) for v, m in values if usable(v)]
+        if not values:
+            return ["–", "–"]
+        low, where = min(values)
+        return [form(geometric_mean(v for v, _ in values)), f"{form(low)} ({where})"]
+
+    rows = []
+    for n in model.widths:
+        rows.append([n] + summary(((speedup_auto(model, m, n), m) for m in matrices), factor)
+                    + summary(((divide(model.ms(m, n, "auto_model"), model.ms(m, n, "auto")), m) for m in matrices),
+                              ratio))
+    lines += md_table(["n", "cuSPARSE / auto", "lowest", "auto_model / auto", "lowest"], rows,
+                      ["---:", "---:", "---", "---:", "---"]) + [model.caption(), ""]
+    tuning = sorted(value for m in matrices for n in model.widths
+                    for value in [to_number(model.cell(m, n).get("auto", {}).get("tuning_ms"))] if usable(value))
+    if tuning:
+        lines += [f"Measuring took a median {tuning[len(tuning) // 2]:.1f} ms per plan, at most {tuning[-1]:.1f} ms "
+                  f"({len(tuning)} plans).", ""]
+    return lines
+
+
 def render(data_dir, sweep_dir):
     sources = []
 
@@ -604,6 +637,7 @@ def render(data_dir, sweep_dir):
     lines += precision_section(step["precision"])
     lines += balance_section(step["balance"])
     lines += cost_model_section()
+    lines += measured_plans_section(step["model"])
     texts = {"distributed": ("Distributed operator and solver",
                              "`DistributedOperator` over two GPUs of one host against one GPU, same process and "
                              "problem (docs/DISTRIBUTED.md)."),

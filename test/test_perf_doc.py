@@ -19,7 +19,7 @@ from pathlib import Path
 
 BENCH_COLUMNS = ["matrix", "rows", "cols", "nnz", "n", "method", "median_ms", "min_ms", "max_ms", "tflops_thesis",
                  "tflops_useful", "bandwidth_gbs", "floor_fraction", "rel_error", "dense_tiles", "sparse24_tiles",
-                 "zero_tiles", "sparse24_share", "device", "layout"]
+                 "zero_tiles", "sparse24_share", "device", "layout", "predicted_us", "tuning_ms", "plan"]
 CUSPARSE = ["cusparse_csr_f16", "cusparse_csr_f32", "cusparse_bsr16_f16", "cusparse_bsr16_f32"]
 # The default sources, widths and methods of gpu_check.sh's steps (their CSV names), so that the document made from
 # a full run is as large as the lead's will be.
@@ -48,11 +48,16 @@ STEPS = {
                  "graph20000x400000_d32", "mesh60x60x60_d1_s7_lex", "mesh60x60x60_d1_s7_random",
                  "mesh30x30x30_d2_s27_random", "mesh200x200x4_d3_s27_lex", "mesh16x16x16_d4_s27_random",
                  "1d1s_32768", "20d20s_8192", "2d0s_65536"], [8, 16, 32, 64, 128], ["auto"] + CUSPARSE),
+    "model": (["arrowhead46500", "dense_rows200000", "dense_cols200000", "block_diagonal262144",
+               "power_law1000000_d16", "short_rows2000000", "long_rows20000x200000", "least_squares72000x2700",
+               "circuit1600000"], [1, 8, 32, 128, 256],
+              ["auto", "auto_model", "auto_tiles", "auto_hybrid", "auto_csr", "split_pipelined", "csr_cuda_cores"]
+              + CUSPARSE + ["cusparse_spmv_f16", "cusparse_spmv_f32"]),
 }
 SECTIONS = ["## How the figures are taken", "## Reproduce", "## Kernels against cuSPARSE, by matrix class",
             "## Synthetic XdYs matrices", "## Real SuiteSparse matrices", "## 3-D meshes", "## Random graphs",
             "## CSR path", "## Tile layouts", "## Band groups", "## Data-movement floors", "## Precision modes",
-            "## Load balance", "## Cost model", "## Distributed operator and solver", "## Solver",
+            "## Load balance", "## Cost model", "## Measured plans", "## Distributed operator and solver", "## Solver",
             "## Host pipeline", "## Measured design choices"]
 # Matrices whose long bands the balance step splits (elsewhere its _whole methods time the same plan).
 LONG_BANDS = {"graph1000000_d16_power", "graph100000_d8_power", "rajat01"}
@@ -112,6 +117,12 @@ def write_bench_csv(path, step, rng):
                              f"{1.1 * median:.6g}", 1.0, 0.5, 900, rng.uniform(0.1, 0.9),
                              f"{rng.uniform(1e-4, 3e-4):.3g}",
                              tiles[0], tiles[1], zero, f"{share:.6g}", '"NVIDIA H100 80GB HBM3"', layout]
+                    # The plan columns (bench_spmm since the model step): empty for the cuSPARSE rows, a tuning time
+                    # for auto's measured plans, a summary with commas inside its quotes.
+                    own = not method.startswith("cu")
+                    cells += [f"{median * 1000 * rng.uniform(0.5, 2):.3f}" if own else "",
+                              f"{rng.uniform(0.5, 40):.3f}" if method == "auto" else "",
+                              '"3 tile bands, 1 CSR bands; measure: tiles only"' if own else '""']
                     handle.write(",".join(map(str, cells)) + "\n")
 
 
