@@ -208,8 +208,8 @@ if has floor; then
   rm -f "$out/floor.md"
   for spec in ${FLOOR_MATRICES:-0d10s 10d0s 5d5s}; do
     args=(--xdys "$spec" --size "${FLOOR_SIZE:-16384}" --n "${FLOOR_N:-8,16,32}" --reps "${BENCH_REPS:-20}")
-    echo "$build/apps/bench_floor ${args[*]}" >> "$out/floor.commands"
-    "$build/apps/bench_floor" "${args[@]}" 2>&1 | tee -a "$out/floor.md" | grep -E "bench_floor|ratios|read alone"
+    echo "$build/apps/research/bench_floor ${args[*]}" >> "$out/floor.commands"
+    "$build/apps/research/bench_floor" "${args[@]}" 2>&1 | tee -a "$out/floor.md" | grep -E "bench_floor|ratios|read alone"
     bench floor "${FLOOR_N:-8,16,32}" split_pipelined,dense_pipelined,auto,auto_f32b "^\| [0-9]+ \| [a-z_0-9]+ \|" \
       --xdys "$spec" --size "${FLOOR_SIZE:-16384}" --no-check
   done
