@@ -9,50 +9,50 @@
 // Precision variants, timed in the same run as the default: auto_f32b (fp16 A, fp32 B), auto_bf16 (bf16 A and B),
 // auto_bf16_f32b, auto_split (split A, fp32 B) and auto_matrix_scale (fp16 with one scale for the whole matrix
 // instead of one per row). --precision and --b-type set the precision of the plain methods.
+//
+// auto is measured (Tuning::measure: the cost model's best candidates timed on the matrix, the fastest kept) and
+// its tuning printed: each candidate's predicted and measured time; auto_model is the cost model's plan alone, and
+// auto_tiles, auto_hybrid and auto_csr force the bands' paths, so the candidates can be timed one by one.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iostream>
 #include <limits>
-#include <random>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 
-#include "bcsr24/convert.hpp"
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
-#include "bcsr24/metrics.hpp"
-#include "bcsr24/precision.hpp"
+#include "bcsr24/sparse_operator.hpp"
+#include "bcsr24_experimental/plan_knobs.hpp"
+#include "bcsr24_testkit/metrics.hpp"
+#include "bcsr24_testkit/splitmix64.hpp"
+#include "cli.hpp"
+#include "cuda_resources.hpp"
 #include "cusparse_baselines.hpp"
-#include "matrix_source.hpp"
 #include "gpu_timing.hpp"
+#include "matrix_source.hpp"
 
 namespace {
 
 using namespace bcsr24;
 
-void cuda_ok(cudaError_t s, const char* what) {
-  if (s != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(s));
-}
+using experimental::BandGroups;
+using experimental::BandPaths;
+using experimental::PlanKnobs;
+using experimental::TilePipeline;
+#define BENCH_CUDA(call) bench::check_cuda((call), #call, __FILE__, __LINE__)
 
-struct DeviceArray {
-  void* p = nullptr;
-  explicit DeviceArray(std::size_t bytes) { cuda_ok(cudaMalloc(&p, std::max<std::size_t>(bytes, 16)), "cudaMalloc"); }
-  ~DeviceArray() { cudaFree(p); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-};
-
-using Timing = bench::Timings;
+using bench::DeviceBuffer;
 using bench::summarize;
 
 std::vector<std::int32_t> parse_int_list(const std::string& text) {
@@ -104,342 +104,415 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
 }
 
 /// The method without its plan-option suffix (the last one: "auto_f32b_deep"), and the options it selects:
-/// "_whole" runs every band as one block (PlanOptions::split_long_bands off), "_standard" and "_deep" force the
-/// tile pipeline depth (PlanOptions::tile_pipeline), "_grouped" and "_ungrouped" switch band groups on or off
-/// (PlanOptions::band_groups).
-std::string strip_plan_suffix(const std::string& method, PlanOptions& options) {
-  struct Suffix { const char* text; bool split_long_bands; TilePipeline pipeline; BandGroups groups; };
-  const Suffix suffixes[] = {{"_whole", false, TilePipeline::automatic, BandGroups::automatic},
-                             {"_standard", true, TilePipeline::standard, BandGroups::automatic},
-                             {"_deep", true, TilePipeline::deep, BandGroups::automatic},
-                             {"_ungrouped", true, TilePipeline::automatic, BandGroups::off},
-                             {"_grouped", true, TilePipeline::automatic, BandGroups::on}};
+/// "_whole" runs every band as one block (PlanKnobs::split_long_bands off), "_standard" and "_deep" force the
+/// tile pipeline depth (PlanKnobs::tile_pipeline), "_grouped" and "_ungrouped" switch band groups on or off
+/// (PlanKnobs::band_groups), "_tiles", "_hybrid" and "_csr" force the bands' paths (PlanKnobs::paths), and
+/// "_model" makes the plan by the cost model alone (Tuning::model; without a suffix automatic plans are measured).
+std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tuning& tuning) {
+  struct Suffix {
+    const char* text;
+    bool split_long_bands;
+    TilePipeline pipeline;
+    BandGroups groups;
+    BandPaths paths;
+    Tuning tuning;
+  };
+  constexpr TilePipeline kAutoPipe = TilePipeline::automatic;
+  constexpr BandGroups kAutoGroups = BandGroups::automatic;
+  constexpr BandPaths kAutoPaths = BandPaths::automatic;
+  const Suffix suffixes[] = {{"_whole", false, kAutoPipe, kAutoGroups, kAutoPaths, Tuning::measure},
+                             {"_standard", true, TilePipeline::standard, kAutoGroups, kAutoPaths, Tuning::measure},
+                             {"_deep", true, TilePipeline::deep, kAutoGroups, kAutoPaths, Tuning::measure},
+                             {"_ungrouped", true, kAutoPipe, BandGroups::off, kAutoPaths, Tuning::measure},
+                             {"_grouped", true, kAutoPipe, BandGroups::on, kAutoPaths, Tuning::measure},
+                             {"_tiles", true, kAutoPipe, kAutoGroups, BandPaths::tiles, Tuning::measure},
+                             {"_hybrid", true, kAutoPipe, kAutoGroups, BandPaths::hybrid, Tuning::measure},
+                             {"_csr", true, kAutoPipe, kAutoGroups, BandPaths::csr, Tuning::measure},
+                             {"_model", true, kAutoPipe, kAutoGroups, kAutoPaths, Tuning::model}};
   for (const Suffix& x : suffixes) {
     const std::string suffix = x.text;
     if (method.size() > suffix.size() && method.compare(method.size() - suffix.size(), suffix.size(), suffix) == 0) {
       options.split_long_bands = x.split_long_bands;
       options.tile_pipeline = x.pipeline;
       options.band_groups = x.groups;
+      options.paths = x.paths;
+      tuning = x.tuning;
       return method.substr(0, method.size() - suffix.size());
     }
   }
   return method;
 }
 
-}  // namespace
+/// A plan in a few words for the CSV (no double quotes): what runs where, and how it was chosen.
+std::string plan_summary(const PlanReport& r) {
+  std::string text = std::to_string(r.tile_bands) + " tile bands, " + std::to_string(r.csr_bands) + " CSR bands";
+  if (r.band_groups > 0) text += ", " + std::to_string(r.band_groups) + " band groups";
+  if (r.split_bands > 0) text += ", " + std::to_string(r.split_bands) + " split";
+  if (r.deep_tile_pipeline) text += ", deep pipeline";
+  text += std::string("; ") + tuning_name(r.tuning);
+  for (const PlanCandidate& c : r.candidates)
+    if (c.chosen) text += ": " + c.description;
+  for (char& ch : text)
+    if (ch == '"') ch = '\'';
+  return text;
+}
 
-int main(int argc, char** argv) {
-  CLI::App app{"bench_spmm: time bcsr24's kernels against cuSPARSE and cuBLAS on one matrix"};
-  bench::MatrixSource source;
-  std::string name, n_list = "8,32,128", methods_text = "all", csv_path;
-  std::string layout_text = "auto", reorder_text = "auto", precision_text = "fp16", b_type_text = "auto";
+/// Operators of one matrix: the plain one (--precision, --layout, --reorder), the precision variants' (made when a
+/// method first needs them) and the thesis layout's (aligned tiles, file order) for split_aligned.
+class Operators {
+ public:
+  Operators(const CsrMatrix& csr, const OperatorOptions& plain) : csr_(csr), plain_options_(plain) {
+    plain_.emplace(SparseOperator::from_csr(csr, plain));
+  }
+  const SparseOperator& plain() const { return *plain_; }
+  /// A variant's operator: the plain one when precision and scaling agree.
+  const SparseOperator& variant(const Variant& v) {
+    if (v.precision == plain_options_.precision && v.scaling == plain_options_.scaling) return *plain_;
+    for (auto& [key, op] : variants_)
+      if (key.precision == v.precision && key.scaling == v.scaling) return op;
+    OperatorOptions options = plain_options_;
+    options.precision = v.precision;
+    options.scaling = v.scaling;
+    SparseOperator op = SparseOperator::from_csr(csr_, options);
+    const Fp16Scaling& sc = op.scaling();
+    std::printf("variant %s%s: %lld values flushed (largest %.2e of its row's largest), stored A relative error "
+                "max %.2e, Frobenius %.2e\n",
+                precision_name(v.precision), v.scaling == ScalingPolicy::automatic ? " (one scale for the matrix)" : "",
+                static_cast<long long>(sc.flushed_count), sc.max_flushed_relative, sc.max_relative_error,
+                sc.frobenius_relative_error);
+    variants_.emplace_back(v, std::move(op));
+    return variants_.back().second;
+  }
+  /// The thesis layout in fp16 (the first call converts).
+  const SparseOperator& thesis() {
+    if (!thesis_) {
+      OperatorOptions options;
+      options.layout = TileLayout::aligned;
+      options.reorder = Reordering::none;
+      thesis_.emplace(SparseOperator::from_csr(csr_, options));
+    }
+    return *thesis_;
+  }
+
+ private:
+  const CsrMatrix& csr_;
+  OperatorOptions plain_options_;
+  std::optional<SparseOperator> plain_, thesis_;
+  std::deque<std::pair<Variant, SparseOperator>> variants_;  // a deque: appending moves no operator
+};
+
+/// The "| n | plan of auto | ..." row: how the automatic plan splits the work.
+void print_plan_row(std::int32_t n, const std::string& method, const PlanReport& r) {
+  const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
+  const std::int64_t tiles = std::max<std::int64_t>(1, r.sparse24_tiles + r.dense_tiles);
+  char pipeline[160];
+  if (r.band_groups > 0)
+    std::snprintf(pipeline, sizeof pipeline, "%d band groups (%d stages per block), %.2f B-block loads per tile",
+                  r.band_groups, r.tile_stages, double(r.band_group_steps) / double(tiles));
+  else
+    std::snprintf(pipeline, sizeof pipeline, "tile pipeline %s (%d stage%s per warp)",
+                  r.deep_tile_pipeline ? "deep" : "standard", r.tile_stages, r.tile_stages == 1 ? "" : "s");
+  std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR: nonzeros %.1f%% "
+              "2:4 tiles, %.1f%% dense tiles, %.1f%% CSR; %s; %s | | | | | | | |\n",
+              n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands, 100.0 * r.sparse24_nnz / nnz,
+              100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz, pipeline, r.reason.c_str());
+}
+
+/// The "| n | tuning of auto | ..." row of a measured plan: how it was chosen, and every candidate's predicted and
+/// measured time. Nothing for a plan the cost model made without being asked to measure.
+void print_tuning_row(std::int32_t n, const std::string& method, const PlanReport& r) {
+  if (r.tuning_reason.empty() && r.candidates.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const PlanCandidate& c = r.candidates[i];
+    char item[400];
+    if (c.measured_us >= 0)
+      std::snprintf(item, sizeof item, "%s%zu. %s%s: predicted %.1f us, measured %.1f us (%d runs)%s%s", i ? "; " : "",
+                    i + 1, c.chosen ? "[chosen] " : "", c.description.c_str(), c.predicted_us, c.measured_us, c.runs,
+                    c.note.empty() ? "" : ", ", c.note.c_str());
+    else
+      std::snprintf(item, sizeof item, "%s%zu. %s%s: predicted %.1f us, %s", i ? "; " : "", i + 1,
+                    c.chosen ? "[chosen] " : "", c.description.c_str(), c.predicted_us,
+                    c.note.empty() ? "not measured" : c.note.c_str());
+    list += item;
+  }
+  std::printf("| %d | tuning of %s | %s, %.1f ms: %s%s%s | | | | | | | |\n", n, method.c_str(), tuning_name(r.tuning),
+              r.tuning_ms, r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
+}
+
+/// The command line.
+struct Settings {
+  apps::MatrixSource source;
+  apps::StorageOptions storage;
+  std::string name, n_list = "8,32,128", methods_text = "all", csv_path, b_type_text = "auto";
   int reps = 20, warmup = 5;
   bool no_check = false, no_flush = false;
-  source.add_options(app, "seed for the synthetic matrix and B");
-  app.add_option("--name", name, "label in the output (default: file stem or xdys name)");
-  app.add_option("--n", n_list, "comma-separated widths of B")->capture_default_str();
-  app.add_option("--methods", methods_text,
+};
+
+void add_options(CLI::App& app, Settings& s) {
+  s.source.add_options(app, apps::MatrixSource::FileOption::named, "seed for the synthetic matrix and B");
+  app.add_option("--name", s.name, "label in the output (default: file stem or generator name)");
+  app.add_option("--n", s.n_list, "comma-separated widths of B")->capture_default_str();
+  app.add_option("--methods", s.methods_text,
                  "comma list of auto,split_pipelined,csr_cuda_cores,dense_bt,dense_pipelined,split_aligned,"
-                 "cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense, or all; "
-                 "a bcsr24 kernel with the suffix _whole runs every band as one block (PlanOptions::split_long_bands "
+                 "cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense,"
+                 "cusparse_spmv_f16,cusparse_spmv_f32, or all (all but the SpMV ones); "
+                 "a bcsr24 kernel with the suffix _whole runs every band as one block (PlanKnobs::split_long_bands "
                  "off), e.g. auto_whole; _standard and _deep force the tile pipeline depth of the fp32-B modes "
-                 "(PlanOptions::tile_pipeline), e.g. auto_f32b_deep; _grouped and _ungrouped switch band groups on or "
-                 "off (PlanOptions::band_groups), e.g. auto_grouped")
+                 "(PlanKnobs::tile_pipeline), e.g. auto_f32b_deep; _grouped and _ungrouped switch band groups on or "
+                 "off (PlanKnobs::band_groups), e.g. auto_grouped; _tiles, _hybrid and _csr force the bands' paths of "
+                 "auto (PlanKnobs::paths); _model makes auto's plan by the cost model alone (plain auto measures its "
+                 "candidates, Tuning::measure); _f32b, _bf16, _bf16_f32b, _split and _matrix_scale select a "
+                 "precision variant; cusparse_spmv_f16 and cusparse_spmv_f32 (cusparseSpMV) run at n = 1 only")
       ->capture_default_str();
-  app.add_option("--layout", layout_text, "tile layout of bcsr24's kernels: aligned, condensed or auto")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"aligned", "condensed", "auto"}));
-  app.add_option("--reorder", reorder_text, "row order before tiling: none, rcm or auto")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"none", "rcm", "auto"}));
-  app.add_option("--precision", precision_text, "precision of A for the plain bcsr24 methods: fp16, bf16 or split")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"fp16", "bf16", "split"}));
-  app.add_option("--b-type", b_type_text,
+  s.storage.add_to(app, false);
+  app.add_option("--b-type", s.b_type_text,
                  "element type of B for the plain bcsr24 methods: auto (the matrix's 16-bit type; fp32 for split), "
                  "fp16, bf16 or fp32")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp32"}));
-  app.add_option("--reps", reps, "timed runs per method (median reported)")->capture_default_str();
-  app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
-  app.add_option("--csv", csv_path, "append one row per (n, method) to this CSV file");
-  app.add_flag("--no-check", no_check, "skip the float64 reference check");
-  app.add_flag("--no-flush", no_flush, "do not flush L2 between timed runs");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--reps", s.reps, "timed runs per method (median reported)")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--warmup", s.warmup, "untimed runs first")->capture_default_str();
+  app.add_option("--csv", s.csv_path, "append one row per (n, method) to this CSV file");
+  app.add_flag("--no-check", s.no_check, "skip the float64 reference check");
+  app.add_flag("--no-flush", s.no_flush, "do not flush L2 between timed runs");
+}
 
-  try {
-    const DeviceInfo dev_info = query_device();
-    if (!dev_info.available) {
-      std::fprintf(stderr, "bench_spmm: no usable GPU: %s\n", dev_info.reason.c_str());
-      return 1;
-    }
-    if (reps < 1) throw InvalidArgument("--reps must be >= 1");
+int run(Settings& s) {
+  s.source.validate();
+  const DeviceInfo dev_info = query_device();
+  if (!dev_info.available) throw NotSupported("no usable GPU: " + dev_info.reason);
+  if (s.name.empty()) s.name = s.source.name();
 
-    const auto t0 = std::chrono::steady_clock::now();
-    const CsrMatrix csr = source.load(name);
-    Variant plain;
-    plain.precision = precision_from_name(precision_text);
-    plain.input = b_type_text == "fp16" ? InputType::f16
-                  : b_type_text == "bf16" ? InputType::bf16
-                  : b_type_text == "fp32" ? InputType::f32 : InputType::automatic;
-    ConvertOptions convert_options;
-    convert_options.layout = layout_from_name(layout_text);
-    convert_options.reorder = reordering_from_name(reorder_text);
-    convert_options.precision = plain.precision;
-    LayoutReport layout_report;
-    const Bcsr24Matrix host = convert_to_bcsr24(csr, convert_options, &layout_report);
-    const TileCensus census = host.census();
-    const double prep_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const bool chosen_is_thesis_layout = host.layout == TileLayout::aligned && host.reordering == Reordering::none;
+  const bench::Stopwatch prep_watch;
+  const CsrMatrix csr = s.source.load();
+  Variant plain;
+  plain.precision = precision_from_name(s.storage.precision);
+  plain.input = s.b_type_text == "fp16"   ? InputType::f16
+                : s.b_type_text == "bf16" ? InputType::bf16
+                : s.b_type_text == "fp32" ? InputType::f32
+                                          : InputType::automatic;
+  OperatorOptions plain_options = s.storage.to_operator_options();
+  Operators operators(csr, plain_options);
+  const SparseOperator& op = operators.plain();
+  const TileCensus& census = op.census();
+  const LayoutReport& layout_report = op.layout_report();
+  const Fp16Scaling& scaling = op.scaling();
+  const double prep_s = prep_watch.seconds();
+  const bool chosen_is_thesis_layout = census.layout == TileLayout::aligned && census.reordering == Reordering::none;
 
-    // split_aligned: the default kernel on the thesis layout (aligned tiles, file order), timed in the same run
-    // as the chosen layout so the two compare directly; listed only when the chosen layout differs.
-    std::vector<std::string> methods = methods_text == "all"
-        ? std::vector<std::string>{"auto", "split_pipelined", "csr_cuda_cores", "dense_bt", "dense_pipelined", "split_aligned",
-                                   "cusparse_csr_f16", "cusparse_csr_f32", "cusparse_bsr16_f16", "cusparse_bsr16_f32",
-                                   "cublas_dense"}
-        : split(methods_text);
-    if (chosen_is_thesis_layout)
-      methods.erase(std::remove(methods.begin(), methods.end(), "split_aligned"), methods.end());
-    UploadOptions upload;
-    // "<kernel>_whole", "_standard", "_deep": the kernel with other plan options (for comparison).
-    auto base_method = [](const std::string& m) {
-      PlanOptions ignored;
-      return strip_plan_suffix(m, ignored);
-    };
-    for (const auto& method : methods) {
-      Variant ignored;
-      std::string m;
-      variant_of(base_method(method), plain, ignored, m);
-      upload.merged_dense |= (m == "dense_bt" || m == "dense_pipelined");
-      if (m == "csr_cuda_cores") upload.csr = CsrCopy::all;
-    }
+  // split_aligned: the default kernel on the thesis layout (aligned tiles, file order), timed in the same run as
+  // the chosen layout so the two compare directly; listed only when the chosen layout differs.
+  std::vector<std::string> methods =
+      s.methods_text == "all"
+          ? std::vector<std::string>{"auto", "split_pipelined", "csr_cuda_cores", "dense_bt", "dense_pipelined",
+                                     "split_aligned", "cusparse_csr_f16", "cusparse_csr_f32", "cusparse_bsr16_f16",
+                                     "cusparse_bsr16_f32", "cublas_dense"}
+          : split(s.methods_text);
+  if (chosen_is_thesis_layout)
+    methods.erase(std::remove(methods.begin(), methods.end(), "split_aligned"), methods.end());
 
-    std::printf("device: %s (sm_%d, %d SMs, L2 %lld MiB)\n", dev_info.name.c_str(), dev_info.compute_capability,
-                dev_info.multiprocessors, static_cast<long long>(dev_info.l2_bytes >> 20));
-    std::printf("matrix: %s  %d x %d  nnz %lld  (read+convert %.2f s)\n", name.c_str(), csr.rows, csr.cols,
-                static_cast<long long>(csr.nnz()), prep_s);
-    std::printf("precision: %s; rows scaled by 2^%d .. 2^%d; %lld values flushed (largest %.2e of its row's "
-                "largest); stored A relative error max %.2e, Frobenius %.2e\n",
-                precision_name(host.precision), host.scaling.min_row_exponent, host.scaling.max_row_exponent,
-                static_cast<long long>(host.scaling.flushed_count), host.scaling.max_flushed_relative,
-                host.scaling.max_relative_error, host.scaling.frobenius_relative_error);
-    std::printf("tiles: %lld dense, %lld 2:4 (%.1f%%), %lld zero; %.1f nnz/tile; lists %.1f MiB; scale 2^%d\n",
-                static_cast<long long>(census.dense_tiles), static_cast<long long>(census.sparse24_tiles),
-                100.0 * census.sparse24_share(), static_cast<long long>(census.zero_tiles), census.nnz_per_tile(),
-                double(census.sparse24_bytes + census.dense_bytes) / (1 << 20), host.scaling.exponent);
-    std::printf("layout: %s, %s (%s); thesis layout: %lld tiles, %.1f%% 2:4, %.1f MiB; preprocessing %.3f s "
-                "(reorder %.3f s, baseline count %.3f s, build %.3f s)\n",
-                layout_name(host.layout), reordering_name(host.reordering), layout_report.reason.c_str(),
-                static_cast<long long>(layout_report.baseline_stored_tiles),
-                layout_report.baseline_stored_tiles > 0
-                    ? 100.0 * double(layout_report.baseline_sparse24_tiles) / double(layout_report.baseline_stored_tiles)
-                    : 0.0,
-                double(layout_report.baseline_bytes) / (1 << 20), layout_report.total_seconds,
-                layout_report.reorder_seconds, layout_report.baseline_seconds, layout_report.pack_seconds);
-    std::unique_ptr<Bcsr24Matrix> thesis_host;
-    std::unique_ptr<DeviceMatrix> thesis_dev;
-    TileCensus thesis_census;
-    if (std::find(methods.begin(), methods.end(), "split_aligned") != methods.end()) {
-      ConvertOptions thesis_options;
-      thesis_options.layout = TileLayout::aligned;
-      thesis_options.reorder = Reordering::none;
-      thesis_host = std::make_unique<Bcsr24Matrix>(convert_to_bcsr24(csr, thesis_options));
-      thesis_census = thesis_host->census();
-      thesis_dev = std::make_unique<DeviceMatrix>(*thesis_host, false);
-    }
+  std::printf("device: %s (sm_%d, %d SMs, L2 %lld MiB)\n", dev_info.name.c_str(), dev_info.compute_capability,
+              dev_info.multiprocessors, static_cast<long long>(dev_info.l2_bytes >> 20));
+  std::printf("matrix: %s  %d x %d  nnz %lld  (read+convert %.2f s)\n", s.name.c_str(), csr.rows, csr.cols,
+              static_cast<long long>(csr.nnz()), prep_s);
+  std::printf("precision: %s; rows scaled by 2^%d .. 2^%d; %lld values flushed (largest %.2e of its row's "
+              "largest); stored A relative error max %.2e, Frobenius %.2e\n",
+              precision_name(op.precision()), scaling.min_row_exponent, scaling.max_row_exponent,
+              static_cast<long long>(scaling.flushed_count), scaling.max_flushed_relative, scaling.max_relative_error,
+              scaling.frobenius_relative_error);
+  std::printf("tiles: %lld dense, %lld 2:4 (%.1f%%), %lld zero; %.1f nnz/tile; lists %.1f MiB; scale 2^%d\n",
+              static_cast<long long>(census.dense_tiles), static_cast<long long>(census.sparse24_tiles),
+              100.0 * census.sparse24_share(), static_cast<long long>(census.zero_tiles), census.nnz_per_tile(),
+              double(census.sparse24_bytes + census.dense_bytes) / (1 << 20), scaling.exponent);
+  std::printf("layout: %s, %s (%s); thesis layout: %lld tiles, %.1f%% 2:4, %.1f MiB; preprocessing %.3f s "
+              "(reorder %.3f s, baseline count %.3f s, build %.3f s)\n",
+              layout_name(census.layout), reordering_name(census.reordering), layout_report.reason.c_str(),
+              static_cast<long long>(layout_report.baseline_stored_tiles),
+              layout_report.baseline_stored_tiles > 0
+                  ? 100.0 * double(layout_report.baseline_sparse24_tiles) / double(layout_report.baseline_stored_tiles)
+                  : 0.0,
+              double(layout_report.baseline_bytes) / (1 << 20), layout_report.total_seconds,
+              layout_report.reorder_seconds, layout_report.baseline_seconds, layout_report.pack_seconds);
 
-    DeviceMatrix dev(host, upload);
-    // The precision variants' matrices, converted and uploaded when a method first needs them.
-    std::vector<std::pair<Variant, std::unique_ptr<DeviceMatrix>>> variant_devices;
-    auto device_for = [&](const Variant& v) -> const DeviceMatrix& {
-      if (v.precision == plain.precision && v.scaling == ScalingPolicy::per_row) return dev;
-      for (auto& [key, d] : variant_devices)
-        if (key.precision == v.precision && key.scaling == v.scaling) return *d;
-      ConvertOptions o = convert_options;
-      o.precision = v.precision;
-      o.scaling = v.scaling;
-      const Bcsr24Matrix variant_host = convert_to_bcsr24(csr, o);
-      std::printf("variant %s%s: %lld values flushed (largest %.2e of its row's largest), stored A relative error "
-                  "max %.2e, Frobenius %.2e\n",
-                  precision_name(v.precision), v.scaling == ScalingPolicy::automatic ? " (one scale for the matrix)" : "",
-                  static_cast<long long>(variant_host.scaling.flushed_count), variant_host.scaling.max_flushed_relative,
-                  variant_host.scaling.max_relative_error, variant_host.scaling.frobenius_relative_error);
-      variant_devices.emplace_back(v, std::make_unique<DeviceMatrix>(variant_host, upload));
-      return *variant_devices.back().second;
-    };
-    std::size_t free_bytes = 0, total_bytes = 0;
-    cuda_ok(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    bench::Baselines baselines(csr, std::int64_t(free_bytes / 4), std::int64_t(free_bytes / 4));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  BENCH_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  bench::Baselines baselines(csr, std::int64_t(free_bytes / 4), std::int64_t(free_bytes / 4));
+  std::unique_ptr<bench::L2Flush> flush;
+  if (!s.no_flush)
+    flush = std::make_unique<bench::L2Flush>(std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2);
+  const bench::CudaStream stream_owner;
+  const cudaStream_t stream = stream_owner.get();
 
-    std::unique_ptr<bench::L2Flush> flush;
-    if (!no_flush) flush = std::make_unique<bench::L2Flush>(std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2);
-    cudaStream_t stream;
-    cuda_ok(cudaStreamCreate(&stream), "stream");
-
-    const bool new_csv = !csv_path.empty() && !std::filesystem::exists(csv_path);
-    std::ofstream csv;
-    if (!csv_path.empty()) {
-      csv.open(csv_path, std::ios::app);
-      if (!csv) throw Error("cannot open " + csv_path);
-      if (new_csv)
-        csv << "matrix,rows,cols,nnz,n,method,median_ms,min_ms,max_ms,tflops_thesis,tflops_useful,bandwidth_gbs,"
-               "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device,layout\n";
-    }
-
-    std::printf("\n| n | method | median ms | min ms | max ms | TFLOPS (thesis) | TFLOPS (useful) | GB/s | floor/t | rel error |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
-    const std::int64_t k_pad = (std::int64_t(csr.cols) + 15) / 16 * 16;
-    const std::int64_t m_pad = (std::int64_t(csr.rows) + 15) / 16 * 16;
-    for (std::int32_t n : parse_int_list(n_list)) {
-      if (n < 1) throw InvalidArgument("--n values must be >= 1");
-      // B in fp16, fp32 and fp64 (the same fp16 values), rows past cols zero; C with rows rounded up to 16. The
-      // precision variants get the unrounded fp32 values (b_full) or their bf16 rounding, with references of their own.
-      std::mt19937_64 rng(source.seed * 1000003 + n);
-      std::uniform_real_distribution<double> dist(-1.0, 1.0);
-      std::vector<fp16_t> b16(std::size_t(k_pad) * n, 0), b_bf16(b16.size(), 0);
-      std::vector<float> b32(b16.size(), 0.0f), b_full(b16.size(), 0.0f);
-      std::vector<double> b64(b16.size(), 0.0);
-      for (std::int64_t i = 0; i < std::int64_t(csr.cols) * n; ++i) {
-        const double v = dist(rng);
-        b16[i] = double_to_fp16(v);
-        b32[i] = fp16_to_float(b16[i]);
-        b64[i] = b32[i];
-        b_full[i] = float(v);
-        b_bf16[i] = double_to_bf16(b_full[i]);
-      }
-      DeviceArray d_b16(b16.size() * 2), d_b32(b32.size() * 4), d_b64(b64.size() * 8), d_c(std::size_t(m_pad) * n * 4);
-      DeviceArray d_b_full(b_full.size() * 4), d_b_bf16(b_bf16.size() * 2);
-      cuda_ok(cudaMemcpy(d_b16.p, b16.data(), b16.size() * 2, cudaMemcpyHostToDevice), "B16");
-      cuda_ok(cudaMemcpy(d_b32.p, b32.data(), b32.size() * 4, cudaMemcpyHostToDevice), "B32");
-      cuda_ok(cudaMemcpy(d_b64.p, b64.data(), b64.size() * 8, cudaMemcpyHostToDevice), "B64");
-      cuda_ok(cudaMemcpy(d_b_full.p, b_full.data(), b_full.size() * 4, cudaMemcpyHostToDevice), "B fp32");
-      cuda_ok(cudaMemcpy(d_b_bf16.p, b_bf16.data(), b_bf16.size() * 2, cudaMemcpyHostToDevice), "B bf16");
-      std::vector<double> ref;
-      double ref_norm = 0;
-      // The float64 product with the exact values of a B (computed the first time a method is given that B).
-      struct Reference { std::vector<double> c; double norm = 0; bool ready = false; };
-      Reference ref_full, ref_bf16;
-      auto reference_for = [&](Reference& r, auto value_of) -> const Reference& {
-        if (r.ready) return r;
-        std::vector<double> exact(b64.size(), 0.0);
-        for (std::int64_t i = 0; i < std::int64_t(csr.cols) * n; ++i) exact[std::size_t(i)] = value_of(std::size_t(i));
-        DeviceArray d_exact(exact.size() * 8);
-        cuda_ok(cudaMemcpy(d_exact.p, exact.data(), exact.size() * 8, cudaMemcpyHostToDevice), "B exact");
-        r.c = baselines.reference(n, static_cast<const double*>(d_exact.p));
-        for (double v : r.c) r.norm += v * v;
-        r.norm = std::sqrt(r.norm);
-        r.ready = true;
-        return r;
-      };
-      if (!no_check) {
-        ref = baselines.reference(n, static_cast<const double*>(d_b64.p));
-        for (double v : ref) ref_norm += v * v;
-        ref_norm = std::sqrt(ref_norm);
-      }
-      const SpmmCost chosen_cost = spmm_cost(census, csr.rows, csr.cols, n);
-
-      for (const std::string& method : methods) {
-        std::function<void(cudaStream_t)> run;
-        std::unique_ptr<SpmmPlan> plan;
-        Variant variant;
-        const Reference* method_ref = nullptr;  // null: the fp16-B reference (ref)
-        const bool thesis_layout_method = method == "split_aligned";
-        const TileCensus& method_census = thesis_layout_method ? thesis_census : census;
-        const SpmmCost cost = thesis_layout_method ? spmm_cost(thesis_census, csr.rows, csr.cols, n) : chosen_cost;
-        if (thesis_layout_method) {
-          plan = std::make_unique<SpmmPlan>(*thesis_dev, n, KernelKind::split_pipelined);
-          run = [&, n](cudaStream_t s) {
-            plan->run(static_cast<const fp16_t*>(d_b16.p), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
-          };
-        } else if (std::string base; variant_of(base_method(method), plain, variant, base),
-                   base == "dense_bt" || base == "dense_pipelined" || base == "split_pipelined" ||
-                   base == "csr_cuda_cores" || base == "auto") {
-          PlanOptions plan_options;
-          strip_plan_suffix(method, plan_options);
-          plan_options.input = variant.input;
-          plan = std::make_unique<SpmmPlan>(device_for(variant), n, kernel_from_name(base), plan_options);
-          if (base == "auto") {
-            const PlanReport& r = plan->report();
-            const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
-            const std::int64_t tiles = std::max<std::int64_t>(1, r.sparse24_tiles + r.dense_tiles);
-            char pipeline[160];
-            if (r.band_groups > 0)
-              std::snprintf(pipeline, sizeof pipeline, "%d band groups (%d stages per block), %.2f B-block loads per tile",
-                            r.band_groups, r.tile_stages, double(r.band_group_steps) / double(tiles));
-            else
-              std::snprintf(pipeline, sizeof pipeline, "tile pipeline %s (%d stage%s per warp)",
-                            tile_pipeline_name(r.tile_pipeline), r.tile_stages, r.tile_stages == 1 ? "" : "s");
-            std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR: nonzeros %.1f%% "
-                        "2:4 tiles, %.1f%% dense tiles, %.1f%% CSR; %s; %s | | | | | | | |\n",
-                        n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands,
-                        100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz, pipeline,
-                        r.reason.c_str());
-          }
-          const InputType input = plan->input();
-          if (input == InputType::f32) {
-            if (!no_check) method_ref = &reference_for(ref_full, [&](std::size_t i) { return double(b_full[i]); });
-            run = [&, n](cudaStream_t s) {
-              plan->run(static_cast<const float*>(d_b_full.p), n, static_cast<float*>(d_c.p), n, 1.0f, 0.0f,
-                        reinterpret_cast<Stream>(s));
-            };
-          } else {
-            if (input == InputType::bf16 && !no_check)
-              method_ref = &reference_for(ref_bf16, [&](std::size_t i) { return double(bf16_to_float(b_bf16[i])); });
-            const void* b_given = input == InputType::bf16 ? d_b_bf16.p : d_b16.p;
-            run = [&, n, b_given](cudaStream_t s) {
-              plan->run(static_cast<const fp16_t*>(b_given), n, d_c.p, n, 1.0f, 0.0f, reinterpret_cast<Stream>(s));
-            };
-          }
-        } else {
-          bench::Baseline which{};
-          bool known = false;
-          for (bench::Baseline b : bench::all_baselines())
-            if (method == bench::baseline_name(b)) { which = b; known = true; }
-          if (!known) throw InvalidArgument("unknown method " + method);
-          std::string why;
-          if (!baselines.prepare(which, n, d_b16.p, static_cast<const float*>(d_b32.p), static_cast<float*>(d_c.p), why)) {
-            std::printf("| %d | %s | n/a: %s | | | | | | | |\n", n, method.c_str(), why.c_str());
-            continue;
-          }
-          run = [&, which](cudaStream_t s) { baselines.run(which, s); };
-        }
-        // Correctness first: poison C (all-ones bytes are NaN), run once, compare with float64.
-        double rel = std::numeric_limits<double>::quiet_NaN();
-        if (!no_check) {
-          cuda_ok(cudaMemset(d_c.p, 0xff, std::size_t(m_pad) * n * 4), "poison C");
-          run(stream);
-          cuda_ok(cudaStreamSynchronize(stream), method.c_str());
-          std::vector<float> c(std::size_t(csr.rows) * n);
-          cuda_ok(cudaMemcpy(c.data(), d_c.p, c.size() * 4, cudaMemcpyDeviceToHost), "C back");
-          const std::vector<double>& want = method_ref ? method_ref->c : ref;
-          const double want_norm = method_ref ? method_ref->norm : ref_norm;
-          double err = 0;
-          for (std::size_t i = 0; i < c.size(); ++i) err += (double(c[i]) - want[i]) * (double(c[i]) - want[i]);
-          rel = want_norm > 0 ? std::sqrt(err) / want_norm : std::sqrt(err);
-        }
-        const Timing t = summarize(bench::time_gpu_runs(run, warmup, reps, flush.get(), stream));
-        const double sec = t.median_ms * 1e-3;
-        const double thesis = cost.thesis_flops / sec * 1e-12, useful = cost.useful_flops / sec * 1e-12;
-        const double gbs = cost.min_bytes / sec * 1e-9;
-        const double floor_frac = (cost.min_bytes / kReferenceBandwidth) / sec;
-        std::printf("| %d | %s | %.4f | %.4f | %.4f | %.2f | %.3f | %.0f | %.2f | %.2e |\n", n, method.c_str(),
-                    t.median_ms, t.min_ms, t.max_ms, thesis, useful, gbs, floor_frac, rel);
-        std::fflush(stdout);
-        if (csv.is_open())
-          csv << name << ',' << csr.rows << ',' << csr.cols << ',' << csr.nnz() << ',' << n << ',' << method << ','
-              << t.median_ms << ',' << t.min_ms << ',' << t.max_ms << ',' << thesis << ',' << useful << ',' << gbs << ','
-              << floor_frac << ',' << rel << ',' << method_census.dense_tiles << ',' << method_census.sparse24_tiles << ','
-              << method_census.zero_tiles << ',' << method_census.sparse24_share() << ',' << '"' << dev_info.name << '"'
-              << ',' << (thesis_layout_method ? "aligned/none"
-                                              : std::string(layout_name(host.layout)) + "/" + reordering_name(host.reordering))
-              << '\n';
-      }
-    }
-    cudaStreamDestroy(stream);
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_spmm: error: %s\n", e.what());
-    return 1;
+  const bool new_csv = !s.csv_path.empty() && !std::filesystem::exists(s.csv_path);
+  std::ofstream csv;
+  if (!s.csv_path.empty()) {
+    csv.open(s.csv_path, std::ios::app);
+    if (!csv) throw Error("cannot open " + s.csv_path);
+    if (new_csv)
+      csv << "matrix,rows,cols,nnz,n,method,median_ms,min_ms,max_ms,tflops_thesis,tflops_useful,bandwidth_gbs,"
+             "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device,layout,"
+             "predicted_us,tuning_ms,plan\n";
   }
+
+  std::printf("\n| n | method | median ms | min ms | max ms | TFLOPS (thesis) | TFLOPS (useful) | GB/s | floor/t | rel error |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  const std::int64_t k_pad = (std::int64_t(csr.cols) + 15) / 16 * 16;
+  const std::int64_t m_pad = (std::int64_t(csr.rows) + 15) / 16 * 16;
+  for (std::int32_t n : parse_int_list(s.n_list)) {
+    if (n < 1) throw apps::UsageError("--n values must be >= 1");
+    // B in fp16, fp32 and fp64 (the same fp16 values), rows past cols zero; C with rows rounded up to 16. The
+    // precision variants get the unrounded fp32 values (b_full) or their bf16 rounding, with references of their own.
+    SplitMix64 random{s.source.seed * 1000003 + std::uint64_t(n)};
+    std::vector<fp16_t> b16(std::size_t(k_pad) * n, 0), b_bf16(b16.size(), 0);
+    std::vector<float> b32(b16.size(), 0.0f), b_full(b16.size(), 0.0f);
+    std::vector<double> b64(b16.size(), 0.0);
+    for (std::int64_t i = 0; i < std::int64_t(csr.cols) * n; ++i) {
+      const double v = random.symmetric_unit();
+      b16[i] = double_to_fp16(v);
+      b32[i] = fp16_to_float(b16[i]);
+      b64[i] = b32[i];
+      b_full[i] = float(v);
+      b_bf16[i] = double_to_bf16(b_full[i]);
+    }
+    const auto upload = [](const auto& host) {
+      DeviceBuffer device(std::max<std::size_t>(host.size() * sizeof(host[0]), 16));
+      BENCH_CUDA(cudaMemcpy(device.get(), host.data(), host.size() * sizeof(host[0]), cudaMemcpyHostToDevice));
+      return device;
+    };
+    const DeviceBuffer d_b16 = upload(b16), d_b32 = upload(b32), d_b64 = upload(b64), d_b_full = upload(b_full),
+                       d_b_bf16 = upload(b_bf16);
+    DeviceBuffer d_c(std::size_t(m_pad) * n * 4);
+    // The float64 product with the exact values of a B (computed the first time a method is given that B).
+    struct Reference {
+      std::vector<double> c;
+      double norm = 0;
+      bool ready = false;
+    };
+    Reference ref_fp16, ref_full, ref_bf16;
+    auto reference_for = [&](Reference& r, auto value_of) -> const Reference& {
+      if (r.ready) return r;
+      std::vector<double> exact(b64.size(), 0.0);
+      for (std::int64_t i = 0; i < std::int64_t(csr.cols) * n; ++i) exact[std::size_t(i)] = value_of(std::size_t(i));
+      const DeviceBuffer d_exact = upload(exact);
+      r.c = baselines.reference(n, static_cast<const double*>(d_exact.get()));
+      for (double v : r.c) r.norm += v * v;
+      r.norm = std::sqrt(r.norm);
+      r.ready = true;
+      return r;
+    };
+    const SpmmCost chosen_cost = spmm_cost(census, csr.rows, csr.cols, n);
+
+    for (const std::string& method : methods) {
+      std::function<void(cudaStream_t)> run;
+      std::unique_ptr<SpmmPlan> plan;
+      Variant variant;
+      const Reference* method_ref = nullptr;  // null: the fp16-B reference
+      const bool thesis_layout_method = method == "split_aligned";
+      const TileCensus& method_census = thesis_layout_method ? operators.thesis().census() : census;
+      const SpmmCost cost = thesis_layout_method ? spmm_cost(method_census, csr.rows, csr.cols, n) : chosen_cost;
+      std::string base;
+      PlanKnobs knobs;
+      Tuning tuning = Tuning::measure;
+      variant_of(strip_plan_suffix(method, knobs, tuning), plain, variant, base);
+      if (thesis_layout_method) {
+        plan = std::make_unique<SpmmPlan>(operators.thesis().make_plan(n, KernelKind::split_pipelined));
+        run = [&, n](cudaStream_t st) {
+          plan->run(static_cast<const fp16_t*>(d_b16.get()), n, d_c.get(), n, 1.0f, 0.0f, reinterpret_cast<Stream>(st));
+        };
+      } else if (base == "dense_bt" || base == "dense_pipelined" || base == "split_pipelined" ||
+                 base == "csr_cuda_cores" || base == "auto") {
+        PlanOptions plan_options;
+        plan_options.input = variant.input;
+        plan_options.tuning = tuning;
+        const SparseOperator& variant_op = operators.variant(variant);
+        try {
+          plan = std::make_unique<SpmmPlan>(
+              experimental::make_plan(variant_op, n, kernel_from_name(base), plan_options, knobs));
+        } catch (const InvalidArgument& e) {  // a forced choice this matrix cannot run (e.g. _csr, _grouped)
+          std::printf("| %d | %s | n/a: %s | | | | | | | |\n", n, method.c_str(), e.what());
+          continue;
+        }
+        if (base == "auto") {
+          print_plan_row(n, method, plan->report());
+          print_tuning_row(n, method, plan->report());
+        }
+        const InputType input = plan->input();
+        if (input == InputType::f32) {
+          if (!s.no_check) method_ref = &reference_for(ref_full, [&](std::size_t i) { return double(b_full[i]); });
+          run = [&, n](cudaStream_t st) {
+            plan->run(static_cast<const float*>(d_b_full.get()), n, static_cast<float*>(d_c.get()), n, 1.0f, 0.0f,
+                      reinterpret_cast<Stream>(st));
+          };
+        } else {
+          if (input == InputType::bf16 && !s.no_check)
+            method_ref = &reference_for(ref_bf16, [&](std::size_t i) { return double(bf16_to_float(b_bf16[i])); });
+          const void* b_given = input == InputType::bf16 ? d_b_bf16.get() : d_b16.get();
+          run = [&, n, b_given](cudaStream_t st) {
+            plan->run(static_cast<const fp16_t*>(b_given), n, d_c.get(), n, 1.0f, 0.0f, reinterpret_cast<Stream>(st));
+          };
+        }
+      } else {
+        bench::Baseline which{};
+        bool known = false;
+        for (bench::Baseline b : bench::all_baselines())
+          if (method == bench::baseline_name(b)) {
+            which = b;
+            known = true;
+          }
+        if (!known) throw apps::UsageError("unknown method " + method);
+        std::string why;
+        if (!baselines.prepare(which, n, d_b16.get(), static_cast<const float*>(d_b32.get()),
+                               static_cast<float*>(d_c.get()), why)) {
+          std::printf("| %d | %s | n/a: %s | | | | | | | |\n", n, method.c_str(), why.c_str());
+          continue;
+        }
+        run = [&, which](cudaStream_t st) { baselines.run(which, st); };
+      }
+      // Correctness first: poison C (all-ones bytes are NaN), run once, compare with float64.
+      double rel = std::numeric_limits<double>::quiet_NaN();
+      if (!s.no_check) {
+        if (!method_ref) method_ref = &reference_for(ref_fp16, [&](std::size_t i) { return b64[i]; });
+        BENCH_CUDA(cudaMemset(d_c.get(), 0xff, std::size_t(m_pad) * n * 4));
+        run(stream);
+        BENCH_CUDA(cudaStreamSynchronize(stream));
+        std::vector<float> c(std::size_t(csr.rows) * n);
+        BENCH_CUDA(cudaMemcpy(c.data(), d_c.get(), c.size() * 4, cudaMemcpyDeviceToHost));
+        double err = 0;
+        for (std::size_t i = 0; i < c.size(); ++i)
+          err += (double(c[i]) - method_ref->c[i]) * (double(c[i]) - method_ref->c[i]);
+        rel = method_ref->norm > 0 ? std::sqrt(err) / method_ref->norm : std::sqrt(err);
+      }
+      const bench::Timings t = summarize(bench::time_gpu_runs(run, s.warmup, s.reps, flush.get(), stream));
+      const double sec = t.median_ms * 1e-3;
+      const double thesis = cost.thesis_flops / sec * 1e-12, useful = cost.useful_flops / sec * 1e-12;
+      const double gbs = cost.min_bytes / sec * 1e-9;
+      const double floor_frac = (cost.min_bytes / kReferenceBandwidth) / sec;
+      std::printf("| %d | %s | %.4f | %.4f | %.4f | %.2f | %.3f | %.0f | %.2f | %.2e |\n", n, method.c_str(),
+                  t.median_ms, t.min_ms, t.max_ms, thesis, useful, gbs, floor_frac, rel);
+      std::fflush(stdout);
+      if (csv.is_open())
+        csv << s.name << ',' << csr.rows << ',' << csr.cols << ',' << csr.nnz() << ',' << n << ',' << method << ','
+            << t.median_ms << ',' << t.min_ms << ',' << t.max_ms << ',' << thesis << ',' << useful << ',' << gbs << ','
+            << floor_frac << ',' << rel << ',' << method_census.dense_tiles << ',' << method_census.sparse24_tiles
+            << ',' << method_census.zero_tiles << ',' << method_census.sparse24_share() << ',' << '"' << dev_info.name
+            << '"' << ','
+            << (thesis_layout_method ? "aligned/none"
+                                     : std::string(layout_name(census.layout)) + "/" + reordering_name(census.reordering))
+            << ',' << (plan ? std::to_string(plan->report().predicted_us) : std::string()) << ','
+            << (plan && plan->report().tuning == Tuning::measure ? std::to_string(plan->report().tuning_ms)
+                                                                 : std::string())
+            << ',' << '"' << (plan ? plan_summary(plan->report()) : std::string()) << '"' << '\n';
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_spmm: time bcsr24's kernels against cuSPARSE and cuBLAS on one matrix", "bench_spmm"};
+  Settings settings;
+  return apps::run_main(
+      app, argc, argv, [&](CLI::App& a) { add_options(a, settings); }, [&] { return run(settings); });
 }

@@ -1,4 +1,5 @@
-// cuSPARSE (CSR fp16/fp32, BSR16 fp16/fp32, CSR fp64 reference) and cuBLAS dense baselines.
+// cuSPARSE (SpMM on CSR fp16/fp32 and BSR16 fp16/fp32, SpMV on CSR fp16/fp32, CSR fp64 reference) and cuBLAS dense
+// baselines.
 #include "cusparse_baselines.hpp"
 
 #include <algorithm>
@@ -12,21 +13,18 @@
 
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
+#include "cuda_resources.hpp"
 
 namespace bcsr24::bench {
 
 namespace {
 
-void cuda_check(cudaError_t s, const char* call, int line) {
-  if (s != cudaSuccess)
-    throw CudaError(std::string(cudaGetErrorString(s)) + " in " + call + " at cusparse_baselines.cpp:" + std::to_string(line));
-}
 void cusparse_check(cusparseStatus_t s, const char* call, int line) {
   if (s != CUSPARSE_STATUS_SUCCESS)
     throw CusparseError(std::string(cusparseGetErrorString(s)) + " in " + call + " at cusparse_baselines.cpp:" +
                         std::to_string(line));
 }
-#define CUDA_OK(x) cuda_check((x), #x, __LINE__)
+#define CUDA_OK(x) check_cuda((x), #x, __FILE__, __LINE__)
 #define CUSPARSE_OK(x) cusparse_check((x), #x, __LINE__)
 
 struct DevMem {
@@ -48,23 +46,23 @@ DevMem upload(const std::vector<T>& v) {
 }  // namespace
 
 const char* baseline_name(Baseline b) {
-  switch (b) {
-    case Baseline::csr_f16: return "cusparse_csr_f16";
-    case Baseline::csr_f32: return "cusparse_csr_f32";
-    case Baseline::bsr16_f16: return "cusparse_bsr16_f16";
-    case Baseline::bsr16_f32: return "cusparse_bsr16_f32";
-    case Baseline::cublas_dense: return "cublas_dense";
-  }
-  return "unknown";
+  // In the order of the enumerators.
+  static const char* const kNames[] = {"cusparse_csr_f16",   "cusparse_csr_f32",  "cusparse_bsr16_f16",
+                                       "cusparse_bsr16_f32", "cublas_dense",      "cusparse_spmv_f16",
+                                       "cusparse_spmv_f32"};
+  const auto index = static_cast<std::size_t>(b);
+  return index < sizeof kNames / sizeof kNames[0] ? kNames[index] : "unknown";
 }
 
 std::vector<Baseline> all_baselines() {
-  return {Baseline::csr_f16, Baseline::csr_f32, Baseline::bsr16_f16, Baseline::bsr16_f32, Baseline::cublas_dense};
+  return {Baseline::csr_f16,      Baseline::csr_f32,  Baseline::bsr16_f16, Baseline::bsr16_f32,
+          Baseline::cublas_dense, Baseline::spmv_f16, Baseline::spmv_f32};
 }
 
 struct Prepared {
   cusparseSpMatDescr_t a = nullptr;
   cusparseDnMatDescr_t b = nullptr, c = nullptr;
+  cusparseDnVecDescr_t x = nullptr, y = nullptr;  // SpMV
   DevMem workspace;
   cudaDataType compute = CUDA_R_32F;
   cusparseSpMMAlg_t alg = CUSPARSE_SPMM_ALG_DEFAULT;
@@ -93,7 +91,9 @@ struct Baselines::Impl {
     if (p.a) cusparseDestroySpMat(p.a);
     if (p.b) cusparseDestroyDnMat(p.b);
     if (p.c) cusparseDestroyDnMat(p.c);
-    p.a = nullptr; p.b = nullptr; p.c = nullptr;
+    if (p.x) cusparseDestroyDnVec(p.x);
+    if (p.y) cusparseDestroyDnVec(p.y);
+    p.a = nullptr; p.b = nullptr; p.c = nullptr; p.x = nullptr; p.y = nullptr;
   }
 };
 
@@ -188,6 +188,7 @@ bool Baselines::prepare(Baseline m, std::int32_t n, const void* b_f16, const flo
     d.prepared.emplace(m, std::move(p));
     return true;
   }
+  if (m == Baseline::spmv_f16 || m == Baseline::spmv_f32) return prepare_spmv(m, n, b_f16, b_f32, c, why);
   const bool half = m == Baseline::csr_f16 || m == Baseline::bsr16_f16;
   const cudaDataType ab_type = half ? CUDA_R_16F : CUDA_R_32F;
   const void* b = half ? b_f16 : static_cast<const void*>(b_f32);
@@ -228,6 +229,49 @@ bool Baselines::prepare(Baseline m, std::int32_t n, const void* b_f16, const flo
   return true;
 }
 
+bool Baselines::prepare_spmv(Baseline m, std::int32_t n, const void* b_f16, const float* b_f32, float* c,
+                             std::string& why) {
+  Impl& d = *impl_;
+  if (n != 1) {
+    why = "SpMV multiplies one vector (n = 1)";
+    return false;
+  }
+  const bool half = m == Baseline::spmv_f16;
+  // fp16 A with fp16 x where cuSPARSE takes that mix, else with fp32 x; y and the arithmetic fp32 either way.
+  const std::vector<cudaDataType> x_types = half ? std::vector<cudaDataType>{CUDA_R_16F, CUDA_R_32F}
+                                                 : std::vector<cudaDataType>{CUDA_R_32F};
+  const float alpha = 1.0f, beta = 0.0f;
+  for (const cudaDataType x_type : x_types) {
+    Prepared p;
+    p.n = n;
+    p.c_ptr = c;
+    const void* x = x_type == CUDA_R_16F ? b_f16 : static_cast<const void*>(b_f32);
+    cusparseStatus_t s = cusparseCreateCsr(&p.a, d.rows, d.cols, d.nnz, d.row_ptr.p, d.col_idx.p,
+                                           half ? d.val16.p : d.val32.p, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                           CUSPARSE_INDEX_BASE_ZERO, half ? CUDA_R_16F : CUDA_R_32F);
+    if (s != CUSPARSE_STATUS_SUCCESS) { why = cusparseGetErrorString(s); d.release(p); return false; }
+    CUSPARSE_OK(cusparseCreateDnVec(&p.x, d.cols, const_cast<void*>(x), x_type));
+    CUSPARSE_OK(cusparseCreateDnVec(&p.y, d.rows, c, CUDA_R_32F));
+    std::size_t bytes = 0;
+    s = cusparseSpMV_bufferSize(d.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, p.a, p.x, &beta, p.y, CUDA_R_32F,
+                                CUSPARSE_SPMV_ALG_DEFAULT, &bytes);
+    if (s == CUSPARSE_STATUS_SUCCESS) {
+      p.workspace = DevMem(bytes);
+      // One trial run: some type combinations are only rejected here.
+      s = cusparseSpMV(d.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, p.a, p.x, &beta, p.y, CUDA_R_32F,
+                       CUSPARSE_SPMV_ALG_DEFAULT, p.workspace.p);
+    }
+    if (s != CUSPARSE_STATUS_SUCCESS) {
+      why = std::string("SpMV: ") + cusparseGetErrorString(s);
+      d.release(p);
+      continue;
+    }
+    d.prepared.emplace(m, std::move(p));
+    return true;
+  }
+  return false;
+}
+
 void Baselines::run(Baseline m, cudaStream_t stream) {
   Impl& d = *impl_;
   Prepared& p = d.prepared.at(m);
@@ -242,6 +286,11 @@ void Baselines::run(Baseline m, cudaStream_t stream) {
     return;
   }
   CUSPARSE_OK(cusparseSetStream(d.sp, stream));
+  if (p.x != nullptr) {
+    CUSPARSE_OK(cusparseSpMV(d.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, p.a, p.x, &beta, p.y, CUDA_R_32F,
+                             CUSPARSE_SPMV_ALG_DEFAULT, p.workspace.p));
+    return;
+  }
   CUSPARSE_OK(cusparseSpMM(d.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, p.a, p.b,
                            &beta, p.c, CUDA_R_32F, p.alg, p.workspace.p));
 }

@@ -12,8 +12,9 @@
 
 namespace bcsr24::bench {
 
-/// Library methods measured next to bcsr24's kernels.
-enum class Baseline { csr_f16, csr_f32, bsr16_f16, bsr16_f32, cublas_dense };
+/// Library methods measured next to bcsr24's kernels. The SpMV ones (cusparseSpMV on CSR, n = 1 only) are what a
+/// single-vector product is compared with: fp16 A (and x where cuSPARSE takes it) with fp32 y, and all fp32.
+enum class Baseline { csr_f16, csr_f32, bsr16_f16, bsr16_f32, cublas_dense, spmv_f16, spmv_f32 };
 const char* baseline_name(Baseline b);
 std::vector<Baseline> all_baselines();
 
@@ -37,6 +38,7 @@ class Baselines {
   std::vector<double> reference(std::int32_t n, const double* b_f64_device);
 
  private:
+  bool prepare_spmv(Baseline m, std::int32_t n, const void* b_f16, const float* b_f32, float* c, std::string& why);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

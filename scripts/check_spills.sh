@@ -42,7 +42,7 @@ compile() {  # one (architecture, translation unit): ptxas's report in a log of 
   local sm=$1 unit=$2
   local log=$out/$sm.$(basename "$unit" .cu).log
   "$nvcc" -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -arch="$sm" -cubin -Xptxas -v \
-    -I"$src/lib/include" -I"$src/lib/src" "$src/$unit" -o "$out/$sm.$(basename "$unit" .cu).cubin" > "$log" 2>&1 ||
+    -I"$src/lib/include" -I"$src/lib/src" -I"$src/lib/experimental" "$src/$unit" -o "$out/$sm.$(basename "$unit" .cu).cubin" > "$log" 2>&1 ||
     { echo "check_spills: $unit failed to compile for $sm (see $log)" >&2; return 1; }
 }
 export -f compile

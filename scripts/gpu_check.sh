@@ -3,8 +3,19 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize bench groups floor csr balance layout precision sweep distributed solver"   which steps to run
-#                                (default: all)
+#   STEPS="build test sanitize check bench groups floor csr balance layout precision heldout model sweep distributed
+#          solver soak python report"        which steps to run (default: all); python: python/gpu_check.sh (its own
+#                                variables: PY_MESH, PY_STEPS, ...). The benchmark steps write NAME.csv and NAME.meta.json
+#                                (scripts/bench_meta.py: device, date, commit, command); report renders
+#                                OUTDIR/PERFORMANCE.md from them (scripts/perf_report.py), the committed data of
+#                                docs/data and docs/sweep standing in for the steps not run
+#   BCSR24_GIT_COMMIT=SHA        the commit of this tree, for the metas, where it is a copy without .git
+#   SANITIZE_TAGS='~[hog]~[timing]'  Catch2 test spec of the sanitizer runs (default: every test but the one that
+#                                fills the device's memory and the wall-clock ones; the conditional ones included)
+#   SANITIZE_CONCURRENCY_PRODUCTS=40   products per thread of the concurrency test under the sanitizers
+#   SOAK_SECONDS=600  SOAK_ARGS=...   the soak step's duration and extra bcsr24_soak options (--seed S, --max-rows R)
+#   SOAK_SANITIZE_SECONDS=0      > 0: also a soak run of that many seconds under compute-sanitizer memcheck
+#   CHECK_MESH="80x80x80,dofs=3"  the check step's matrix (121M nonzeros)
 #   DIST_MESHES="86x86x86,dofs=3"  DIST_N=32  DIST_ARGS=...   the distributed step's meshes and spmm_run options
 #   DIST_SOLVER_MESH="62x62x62"  DIST_SOLVER_ARGS=...   the distributed step's solver mesh (3 dofs; "" skips)
 #   BCSR24_DEPS_PREFIX=DIR       a folder holding Debian packages unpacked with dpkg -x (libeigen3-dev, catch2,
@@ -22,7 +33,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize bench groups floor csr balance layout precision sweep distributed solver}
+steps=${STEPS:-build test sanitize check bench groups floor csr balance layout precision heldout model sweep distributed solver soak python report}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=build-gpu
@@ -38,6 +49,22 @@ if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_R
 # A failing test or sanitizer run is recorded and the later steps still run; the script then exits 1.
 failures=()
 check() { local name=$1; shift; "$@" || failures+=("$name"); }
+# step_command STEP VAR...: the call of this script that repeats STEP, with BENCH_REPS and the given variables as set.
+step_command() {
+  local step=$1 text="" var
+  shift
+  for var in BENCH_REPS "$@"; do
+    if [[ -n "${!var:-}" ]]; then
+      if [[ "${!var}" == *" "* ]]; then text+="$var=\"${!var}\" "; else text+="$var=${!var} "; fi
+    fi
+  done
+  echo "${text}STEPS=$step scripts/gpu_check.sh OUT"
+}
+# start_data NAME: removes what an earlier run left of $out/NAME.csv, its meta and its list of program runs.
+start_data() { rm -f "$out/$1.csv" "$out/$1.meta.json" "$out/$1.commands"; }
+# meta NAME COMMAND: $out/NAME.meta.json beside $out/NAME.csv (device, date, commit, COMMAND, the runs listed in
+# $out/NAME.commands), which scripts/perf_report.py prints under the tables it makes of the CSV.
+meta() { python3 scripts/bench_meta.py "$out/$1.meta.json" --command "$2" --runs-file "$out/$1.commands"; }
 
 if has build; then
   cfg=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch")
@@ -46,6 +73,8 @@ if has build; then
     cfg+=(-DCMAKE_PREFIX_PATH="$p" -DZLIB_INCLUDE_DIR="$p/include" -DZLIB_LIBRARY="$p/lib/x86_64-linux-gnu/libz.a")
   fi
   [[ -n "${mpi_prefix:-}" ]] && cfg+=(-DMPI_CXX_COMPILER="$mpi_prefix/bin/mpicxx")
+  # The floor step runs bench_floor, a research program (apps/research) the default build leaves out.
+  has floor && cfg+=(-DBCSR24_BUILD_RESEARCH=ON)
   { cmake "${cfg[@]}" && cmake --build "$build" -j"$(nproc)"; } 2>&1 | tee "$out/build.log" | tail -n 5
   # Every kernel entry point with its registers and spills (none may spill): $out/spills/entries.tsv.
   echo "== register spills (scripts/check_spills.sh)"
@@ -55,8 +84,8 @@ fi
 if has test; then
   echo "== ctest (all tests; GPU ones run here)"
   check ctest bash -o pipefail -c "ctest --test-dir '$build' --output-on-failure 2>&1 | tee '$out/ctest.log' | tail -n 8"
-  echo "== GPU tests in detail"
-  check gpu_tests bash -o pipefail -c "'$build/test/bcsr24_gpu_tests' --durations yes 2>&1 | tee '$out/gpu_tests.log' | tail -n 4"
+  echo "== GPU tests in detail (the conditional ones included, not the one that fills the device's memory)"
+  check gpu_tests bash -o pipefail -c "'$build/test/bcsr24_gpu_tests' '~[hog]' --durations yes 2>&1 | tee '$out/gpu_tests.log' | tail -n 4"
   if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
     echo "== distributed GPU tests in detail ($(nvidia-smi -L 2>/dev/null | wc -l) GPUs)"
     check distributed_gpu_tests bash -o pipefail -c "'$build/test/bcsr24_distributed_gpu_tests' --durations yes -s 2>&1 | tee '$out/distributed_gpu_tests.log' | grep -E 'relative difference|max error|passed|failed' | sort | uniq -c | tail -n 12"
@@ -67,11 +96,14 @@ fi
 
 if has sanitize; then
   # memcheck and racecheck run the whole GPU test executable (every kernel, width class, output type, the
-  # staging copy, the SuiteSparse matrices); SANITIZE_TAGS narrows it (Catch2 test spec) when time is short.
-  tags=${SANITIZE_TAGS:-}
+  # staging copy, the SuiteSparse matrices, threads sharing operators, out of memory at every allocation) but the
+  # wall-clock tests ([timing]: the tools slow every call); SANITIZE_TAGS narrows it (Catch2 test spec) when time is
+  # short. The concurrency test runs fewer products there.
+  tags=${SANITIZE_TAGS:-'~[hog]~[timing]'}
+  export BCSR24_CONCURRENCY_PRODUCTS=${SANITIZE_CONCURRENCY_PRODUCTS:-40}
   echo "== compute-sanitizer memcheck"
   check memcheck bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
-    '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/memcheck.log' | tail -n 3"
+    '$build/test/bcsr24_gpu_tests' '$tags' 2>&1 | tee '$out/memcheck.log' | tail -n 3"
   if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
     # NCCL probes its own kernels with API calls that fail by design on some architectures: API errors are not
     # reported, memory errors are.
@@ -81,28 +113,74 @@ if has sanitize; then
   fi
   echo "== compute-sanitizer racecheck"
   check racecheck bash -o pipefail -c "compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 \
-    '$build/test/bcsr24_gpu_tests' $tags 2>&1 | tee '$out/racecheck.log' | tail -n 3"
+    '$build/test/bcsr24_gpu_tests' '$tags' 2>&1 | tee '$out/racecheck.log' | tail -n 3"
   echo "== compute-sanitizer synccheck"
   check synccheck bash -o pipefail -c "compute-sanitizer --tool synccheck --error-exitcode 1 '$build/test/bcsr24_gpu_tests' \
-    '[split],[split_bands],[device],[hybrid],[band_groups]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
+    '[split],[split_bands],[device],[hybrid],[band_groups],[concurrency]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"
+  unset BCSR24_CONCURRENCY_PRODUCTS
+fi
+
+if has check; then
+  # spmm_run's default check on a matrix of more than 100M nonzeros at n = 128 (issue 35): a sampled fp64 reference
+  # with at most 1 GiB of host memory and a small fraction of the conversion time; then --kernel all with split
+  # precision runs the kernels that apply and lists the dense ones as not applicable.
+  echo "== spmm_run check: --mesh ${CHECK_MESH:-80x80x80,dofs=3} --n 128"
+  check spmm_run_check bash -o pipefail -c "'$build/apps/spmm_run' --mesh '${CHECK_MESH:-80x80x80,dofs=3}' --n 128 \
+    --reps 5 --json > '$out/check_large.json' 2> '$out/check_large.err'"
+  check spmm_run_check_figures python3 - "$out/check_large.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c, pre = r["check"], r["preprocessing"]
+print(f"   matrix {r['matrix']['name']}: {r['matrix']['nnz']} nonzeros; check: {c['description']}")
+print(f"   check {c['reference_s']:.3f} s (convert {pre['convert_s']:.3f} s), host bytes {c['host_bytes'] / 2**20:.1f} MiB,"
+      f" peak RSS growth {(c['peak_rss_growth_bytes'] or 0) / 2**20:.1f} MiB")
+for x in r["results"]:
+    print(f"   {x['kernel']}: rel_error {x['rel_error']} (typical {x['expected_rel_error']:.2e}, bound {x['rel_error_bound']:.2e})")
+ok = (r["matrix"]["nnz"] >= 100_000_000 and c["enabled"] and c["host_bytes"] <= 2**30
+      and (c["peak_rss_growth_bytes"] is None or c["peak_rss_growth_bytes"] <= 2**30)
+      and c["reference_s"] <= 0.2 * pre["convert_s"] and r["gpu"]["available"]
+      and all(x["rel_error"] is not None and x["within_bound"] for x in r["results"]))
+print("   check figures", "ok" if ok else "NOT MET")
+sys.exit(0 if ok else 1)
+PY
+  echo "== spmm_run --kernel all --precision split"
+  check spmm_run_kernel_all bash -o pipefail -c "'$build/apps/spmm_run' --mesh 40x40x40,dofs=3 --n 32 --reps 5 \
+    --kernel all --precision split --json > '$out/kernel_all_split.json'"
+  check spmm_run_kernel_all_figures python3 - "$out/kernel_all_split.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+k = r["kernels"]
+for x in r["results"]:
+    print(f"   {x['kernel']}: {x['median_ms']:.4f} ms, rel_error {x['rel_error']}")
+for x in k["not_applicable"]:
+    print(f"   {x['kernel']}: not applicable ({x['reason']})")
+ok = ([x["kernel"] for x in r["results"]] == k["applicable"] == ["split_pipelined", "csr_cuda_cores", "auto"]
+      and [x["kernel"] for x in k["not_applicable"]] == ["dense_bt", "dense_pipelined"]
+      and all(x["within_bound"] for x in r["results"]))
+print("   --kernel all", "ok" if ok else "NOT MET")
+sys.exit(0 if ok else 1)
+PY
 fi
 
 if has bench; then
   echo "== benchmarks"
-  rm -f "$out/bench.csv"
+  start_data bench
   for m in ${BENCH_MATRICES:-10d0s 0d10s 5d5s}; do
-    "$build/apps/bench_spmm" --xdys "$m" --size "${BENCH_SIZE:-16384}" --n "${BENCH_N:-8,32,128}" \
-      --reps "${BENCH_REPS:-20}" --csv "$out/bench.csv" 2>&1 | tee -a "$out/bench.log"
+    args=(--xdys "$m" --size "${BENCH_SIZE:-16384}" --n "${BENCH_N:-8,32,128}" --reps "${BENCH_REPS:-20}")
+    echo "$build/apps/bench_spmm ${args[*]} --csv OUT/bench.csv" >> "$out/bench.commands"
+    "$build/apps/bench_spmm" "${args[@]}" --csv "$out/bench.csv" 2>&1 | tee -a "$out/bench.log"
   done
+  meta bench "$(step_command bench BENCH_MATRICES BENCH_SIZE BENCH_N)"
 fi
 
 # bench NAME WIDTHS METHODS FILTER SOURCE...: one bench_spmm run on SOURCE (--graph/--mesh/--matrix/--xdys ...),
-# appended to $out/NAME.csv and $out/NAME.log; prints the lines FILTER matches.
+# appended to $out/NAME.csv and $out/NAME.log and listed in $out/NAME.commands; prints the lines FILTER matches.
 bench() {
   local name=$1 widths=$2 methods=$3 filter=$4
   shift 4
-  "$build/apps/bench_spmm" "$@" --n "$widths" --methods "$methods" --reps "${BENCH_REPS:-20}" \
-    --csv "$out/$name.csv" 2>&1 | tee -a "$out/$name.log" | grep -E "$filter"
+  local args=("$@" --n "$widths" --methods "$methods" --reps "${BENCH_REPS:-20}")
+  echo "$build/apps/bench_spmm ${args[*]} --csv OUT/$name.csv" >> "$out/$name.commands"
+  "$build/apps/bench_spmm" "${args[@]}" --csv "$out/$name.csv" 2>&1 | tee -a "$out/$name.log" | grep -E "$filter"
 }
 # shared_matrix NAME: the path of a shared SuiteSparse matrix; fails with a message when it is absent.
 shared_matrix() {
@@ -115,12 +193,13 @@ if has groups; then
   # Band groups (docs/KERNELS.md, "Band groups"): the automatic plan, groups forced on and forced off, on XdYs
   # grids where bands share B blocks (10% tile density) and where they hardly do (1-6%), n = 64 .. 256.
   echo "== band groups"
-  rm -f "$out/groups.csv"
+  start_data groups
   for spec in "10d0s --size 16384" "0d10s --size 16384" "5d5s --size 16384" "10d0s --size 8192" "3d3s --size 24576" \
               "1d1s --size 32768"; do
     # shellcheck disable=SC2086
     bench groups "${GROUPS_N:-64,128,256}" auto,auto_grouped,auto_ungrouped "^\| [0-9]+ \| (auto|plan)" --xdys $spec
   done
+  meta groups "$(step_command groups GROUPS_N)"
 fi
 
 if has floor; then
@@ -128,13 +207,16 @@ if has floor; then
   # the 2:4 : dense and fp32-B : fp16-B ratios of issues 9 and 10 can reach on these grids (docs/PERFORMANCE.md,
   # "Data-movement floors").
   echo "== data-movement floors"
-  rm -f "$out/floor.csv" "$out/floor.md"
+  start_data floor
+  rm -f "$out/floor.md"
   for spec in ${FLOOR_MATRICES:-0d10s 10d0s 5d5s}; do
-    "$build/apps/bench_floor" --xdys "$spec" --size "${FLOOR_SIZE:-16384}" --n "${FLOOR_N:-8,16,32}" \
-      --reps "${BENCH_REPS:-20}" 2>&1 | tee -a "$out/floor.md" | grep -E "bench_floor|ratios|read alone"
+    args=(--xdys "$spec" --size "${FLOOR_SIZE:-16384}" --n "${FLOOR_N:-8,16,32}" --reps "${BENCH_REPS:-20}")
+    echo "$build/apps/research/bench_floor ${args[*]}" >> "$out/floor.commands"
+    "$build/apps/research/bench_floor" "${args[@]}" 2>&1 | tee -a "$out/floor.md" | grep -E "bench_floor|ratios|read alone"
     bench floor "${FLOOR_N:-8,16,32}" split_pipelined,dense_pipelined,auto,auto_f32b "^\| [0-9]+ \| [a-z_0-9]+ \|" \
       --xdys "$spec" --size "${FLOOR_SIZE:-16384}" --no-check
   done
+  meta floor "$(step_command floor FLOOR_MATRICES FLOOR_SIZE FLOOR_N)"
 fi
 
 if has csr; then
@@ -142,7 +224,7 @@ if has csr; then
   # scattered matrices (random graphs, uniform and power-law row lengths; the scattered SuiteSparse ones) and a
   # randomly numbered mesh, n = 1 .. 256. These runs also calibrate lib/src/device/cost_model.cpp.
   echo "== CSR path and auto plans"
-  rm -f "$out/csr.csv"
+  start_data csr
   cn=${CSR_N:-1,8,16,32,64,128,256}
   methods=auto,split_pipelined,csr_cuda_cores,cusparse_csr_f16,cusparse_csr_f32
   filter="^(matrix|tiles)|plan|split|csr|auto"
@@ -156,13 +238,14 @@ if has csr; then
     f=$(shared_matrix "$m") || continue
     bench csr "$cn" "$methods" "$filter" --matrix "$f"
   done
+  meta csr "$(step_command csr CSR_N CSR_GRAPHS CSR_MESHES CSR_MATRICES)"
 fi
 
 if has balance; then
   # Long bands split over several blocks (PlanOptions::split_long_bands) against one block per band (_whole),
   # on matrices with a few bands far longer than the rest, and on the thesis synthetics.
   echo "== load balance"
-  rm -f "$out/balance.csv"
+  start_data balance
   bn=${BALANCE_N:-8,32,128}
   methods=auto,auto_whole,split_pipelined,split_pipelined_whole,cusparse_csr_f16,cusparse_csr_f32
   filter="^(matrix|tiles)|plan|split|auto|dense"
@@ -176,13 +259,14 @@ if has balance; then
   for m in ${BALANCE_XDYS:-0d10s 10d0s}; do
     bench balance "$bn" "$methods,dense_pipelined" "$filter" --xdys "$m" --size 16384
   done
+  meta balance "$(step_command balance BALANCE_N BALANCE_GRAPHS BALANCE_MATRICES BALANCE_XDYS)"
 fi
 
 if has layout; then
   # The tile layouts (issue: reordering, condensing, 2:4 packing): the default (auto) layout against the thesis
   # layout (split_aligned) and cuSPARSE, on 3-D meshes in both node orders and on scattered real matrices.
   echo "== layouts"
-  rm -f "$out/layouts.csv"
+  start_data layouts
   ln=${LAYOUT_N:-8,32,128}
   methods=split_pipelined,split_aligned,cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32
   filter="^(matrix|tiles|layout)|split|cusparse"
@@ -193,13 +277,14 @@ if has layout; then
     f=$(shared_matrix "$m") || continue
     bench layouts "$ln" "$methods" "$filter" --matrix "$f"
   done
+  meta layouts "$(step_command layout LAYOUT_N LAYOUT_MESHES LAYOUT_MATRICES)"
 fi
 
 if has precision; then
   # Precision modes (issue: fp32 B in place, bf16, split): each against the default fp16 (per-row scaled A,
   # fp16 B), the same with one scale for the whole matrix, and cuSPARSE CSR fp16/fp32, in the same run.
   echo "== precision modes"
-  rm -f "$out/precision.csv"
+  start_data precision
   pn=${PRECISION_N:-8,16,32,128}
   methods=auto,auto_matrix_scale,auto_f32b,auto_bf16,auto_bf16_f32b,auto_split,cusparse_csr_f16,cusparse_csr_f32
   filter="^(matrix|tiles|precision|variant)|auto|cusparse"
@@ -213,6 +298,52 @@ if has precision; then
   for m in ${PRECISION_XDYS:-10d0s 0d10s}; do
     bench precision "$pn" "$methods" "$filter" --xdys "$m" --size 16384
   done
+  meta precision "$(step_command precision PRECISION_N PRECISION_MESHES PRECISION_MATRICES PRECISION_XDYS)"
+fi
+
+if has heldout; then
+  # auto against every cuSPARSE variant on matrices that tuned nothing (no kernel choice, no cost-model constant):
+  # random graphs of other shapes and row-length laws, 7-point and 2-dof meshes, a thin slab, a small 4-dof mesh
+  # and XdYs densities and sizes the sweep lacks (docs/PERFORMANCE.md: the held-out tables and Random graphs).
+  echo "== held-out matrices"
+  start_data heldout
+  methods=auto,cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32
+  for spec in "--graph 200000,degree=4" "--graph 200000,degree=32" "--graph 500000,degree=8,power" \
+              "--graph 100000,cols=10000,degree=16" "--graph 20000,cols=400000,degree=32" \
+              "--mesh 60x60x60,dofs=1,stencil=7,order=lex" "--mesh 60x60x60,dofs=1,stencil=7,order=random" \
+              "--mesh 30x30x30,dofs=2,stencil=27,order=random" "--mesh 200x200x4,dofs=3,stencil=27,order=lex" \
+              "--mesh 16x16x16,dofs=4,stencil=27,order=random" "--xdys 1d1s --size 32768" \
+              "--xdys 20d20s --size 8192" "--xdys 2d0s --size 65536"; do
+    # shellcheck disable=SC2086
+    bench heldout "${HELDOUT_N:-8,16,32,64,128}" "$methods" "^(matrix|\| [0-9]+ \| auto)" $spec
+  done
+  meta heldout "$(step_command heldout HELDOUT_N)"
+fi
+
+if has model; then
+  # The cost model per structure class and the measured plans (issue 33): every class of bench_spmm --synth at
+  # n = 1 .. 256 with auto (measured), auto_model (the cost model alone), the candidates forced one by one, the two
+  # single kernels and every cuSPARSE variant (SpMV at n = 1); then every shared real matrix of >= 10,000 nonzeros at
+  # n = 1 and 256 against cuSPARSE SpMV and SpMM; scripts/fit_cost_model.py sums both up (model_fit.md).
+  echo "== cost model per structure class, measured plans"
+  start_data model
+  mn=${MODEL_N:-1,8,32,128,256}
+  methods=auto,auto_model,auto_tiles,auto_hybrid,auto_csr,split_pipelined,csr_cuda_cores,cusparse_csr_f16
+  methods+=,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cusparse_spmv_f16,cusparse_spmv_f32
+  for spec in ${MODEL_CLASSES:-arrowhead:46500 dense_rows:200000 dense_cols:200000 block_diagonal:262144 \
+                power_law:1000000,degree=16 short_rows:2000000 long_rows:20000,cols=200000 \
+                least_squares:72000,cols=2700 circuit:1600000}; do
+    bench model "$mn" "$methods" "^(matrix|tiles)|\| [0-9]+ \| (auto|auto_model|plan of auto|tuning of auto) \|" --synth "$spec"
+  done
+  meta model "$(step_command model MODEL_N MODEL_CLASSES)"
+  plot=(--no-plot)
+  shared_methods=auto,auto_model,cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32
+  shared_methods+=,cusparse_spmv_f16,cusparse_spmv_f32
+  python3 scripts/sweep.py --matrix-dir "$shared/suitesparse" --all-in-dir --min-nnz 10000 --n "${MODEL_SHARED_N:-1,256}" \
+    --methods "$shared_methods" --reps "${BENCH_REPS:-20}" --bench "$build/apps/bench_spmm" --out "$out/model_shared" \
+    "${plot[@]}" --meta-command "$(step_command model MODEL_SHARED_N)" 2>&1 | tail -n 5
+  check model_fit bash -o pipefail -c "python3 scripts/fit_cost_model.py '$out/model.csv' '$out/model_shared/sweep.csv' \
+    --detail > '$out/model_fit.md' && sed -n '/^## The model/,/^## Refit/p' '$out/model_fit.md' | head -n 80"
 fi
 
 if has sweep; then
@@ -221,7 +352,8 @@ if has sweep; then
   plot=()
   python3 -c 'import matplotlib' 2>/dev/null || plot=(--no-plot)
   python3 scripts/sweep.py --matrix-dir "$shared/suitesparse" --all-in-dir --min-nnz 10000 --synthetic \
-    --n 8,16,32,64,128 --bench "$build/apps/bench_spmm" --out "$out/sweep" "${plot[@]}" 2>&1 | tail -n 20
+    --n 8,16,32,64,128 --reps "${BENCH_REPS:-20}" --bench "$build/apps/bench_spmm" --out "$out/sweep" "${plot[@]}" \
+    --meta-command "$(step_command sweep)" 2>&1 | tail -n 20
 fi
 
 if has distributed; then
@@ -286,6 +418,45 @@ fi
 if has solver; then
   echo "== solver"
   scripts/solver_check.sh "$out/solver" 2>&1 | tail -n 40
+fi
+
+if has soak; then
+  # Random matrices (every testkit family, arrowheads, dense rows, empty bands, tiny ones, values over wide ranges),
+  # options and plans through the public API for SOAK_SECONDS, every product against reference_spmm under its
+  # mode's bound. Any result outside it, an exception other than a documented refusal, or device memory not back
+  # to its starting value fails the step; FAIL lines name the case to replay (--seed S --case K).
+  soak_seconds=${SOAK_SECONDS:-600}
+  echo "== soak ($soak_seconds s)"
+  check soak bash -o pipefail -c "'$build/test/soak/bcsr24_soak' --seconds '$soak_seconds' ${SOAK_ARGS:-} 2>&1 \
+    | tee '$out/soak.log' | grep -E '^(bcsr24_soak|FAIL|== soak|cases|largest|device memory|failures)'"
+  if (( ${SOAK_SANITIZE_SECONDS:-0} > 0 )); then
+    echo "== soak under compute-sanitizer memcheck ($SOAK_SANITIZE_SECONDS s, matrices up to 500 rows)"
+    check soak_memcheck bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
+      '$build/test/soak/bcsr24_soak' --seconds '$SOAK_SANITIZE_SECONDS' --max-rows 500 ${SOAK_ARGS:-} 2>&1 \
+      | tee '$out/soak_memcheck.log' | grep -E '^(bcsr24_soak|FAIL|== soak|cases|failures|=========)' | tail -n 20"
+  fi
+fi
+
+if has python; then
+  echo "== python package (pip install, pytest, examples, python -m bcsr24.bench): logs in $out/python"
+  check python env CUDA_ARCH="$arch" BCSR24_BUILD="$build" python/gpu_check.sh "$out/python"
+fi
+
+if has report; then
+  # docs/PERFORMANCE.md from this run (scripts/perf_report.py), rendered into $out/PERFORMANCE.md: this run's data
+  # over a copy of the committed data, which stands in for the steps not run. To commit it, on the measured commit:
+  # `python3 scripts/perf_report.py collect OUTDIR` (data into docs/data and docs/sweep), then `... render`.
+  echo "== report"
+  stage="$out/report"
+  rm -rf "$stage"
+  mkdir -p "$stage/data" "$stage/sweep"
+  cp docs/data/* "$stage/data/"
+  for f in sweep.csv meta.json skipped.tsv; do
+    if [[ -f "docs/sweep/$f" ]]; then cp "docs/sweep/$f" "$stage/sweep/"; fi
+  done
+  check report bash -o pipefail -c "python3 scripts/perf_report.py collect '$out' --data '$stage/data' \
+    --sweep '$stage/sweep' --no-plots && python3 scripts/perf_report.py render --data '$stage/data' \
+    --sweep '$stage/sweep' --out '$out/PERFORMANCE.md'"
 fi
 
 if ((${#failures[@]})); then

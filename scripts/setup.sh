@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # First-time set-up on a Debian machine with the CUDA toolkit in /usr/local/cuda: install the Debian
-# dependencies (libopenmpi-dev: the optional MPI launch of the distributed mode), build everything, and run spmm_run on a bundled matrix.
+# dependencies (libopenmpi-dev: the optional MPI launch of the distributed mode), build everything, run spmm_run on a
+# bundled matrix, and install the Python package into the virtual environment .venv/ at the repository root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $(id -u) -eq 0 ]]; then sudo=""; else sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
-  cmake g++ make libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev zlib1g-dev libopenmpi-dev python3 python3-matplotlib >/dev/null
+  cmake g++ make libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev zlib1g-dev libopenmpi-dev python3 python3-dev python3-venv python3-matplotlib >/dev/null
 export PATH="/usr/local/cuda/bin:$PATH"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
 cmake --build build -j"$(nproc)"
 build/apps/spmm_run data/xdys_1000x1000_2d3s.mtx --nmult 4
+# The Python package (docs/PYTHON.md): `pip install .` into .venv (CMAKE_ARGS reaches its CMake build too).
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check ".[test]"
+echo "bcsr24 for Python is installed in $(pwd)/.venv: source .venv/bin/activate, then python -c 'import bcsr24'"

@@ -13,13 +13,19 @@ A matrix bench_spmm refuses (it exits with 'bench_spmm: error: ...', e.g. a comp
 sweep: it is listed in skipped.tsv next to the CSV (matrix, the widths without rows, the first line of the error),
 which plot_sweep.py copies into summary.md, and the sweep goes on. Timeouts and crashes are listed there too, but also
 make the sweep exit with status 1. A later run retries what skipped.tsv lists and drops what then succeeds.
+
+Each run that measures something writes meta.json next to the CSV (scripts/bench_meta.py: device, date, git commit,
+the command to repeat it and this sweep.py command line; a resumed sweep keeps the earlier runs' date and commit under
+earlier_runs), which scripts/perf_report.py prints under the tables it makes from the CSV.
 """
 
 import argparse
 import csv
 import gzip
+import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -27,6 +33,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_meta import write_meta
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_LIST = REPO_ROOT / "data" / "suitesparse_thesis.tsv"
@@ -345,6 +353,24 @@ def run_job(job, args, sweep_csv, log_handle):
         return JobResult(status, reason, len(rows), [n for n in job.widths if n not in written])
 
 
+def save_meta(out_dir, args, resumed):
+    """meta.json for the sweep's CSV: this run's provenance, with the runs before it listed under earlier_runs when
+    this run resumed a sweep (the CSV had rows already)."""
+    path = out_dir / "meta.json"
+    earlier = []
+    if resumed and path.is_file():
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError):
+            old = {}
+        earlier = old.get("earlier_runs", []) + [{key: old.get(key, "unknown") for key in ("date", "commit")}]
+    this_command = shlex.join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
+    fields = {"reps": args.reps, "warmup": args.warmup}
+    if earlier:
+        fields["earlier_runs"] = earlier
+    write_meta(path, args.meta_command or this_command, [this_command], **fields)
+
+
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -382,6 +408,9 @@ def main():
     output.add_argument("--plot-n", type=int, default=128, help="width shown in the per-matrix plots (default 128)")
     output.add_argument("--no-plot", action="store_true", help="do not call plot_sweep.py at the end")
     output.add_argument("--dry-run", action="store_true", help="print what would run, run nothing")
+    output.add_argument("--meta-command", default=None,
+                        help="how to repeat this sweep, recorded in meta.json (default: this command line; "
+                             "scripts/gpu_check.sh gives its own step)")
     args = parser.parse_args()
 
     if not args.matrix_dir and not args.synthetic and not args.mesh:
@@ -436,6 +465,8 @@ def main():
                 (refusals if result.status == "refused" else failures).append((job.key, result.reason))
             skipped.save()
 
+    if jobs:
+        save_meta(out_dir, args, resumed=bool(already))
     if refusals:
         print(f"{len(refusals)} matrices refused by bench_spmm (listed in {skipped.path}): "
               + ", ".join(key for key, _ in refusals))

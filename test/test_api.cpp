@@ -13,6 +13,10 @@
 
 #include "bcsr24/bcsr24.hpp"
 #include "bcsr24/eigen.hpp"
+#include "device/plan_access.hpp"
+#include "device/plan_tuning.hpp"
+#include "format/convert.hpp"
+#include "format/serialize.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -20,6 +24,9 @@ using bcsr24::CsrMatrix;
 using bcsr24::SparseOperator;
 
 namespace {
+
+/// The host format behind an operator (white-box: the library's own access).
+const bcsr24::Bcsr24Matrix& host_of(const SparseOperator& op) { return bcsr24::detail::OperatorAccess::host(op); }
 
 /// A random rows x cols CSR with about `per_row` entries per row, mixing 2:4-friendly and dense-ish rows, so
 /// that both tile lists are populated. Values in [-4, 4) without exact zeros.
@@ -94,7 +101,7 @@ TEST_CASE("from_csr, from_eigen (both orders, float) and from_file build the sam
   const SparseOperator from_arrays =
       SparseOperator::from_csr(a.rows, a.cols, a.row_ptr.data(), a.col_idx.data(), a.values.data());
   const bcsr24::Bcsr24Matrix reference = bcsr24::convert_to_bcsr24(a);
-  require_same_host(from_arrays.host(), reference);
+  require_same_host(host_of(from_arrays), reference);
   CHECK(from_arrays.rows() == 101);
   CHECK(from_arrays.cols() == 77);
   CHECK(from_arrays.nnz() == a.nnz());
@@ -104,8 +111,8 @@ TEST_CASE("from_csr, from_eigen (both orders, float) and from_file build the sam
   {
     // Aligned tiles in file order hold both tile kinds here (condensing packs this matrix into 2:4 tiles only).
     bcsr24::OperatorOptions aligned;
-    aligned.convert.layout = bcsr24::TileLayout::aligned;
-    aligned.convert.reorder = bcsr24::Reordering::none;
+    aligned.layout = bcsr24::TileLayout::aligned;
+    aligned.reorder = bcsr24::Reordering::none;
     const SparseOperator op =
         SparseOperator::from_csr(a.rows, a.cols, a.row_ptr.data(), a.col_idx.data(), a.values.data(), aligned);
     CHECK(op.census().sparse24_tiles > 0);
@@ -114,12 +121,12 @@ TEST_CASE("from_csr, from_eigen (both orders, float) and from_file build the sam
     CHECK(op.layout_report().reason == "requested");
   }
 
-  SECTION("CsrMatrix overload") { require_same_host(SparseOperator::from_csr(a).host(), reference); }
+  SECTION("CsrMatrix overload") { require_same_host(host_of(SparseOperator::from_csr(a)), reference); }
   SECTION("Eigen row-major and column-major, double") {
     const Eigen::SparseMatrix<double, Eigen::RowMajor> row_major = bcsr24::test::to_eigen(a);
     const Eigen::SparseMatrix<double, Eigen::ColMajor> col_major = row_major;
-    require_same_host(bcsr24::from_eigen(row_major).host(), reference);
-    require_same_host(bcsr24::from_eigen(col_major).host(), reference);
+    require_same_host(host_of(bcsr24::from_eigen(row_major)), reference);
+    require_same_host(host_of(bcsr24::from_eigen(col_major)), reference);
     require_same_census(bcsr24::from_eigen(col_major).census(), census);
   }
   SECTION("Eigen uncompressed (reserved room left between rows)") {
@@ -128,7 +135,7 @@ TEST_CASE("from_csr, from_eigen (both orders, float) and from_file build the sam
     for (std::int32_t i = 0; i < a.rows; ++i)
       for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) m.insert(i, a.col_idx[p]) = a.values[p];
     REQUIRE_FALSE(m.isCompressed());
-    require_same_host(bcsr24::from_eigen(m).host(), reference);
+    require_same_host(host_of(bcsr24::from_eigen(m)), reference);
   }
   SECTION("float values, from arrays and from Eigen") {
     // Values exactly representable in float so both paths see the same doubles.
@@ -137,19 +144,19 @@ TEST_CASE("from_csr, from_eigen (both orders, float) and from_file build the sam
     std::vector<float> values(af.values.begin(), af.values.end());
     const auto expected = bcsr24::convert_to_bcsr24(af);
     require_same_host(
-        SparseOperator::from_csr(af.rows, af.cols, af.row_ptr.data(), af.col_idx.data(), values.data()).host(),
+        host_of(SparseOperator::from_csr(af.rows, af.cols, af.row_ptr.data(), af.col_idx.data(), values.data())),
         expected);
     const Eigen::SparseMatrix<float, Eigen::ColMajor> mf = bcsr24::test::to_eigen(af).cast<float>();
-    require_same_host(bcsr24::from_eigen(mf).host(), expected);
+    require_same_host(host_of(bcsr24::from_eigen(mf)), expected);
   }
   SECTION("Matrix Market and .b24 files") {
     TempPath mtx("a.mtx"), b24("a.b24");
     bcsr24::write_matrix_market(mtx.path.string(), a);
     const SparseOperator from_mtx = SparseOperator::from_file(mtx.path.string());
-    require_same_host(from_mtx.host(), reference);
+    require_same_host(host_of(from_mtx), reference);
     require_same_census(from_mtx.census(), census);
     bcsr24::save_bcsr24(b24.path.string(), reference);
-    require_same_host(SparseOperator::from_file(b24.path.string()).host(), reference);
+    require_same_host(host_of(SparseOperator::from_file(b24.path.string())), reference);
   }
 }
 
@@ -161,8 +168,8 @@ TEST_CASE("from_csr sorts columns within rows and sums duplicates", "[api]") {
   const SparseOperator op = SparseOperator::from_csr(3, 6, row_ptr.data(), col_idx.data(), values.data());
   const CsrMatrix sorted =
       bcsr24::csr_from_triplets(3, 6, {0, 0, 2, 2}, {1, 5, 0, 3}, {2.0, 1.5, 4.0, -1.0});
-  require_same_host(op.host(), bcsr24::convert_to_bcsr24(sorted));
-  const std::vector<double> dense = bcsr24::decode_to_dense(op.host());
+  require_same_host(host_of(op), bcsr24::convert_to_bcsr24(sorted));
+  const std::vector<double> dense = bcsr24::decode_to_dense(host_of(op));
   CHECK(dense[0 * 6 + 5] == 1.5);
   CHECK(dense[0 * 6 + 1] == 2.0);
   CHECK(dense[2 * 6 + 0] == 4.0);
@@ -211,7 +218,7 @@ TEST_CASE("invalid CSR arrays throw InvalidArgument naming the problem", "[api][
   bcsr24::TileList& list = host.dense.tiles() > 0 ? host.dense : host.sparse24;
   REQUIRE(list.tiles() > 0);
   list.values.pop_back();
-  CHECK_THROWS_AS(SparseOperator::from_host(host), bcsr24::InvalidArgument);
+  CHECK_THROWS_AS(bcsr24::detail::OperatorAccess::from_host(host), bcsr24::InvalidArgument);
 }
 
 TEST_CASE("non-finite values and fp16 overflow follow the scaling policy", "[api][scaling]") {
@@ -223,7 +230,7 @@ TEST_CASE("non-finite values and fp16 overflow follow the scaling policy", "[api
 
   const std::vector<double> huge{1.0e9, 3.0e8};
   bcsr24::OperatorOptions matrix_wide;
-  matrix_wide.convert.scaling = bcsr24::ScalingPolicy::automatic;
+  matrix_wide.scaling = bcsr24::ScalingPolicy::automatic;
   const SparseOperator scaled = SparseOperator::from_csr(2, 2, row_ptr.data(), col_idx.data(), huge.data(), matrix_wide);
   const bcsr24::Fp16Scaling& s = scaled.scaling();
   CHECK(s.exponent > 0);
@@ -232,7 +239,7 @@ TEST_CASE("non-finite values and fp16 overflow follow the scaling policy", "[api
   CHECK(s.overflow_count == 2);
   CHECK(s.flushed_count == 0);
   // Stored values times 2^exponent give the matrix back to fp16 precision.
-  const std::vector<double> dense = bcsr24::decode_to_dense(scaled.host());
+  const std::vector<double> dense = bcsr24::decode_to_dense(host_of(scaled));
   CHECK(std::fabs(dense[0] - 1.0e9) <= 1.0e9 * 0x1p-11);
   CHECK(std::fabs(dense[3] - 3.0e8) <= 3.0e8 * 0x1p-11);
   // The default scales each row on its own: no matrix-wide exponent, one per row.
@@ -240,14 +247,14 @@ TEST_CASE("non-finite values and fp16 overflow follow the scaling policy", "[api
   CHECK(per_row.scaling().per_row);
   CHECK(per_row.scaling().exponent == 0);
   CHECK(per_row.scaling().overflow_count == 2);
-  CHECK(per_row.host().row_exponent ==
+  CHECK(host_of(per_row).row_exponent ==
         std::vector<std::int16_t>{std::int16_t(std::ilogb(1.0e9) - 14), std::int16_t(std::ilogb(3.0e8) - 14)});
-  const std::vector<double> per_row_dense = bcsr24::decode_to_dense(per_row.host());
+  const std::vector<double> per_row_dense = bcsr24::decode_to_dense(host_of(per_row));
   CHECK(std::fabs(per_row_dense[0] - 1.0e9) <= 1.0e9 * 0x1p-11);
   CHECK(std::fabs(per_row_dense[3] - 3.0e8) <= 3.0e8 * 0x1p-11);
 
   bcsr24::OperatorOptions no_scaling;
-  no_scaling.convert.scaling = bcsr24::ScalingPolicy::none;
+  no_scaling.scaling = bcsr24::ScalingPolicy::none;
   CHECK_THROWS_AS(SparseOperator::from_csr(2, 2, row_ptr.data(), col_idx.data(), huge.data(), no_scaling),
                   bcsr24::RangeError);
   const std::vector<double> fine{1.0, -2.0};
@@ -283,13 +290,56 @@ TEST_CASE("the device side reports a missing GPU as NotSupported, and checks n f
     WARN("a usable GPU is present: checking the upload instead of the NotSupported path");
     op.upload();
     CHECK(op.uploaded());
-    CHECK(op.device().rows() == 50);
+    CHECK(op.device_bytes() > 0);
     CHECK(op.make_plan(8).n() == 8);
-    // Dense kernels need the merged dense upload, which is off by default.
-    CHECK_THROWS_AS(op.make_plan(8, bcsr24::KernelKind::dense_bt), bcsr24::InvalidArgument);
+    // The all-dense list of the dense kernels is made on their first plan, and kept.
+    const std::int64_t before = op.device_bytes();
+    CHECK(op.make_plan(8, bcsr24::KernelKind::dense_bt).n() == 8);
+    CHECK(op.device_bytes() > before);
   } else {
     CHECK_THROWS_AS(op.upload(), bcsr24::NotSupported);
     CHECK_THROWS_AS(op.make_plan(8), bcsr24::NotSupported);
     CHECK_FALSE(op.uploaded());
   }
+}
+
+TEST_CASE("tuned choices are saved with the matrix and restored by from_file", "[api][tuning]") {
+  using bcsr24::detail::StoredChoice;
+  using bcsr24::detail::TunedChoice;
+  using bcsr24::detail::TunedKey;
+  using bcsr24::experimental::BandPaths;
+  using bcsr24::experimental::TilePipeline;
+  const SparseOperator op = SparseOperator::from_csr(random_csr(300, 200, 4, 3));
+  TempPath plain("plain.b24"), tuned("tuned.b24");
+  op.save(plain.path.string());
+  CHECK(bcsr24::detail::OperatorAccess::tuned(SparseOperator::from_file(plain.path.string())).all().empty());
+
+  const std::vector<StoredChoice> stored = {
+      {TunedKey{128, bcsr24::InputType::f16, bcsr24::OutputType::f32, "NVIDIA H100 80GB HBM3"},
+       TunedChoice{BandPaths::tiles, true, TilePipeline::standard, true}, 29.5},
+      {TunedKey{1, bcsr24::InputType::f32, bcsr24::OutputType::f32, "NVIDIA H100 80GB HBM3"},
+       TunedChoice{BandPaths::hybrid, false, TilePipeline::deep, false}, 3.25},
+      {TunedKey{16, bcsr24::InputType::f16, bcsr24::OutputType::f16, "NVIDIA H200"},
+       TunedChoice{BandPaths::csr, true, TilePipeline::standard, false}, -1.0}};
+  for (const StoredChoice& s : stored) bcsr24::detail::OperatorAccess::tuned(op).store(s);
+  op.save(tuned.path.string());
+  const SparseOperator back = SparseOperator::from_file(tuned.path.string());
+  require_same_host(host_of(op), host_of(back));
+  const std::vector<StoredChoice> restored = bcsr24::detail::OperatorAccess::tuned(back).all();
+  REQUIRE(restored.size() == stored.size());
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    INFO("choice " << i);
+    CHECK(restored[i].key == stored[i].key);
+    CHECK(restored[i].choice == stored[i].choice);
+    CHECK(restored[i].measured_us == stored[i].measured_us);
+  }
+  // What a measured plan would find for its key, and nothing for another device.
+  CHECK(bcsr24::detail::OperatorAccess::tuned(back).find(stored[0].key));
+  TunedKey other = stored[0].key;
+  other.device = "NVIDIA A100-SXM4-80GB";
+  CHECK_FALSE(bcsr24::detail::OperatorAccess::tuned(back).find(other));
+  // Saving the loaded operator again writes the same file.
+  TempPath again("again.b24");
+  back.save(again.path.string());
+  CHECK(fs::file_size(again.path) == fs::file_size(tuned.path));
 }

@@ -8,11 +8,11 @@
 #include <numeric>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
-#include "bcsr24/reference.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "format/reference.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 #include "format/band_csr.hpp"
 #include "test_support.hpp"
 

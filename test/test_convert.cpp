@@ -9,10 +9,10 @@
 #include <set>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
-#include "bcsr24/tile_layout.hpp"
+#include "format/tile_layout.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;

@@ -1,14 +1,21 @@
-// The plan cost model (lib/src/device/cost_model.hpp): host code, so its choices are tested without a GPU.
+// The plan cost model (lib/src/device/cost_model.hpp): host code, so its choices are tested without a GPU; and the
+// width-dependent shapes plans take from n (tile slices, CSR chunks) at every width around their boundaries.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "format/convert.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 #include "device/cost_model.hpp"
+#include "device/tile_schedule.hpp"
 #include "format/band_csr.hpp"
+#include "kernels/csr_params.hpp"
+#include "kernels/kernel_table.hpp"
+#include "kernels/sm_limits.hpp"
+#include "kernels/spmm_params.hpp"
 
 using namespace bcsr24;
 
@@ -132,4 +139,85 @@ TEST_CASE("cost model on generated matrices: a random graph is a CSR candidate, 
   const Bcsr24Matrix blocks = convert_to_bcsr24(generate_xdys(spec));
   const auto block_candidates = detail::csr_candidate_bands(detail::band_stats(blocks), blocks.gathered(), blocks.cols, std::int64_t(50) << 20);
   CHECK(std::count(block_candidates.begin(), block_candidates.end(), 1) == 0);
+}
+
+TEST_CASE("every width in n = 1..9, 127..130, 255, 256: slices, CSR shapes and path choices agree", "[cost_model][widths]") {
+  // Mixed bands: full blocks (tiles), scattered ones (CSR) and a long one, so every path is possible.
+  const detail::BandStats full = band(0, 8, 8 * 512), lonely = band(20, 0, 20);
+  detail::BandStats skewed = band(300, 0, 300 * 16);
+  skewed.max_row_nnz = 300 * 16;
+  std::vector<detail::BandStats> bands(2000, full);
+  bands.insert(bands.end(), 3000, lonely);
+  bands.push_back(skewed);
+  const std::vector<std::uint8_t> has(bands.size(), 1);
+  std::vector<std::int32_t> widths = {127, 128, 129, 130, 255, 256};
+  for (std::int32_t n = 1; n <= 9; ++n) widths.push_back(n);
+  std::sort(widths.begin(), widths.end());
+  double previous_csr = 0.0;
+  const double tiles_at_8 = detail::choose_paths(bands, has, context(8, true)).tiles_only_ns;
+  for (const std::int32_t n : widths) {
+    INFO("n = " << n);
+    for (const kernels::OperandMode mode : {kernels::OperandMode::f16, kernels::OperandMode::bf16,
+                                            kernels::OperandMode::f16_f32b, kernels::OperandMode::bf16_f32b,
+                                            kernels::OperandMode::split_f32b}) {
+      INFO("mode " << kernels::operand_mode_name(mode));
+      // The smallest slice that covers n (up to the mode's widest), and the slices cover n exactly.
+      const int w = kernels::slice_width_for(n, mode);
+      const int widest = mode == kernels::OperandMode::split_f32b ? 32 : 64;
+      CHECK((w == 8 || w == 16 || w == 32 || w == 64));
+      CHECK(w <= widest);
+      CHECK((w == 8 || w / 2 < std::min(n, widest)));
+      const std::int32_t slices = (n + w - 1) / w;
+      CHECK(std::int64_t(slices) * w >= n);
+      CHECK(std::int64_t(slices - 1) * w < n);
+      // The kernel-table entry an automatic plan looks up, on an assumed H100 (132 SMs of sm_90; no device here):
+      // it exists and an SM holds it; a forced deep pipeline is standard where the table has no deep entry.
+      const kernels::TileKernelKey key{KernelKind::split_pipelined, mode, w, TilePipeline::standard, OutputType::f32,
+                                       BRowIndex::implicit, false};
+      CHECK(kernels::tile_blocks_per_sm(kernels::tile_kernel(key), kernels::sm_limits(90)) >= 1);
+      const detail::TileLaunch deep =
+          detail::tile_launch_for(bands, n, key, 132, kernels::sm_limits(90), TilePipeline::deep, true);
+      CHECK(deep.pipeline == (deep.deep_exists ? TilePipeline::deep : TilePipeline::standard));
+      CHECK(deep.block_slots >= 132);
+      CHECK(deep.tiles_per_part >= detail::kMinTilesPerPart);
+    }
+    // CSR: 8-column chunks covering the pass, scalar B below 8 columns, one accumulator at n = 1.
+    for (const double mean : {1.0, 3.0, 40.0}) {
+      const kernels::CsrShape shape = kernels::csr_shape_for(n, mean);
+      CHECK((shape.chunks & (shape.chunks - 1)) == 0);
+      CHECK(shape.chunks * 8 >= std::min(n, 256));
+      CHECK(shape.chunks * shape.nz_lanes <= 32);
+      CHECK(shape.scalar_b == (n < 8));
+      CHECK(shape.one_column == (n == 1));
+      const kernels::CsrRowClasses classes = kernels::csr_row_classes(shape, mean);
+      CHECK(classes.short_max <= classes.medium_max);
+      const int blocks = kernels::csr_long_row_blocks(shape.chunks, 100000);
+      CHECK(shape.chunks % blocks == 0);
+    }
+    // The path split: consistent with its own description, the hybrid's split kept beside the choice.
+    const detail::PathChoice c = detail::choose_paths(bands, has, context(n, true));
+    REQUIRE(c.to_csr.size() == bands.size());
+    REQUIRE(c.hybrid_to_csr.size() == bands.size());
+    const auto on_csr = std::size_t(std::count(c.to_csr.begin(), c.to_csr.end(), 1));
+    CHECK(std::size_t(std::count(c.hybrid_to_csr.begin(), c.hybrid_to_csr.end(), 1)) == c.hybrid_bands_on_csr);
+    switch (c.chosen) {
+      case BandPaths::tiles: CHECK(on_csr == 0); CHECK(c.chosen_ns == c.tiles_only_ns); break;
+      case BandPaths::csr: CHECK(on_csr == bands.size()); CHECK(c.chosen_ns == c.csr_only_ns); break;
+      case BandPaths::hybrid:
+        CHECK(c.to_csr == c.hybrid_to_csr);
+        CHECK(c.chosen_ns == c.hybrid_ns);
+        CHECK(c.chosen_csr_ns == c.hybrid_csr_ns);
+        break;
+      default: FAIL("automatic is not a choice");
+    }
+    CHECK(c.chosen_ns <= c.tiles_only_ns);
+    CHECK(c.chosen_ns <= c.csr_only_ns);
+    CHECK(std::isfinite(c.hybrid_ns));
+    CHECK(c.hybrid_ns > 0.0);
+    // Narrow B: the tile plans pay for staging B to 8 columns, on top of what 8 columns cost.
+    if (n < 8) CHECK(c.tiles_only_ns > tiles_at_8);
+    // CSR work grows with the columns it reads (up to one 256-column pass).
+    CHECK(c.csr_only_ns >= previous_csr);
+    previous_csr = c.csr_only_ns;
+  }
 }

@@ -17,8 +17,8 @@
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/mesh.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "bcsr24_testkit/mesh.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;

@@ -8,7 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "bcsr24/device.hpp"
+#include "device/plan_choices.hpp"
+#include "format/bcsr24_matrix.hpp"
 #include "bcsr24/error.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/kernel_table.hpp"

@@ -13,10 +13,10 @@
 
 #include <Eigen/Dense>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/half.hpp"
-#include "bcsr24/mesh.hpp"
-#include "bcsr24/reference.hpp"
+#include "bcsr24_testkit/mesh.hpp"
+#include "format/reference.hpp"
 #include "format/pack24.hpp"
 #include "format/tile_codec.hpp"
 #include "test_support.hpp"

@@ -117,9 +117,9 @@ TEST_CASE("coordinate real general: exact values, unsorted input, info", "[mm]")
   CHECK(a.rows == 3);
   CHECK(a.cols == 4);
   CHECK(entries(a) == std::vector<Entry>{{0, 0, 1.0}, {0, 3, 100.0}, {1, 2, 7.0}, {2, 3, -2.5e-3}});
-  CHECK(info.format == bcsr24::MmFormat::coordinate);
-  CHECK(info.field == bcsr24::MmField::real);
-  CHECK(info.symmetry == bcsr24::MmSymmetry::general);
+  CHECK(info.format == "coordinate");
+  CHECK(info.field == "real");
+  CHECK(info.symmetry == "general");
   CHECK(info.rows == 3);
   CHECK(info.cols == 4);
   CHECK(info.entries == 4);
@@ -164,10 +164,10 @@ TEST_CASE("'double' is an alias of real and 'unsigned-integer' reads like intege
   MatrixMarketInfo info;
   CHECK(entries(read("%%MatrixMarket matrix coordinate double general\n1 1 1\n1 1 2.5\n", {}, &info)) ==
         std::vector<Entry>{{0, 0, 2.5}});
-  CHECK(info.field == bcsr24::MmField::double_);
+  CHECK(info.field == "double");
   CHECK(entries(read("%%MatrixMarket matrix array unsigned-integer general\n1 2\n3\n4\n", {}, &info)) ==
         std::vector<Entry>{{0, 0, 3.0}, {0, 1, 4.0}});
-  CHECK(info.field == bcsr24::MmField::integer);
+  CHECK(info.field == "integer");
 }
 
 TEST_CASE("header keywords are case-insensitive", "[mm]") {
@@ -179,7 +179,7 @@ TEST_CASE("pattern: ones by default, seeded uniform [-1,1) values on request", "
   const std::string text = "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 4\n1 1\n2 1\n3 2\n4 4\n";
   MatrixMarketInfo info;
   const CsrMatrix ones = read(text, {}, &info);
-  CHECK(info.field == bcsr24::MmField::pattern);
+  CHECK(info.field == "pattern");
   CHECK(entries(ones) == std::vector<Entry>{{0, 0, 1.0}, {0, 1, 1.0}, {1, 0, 1.0}, {1, 2, 1.0}, {2, 1, 1.0}, {3, 3, 1.0}});
 
   MatrixMarketOptions random;
@@ -291,7 +291,7 @@ TEST_CASE("CRLF and CR-only line endings read like LF, with the same line number
 TEST_CASE("array format: column-major general, packed symmetric and skew-symmetric", "[mm]") {
   MatrixMarketInfo info;
   const CsrMatrix g = read("%%MatrixMarket matrix array real general\n%\n3 2\n1\n2\n3\n4\n5\n0\n", {}, &info);
-  CHECK(info.format == bcsr24::MmFormat::array);
+  CHECK(info.format == "array");
   CHECK(info.entries == 6);
   // Column-major: the first column is 1 2 3. The 0 is listed, so it is stored.
   CHECK(entries(g) == std::vector<Entry>{{0, 0, 1.0}, {0, 1, 4.0}, {1, 0, 2.0}, {1, 1, 5.0}, {2, 0, 3.0}, {2, 1, 0.0}});
@@ -336,7 +336,7 @@ TEST_CASE("corrupt or truncated gzip, bzip2 and unreadable files are ParseErrors
   TempDir dir;
   const std::string gz = gzip_bytes(kGeneral + "2 2 2\n1 1 1.5\n2 2 -2\n");
   CHECK_THROWS_WITH(bcsr24::read_matrix_market(dir.write("trunc.gz", gz.substr(0, gz.size() - 12))),
-                    Catch::Contains("truncated gzip data"));
+                    Catch::Contains("truncated gzip stream"));
   std::string corrupt = gz;
   corrupt[12] = static_cast<char>(corrupt[12] ^ 0x5a);
   corrupt[20] = static_cast<char>(corrupt[20] ^ 0x5a);
@@ -573,7 +573,7 @@ TEST_CASE("write_matrix_market round-trips exactly", "[mm][write]") {
   bcsr24::write_matrix_market(path, a);
   MatrixMarketInfo info;
   const CsrMatrix b = bcsr24::read_matrix_market(path, {}, &info);
-  CHECK(info.symmetry == bcsr24::MmSymmetry::general);
+  CHECK(info.symmetry == "general");
   CHECK(b.rows == 3);
   CHECK(b.cols == 5);
   CHECK(entries(b) == entries(a));  // bit-exact: shortest round-trip formatting, explicit zero kept

@@ -13,7 +13,7 @@
 
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/mesh.hpp"
+#include "bcsr24_testkit/mesh.hpp"
 
 using bcsr24::CsrMatrix;
 using bcsr24::MeshSpec;

@@ -10,6 +10,7 @@
 
 #include "bcsr24/error.hpp"
 #include "bcsr24/matrix_market.hpp"
+#include "test_skip.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -209,12 +210,9 @@ std::vector<double> dense(const bcsr24::CsrMatrix& a) {
 
 }  // namespace
 
-TEST_CASE("every mm-edge file meets its expected (or our documented) outcome", "[mm][edge]") {
+TEST_CASE("every mm-edge file meets its expected (or our documented) outcome", "[mm][edge][.needs_data]") {
   const auto shared = bcsr24::test::shared_data_dir();
-  if (!shared) {
-    WARN("shared data not found (../shared/data or $BCSR24_SHARED_DATA): mm-edge test skipped");
-    return;
-  }
+  if (!shared) BCSR24_SKIP("shared data not found (../shared/data or $BCSR24_SHARED_DATA): no mm-edge files");
   const std::string dir = *shared + "/mm-edge/";
   const std::vector<TsvRow> rows = read_tsv(dir + "README.tsv");
   const auto policies = policy_table();

@@ -14,11 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/precision.hpp"
-#include "bcsr24/reference.hpp"
+#include "format/reference.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
@@ -333,7 +333,7 @@ TEST_CASE("bf16 automatic scaling and ScalingPolicy::none use bf16's range", "[p
 
 namespace {
 
-/// Runs reference_spmm with fp16 or fp32 B and checks every element of C against alpha * A * B + beta * C0
+/// Runs reference_spmm with 16-bit (fp16, or bf16 for a bf16 matrix) or fp32 B and checks every element of C against alpha * A * B + beta * C0
 /// computed in double from the source A. The bound, per element, from what can differ:
 ///   storage  |alpha| sum_k (unit |a_ik| + subnormal 2^e_i) |b_kj|      (test::storage_rounding)
 ///   double   (k_i + 4) 2^-52 (|alpha| sum_k |a_ik| |b_kj| (1 + unit) + |beta c0_ij|)   both sides' sums
@@ -350,6 +350,8 @@ void require_reference_exact_within_rounding(const CsrMatrix& a, const Bcsr24Mat
   reference_spmm(b24, n, b.data(), n, c.data(), n, alpha, beta);
   const auto b_at = [&](std::int64_t k, std::int32_t j) {
     if constexpr (std::is_same_v<BValue, float>) return double(b[std::size_t(k * n + j)]);
+    // 16-bit B is the matrix's own 16-bit type, as the plans take it: bf16 bits for a bf16 matrix.
+    else if (b24.precision == Precision::bf16) return double(bf16_to_float(b[std::size_t(k * n + j)]));
     else return double(fp16_to_float(b[std::size_t(k * n + j)]));
   };
   const test::StorageRounding rounding = test::storage_rounding(b24);

@@ -11,11 +11,11 @@
 #include <Eigen/Dense>
 #include <Eigen/Sparse>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
-#include "bcsr24/reference.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "format/reference.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;

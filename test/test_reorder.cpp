@@ -11,7 +11,7 @@
 
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/reorder.hpp"
+#include "format/reorder.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;

@@ -14,14 +14,21 @@
 #include <string>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/tile_layout.hpp"
+#include "format/convert.hpp"
+#include "format/tile_layout.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/serialize.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "format/serialize.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
+#include "b24_test_files.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
+using bcsr24::test::fix_checksum;
+using bcsr24::test::put_u32;
+using bcsr24::test::read_bytes;
+using bcsr24::test::v1_bytes;
+using bcsr24::test::v2_bytes;
+using bcsr24::test::write_bytes;
 namespace fs = std::filesystem;
 
 namespace {
@@ -46,32 +53,6 @@ class TempFile {
  private:
   std::string path_;
 };
-
-std::vector<unsigned char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::vector<unsigned char>& bytes, std::size_t size) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(size));
-}
-
-/// CRC-32 (IEEE, as zlib's crc32), bit by bit: lets a test forge a file whose checksum is right but whose
-/// content breaks a structural rule.
-std::uint32_t crc32_ieee(const unsigned char* data, std::size_t size) {
-  std::uint32_t crc = 0xFFFFFFFFu;
-  for (std::size_t i = 0; i < size; ++i) {
-    crc ^= data[i];
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
-void fix_checksum(std::vector<unsigned char>& bytes) {
-  const std::uint32_t crc = crc32_ieee(bytes.data() + 8, bytes.size() - 8 - 4);
-  std::memcpy(bytes.data() + bytes.size() - 4, &crc, 4);
-}
 
 void require_identical(const Bcsr24Matrix& a, const Bcsr24Matrix& b) {
   REQUIRE(a.rows == b.rows);
@@ -228,22 +209,6 @@ TEST_CASE("truncated files are rejected at every offset", "[serialize]") {
   longer.push_back(0);
   write_bytes(cut.path(), longer, longer.size());
   require_rejected(cut.path());
-}
-
-TEST_CASE("every flipped byte is detected", "[serialize]") {
-  const Bcsr24Matrix a = sample_matrix(20, 40, bcsr24::test::test_seed(5));
-  TempFile file("full"), bad("flipped");
-  save_bcsr24(file.path(), a);
-  const std::vector<unsigned char> bytes = read_bytes(file.path());
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    for (unsigned char mask : {0x01, 0x80, 0xFF}) {
-      CAPTURE(i, int(mask));
-      std::vector<unsigned char> damaged = bytes;
-      damaged[i] ^= mask;
-      write_bytes(bad.path(), damaged, damaged.size());
-      require_rejected(bad.path());
-    }
-  }
 }
 
 TEST_CASE("wrong magic, wrong version, missing file", "[serialize]") {
@@ -407,131 +372,12 @@ Bcsr24Matrix aligned_sample(std::int32_t rows, std::int32_t cols, std::uint64_t 
   return convert_to_bcsr24(generate_xdys(spec), aligned_options(scaling, precision));
 }
 
-/// Appends raw bytes of values and arrays: the writers of old versions below.
-struct ByteSink {
-  std::vector<unsigned char> out;
-  template <class T>
-  void put(const T& v) {
-    const auto* p = reinterpret_cast<const unsigned char*>(&v);
-    out.insert(out.end(), p, p + sizeof v);
-  }
-  template <class T>
-  void put_array(const std::vector<T>& v) {
-    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
-    out.insert(out.end(), p, p + v.size() * sizeof(T));
-  }
-};
-
 /// What a version 1 or 2 file holds of `a`: everything but the storage errors of the census, which load as 0.
 Bcsr24Matrix without_storage_errors(Bcsr24Matrix a) {
   a.scaling.max_flushed_relative = 0.0;
   a.scaling.max_relative_error = 0.0;
   a.scaling.frobenius_relative_error = 0.0;
   return a;
-}
-
-/// The version-2 layout, written independently of the library (docs/FORMAT.md, version 2): an fp16 matrix
-/// without row exponents, so it must be converted with matrix-wide scaling.
-std::vector<unsigned char> v2_bytes(const Bcsr24Matrix& a) {
-  REQUIRE(a.precision == Precision::fp16);
-  REQUIRE(a.row_exponent.empty());
-  ByteSink w;
-  w.out = {'B', 'C', 'S', 'R', '2', '4', 0, 0};
-  w.put(std::uint32_t{2});
-  w.put(std::uint8_t(a.layout));
-  w.put(std::uint8_t(a.reordering));
-  w.put(std::uint16_t{0});
-  w.put(a.rows);
-  w.put(a.cols);
-  w.put(a.tile_rows);
-  w.put(a.tile_cols);
-  w.put(std::int64_t{a.nnz});
-  w.put(std::int64_t{a.sparse24_nnz});
-  w.put(std::int64_t{a.dense_nnz});
-  w.put(std::int64_t{a.sparse24.tiles()});
-  w.put(std::int64_t{a.dense.tiles()});
-  w.put(a.scaling.exponent);
-  w.put(std::uint32_t{0});
-  w.put(a.scaling.max_abs);
-  w.put(a.scaling.min_abs_nonzero);
-  w.put(std::int64_t{a.scaling.overflow_count});
-  w.put(std::int64_t{a.scaling.underflow_count});
-  w.put(std::int64_t{a.scaling.subnormal_count});
-  w.put(std::int64_t{a.scaling.flushed_count});
-  const std::uint64_t payload = 2 * (std::uint64_t(a.tile_rows) + 1) * 4 + std::uint64_t(a.sparse24.tiles()) * 580 +
-                                std::uint64_t(a.dense.tiles()) * 1028 +
-                                4 * (a.row_order.size() + a.sparse24.b_rows.size() + a.dense.b_rows.size());
-  w.put(payload);
-  w.put(std::int64_t(a.row_order.size()));
-  w.put(std::int64_t(a.sparse24.b_rows.size()));
-  w.put(std::int64_t(a.dense.b_rows.size()));
-  REQUIRE(w.out.size() == 160);
-  w.put_array(a.row_order);
-  w.put_array(a.sparse24.row_ptr);
-  w.put_array(a.sparse24.col_idx);
-  w.put_array(a.sparse24.values);
-  w.put_array(a.sparse24.metadata);
-  w.put_array(a.sparse24.b_rows);
-  w.put_array(a.dense.row_ptr);
-  w.put_array(a.dense.col_idx);
-  w.put_array(a.dense.values);
-  w.put_array(a.dense.b_rows);
-  REQUIRE(w.out.size() == 160 + payload);
-  w.out.resize(w.out.size() + 4);
-  fix_checksum(w.out);
-  return w.out;
-}
-
-/// The version-1 layout, written independently of the library (docs/FORMAT.md, version 1 table).
-std::vector<unsigned char> v1_bytes(const Bcsr24Matrix& a) {
-  std::vector<unsigned char> out;
-  const auto put = [&](const auto& v) {
-    const auto* p = reinterpret_cast<const unsigned char*>(&v);
-    out.insert(out.end(), p, p + sizeof v);
-  };
-  const auto put_array = [&](const auto& v) {
-    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
-    out.insert(out.end(), p, p + v.size() * sizeof(v[0]));
-  };
-  out.insert(out.end(), {'B', 'C', 'S', 'R', '2', '4', 0, 0});
-  put(std::uint32_t{1});
-  put(std::uint32_t{0});
-  put(a.rows);
-  put(a.cols);
-  put(a.tile_rows);
-  put(a.tile_cols);
-  put(std::int64_t{a.nnz});
-  put(std::int64_t{a.sparse24_nnz});
-  put(std::int64_t{a.dense_nnz});
-  put(std::int64_t{a.sparse24.tiles()});
-  put(std::int64_t{a.dense.tiles()});
-  put(a.scaling.exponent);
-  put(std::uint32_t{0});
-  put(a.scaling.max_abs);
-  put(a.scaling.min_abs_nonzero);
-  put(std::int64_t{a.scaling.overflow_count});
-  put(std::int64_t{a.scaling.underflow_count});
-  put(std::int64_t{a.scaling.subnormal_count});
-  put(std::int64_t{a.scaling.flushed_count});
-  const std::uint64_t payload = 2 * (std::uint64_t(a.tile_rows) + 1) * 4 + std::uint64_t(a.sparse24.tiles()) * 580 +
-                                std::uint64_t(a.dense.tiles()) * 1028;
-  put(payload);
-  REQUIRE(out.size() == 136);
-  put_array(a.sparse24.row_ptr);
-  put_array(a.sparse24.col_idx);
-  put_array(a.sparse24.values);
-  put_array(a.sparse24.metadata);
-  put_array(a.dense.row_ptr);
-  put_array(a.dense.col_idx);
-  put_array(a.dense.values);
-  REQUIRE(out.size() == 136 + payload);
-  out.resize(out.size() + 4);
-  fix_checksum(out);
-  return out;
-}
-
-void put_u32(std::vector<unsigned char>& bytes, std::size_t offset, std::uint32_t value) {
-  std::memcpy(bytes.data() + offset, &value, 4);
 }
 
 }  // namespace
@@ -585,7 +431,7 @@ TEST_CASE("version 3 round-trips layout, reordering, row_order, b_rows, precisio
     std::uint32_t version = 0;
     std::memcpy(&version, bytes.data() + 8, 4);
     REQUIRE(version == 3);
-    REQUIRE(version == kB24FileVersion);
+    REQUIRE(version == kB24VersionWithoutChoices);  // version 4 only with tuned choices
     REQUIRE(bytes[12] == std::uint8_t(a.layout));
     REQUIRE(bytes[13] == std::uint8_t(a.reordering));
     REQUIRE(bytes[160] == std::uint8_t(a.precision));
@@ -692,7 +538,9 @@ TEST_CASE("version 2 files still load, as fp16 without row exponents", "[seriali
   require_rejected(bad.path(), "row_order");
 }
 
-TEST_CASE("truncated or flipped version 3 files with row_order, b_rows and row exponents are rejected", "[serialize]") {
+// Every byte and every length of such files: test_b24_damage.cpp. Here, through files, the truncations that must
+// be named as such, at the boundaries of the arrays the version-2 and version-3 headers added.
+TEST_CASE("truncated version 3 files with row_order, b_rows and row exponents are named truncated", "[serialize]") {
   for (const Precision precision : {Precision::fp16, Precision::split}) {
     CAPTURE(precision_name(precision));
     const Bcsr24Matrix a =
@@ -702,30 +550,17 @@ TEST_CASE("truncated or flipped version 3 files with row_order, b_rows and row e
     const std::vector<unsigned char> bytes = read_bytes(file.path());
     const FileOffsets o = v3_offsets(a);
     REQUIRE(bytes.size() == o.crc + 4);
-    for (std::size_t size = 0; size < bytes.size(); size += (size < o.sparse_values + 16 ? 1 : 37)) {
-      CAPTURE(size);
-      write_bytes(cut.path(), bytes, size);
-      require_rejected(cut.path());
-    }
-    for (const std::size_t size : {o.sparse_b_rows, o.sparse_b_rows + 5, o.dense_b_rows, o.crc, o.crc + 3}) {
+    for (const std::size_t size : {std::size_t{0}, std::size_t{5}, std::size_t{10}, std::size_t{211}, o.row_exponent,
+                                   o.sparse_values_lo + 3, o.sparse_b_rows, o.sparse_b_rows + 5, o.dense_values_lo,
+                                   o.dense_b_rows, o.crc, o.crc + 3}) {
       CAPTURE(size);
       write_bytes(cut.path(), bytes, size);
       require_rejected(cut.path(), "truncated");
     }
-    // Every byte of the header, the row map, the row exponents and the index arrays, flipped; and some of the low
-    // parts.
-    std::vector<std::size_t> positions;
-    for (std::size_t i = 0; i < o.sparse_row_ptr; ++i) positions.push_back(i);
-    for (std::size_t i = o.sparse_b_rows; i < o.dense_row_ptr; ++i) positions.push_back(i);
-    for (std::size_t i = o.dense_b_rows; i < bytes.size(); ++i) positions.push_back(i);
-    for (std::size_t i = o.sparse_values_lo; i < o.sparse_meta; i += 7) positions.push_back(i);
-    for (const std::size_t i : positions) {
-      CAPTURE(i);
-      std::vector<unsigned char> damaged = bytes;
-      damaged[i] ^= 0x01;
-      write_bytes(cut.path(), damaged, damaged.size());
-      require_rejected(cut.path());
-    }
+    std::vector<unsigned char> flipped = bytes;
+    flipped[o.sparse_values_lo + 1] ^= 0x40;
+    write_bytes(cut.path(), flipped, flipped.size());
+    require_rejected(cut.path(), "checksum mismatch");
   }
 }
 
@@ -870,18 +705,20 @@ TEST_CASE("unknown versions are refused naming the version", "[serialize]") {
   TempFile file("full"), bad("version");
   save_bcsr24(file.path(), a);
   const std::vector<unsigned char> bytes = read_bytes(file.path());
-  for (const std::uint32_t version : {0u, 4u, 0xFFFFFFFFu}) {
+  for (const std::uint32_t version : {0u, 5u, 0xFFFFFFFFu}) {
     CAPTURE(version);
     std::vector<unsigned char> patched = bytes;
     put_u32(patched, 8, version);
     fix_checksum(patched);
     write_bytes(bad.path(), patched, patched.size());
     require_rejected(bad.path(), "version " + std::to_string(version));
-    require_rejected(bad.path(), "reads versions 1 to 3");
+    require_rejected(bad.path(), "reads versions 1 to 4");
   }
-  // A file relabelled as another version does not load: 3 as 2 or 1, 2 as 3 or 1, 1 as 2.
+  // A file relabelled as another version does not load: 3 as 4 (no tuned-choice section), 2 or 1, 2 as 3 or 1,
+  // 1 as 2.
   const Bcsr24Matrix matrix_wide = aligned_sample(20, 40, 11, ScalingPolicy::automatic);
-  for (const auto& [source, label] : {std::pair{bytes, 2u}, std::pair{bytes, 1u}, std::pair{v2_bytes(matrix_wide), 3u},
+  for (const auto& [source, label] : {std::pair{bytes, 4u}, std::pair{bytes, 2u}, std::pair{bytes, 1u},
+                                      std::pair{v2_bytes(matrix_wide), 3u},
                                       std::pair{v2_bytes(matrix_wide), 1u}, std::pair{v1_bytes(matrix_wide), 2u}}) {
     CAPTURE(label);
     std::vector<unsigned char> relabelled = source;
@@ -938,4 +775,88 @@ TEST_CASE("save refuses inconsistent layout fields", "[serialize]") {
   a = base;
   a.row_exponent.clear();
   CHECK_THROWS_AS(save_bcsr24(file.path(), a), InvalidArgument);
+}
+
+TEST_CASE("tuned choices: version 4 with the section, version 3 without; damage in the section rejected", "[serialize][tuning]") {
+  const Bcsr24Matrix a = sample_matrix(20, 40, 6);
+  std::vector<B24TunedChoice> choices(2);
+  choices[0] = {128, 1, 0, 1, 1, 1, 1, 29.5, "NVIDIA H100 80GB HBM3"};
+  choices[1] = {1, 3, 0, 3, 0, 2, 0, -1.0, "NVIDIA A100-SXM4-80GB"};
+  TempFile plain("plain"), tuned("tuned"), bad("bad");
+  save_bcsr24(plain.path(), a);
+  save_bcsr24(tuned.path(), a, choices);
+  const std::vector<unsigned char> plain_bytes = read_bytes(plain.path()), bytes = read_bytes(tuned.path());
+  std::uint32_t version = 0;
+  std::memcpy(&version, plain_bytes.data() + 8, 4);
+  CHECK(version == kB24VersionWithoutChoices);  // readable by builds that predate tuned choices
+  std::memcpy(&version, bytes.data() + 8, 4);
+  CHECK(version == kB24FileVersion);
+  // Version 4 is version 3 with the section between the arrays and the CRC.
+  REQUIRE(bytes.size() == plain_bytes.size() + 4 + 2 * (4 + 6 + 2 + 8) + choices[0].device.size() +
+                              choices[1].device.size());
+  CHECK(std::equal(plain_bytes.begin() + 12, plain_bytes.end() - 4, bytes.begin() + 12));
+
+  std::vector<B24TunedChoice> read;
+  const Bcsr24Matrix back = load_bcsr24(tuned.path(), &read);
+  CHECK(back.sparse24.values == a.sparse24.values);
+  REQUIRE(read.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(read[i].n == choices[i].n);
+    CHECK(read[i].input == choices[i].input);
+    CHECK(read[i].output == choices[i].output);
+    CHECK(read[i].paths == choices[i].paths);
+    CHECK(read[i].split_long_bands == choices[i].split_long_bands);
+    CHECK(read[i].tile_pipeline == choices[i].tile_pipeline);
+    CHECK(read[i].band_groups == choices[i].band_groups);
+    CHECK(read[i].measured_us == choices[i].measured_us);
+    CHECK(read[i].device == choices[i].device);
+  }
+  load_bcsr24(plain.path(), &read);
+  CHECK(read.empty());
+  CHECK_NOTHROW(load_bcsr24(tuned.path()));  // the choices may be ignored
+
+  // Damage: a code out of range, a name running past the end, a count of 0, bytes after the section; each with a
+  // valid checksum, so that the section's own checks are what refuses it (the sizes it describes are checked with
+  // the header's, before its content).
+  const std::size_t section = plain_bytes.size() - 4;
+  auto forged = [&](auto edit) {
+    std::vector<unsigned char> b = bytes;
+    edit(b);
+    fix_checksum(b);
+    write_bytes(bad.path(), b, b.size());
+  };
+  forged([&](std::vector<unsigned char>& b) { b[section + 4 + 4 + 2] = 4; });  // paths code 4
+  require_rejected(bad.path(), "tuned-choice section: choice 0 of 2 has paths code 4");
+  forged([&](std::vector<unsigned char>& b) { b[section + 4 + 4] = 0; });  // B type automatic
+  require_rejected(bad.path(), "B type code 0");
+  forged([&](std::vector<unsigned char>& b) {
+    const std::uint16_t long_name = 60000;
+    std::memcpy(b.data() + section + 4 + 10, &long_name, 2);
+  });
+  require_rejected(bad.path(), "truncated: the header and its tuned-choice section describe");
+  forged([&](std::vector<unsigned char>& b) {
+    std::memset(b.data() + section, 0, 4);
+    b.erase(b.begin() + std::ptrdiff_t(section + 4), b.end() - 4);
+  });
+  require_rejected(bad.path(), "no choices");
+  forged([&](std::vector<unsigned char>& b) { std::memset(b.data() + section, 0, 4); });  // choices past count 0
+  require_rejected(bad.path(), "trailing bytes");
+  forged([&](std::vector<unsigned char>& b) { b.insert(b.end() - 4, {1, 2, 3}); });
+  require_rejected(bad.path(), "trailing bytes: the header and its tuned-choice section describe");
+  forged([&](std::vector<unsigned char>& b) { b.resize(section + 4 + 4); b.resize(b.size() + 4); });
+  require_rejected(bad.path(), "truncated");
+  // A version-3 file with a section is trailing bytes, as before.
+  forged([&](std::vector<unsigned char>& b) {
+    const std::uint32_t three = 3;
+    std::memcpy(b.data() + 8, &three, 4);
+  });
+  require_rejected(bad.path(), "trailing bytes");
+
+  // Writing refuses what reading would refuse.
+  std::vector<B24TunedChoice> wrong = choices;
+  wrong[1].device.clear();
+  CHECK_THROWS_AS(save_bcsr24(bad.path(), a, wrong), InvalidArgument);
+  wrong = choices;
+  wrong[0].tile_pipeline = 0;
+  CHECK_THROWS_AS(save_bcsr24(bad.path(), a, wrong), InvalidArgument);
 }

@@ -1,167 +1,13 @@
 // End-to-end tests of the spmm_run program: command line, errors, census, JSON and the CPU path (no GPU needed).
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+// The check and --kernel all: test_spmm_run_check.cpp.
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
+#include "spmm_run_harness.hpp"
 
-namespace {
-
-namespace fs = std::filesystem;
-using json = nlohmann::json;
-
-/// What one run of spmm_run left behind.
-struct AppRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  REQUIRE(out.good());
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-/// A fresh directory per test case, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("bcsr24_app_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-/// Runs spmm_run with `arguments` (already shell-quoted where needed), capturing stdout and stderr.
-AppRun run_spmm(const TempDir& dir, const std::string& arguments) {
-  const std::string out_path = dir.file("stdout.txt"), err_path = dir.file("stderr.txt");
-  const std::string command =
-      "'" + std::string(SPMM_RUN_PATH) + "' " + arguments + " >'" + out_path + "' 2>'" + err_path + "'";
-  const int status = std::system(command.c_str());
-  AppRun run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = read_text(out_path);
-  run.err = read_text(err_path);
-  INFO("command: " << command);
-  INFO("stderr: " << run.err);
-  return run;
-}
-
-json parse_json(const AppRun& run) {
-  INFO("stdout: " << run.out << "\nstderr: " << run.err);
-  REQUIRE(run.exit_code == 0);
-  json report;
-  REQUIRE_NOTHROW(report = json::parse(run.out));
-  return report;
-}
-
-void require_one_error_line(const AppRun& run) {
-  INFO("stderr: " << run.err);
-  const auto lines = lines_of(run.err);
-  REQUIRE(lines.size() == 1);
-  CHECK(lines[0].rfind("spmm_run: error: ", 0) == 0);
-}
-
-/// A 40 x 70 matrix (3 x 3 tiles, the last ones cut) whose census is known by construction:
-///   tile (0,0): rows 0-15, columns with c % 4 in {0, 2}: 2:4, 256 nonzeros
-///   tile (1,1): rows 16-31, columns 32-63 all set: dense, 512 nonzeros
-///   tile (0,2): row 0, columns 64-66: three in one group of 4, so dense, 3 nonzeros
-///   tile (2,2): the single entry (39, 69): 2:4, 1 nonzero
-/// Values are multiples of 1/4 in [-1.625, 1.375], exact in fp16, never zero.
-constexpr int kKnownRows = 40, kKnownCols = 70, kKnownNnz = 256 + 512 + 3 + 1;
-
-std::string known_census_mtx() {
-  std::vector<std::pair<int, int>> entries;
-  for (int r = 0; r < 16; ++r)
-    for (int c = 0; c < 32; ++c)
-      if (c % 4 == 0 || c % 4 == 2) entries.emplace_back(r, c);
-  for (int r = 16; r < 32; ++r)
-    for (int c = 32; c < 64; ++c) entries.emplace_back(r, c);
-  for (int c = 64; c < 67; ++c) entries.emplace_back(0, c);
-  entries.emplace_back(39, 69);
-  std::ostringstream text;
-  text << "%%MatrixMarket matrix coordinate real general\n% built by test_spmm_run.cpp\n"
-       << kKnownRows << " " << kKnownCols << " " << entries.size() << "\n";
-  for (const auto& [r, c] : entries) text << r + 1 << " " << c + 1 << " " << ((r * 7 + c * 3) % 13 - 6.5) / 4 << "\n";
-  return text.str();
-}
-
-void check_known_census(const json& report) {
-  const json& census = report.at("census");
-  CHECK(census.at("tile_rows") == 3);
-  CHECK(census.at("tile_cols") == 3);
-  CHECK(census.at("dense_tiles") == 2);
-  CHECK(census.at("sparse24_tiles") == 2);
-  CHECK(census.at("zero_tiles") == 5);
-  CHECK(census.at("stored_tiles") == 4);
-  CHECK(census.at("sparse24_share").get<double>() == Approx(0.5));
-  CHECK(census.at("nnz") == kKnownNnz);
-  CHECK(census.at("nnz_per_tile").get<double>() == Approx(kKnownNnz / 4.0));
-  CHECK(census.at("empty_tile_rows") == 0);
-  CHECK(census.at("max_tiles_per_tile_row") == 2);
-  CHECK(census.at("dense_bytes").get<std::int64_t>() > 2 * 512 * 2);
-  CHECK(census.at("sparse24_bytes").get<std::int64_t>() > 2 * 256 * 2);
-  const json& matrix = report.at("matrix");
-  CHECK(matrix.at("rows") == kKnownRows);
-  CHECK(matrix.at("cols") == kKnownCols);
-  CHECK(matrix.at("nnz") == kKnownNnz);
-}
-
-/// The first result's error is a number, under the failure limit, within the fp16 bound and near the typical
-/// estimate.
-void check_cpu_result(const json& report) {
-  const json& results = report.at("results");
-  REQUIRE(results.size() == 1);
-  const json& result = results[0];
-  CHECK(result.at("kernel") == "cpu_reference");
-  REQUIRE(result.at("rel_error").is_number());
-  CHECK(result.at("rel_error").get<double>() < 1e-2);
-  CHECK(result.at("within_bound") == true);
-  CHECK(result.at("rel_error_bound").get<double>() >= result.at("expected_rel_error").get<double>());
-  // The CPU path accumulates in double, so its error is the fp16 storage error of A, which the typical
-  // estimate computes exactly (plus float output rounding): the two must agree.
-  CHECK(result.at("rel_error").get<double>() <= 2.0 * result.at("expected_rel_error").get<double>() + 1e-7);
-  CHECK(result.at("median_ms").get<double>() >= 0.0);
-  CHECK(result.at("tflops_thesis").is_number());
-}
-
-}  // namespace
+using namespace spmm_run_test;
 
 TEST_CASE("spmm_run --help documents the options and exits 0", "[app]") {
   TempDir dir;
@@ -348,29 +194,6 @@ TEST_CASE("spmm_run --layout and --reorder: every policy is checked, reported an
   CHECK(bad.exit_code == 2);
 }
 
-TEST_CASE("spmm_run checks a random sample of rows when the full reference exceeds the memory limit", "[app]") {
-  TempDir dir;
-  const std::string matrix = std::string(BCSR24_TEST_DATA_DIR) + "/xdys_1000x1000_2d3s.mtx";
-  // 1.3 MiB for the full reference against a limit of 0.5 MiB: 100 rows are checked instead, with beta != 0 so
-  // that C0 has to be taken from the sampled rows too.
-  const json sampled = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --n 13 --beta 0.5 --check-limit-gib 0.0005 --check-rows 100"));
-  CHECK(sampled.at("check").at("sampled_rows") == 100);
-  CHECK(sampled.at("check").at("full_reference_bytes").get<double>() > 0.0005 * 1024 * 1024 * 1024);
-  CHECK(sampled.at("check").at("sample_reason").get<std::string>().find("--check-limit-gib") != std::string::npos);
-  check_cpu_result(sampled);
-  // The same product checked in full gives an error of the same size (the sample is of the same population).
-  const json full = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --n 13 --beta 0.5"));
-  CHECK_FALSE(full.at("check").contains("sampled_rows"));
-  check_cpu_result(full);
-  const double sampled_error = sampled.at("results").at(0).at("rel_error").get<double>();
-  const double full_error = full.at("results").at(0).at("rel_error").get<double>();
-  CHECK(sampled_error < 3.0 * full_error);
-  CHECK(sampled_error > full_error / 3.0);
-  // A limit that even the sample exceeds skips the check and says why.
-  const json skipped = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --n 13 --check-limit-gib 0.0000001"));
-  CHECK(skipped.at("check").at("skipped_reason").get<std::string>().find("sampled rows") != std::string::npos);
-}
-
 TEST_CASE("spmm_run generates synthetic XdYs matrices", "[app]") {
   TempDir dir;
   SECTION("only 2:4 tiles") {
@@ -442,20 +265,35 @@ TEST_CASE("spmm_run generates 3-D mesh matrices with --mesh", "[app][mesh]") {
   }
 }
 
-TEST_CASE("spmm_run check switches: --no-check and the memory limit", "[app]") {
+TEST_CASE("spmm_run generates random-graph matrices with --graph", "[app]") {
   TempDir dir;
-  const std::string matrix = dir.file("known.mtx");
-  write_text(matrix, known_census_mtx());
-  const json unchecked = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --no-check"));
-  CHECK(unchecked.at("check").at("enabled") == false);
-  CHECK(unchecked.at("results").at(0).at("rel_error").is_null());
+  const json report = parse_json(run_spmm(dir, "--graph 3000,degree=5 --cpu-only --json --n 8"));
+  CHECK(report.at("matrix").at("name") == "graph3000_d5");
+  CHECK(report.at("matrix").at("graph") == "3000,degree=5");
+  CHECK(report.at("matrix").at("rows") == 3000);
+  CHECK(report.at("matrix").at("nnz") == 15000);
+  check_cpu_result(report);
+  const AppRun bad = run_spmm(dir, "--graph 3000,degree=0 --cpu-only");
+  CHECK(bad.exit_code == 2);
+  require_one_error_line(bad);
+  CHECK(bad.err.find("--graph") != std::string::npos);
+  CHECK(run_spmm(dir, "--graph 3000 --mesh 4x4x4 --cpu-only").exit_code == 2);
+}
 
-  const json over_limit = parse_json(run_spmm(dir, "'" + matrix + "' --cpu-only --json --check-limit-gib 1e-9"));
-  CHECK(over_limit.at("check").contains("skipped_reason"));
-  CHECK(over_limit.at("results").at(0).at("rel_error").is_null());
-  const AppRun human = run_spmm(dir, "'" + matrix + "' --cpu-only --check-limit-gib 1e-9");
-  CHECK(human.exit_code == 0);
-  CHECK(human.out.find("skipped: the fp64 reference needs") != std::string::npos);
+TEST_CASE("spmm_run generates structure-class matrices with --synth", "[app]") {
+  TempDir dir;
+  const json report = parse_json(run_spmm(dir, "--synth arrowhead:3000 --cpu-only --json --n 8"));
+  CHECK(report.at("matrix").at("name") == "arrowhead3000");
+  CHECK(report.at("matrix").at("synth") == "arrowhead:3000");
+  CHECK(report.at("matrix").at("rows") == 3000);
+  // Row 0 full, and column 0 and the diagonal in every other row: 3000 + 2 * 2999.
+  CHECK(report.at("matrix").at("nnz") == 8998);
+  check_cpu_result(report);
+  const AppRun bad = run_spmm(dir, "--synth nosuch:3000 --cpu-only");
+  CHECK(bad.exit_code == 2);
+  require_one_error_line(bad);
+  CHECK(bad.err.find("--synth") != std::string::npos);
+  CHECK(run_spmm(dir, "--synth arrowhead:3000 --graph 3000 --cpu-only").exit_code == 2);
 }
 
 TEST_CASE("spmm_run fp16 range: automatic scaling, and --scaling none failing with a message", "[app]") {
@@ -498,10 +336,7 @@ TEST_CASE("spmm_run pattern files take ones or seeded random values", "[app]") {
 
 TEST_CASE("spmm_run runs the project's bundled matrices on the CPU path", "[app][data]") {
   const fs::path data_dir(BCSR24_TEST_DATA_DIR);
-  if (!fs::is_directory(data_dir)) {
-    WARN("no " << data_dir << ": nothing to run");
-    return;
-  }
+  REQUIRE(fs::is_directory(data_dir));  // the project's own data/ folder is part of the repository
   TempDir dir;
   int matrices = 0;
   for (const auto& entry : fs::directory_iterator(data_dir)) {
@@ -514,5 +349,6 @@ TEST_CASE("spmm_run runs the project's bundled matrices on the CPU path", "[app]
     if (report.at("matrix").at("nnz").get<std::int64_t>() > 0) check_cpu_result(report);
     ++matrices;
   }
-  if (matrices == 0) WARN("no .mtx under 1 MiB in " << data_dir);
+  INFO("no .mtx under 1 MiB in " << data_dir);
+  REQUIRE(matrices > 0);
 }

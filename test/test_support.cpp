@@ -7,7 +7,7 @@
 #include <random>
 
 #include "bcsr24/half.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 
 namespace bcsr24::test {
 

@@ -9,8 +9,8 @@
 
 #include <Eigen/Sparse>
 
-#include "bcsr24/bcsr24_matrix.hpp"
-#include "bcsr24/convert.hpp"
+#include "format/bcsr24_matrix.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/csr_matrix.hpp"
 
 namespace bcsr24::test {

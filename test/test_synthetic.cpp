@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;

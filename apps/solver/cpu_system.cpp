@@ -52,7 +52,7 @@ class CpuSystem::Inner final : public InnerBlockSpace {
     for (Eigen::Index i = 0; i < n; ++i)
       for (int j = 0; j < k_; ++j) b32[static_cast<std::size_t>(i) * k_ + j] = current_(i, k_ + j);
     std::vector<float> c(static_cast<std::size_t>(n) * k_);
-    reference_spmm(matrix_.op->host(), k_, b32.data(), k_, c.data(), k_, 1.0, 0.0);
+    reference_spmm(*matrix_.op, k_, b32.data(), k_, c.data(), k_, 1.0, 0.0);
     for (Eigen::Index i = 0; i < n; ++i)
       for (int j = 0; j < k_; ++j) current_(i, 3 * k_ + j) = c[static_cast<std::size_t>(i) * k_ + j];
   }

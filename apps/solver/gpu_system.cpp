@@ -19,205 +19,36 @@
 #endif
 
 #include "bcsr24/device.hpp"
+#include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/error.hpp"
 #include "block_kernels.hpp"
+#include "gpu_support.hpp"
 
 namespace bcsr24::solver {
 
 namespace {
 
-std::string where(const char* call, const char* file, int line) {
-  return std::string(call) + " (" + file + ":" + std::to_string(line) + ")";
-}
-void cuda_check(cudaError_t status, const char* call, const char* file, int line) {
-  if (status != cudaSuccess) throw CudaError(std::string(cudaGetErrorString(status)) + " in " + where(call, file, line));
-}
-void cusparse_check(cusparseStatus_t status, const char* call, const char* file, int line) {
-  if (status != CUSPARSE_STATUS_SUCCESS)
-    throw CusparseError(std::string(cusparseGetErrorString(status)) + " in " + where(call, file, line));
-}
+using device::CusparseProduct;
+using device::DeviceArray;
+using device::DeviceCsr;
+using device::EventTimer;
+using device::PinnedArray;
+
 void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw CusparseError(std::string(cublasGetStatusString(status)) + " in " + where(call, file, line));
+    throw CusparseError(std::string(cublasGetStatusString(status)) + " in " + device::where(call, file, line));
 }
-#define CUDA_OK(call) cuda_check((call), #call, __FILE__, __LINE__)
 #if BCSR24_HAS_NCCL
 void nccl_check(ncclResult_t status, const char* call, const char* file, int line) {
-  if (status != ncclSuccess) throw NcclError(std::string(ncclGetErrorString(status)) + " in " + where(call, file, line));
+  if (status != ncclSuccess)
+    throw NcclError(std::string(ncclGetErrorString(status)) + " in " + device::where(call, file, line));
 }
 #define NCCL_OK(call) nccl_check((call), #call, __FILE__, __LINE__)
 #endif
-#define CUSPARSE_OK(call) cusparse_check((call), #call, __FILE__, __LINE__)
 #define CUBLAS_OK(call) cublas_check((call), #call, __FILE__, __LINE__)
 
-/// Owner of one device allocation.
-template <typename T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  explicit DeviceArray(std::size_t count) : count_(count) {
-    if (count_ > 0) CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&ptr_), count_ * sizeof(T)));
-  }
-  DeviceArray(const T* host, std::size_t count) : DeviceArray(count) {
-    if (count_ > 0) CUDA_OK(cudaMemcpy(ptr_, host, count_ * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  ~DeviceArray() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  DeviceArray(DeviceArray&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
-  DeviceArray& operator=(DeviceArray&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(count_, o.count_);
-    return *this;
-  }
-  T* get() const noexcept { return ptr_; }
-  std::size_t bytes() const noexcept { return count_ * sizeof(T); }
-
- private:
-  T* ptr_ = nullptr;
-  std::size_t count_ = 0;
-};
-
-/// Page-locked host memory for the per-iteration small transfers (asynchronous copies need it).
-template <typename T>
-class PinnedArray {
- public:
-  PinnedArray() = default;
-  explicit PinnedArray(std::size_t count) {
-    if (count > 0) CUDA_OK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), count * sizeof(T)));
-  }
-  ~PinnedArray() {
-    if (ptr_) cudaFreeHost(ptr_);
-  }
-  PinnedArray(PinnedArray&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)) {}
-  PinnedArray& operator=(PinnedArray&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    return *this;
-  }
-  T* get() const noexcept { return ptr_; }
-  T& operator[](std::size_t i) const noexcept { return ptr_[i]; }
-
- private:
-  T* ptr_ = nullptr;
-};
-
-/// CUDA events around products. Intervals are read only in collect(), which the owner calls right after a
-/// host synchronisation of the stream, so reading never waits and events can be reused.
-class EventTimer {
- public:
-  enum Category { inner_spmm, outer_spmm, kCategories };
-  EventTimer() = default;
-  EventTimer(const EventTimer&) = delete;
-  EventTimer& operator=(const EventTimer&) = delete;
-  ~EventTimer() {
-    for (cudaEvent_t e : pool_) cudaEventDestroy(e);
-  }
-  cudaEvent_t record(cudaStream_t stream) {
-    if (used_ == pool_.size()) {
-      cudaEvent_t e = nullptr;
-      CUDA_OK(cudaEventCreate(&e));
-      pool_.push_back(e);
-    }
-    cudaEvent_t e = pool_[used_++];
-    CUDA_OK(cudaEventRecord(e, stream));
-    return e;
-  }
-  void interval(Category category, cudaEvent_t start, cudaEvent_t stop) { pending_.push_back({category, start, stop}); }
-  void collect() {
-    for (const Pending& p : pending_) {
-      float ms = 0.0f;
-      CUDA_OK(cudaEventElapsedTime(&ms, p.start, p.stop));
-      ms_[p.category] += ms;
-    }
-    pending_.clear();
-    used_ = 0;
-  }
-  double ms(Category category) const { return ms_[category]; }
-
- private:
-  struct Pending {
-    Category category;
-    cudaEvent_t start, stop;
-  };
-  std::vector<cudaEvent_t> pool_;
-  std::size_t used_ = 0;
-  std::vector<Pending> pending_;
-  double ms_[kCategories] = {};
-};
-
-/// CSR arrays on the device with their cuSPARSE descriptor.
-struct DeviceCsr {
-  DeviceArray<std::int32_t> row_ptr, col_idx;
-  DeviceArray<double> values64;
-  DeviceArray<float> values32;
-  cusparseSpMatDescr_t descriptor = nullptr;
-
-  DeviceCsr(const CsrMatrix& a, bool fp32)
-      : row_ptr(a.row_ptr.data(), a.row_ptr.size()), col_idx(a.col_idx.data(), a.col_idx.size()) {
-    void* values = nullptr;
-    if (fp32) {
-      const std::vector<float> v(a.values.begin(), a.values.end());
-      values32 = DeviceArray<float>(v.data(), v.size());
-      values = values32.get();
-    } else {
-      values64 = DeviceArray<double>(a.values.data(), a.values.size());
-      values = values64.get();
-    }
-    CUSPARSE_OK(cusparseCreateCsr(&descriptor, a.rows, a.cols, a.nnz(), row_ptr.get(), col_idx.get(), values,
-                                  CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                  fp32 ? CUDA_R_32F : CUDA_R_64F));
-  }
-  DeviceCsr(const DeviceCsr&) = delete;
-  DeviceCsr& operator=(const DeviceCsr&) = delete;
-  ~DeviceCsr() {
-    if (descriptor) cusparseDestroySpMat(descriptor);
-  }
-  std::size_t bytes() const { return row_ptr.bytes() + col_idx.bytes() + values64.bytes() + values32.bytes(); }
-};
-
-/// One sparse x dense product C = alpha A B + beta C with row-major B and C of fixed shape; the data
-/// pointers are set per call (cusparseDnMatSetValues), so the workspace is sized once.
-class CusparseProduct {
- public:
-  CusparseProduct(cusparseHandle_t handle, const DeviceCsr& a, std::int32_t rows, std::int32_t cols, int n,
-                  std::int64_t ldb, std::int64_t ldc, cudaDataType type, const void* any_b, void* any_c)
-      : handle_(handle), a_(a.descriptor), type_(type) {
-    CUSPARSE_OK(cusparseCreateDnMat(&b_, cols, n, ldb, const_cast<void*>(any_b), type, CUSPARSE_ORDER_ROW));
-    CUSPARSE_OK(cusparseCreateDnMat(&c_, rows, n, ldc, any_c, type, CUSPARSE_ORDER_ROW));
-    std::size_t bytes = 0;
-    const double one64 = 1.0;
-    const float one32 = 1.0f;
-    CUSPARSE_OK(cusparseSpMM_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                        scalar(one64, one32), a_, b_, scalar(one64, one32), c_, type_,
-                                        CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
-    workspace_ = DeviceArray<unsigned char>(bytes);
-  }
-  CusparseProduct(const CusparseProduct&) = delete;
-  CusparseProduct& operator=(const CusparseProduct&) = delete;
-  ~CusparseProduct() {
-    if (b_) cusparseDestroyDnMat(b_);
-    if (c_) cusparseDestroyDnMat(c_);
-  }
-  void run(const void* b, void* c, double alpha, double beta) {
-    CUSPARSE_OK(cusparseDnMatSetValues(b_, const_cast<void*>(b)));
-    CUSPARSE_OK(cusparseDnMatSetValues(c_, c));
-    const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
-    CUSPARSE_OK(cusparseSpMM(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                             scalar(alpha, alpha32), a_, b_, scalar(beta, beta32), c_, type_,
-                             CUSPARSE_SPMM_ALG_DEFAULT, workspace_.get()));
-  }
-  std::size_t bytes() const { return workspace_.bytes(); }
-
- private:
-  const void* scalar(const double& v64, const float& v32) const {
-    return type_ == CUDA_R_64F ? static_cast<const void*>(&v64) : static_cast<const void*>(&v32);
-  }
-  cusparseHandle_t handle_;
-  cusparseSpMatDescr_t a_;
-  cudaDataType type_;
-  cusparseDnMatDescr_t b_ = nullptr, c_ = nullptr;
-  DeviceArray<unsigned char> workspace_;
-};
+/// What the legacy space times with CUDA events.
+enum TimerCategory { inner_spmm, outer_spmm, kTimerCategories };
 
 int round_up_8(int k) { return (k + 7) / 8 * 8; }
 
@@ -325,7 +156,7 @@ struct GpuSystem::Impl {
   void sum_over_ranks(T* values, std::size_t count);
   std::unique_ptr<Inner> inner;
 
-  EventTimer timer;
+  EventTimer timer{kTimerCategories};
   std::int64_t inner_products = 0, outer_products = 0;
 
   double* slot(int i) const { return blocks.get() + std::size_t(i) * std::size_t(n) * std::size_t(k); }
@@ -348,7 +179,7 @@ struct GpuSystem::Impl {
   void outer_multiply(const double* p, double* q, double alpha_value, double beta_value) {
     cudaEvent_t start = timer.record(stream);
     outer_product->run(p, q, alpha_value, beta_value, stream);
-    timer.interval(EventTimer::outer_spmm, start, timer.record(stream));
+    timer.interval(outer_spmm, start, timer.record(stream));
     ++outer_products;
   }
 
@@ -418,7 +249,7 @@ class GpuSystem::Impl::Inner final : public InnerBlockSpace {
     } else {
       s_.inner_product32->run(p, q, 1.0, 0.0, s_.stream);
     }
-    s_.timer.interval(EventTimer::inner_spmm, start, s_.timer.record(s_.stream));
+    s_.timer.interval(inner_spmm, start, s_.timer.record(s_.stream));
     ++s_.inner_products;
   }
 
@@ -583,8 +414,8 @@ void GpuSystem::synchronize() { impl_->synchronize(); }
 GpuTimings GpuSystem::timings() const {
   const Impl& s = *impl_;
   GpuTimings t;
-  t.inner_spmm_ms = s.timer.ms(EventTimer::inner_spmm);
-  t.outer_spmm_ms = s.timer.ms(EventTimer::outer_spmm);
+  t.inner_spmm_ms = s.timer.ms(inner_spmm);
+  t.outer_spmm_ms = s.timer.ms(outer_spmm);
   t.inner_products = s.inner_products;
   t.outer_products = s.outer_products;
   return t;
@@ -596,7 +427,7 @@ std::int64_t GpuSystem::device_bytes() const {
                       s.inner_row_scale.bytes() + s.dots_partial.bytes() + s.inner_blocks[0].bytes() +
                       s.inner_blocks[1].bytes();
   if (s.inner_product32) bytes += s.inner_product32->bytes();
-  if (s.plan) bytes += std::size_t(s.inner_matrix->op->device().device_bytes() + s.plan->workspace_bytes());
+  if (s.plan) bytes += std::size_t(s.inner_matrix->op->device_bytes() + s.plan->workspace_bytes());
 #if BCSR24_HAS_NCCL
   if (s.exchange) bytes += std::size_t(s.exchange->device_bytes());
   if (s.distributed_plan)

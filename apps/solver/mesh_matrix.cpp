@@ -1,4 +1,4 @@
-// The symmetry / diagonal-dominance checks of the mesh matrices (the generator is bcsr24/mesh.hpp).
+// The symmetry / diagonal-dominance checks of the mesh matrices (the generator is bcsr24_testkit/mesh.hpp).
 #include "mesh_matrix.hpp"
 
 #include <algorithm>

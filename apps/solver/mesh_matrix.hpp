@@ -1,4 +1,4 @@
-// Generated test systems for the solver: the library's 3D mesh (bcsr24/mesh.hpp: several unknowns per node,
+// Generated test systems for the solver: the library's 3D mesh (bcsr24_testkit/mesh.hpp: several unknowns per node,
 // symmetric and strictly diagonally dominant with a positive diagonal, hence SPD), plus the checks that prove it.
 #pragma once
 
@@ -6,11 +6,11 @@
 #include <string>
 
 #include "bcsr24/csr_matrix.hpp"
-#include "bcsr24/mesh.hpp"
+#include "bcsr24_testkit/mesh.hpp"
 
 namespace bcsr24::solver {
 
-// The generator lives in the library (bcsr24/mesh.hpp); these names keep the solver's code unchanged.
+// The generator lives in the library (bcsr24_testkit/mesh.hpp); these names keep the solver's code unchanged.
 // Unknown (node, d) has index node * dofs + d with node = (z * ny + y) * nx + x in lexicographic order.
 // Neighbour couplings are dofs x dofs blocks with entries in [-1, -0.1] (block (q, p) is the transpose of
 // block (p, q)); unknowns of one node are coupled by values in [-0.25, 0.25]. Reproducible from the seed.

@@ -35,6 +35,15 @@ struct DeviceBytes {
 
 }  // namespace
 
+DeviceMatrix upload_all(const Bcsr24Matrix& host) { return DeviceMatrix(host, UploadOptions{true, CsrCopy::all}); }
+
+SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel, const PlanOptions& options,
+                   const PlanKnobs& knobs) {
+  PlanOptions model = options;
+  model.tuning = Tuning::model;
+  return detail::PlanAccess::make(dev, n, kernel, model, knobs);
+}
+
 GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
                        const GpuCase& cfg) {
   const std::int32_t m = a.rows, k = a.cols, n = cfg.n;
@@ -79,9 +88,12 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
 
   PlanOptions options;
   options.output = cfg.output;
-  options.split_long_bands = cfg.split_long_bands;
-  options.band_groups = cfg.band_groups;
-  SpmmPlan plan(dev, n, kernel, options);
+  PlanKnobs knobs;
+  knobs.split_long_bands = cfg.split_long_bands;
+  knobs.band_groups = cfg.band_groups;
+  knobs.paths = cfg.paths;
+  knobs.tile_pipeline = cfg.tile_pipeline;
+  const SpmmPlan plan = make_plan(dev, n, kernel, options, knobs);
   // Every run starts from the same poisoned C; the last one is checked, so state a run leaves behind in the
   // plan (split-band counters) must be right for the next.
   for (int run = 0; run < std::max(1, cfg.runs); ++run) {
@@ -145,74 +157,6 @@ void require_pass(const GpuCheck& r) {
   REQUIRE(r.checked > 0);
   REQUIRE(r.violations == 0);
   REQUIRE(r.output_norm > 0.0);
-}
-
-ModeArithmetic mode_arithmetic(Precision precision, InputType input) {
-  ModeArithmetic m{};
-  switch (precision) {
-    case Precision::fp16: m.u_a = std::ldexp(1.0, -11); m.s_a = std::ldexp(1.0, -25); break;
-    case Precision::bf16: m.u_a = std::ldexp(1.0, -8); m.s_a = std::ldexp(1.0, -134); break;
-    // split: hi's residual is kept to 11 more bits (2^-22); a subnormal low part errs by 2^-25 * 2^-11, and the
-    // dropped A_lo B_lo term can add as much again when the high part is subnormal (hence 2^-35).
-    case Precision::split: m.u_a = std::ldexp(1.0, -22); m.s_a = std::ldexp(1.0, -35); m.dropped = std::ldexp(1.0, -22); break;
-  }
-  if (input == InputType::f32) {
-    // fp16 staging: the block's largest magnitude sits in [2^14, 2^15), so a value's subnormal error is at most
-    // 2^-25 * 2^(e_block) <= 2^-39 of the column's largest; bf16 keeps fp32's exponent range.
-    switch (precision) {
-      case Precision::fp16: m.u_b = std::ldexp(1.0, -11); m.s_b = std::ldexp(1.0, -39); break;
-      case Precision::bf16: m.u_b = std::ldexp(1.0, -8); m.s_b = 0.0; break;
-      case Precision::split: m.u_b = std::ldexp(1.0, -22); m.s_b = std::ldexp(1.0, -50); break;
-    }
-  }
-  return m;
-}
-
-
-ModeCheck check_mode_product(const CsrMatrix& a, std::int32_t n, const std::vector<double>& b_exact,
-                             const std::vector<float>& c0, double alpha, double beta, const std::vector<float>& c,
-                             const std::vector<std::int32_t>& row_exponent, const ModeArithmetic& m,
-                             int extra_terms) {
-  const double u32 = std::ldexp(1.0, -23);
-  std::vector<double> col_max(static_cast<std::size_t>(n), 0.0);
-  for (std::int32_t k = 0; k < a.cols; ++k)
-    for (std::int32_t j = 0; j < n; ++j)
-      col_max[std::size_t(j)] = std::max(col_max[std::size_t(j)], std::fabs(b_exact[std::size_t(k) * n + j]));
-  ModeCheck r;
-  double err2 = 0.0, ref2 = 0.0;
-  for (std::int32_t i = 0; i < a.rows; ++i) {
-    const double row_step = std::ldexp(m.s_a, row_exponent[std::size_t(i)]);
-    const std::int32_t k_i = a.row_ptr[i + 1] - a.row_ptr[i];
-    const double terms = 2.0 * k_i + extra_terms;
-    const double gamma = terms * u32 / (1.0 - terms * u32);
-    for (std::int32_t j = 0; j < n; ++j) {
-      double ref = 0.0, abs_sum = 0.0, abs_b = 0.0, abs_a = 0.0;
-      for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
-        const double av = a.values[std::size_t(p)], bv = b_exact[std::size_t(a.col_idx[std::size_t(p)]) * n + j];
-        ref += av * bv;
-        abs_sum += std::fabs(av * bv);
-        abs_b += std::fabs(bv);
-        abs_a += std::fabs(av);
-      }
-      const double product_error = abs_sum * (m.u_a + m.u_b + m.u_a * m.u_b + m.dropped + gamma) + abs_b * row_step +
-                                   abs_a * (1.0 + m.u_a) * m.s_b * col_max[std::size_t(j)];
-      const double c_old = beta == 0.0 ? 0.0 : c0[std::size_t(i) * n + j];
-      const double want = alpha * ref + beta * c_old;
-      const double bound = std::fabs(alpha) * product_error + std::fabs(beta * c_old) * 2 * u32 +
-                           std::fabs(want) * u32 + 1e-300;
-      const double got = c[std::size_t(i) * n + j];
-      ++r.checked;
-      const double e = std::fabs(got - want);
-      if (!std::isfinite(got) || e > bound) ++r.violations;
-      r.max_ratio = std::max(r.max_ratio, e / bound);
-      err2 += e * e;
-      ref2 += want * want;
-      r.output_norm += got * got;
-    }
-  }
-  r.rel_error = std::sqrt(err2 / std::max(ref2, 1e-300));
-  r.output_norm = std::sqrt(r.output_norm);
-  return r;
 }
 
 }  // namespace bcsr24::test

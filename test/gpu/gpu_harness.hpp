@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "bcsr24/bcsr24_matrix.hpp"
 #include "bcsr24/csr_matrix.hpp"
-#include "bcsr24/device.hpp"
 #include "bcsr24/precision.hpp"
+#include "bcsr24/spmm_plan.hpp"
+#include "bcsr24_testkit/product_bounds.hpp"
+#include "device/plan_access.hpp"
+#include "format/bcsr24_matrix.hpp"
 
 namespace bcsr24::test {
 
@@ -20,8 +22,10 @@ struct GpuCase {
   std::int64_t b_offset = 0;      ///< B starts this many fp16 past an aligned allocation (0 = aligned)
   OutputType output = OutputType::f32;
   std::uint64_t seed = 1;
-  bool split_long_bands = true;   ///< PlanOptions::split_long_bands
-  BandGroups band_groups = BandGroups::automatic;  ///< PlanOptions::band_groups
+  bool split_long_bands = true;   ///< PlanKnobs::split_long_bands
+  BandGroups band_groups = BandGroups::automatic;  ///< PlanKnobs::band_groups
+  BandPaths paths = BandPaths::automatic;          ///< PlanKnobs::paths
+  TilePipeline tile_pipeline = TilePipeline::automatic;  ///< PlanKnobs::tile_pipeline
   int runs = 1;                   ///< runs of the same plan (C poisoned again before each); the last is checked
 };
 
@@ -35,6 +39,13 @@ struct GpuCheck {
   std::vector<float> c_initial;  ///< C as uploaded before the run (rows x ldc, as float)
 };
 
+/// The matrix on the device with every list every kernel needs (the all-dense list, CSR rows of every band).
+DeviceMatrix upload_all(const Bcsr24Matrix& host);
+/// The cost model's plan (Tuning::model, whatever `options` say) on an uploaded matrix, with the experimental
+/// knobs: the plan whose choices the tests check. Measured plans are made through SparseOperator (test_tuner.cpp).
+SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel = KernelKind::automatic,
+                   const PlanOptions& options = {}, const PlanKnobs& knobs = {});
+
 /// Converts nothing: `host` must be convert_to_bcsr24(a). Runs `kernel` (cfg.runs times) on `dev` with B random fp16 and
 /// C poisoned (NaN when beta == 0, random otherwise), copies C back and compares every output element.
 GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
@@ -46,32 +57,11 @@ bool same_bits(const std::vector<float>& x, const std::vector<float>& y);
 /// Catch2 checks of a GpuCheck: outputs were compared, none was outside its bound, and C is not all zero.
 void require_pass(const GpuCheck& r);
 
-/// The arithmetic of one mode, as error bounds (docs/PRECISION.md derives them):
-///  - storing a (row exponent e): |stored - a| <= u_a |a| + s_a 2^e  (s_a: half the smallest subnormal step);
-///  - staging b: |staged - b| <= u_b |b| + s_b max_k |b_kj|  (fp32 B converted per tile and column);
-///  - split mode drops A_lo B_lo: <= 2^-22 |a| |b|;
-///  - fp32 accumulation (tensor cores may truncate: 2^-23 per addition) over the row's terms, per-tile rescales
-///    and the block reduction.
-struct ModeArithmetic {
-  double u_a, s_a, u_b, s_b, dropped;
-};
-
-/// The terms of `precision` with B given as `input` (16-bit B is exact: u_b = s_b = 0).
-ModeArithmetic mode_arithmetic(Precision precision, InputType input);
-
-struct ModeCheck {
-  std::int64_t checked = 0, violations = 0;
-  double max_ratio = 0.0;    ///< max |error| / bound
-  double rel_error = 0.0;    ///< normwise, against the float64 value
-  double output_norm = 0.0;  ///< ||C||_F: a product writing nothing cannot pass
-};
-/// Compares c (a.rows x n, ld n) element by element with the float64 alpha * A * B + beta * C0 of the original A
-/// and the B the kernel was given exactly (b_exact, a.cols x n), under the bound of `m`: row i stored with exponent
-/// row_exponent[i], fp32 accumulation over 2 k_i + extra_terms additions (k_i: the row's entries; extra: per-tile
-/// rescales, block and part sums). Non-finite outputs are violations.
-ModeCheck check_mode_product(const CsrMatrix& a, std::int32_t n, const std::vector<double>& b_exact,
-                             const std::vector<float>& c0, double alpha, double beta, const std::vector<float>& c,
-                             const std::vector<std::int32_t>& row_exponent, const ModeArithmetic& m,
-                             int extra_terms);
+/// The error bounds of each precision mode live in the testkit (bcsr24_testkit/product_bounds.hpp), shared with
+/// the soak program.
+using bcsr24::check_mode_product;
+using bcsr24::mode_arithmetic;
+using bcsr24::ModeArithmetic;
+using bcsr24::ModeCheck;
 
 }  // namespace bcsr24::test

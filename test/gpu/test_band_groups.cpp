@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/device.hpp"
+#include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/mesh.hpp"
+#include "bcsr24_testkit/mesh.hpp"
 #include "gpu/gpu_harness.hpp"
+#include "test_skip.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
@@ -23,17 +25,13 @@ using bcsr24::test::same_bits;
 
 namespace {
 
-bool has_band_groups() {
-  if (query_device().compute_capability >= 90) return true;
-  WARN("band groups need compute capability 9.0: not run on this device");
-  return false;
-}
+bool has_band_groups() { return query_device().compute_capability >= 90; }
 
 }  // namespace
 
 TEST_CASE("band groups match float64: both tile kinds, every column slice, scalars and layouts of B and C",
-          "[gpu][band_groups]") {
-  if (!has_band_groups()) return;
+          "[gpu][band_groups][.needs_sm90]") {
+  if (!has_band_groups()) BCSR24_SKIP("band groups need compute capability 9.0");
   const std::uint64_t seed = test::test_seed(1301);
   INFO("seed " << seed);
   // 1,000 rows: 63 bands, so 4 groups, the last with 15 bands; 1,111 columns: a partial last tile column.
@@ -41,13 +39,13 @@ TEST_CASE("band groups match float64: both tile kinds, every column slice, scala
   const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
   REQUIRE(host.sparse24.tiles() > 0);
   REQUIRE(host.dense.tiles() > 0);
-  const DeviceMatrix dev(host);
+  const DeviceMatrix dev = test::upload_all(host);
   for (const KernelKind kernel : {KernelKind::split_pipelined, KernelKind::automatic}) {
     for (const std::int32_t n : {1, 64, 77, 128, 200}) {
       INFO(kernel_name(kernel) << ", n = " << n);
-      PlanOptions options;
-      options.band_groups = BandGroups::on;
-      const SpmmPlan plan(dev, n, kernel, options);
+      PlanKnobs on;
+      on.band_groups = BandGroups::on;
+      const SpmmPlan plan = test::make_plan(dev, n, kernel, {}, on);
       CHECK(plan.report().band_groups == (plan.report().tile_bands + 15) / 16);
       if (kernel == KernelKind::split_pipelined) CHECK(plan.report().band_groups == 4);
       CHECK(plan.report().band_group_steps <= plan.report().sparse24_tiles + plan.report().dense_tiles);
@@ -89,8 +87,8 @@ TEST_CASE("band groups match float64: both tile kinds, every column slice, scala
   }
 }
 
-TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of bands with no tiles", "[gpu][band_groups]") {
-  if (!has_band_groups()) return;
+TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of bands with no tiles", "[gpu][band_groups][.needs_sm90]") {
+  if (!has_band_groups()) BCSR24_SKIP("band groups need compute capability 9.0");
   const std::uint64_t seed = test::test_seed(1302);
   INFO("seed " << seed);
   SECTION("a randomly numbered mesh in file order, and its RCM order, which gathers B rows (refused)") {
@@ -103,7 +101,7 @@ TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of ba
     spec.seed = seed;
     const CsrMatrix a = generate_mesh_matrix(spec);
     const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
-    const DeviceMatrix dev(host);
+    const DeviceMatrix dev = test::upload_all(host);
     for (const std::int32_t n : {64, 130}) {
       GpuCase cfg;
       cfg.n = n;
@@ -114,18 +112,18 @@ TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of ba
     }
     const Bcsr24Matrix rcm = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::rcm));
     REQUIRE(rcm.reordering == Reordering::rcm);
-    const DeviceMatrix rcm_dev(rcm);
-    PlanOptions on;
+    const DeviceMatrix rcm_dev = test::upload_all(rcm);
+    PlanKnobs on;
     on.band_groups = BandGroups::on;
-    CHECK_THROWS_AS(SpmmPlan(rcm_dev, 64, KernelKind::split_pipelined, on), InvalidArgument);
-    CHECK(SpmmPlan(rcm_dev, 256).report().band_groups == 0);
+    CHECK_THROWS_AS(test::make_plan(rcm_dev, 64, KernelKind::split_pipelined, {}, on), InvalidArgument);
+    CHECK(test::make_plan(rcm_dev, 256).report().band_groups == 0);
   }
   SECTION("a matrix whose middle bands are empty: their rows get beta * C") {
     CsrMatrix a = test::xdys_matrix(700, 300, 30.0, 10.0, seed + 1);
     for (std::int32_t r = 160; r < 480; ++r)  // 20 empty bands: a whole group without steps
       for (std::int32_t e = a.row_ptr[std::size_t(r)]; e < a.row_ptr[std::size_t(r) + 1]; ++e) a.values[std::size_t(e)] = 0.0;
     const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
-    const DeviceMatrix dev(host);
+    const DeviceMatrix dev = test::upload_all(host);
     GpuCase cfg;
     cfg.n = 72;
     cfg.seed = seed + 2;
@@ -143,28 +141,28 @@ TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of ba
   }
 }
 
-TEST_CASE("band groups: what plans refuse and what automatic plans leave alone", "[gpu][band_groups]") {
-  if (!has_band_groups()) return;
+TEST_CASE("band groups: what plans refuse and what automatic plans leave alone", "[gpu][band_groups][.needs_sm90]") {
+  if (!has_band_groups()) BCSR24_SKIP("band groups need compute capability 9.0");
   const CsrMatrix a = test::xdys_matrix(500, 640, 10.0, 10.0, 7);
-  PlanOptions on;
+  PlanKnobs on;
   on.band_groups = BandGroups::on;
   {
     const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::condensed, Reordering::none));
-    const DeviceMatrix dev(host);
-    CHECK_THROWS_AS(SpmmPlan(dev, 64, KernelKind::split_pipelined, on), InvalidArgument);  // gathered B rows
+    const DeviceMatrix dev = test::upload_all(host);
+    CHECK_THROWS_AS(test::make_plan(dev, 64, KernelKind::split_pipelined, {}, on), InvalidArgument);  // gathered B rows
   }
   const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
   const DeviceMatrix dev(host, UploadOptions{true, CsrCopy::candidates});
-  CHECK_THROWS_AS(SpmmPlan(dev, 64, KernelKind::dense_pipelined, on), InvalidArgument);
-  CHECK_THROWS_AS(SpmmPlan(dev, 64, KernelKind::csr_cuda_cores, on), InvalidArgument);
-  PlanOptions f32b = on;
+  CHECK_THROWS_AS(test::make_plan(dev, 64, KernelKind::dense_pipelined, {}, on), InvalidArgument);
+  CHECK_THROWS_AS(test::make_plan(dev, 64, KernelKind::csr_cuda_cores, {}, on), InvalidArgument);
+  PlanOptions f32b;
   f32b.input = InputType::f32;
-  CHECK_THROWS_AS(SpmmPlan(dev, 64, KernelKind::split_pipelined, f32b), InvalidArgument);
+  CHECK_THROWS_AS(test::make_plan(dev, 64, KernelKind::split_pipelined, f32b, on), InvalidArgument);
   // Automatic: 32 bands make 2 groups, too few blocks for any GPU with more than a handful of SMs; the ladder's
   // split_pipelined runs one band per block unless asked.
-  CHECK(SpmmPlan(dev, 256).report().band_groups == 0);
-  CHECK(SpmmPlan(dev, 256, KernelKind::split_pipelined).report().band_groups == 0);
-  PlanOptions off;
+  CHECK(test::make_plan(dev, 256).report().band_groups == 0);
+  CHECK(test::make_plan(dev, 256, KernelKind::split_pipelined).report().band_groups == 0);
+  PlanKnobs off;
   off.band_groups = BandGroups::off;
-  CHECK(SpmmPlan(dev, 256, KernelKind::automatic, off).report().band_groups == 0);
+  CHECK(test::make_plan(dev, 256, KernelKind::automatic, {}, off).report().band_groups == 0);
 }

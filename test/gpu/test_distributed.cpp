@@ -21,9 +21,10 @@
 #include "bcsr24/distributed_operator.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
-#include "bcsr24/mesh.hpp"
+#include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24/precision.hpp"
 #include "gpu/gpu_harness.hpp"
+#include "test_skip.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
@@ -115,7 +116,7 @@ Product distributed_product(const CsrMatrix& a, int ranks, const RowPartition* r
                             const std::vector<float>& c0) {
   Communicators comms(ranks);
   DistributedOptions options;
-  options.part.convert.precision = cfg.precision;
+  options.part.precision = cfg.precision;
   const RowPartition row_partition = rows ? *rows : partition_rows_by_bytes(a, ranks, options.cost);
   const RowPartition col_partition = row_partition;
   Product out;
@@ -168,8 +169,8 @@ Product distributed_product(const CsrMatrix& a, int ranks, const RowPartition* r
     for (std::int32_t i = 0; i < m; ++i) {
       for (std::int32_t j = 0; j < n; ++j) out.c[std::size_t(row0 + i) * n + j] = c_rows[std::size_t(i) * ldc + j];
       std::int32_t e = 0;
-      if (op.local_part()) e = std::max(e, op.local_part()->host().exponent_of_row(i));
-      if (op.halo_part()) e = std::max(e, op.halo_part()->host().exponent_of_row(i));
+      if (op.local_part()) e = std::max(e, detail::OperatorAccess::host(*op.local_part()).exponent_of_row(i));
+      if (op.halo_part()) e = std::max(e, detail::OperatorAccess::host(*op.halo_part()).exponent_of_row(i));
       out.exponent[std::size_t(row0 + i)] = e;
     }
   });
@@ -181,7 +182,7 @@ Product single_product(const CsrMatrix& a, const Case& cfg, const std::vector<fp
                        const std::vector<float>& b32, const std::vector<float>& c0) {
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
   OperatorOptions options;
-  options.convert.precision = cfg.precision;
+  options.precision = cfg.precision;
   const SparseOperator op = SparseOperator::from_csr(a, options);
   const SpmmPlan plan = op.make_plan(cfg.n);
   const bool f32 = cfg.precision == Precision::split;
@@ -202,7 +203,7 @@ Product single_product(const CsrMatrix& a, const Case& cfg, const std::vector<fp
   cudaFree(d_b);
   cudaFree(d_c);
   out.exponent.resize(std::size_t(a.rows));
-  for (std::int32_t i = 0; i < a.rows; ++i) out.exponent[std::size_t(i)] = op.host().exponent_of_row(i);
+  for (std::int32_t i = 0; i < a.rows; ++i) out.exponent[std::size_t(i)] = detail::OperatorAccess::host(op).exponent_of_row(i);
   return out;
 }
 
@@ -277,12 +278,9 @@ TEST_CASE("distributed product matches float64 and the single-GPU product", "[di
   }
 }
 
-TEST_CASE("distributed product with an empty rank and without halo", "[distributed]") {
+TEST_CASE("distributed product with an empty rank and without halo", "[distributed][.needs_2gpus]") {
   const int ranks = std::min(device_count(), 3);
-  if (ranks < 2) {
-    WARN("one GPU: the empty-rank and no-halo cases need two (they run on the two-GPU machine)");
-    return;
-  }
+  if (ranks < 2) BCSR24_SKIP("one GPU: the empty-rank and no-halo cases need two");
   // Rank 0 owns no rows (and no B rows); the others split the rest.
   const CsrMatrix a = random_mesh(9, 8, 7, 1, 9);
   RowPartition rows;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bcsr24/mesh.hpp"
+#include "bcsr24_testkit/mesh.hpp"
 #include "distributed_solve.hpp"
 #include "flexible_cg.hpp"
 #include "gpu_system.hpp"

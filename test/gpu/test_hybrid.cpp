@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/device.hpp"
+#include "format/convert.hpp"
+#include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -91,7 +91,7 @@ TEST_CASE("automatic plans split a mixed matrix between tiles and CSR and stay e
   REQUIRE(dev.csr_bands() < host.tile_rows);
   for (std::int32_t n : {8, 37, 128, 300}) {
     INFO("n = " << n);
-    const SpmmPlan plan(dev, n);
+    const SpmmPlan plan = test::make_plan(dev, n);
     const PlanReport& r = plan.report();
     INFO(r.reason);
     CHECK(r.kernel == KernelKind::automatic);
@@ -131,7 +131,7 @@ TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B,
   const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
   REQUIRE(dev.csr_bands() == host.tile_rows);
   for (std::int32_t n : {1, 7, 16, 61, 256, 263}) {
-    const SpmmPlan plan(dev, n, KernelKind::csr_cuda_cores);
+    const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
     CHECK(plan.report().csr_bands == host.tile_rows);
     CHECK(plan.report().csr_long_rows > 0);
     if (n <= 16) CHECK(plan.report().csr_medium_rows > 0);  // rows between a group's and a block's share: a warp each
@@ -164,10 +164,10 @@ TEST_CASE("CSR copy policies: none keeps automatic on tiles, csr_cuda_cores need
   const Bcsr24Matrix host = convert_to_bcsr24(a);
   const DeviceMatrix none(host, UploadOptions{false, CsrCopy::none});
   CHECK(none.csr_bands() == 0);
-  const SpmmPlan tiles_only(none, 64);
+  const SpmmPlan tiles_only = test::make_plan(none, 64);
   CHECK(tiles_only.report().csr_bands == 0);
   CHECK(tiles_only.report().tile_bands == host.tile_rows);
-  CHECK_THROWS_AS(SpmmPlan(none, 64, KernelKind::csr_cuda_cores), InvalidArgument);
+  CHECK_THROWS_AS(test::make_plan(none, 64, KernelKind::csr_cuda_cores), InvalidArgument);
   GpuCase cfg;
   cfg.n = 64;
   require_pass(run_and_check(a, host, none, KernelKind::automatic, cfg));
@@ -178,7 +178,7 @@ TEST_CASE("CSR copy policies: none keeps automatic on tiles, csr_cuda_cores need
   const Bcsr24Matrix big_host = convert_to_bcsr24(big);
   const DeviceMatrix candidates(big_host, UploadOptions{});
   CHECK(candidates.csr_bands() == big_host.tile_rows);
-  const SpmmPlan plan(candidates, 16);
+  const SpmmPlan plan = test::make_plan(candidates, 16);
   INFO(plan.report().reason);
   CHECK(plan.report().csr_bands > 0);
   cfg.n = 16;
@@ -252,7 +252,7 @@ TEST_CASE("beta = 1 skips the bands and rows without entries and leaves their C 
             host.dense.row_ptr[std::size_t(t) + 1] == host.dense.row_ptr[std::size_t(t)])
           ++bands_without_tiles;
       CHECK(bands_without_tiles > 300);  // 375 bands, ~32 with entries
-      const SpmmPlan plan(dev, n, kernel);
+      const SpmmPlan plan = test::make_plan(dev, n, kernel);
       CHECK(plan.report().empty_bands == bands_without_tiles);
     }
   }

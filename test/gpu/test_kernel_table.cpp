@@ -11,9 +11,10 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/device.hpp"
 #include "bcsr24/half.hpp"
+#include "bcsr24/spmm_plan.hpp"
+#include "device/device_matrix.hpp"
+#include "format/convert.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "kernels/kernel_table.hpp"
 #include "test_support.hpp"
@@ -111,17 +112,18 @@ TEST_CASE("every tile kernel of the kernel table runs and matches float64", "[gp
       convert.precision = precision_of(key.mode);
       const Bcsr24Matrix host = convert_to_bcsr24(a, convert);
       REQUIRE(host.b_row_index() == key.b_rows);
-      const DeviceMatrix dev(host, true);
+      const DeviceMatrix dev(host, UploadOptions{true, CsrCopy::candidates});
       const std::int32_t n = key.slice_width - 3;  // a partial last slice: columns past n are never written
       PlanOptions options;
       options.input = input_of(key.mode);
       options.output = key.output;
-      options.tile_pipeline = key.pipeline;
-      options.split_long_bands = key.split_bands;
-      options.band_groups = BandGroups::off;
-      const SpmmPlan plan(dev, n, key.kind, options);
+      PlanKnobs knobs;
+      knobs.tile_pipeline = key.pipeline;
+      knobs.split_long_bands = key.split_bands;
+      knobs.band_groups = BandGroups::off;
+      const SpmmPlan plan = test::make_plan(dev, n, key.kind, options, knobs);
       // The plan launches this entry: its depth, stages and band split are the entry's.
-      REQUIRE(plan.report().tile_pipeline == key.pipeline);
+      REQUIRE(plan.report().deep_tile_pipeline == (key.pipeline == TilePipeline::deep));
       REQUIRE(plan.report().tile_stages == entry.stages);
       REQUIRE((plan.report().split_bands > 0) == key.split_bands);
       if (key.mode == OperandMode::f16) {
@@ -131,6 +133,7 @@ TEST_CASE("every tile kernel of the kernel table runs and matches float64", "[gp
         cfg.seed = seed + i;
         cfg.split_long_bands = key.split_bands;
         cfg.band_groups = BandGroups::off;
+        cfg.tile_pipeline = key.pipeline;
         test::require_pass(test::run_and_check(a, host, dev, key.kind, cfg));
       } else {
         const test::ModeCheck r = run_fp32_c(a, host, plan, n, options.input, seed + i);

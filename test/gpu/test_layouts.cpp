@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/device.hpp"
-#include "bcsr24/mesh.hpp"
+#include "format/convert.hpp"
+#include "bcsr24/spmm_plan.hpp"
+#include "bcsr24_testkit/mesh.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -46,7 +46,7 @@ TEST_CASE("every layout and reordering, every kernel, awkward shapes and widths"
     const CsrMatrix a = test::scattered_csr(sh.m, sh.k, sh.per_row, seed + std::uint64_t(sh.m));
     for (const ConvertOptions& options : all_policies()) {
       const Bcsr24Matrix host = convert_to_bcsr24(a, options);
-      const DeviceMatrix dev(host, true);
+      const DeviceMatrix dev = test::upload_all(host);
       for (KernelKind kernel : all_kernels())
         for (std::int32_t n : widths) {
           GpuCase cfg;
@@ -70,7 +70,7 @@ TEST_CASE("gathered layouts: alpha, beta, leading dimensions, unaligned B, fp16 
     const Bcsr24Matrix host = convert_to_bcsr24(a, options);
     REQUIRE(host.gathered());
     REQUIRE_FALSE(host.row_order.empty());
-    const DeviceMatrix dev(host, true);
+    const DeviceMatrix dev = test::upload_all(host);
     for (KernelKind kernel : all_kernels())
       for (OutputType out : {OutputType::f32, OutputType::f16})
         for (std::int32_t n : {5, 24, 40}) {
@@ -94,7 +94,7 @@ TEST_CASE("tiles whose B rows lie far apart (more than 2^16 columns) and close t
     const CsrMatrix a = test::scattered_csr(300, cols, 6, 77);
     const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::condensed, Reordering::rcm));
     REQUIRE(host.b_row_index() == BRowIndex::full);
-    const DeviceMatrix dev(host, true);
+    const DeviceMatrix dev = test::upload_all(host);
     for (KernelKind kernel : all_kernels())
       for (std::int32_t n : {3, 8, 40, 128}) {
         GpuCase cfg;
@@ -111,7 +111,7 @@ TEST_CASE("a band with more than 2^16 distinct columns", "[gpu][layout]") {
   const CsrMatrix a = test::wide_band_csr();
   const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::condensed, Reordering::none));
   REQUIRE(host.census().stored_tiles() > 65536 / 32);
-  const DeviceMatrix dev(host, true);
+  const DeviceMatrix dev = test::upload_all(host);
   for (KernelKind kernel : all_kernels())
     for (std::int32_t n : {8, 64}) {
       GpuCase cfg;
@@ -132,7 +132,7 @@ TEST_CASE("randomly numbered 3-D mesh: the default policy restores tiles and mul
   const Bcsr24Matrix host = convert_to_bcsr24(a);
   INFO(describe(host));
   REQUIRE(host.reordering == Reordering::rcm);
-  const DeviceMatrix dev(host, true);
+  const DeviceMatrix dev = test::upload_all(host);
   for (KernelKind kernel : all_kernels())
     for (std::int32_t n : {8, 32, 128}) {
       GpuCase cfg;

@@ -14,12 +14,14 @@
 #include <cuda_runtime_api.h>
 #include <Eigen/Dense>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/device.hpp"
+#include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/precision.hpp"
 #include "gpu/gpu_harness.hpp"
+#include "test_skip.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
@@ -83,9 +85,10 @@ test::ModeCheck run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const Dev
 
   PlanOptions options;
   options.input = input;
-  options.tile_pipeline = pipeline;
-  options.band_groups = groups;
-  SpmmPlan plan(dev, n, kernel, options);
+  PlanKnobs knobs;
+  knobs.tile_pipeline = pipeline;
+  knobs.band_groups = groups;
+  SpmmPlan plan = test::make_plan(dev, n, kernel, options, knobs);
   report = plan.report();
   void* d_b = nullptr;
   float* d_c = nullptr;
@@ -153,7 +156,7 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
                 if (kernel != KernelKind::split_pipelined && pipeline != TilePipeline::automatic) continue;
                 INFO(precision_name(precision) << " " << layout_name(layout) << " B " << input_type_name(input) << " "
                                                << kernel_name(kernel) << " n " << n << " beta " << beta << " pipeline "
-                                               << tile_pipeline_name(pipeline));
+                                               << experimental::tile_pipeline_name(pipeline));
                 // fp16 B as given must fit fp16 (the caller's job); fp32 B may span 1e12 between columns.
                 const double decades = input == InputType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;
                 const std::vector<float> b = scaled_b(a.cols, n, decades, seed + std::uint64_t(n));
@@ -165,7 +168,7 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
                 const bool two_depths = input == InputType::f32 && precision != Precision::split && n > 16;
                 if (kernel == KernelKind::split_pipelined) {
                   const bool deep = two_depths && pipeline != TilePipeline::standard;
-                  CHECK(report.tile_pipeline == (deep ? TilePipeline::deep : TilePipeline::standard));
+                  CHECK(report.deep_tile_pipeline == deep);
                   if (two_depths) CHECK(report.tile_stages == (deep ? 2 : 1));
                 }
                 CHECK(r.checked == std::int64_t(a.rows) * n);
@@ -178,20 +181,17 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
   }
 }
 
-TEST_CASE("band groups keep every 16-bit precision within its bound", "[gpu][precision][band_groups]") {
+TEST_CASE("band groups keep every 16-bit precision within its bound", "[gpu][precision][band_groups][.needs_sm90]") {
   const std::uint64_t seed = test::test_seed(1013);
   INFO("seed " << seed);
-  if (query_device().compute_capability < 90) {
-    WARN("band groups need compute capability 9.0: not run on this device");
-    return;
-  }
+  if (query_device().compute_capability < 90) BCSR24_SKIP("band groups need compute capability 9.0");
   const CsrMatrix a = wide_range_matrix(333, 517, seed);  // wide per-row scales: row exponents in the epilogue
   for (const Precision precision : {Precision::fp16, Precision::bf16}) {
     ConvertOptions options = test::convert_policy(TileLayout::aligned, Reordering::none);
     options.precision = precision;
     const Bcsr24Matrix host = convert_to_bcsr24(a, options);
     REQUIRE(host.scaling.per_row);
-    const DeviceMatrix dev(host);
+    const DeviceMatrix dev = test::upload_all(host);
     for (const std::int32_t n : {40, 72, 130})  // one partial slice, two slices, three (the last partial)
       for (const double beta : {0.0, -0.5}) {
         INFO(precision_name(precision) << " n " << n << " beta " << beta);
@@ -212,22 +212,22 @@ TEST_CASE("plans refuse a B type or kernel the matrix's precision does not take"
   const CsrMatrix a = wide_range_matrix(64, 200, 5);
   ConvertOptions bf16_options;
   bf16_options.precision = Precision::bf16;
-  const DeviceMatrix bf16_dev(convert_to_bcsr24(a, bf16_options), true);
+  const DeviceMatrix bf16_dev = test::upload_all(convert_to_bcsr24(a, bf16_options));
   PlanOptions f16_b;
   f16_b.input = InputType::f16;
-  CHECK_THROWS_AS(SpmmPlan(bf16_dev, 8, KernelKind::automatic, f16_b), InvalidArgument);
-  CHECK_THROWS_AS(SpmmPlan(bf16_dev, 8, KernelKind::dense_pipelined), InvalidArgument);
+  CHECK_THROWS_AS(test::make_plan(bf16_dev, 8, KernelKind::automatic, f16_b), InvalidArgument);
+  CHECK_THROWS_AS(test::make_plan(bf16_dev, 8, KernelKind::dense_pipelined), InvalidArgument);
 
   ConvertOptions split_options;
   split_options.precision = Precision::split;
-  const DeviceMatrix split_dev(convert_to_bcsr24(a, split_options), false);
+  const DeviceMatrix split_dev(convert_to_bcsr24(a, split_options), UploadOptions{});
   PlanOptions half_b;
   half_b.input = InputType::f16;
-  CHECK_THROWS_AS(SpmmPlan(split_dev, 8, KernelKind::automatic, half_b), InvalidArgument);
+  CHECK_THROWS_AS(test::make_plan(split_dev, 8, KernelKind::automatic, half_b), InvalidArgument);
   PlanOptions half_out;
   half_out.output = OutputType::f16;
-  CHECK_THROWS_AS(SpmmPlan(split_dev, 8, KernelKind::automatic, half_out), InvalidArgument);
-  const SpmmPlan plan(split_dev, 8);  // automatic input: fp32 for split
+  CHECK_THROWS_AS(test::make_plan(split_dev, 8, KernelKind::automatic, half_out), InvalidArgument);
+  const SpmmPlan plan = test::make_plan(split_dev, 8);  // automatic input: fp32 for split
   CHECK(plan.input() == InputType::f32);
   float* c = nullptr;
   REQUIRE(cudaMalloc(reinterpret_cast<void**>(&c), 64 * 8 * 4) == cudaSuccess);

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/device.hpp"
-#include "bcsr24/synthetic.hpp"
+#include "format/convert.hpp"
+#include "bcsr24/spmm_plan.hpp"
+#include "bcsr24_testkit/synthetic.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -65,10 +65,10 @@ TEST_CASE("long bands split over several blocks: every tile kernel, exact and bi
     for (const std::int32_t n : {8, 37, 130}) {
       INFO(kernel_name(kernel) << ", n = " << n);
       PlanOptions split_options;
-      const SpmmPlan split(dev, n, kernel, split_options);
-      PlanOptions whole_options;
-      whole_options.split_long_bands = false;
-      const SpmmPlan whole(dev, n, kernel, whole_options);
+      const SpmmPlan split = test::make_plan(dev, n, kernel, split_options);
+      PlanKnobs whole_knobs;
+      whole_knobs.split_long_bands = false;
+      const SpmmPlan whole = test::make_plan(dev, n, kernel, {}, whole_knobs);
       CHECK(split.report().split_bands >= 2);  // both long bands, whatever the GPU's size
       CHECK(split.report().split_parts > 2 * split.report().split_bands);
       CHECK(whole.report().split_bands == 0);
@@ -100,7 +100,7 @@ TEST_CASE("long bands split over several blocks: every tile kernel, exact and bi
     cfg.output = OutputType::f32;
     for (const std::int32_t n : {8, 64}) {
       cfg.n = n;
-      INFO("auto, n = " << n << ": " << SpmmPlan(dev, n).report().reason);
+      INFO("auto, n = " << n << ": " << test::make_plan(dev, n).report().reason);
       require_pass(run_and_check(a, host, dev, KernelKind::automatic, cfg));
     }
   }

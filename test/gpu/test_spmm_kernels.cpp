@@ -6,10 +6,11 @@
 #include <random>
 #include <string>
 
-#include "bcsr24/convert.hpp"
-#include "bcsr24/device.hpp"
+#include "format/convert.hpp"
+#include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/matrix_market.hpp"
 #include "gpu/gpu_harness.hpp"
+#include "test_skip.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
@@ -36,7 +37,7 @@ ConvertOptions aligned_file_order() {
 
 Prepared prepare(CsrMatrix csr, const ConvertOptions& options = aligned_file_order()) {
   Bcsr24Matrix host = convert_to_bcsr24(csr, options);
-  DeviceMatrix dev(host, true);
+  DeviceMatrix dev = test::upload_all(host);
   return Prepared{std::move(csr), std::move(host), std::move(dev)};
 }
 
@@ -177,12 +178,9 @@ TEST_CASE("values beyond fp16 range are scaled, not turned into inf", "[gpu][sca
   }
 }
 
-TEST_CASE("real SuiteSparse matrices", "[gpu][suitesparse]") {
+TEST_CASE("real SuiteSparse matrices", "[gpu][suitesparse][.needs_data]") {
   const auto dir = test::shared_data_dir();
-  if (!dir) {
-    WARN("../shared/data not found: SuiteSparse GPU checks skipped");
-    return;
-  }
+  if (!dir) BCSR24_SKIP("shared data not found (../shared/data or $BCSR24_SHARED_DATA): no SuiteSparse matrices");
   // Real or integer matrices of modest size (the float64 reference runs on the CPU).
   const char* names[] = {"bcsstk16", "Andrews", "memplus", "494_bus", "Trefethen_300", "Harvard500", "G51"};
   int ran = 0;

@@ -31,6 +31,14 @@ class SizeLimitError : public Error {
   explicit SizeLimitError(const std::string& what) : Error(what) {}
 };
 
+/// Device (or host) memory does not hold what an operation needs: the message names what was being allocated,
+/// how much, and how much was free. Nothing of the failed operation is left allocated; what existed before
+/// (an operator, its other plans) stays usable.
+class OutOfMemory : public SizeLimitError {
+ public:
+  explicit OutOfMemory(const std::string& what) : SizeLimitError(what) {}
+};
+
 /// A Matrix Market file is malformed. Carries the file name and 1-based line number.
 class ParseError : public Error {
  public:
@@ -68,7 +76,7 @@ class RangeError : public Error {
   explicit RangeError(const std::string& what) : Error(what) {}
 };
 
-/// A CUDA runtime call failed; the message names the call, file and line.
+/// A CUDA runtime call failed; the message names the call, file and line. (A failed allocation is OutOfMemory.)
 class CudaError : public Error {
  public:
   explicit CudaError(const std::string& what) : Error(what) {}

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "bcsr24/device.hpp"
+#include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/distributed_partition.hpp"
 
 struct ncclComm;  // = ncclComm_t without including nccl.h

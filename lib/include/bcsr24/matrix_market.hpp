@@ -1,4 +1,4 @@
-// Matrix Market (.mtx, .mtx.gz) reader.
+// Matrix Market (.mtx, .mtx.gz) reader and writer.
 #pragma once
 
 #include <cstddef>
@@ -9,15 +9,11 @@
 
 namespace bcsr24 {
 
-enum class MmFormat { coordinate, array };
-enum class MmField { real, double_, integer, pattern, complex };
-enum class MmSymmetry { general, symmetric, skew_symmetric, hermitian };
-
 /// What the banner and size line said.
 struct MatrixMarketInfo {
-  MmFormat format = MmFormat::coordinate;
-  MmField field = MmField::real;
-  MmSymmetry symmetry = MmSymmetry::general;
+  std::string format = "coordinate";  ///< "coordinate" or "array"
+  std::string field = "real";         ///< "real", "double", "integer", "pattern" (complex files are refused)
+  std::string symmetry = "general";   ///< "general", "symmetric", "skew-symmetric" or "hermitian"
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   std::int64_t entries = 0;  ///< entries listed in the file (before symmetric expansion)
@@ -45,7 +41,8 @@ CsrMatrix read_matrix_market_from_memory(const char* data, std::size_t size, con
                                          const MatrixMarketOptions& options = {},
                                          MatrixMarketInfo* info = nullptr);
 
-/// Writes a general real coordinate file (used by tools and tests).
+/// Writes a general real coordinate file (values with 17 significant digits, so they read back exactly).
+/// @throw Error if the file cannot be written.
 void write_matrix_market(const std::string& path, const CsrMatrix& a);
 
 }  // namespace bcsr24

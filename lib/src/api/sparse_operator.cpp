@@ -2,6 +2,8 @@
 // mutex), and hands out SpmmPlans. Everything heavy is delegated to convert_to_bcsr24, DeviceMatrix, SpmmPlan.
 #include "bcsr24/sparse_operator.hpp"
 
+#include "bcsr24/reference.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
@@ -12,9 +14,13 @@
 #include <vector>
 
 #include "bcsr24/error.hpp"
-#include "bcsr24/serialize.hpp"
-#include "bcsr24/tile_layout.hpp"
+#include "device/plan_access.hpp"
+#include "device/plan_tuning.hpp"
+#include "format/convert.hpp"
 #include "format/layout_check.hpp"
+#include "format/reference.hpp"
+#include "format/serialize.hpp"
+#include "format/tile_layout.hpp"
 
 namespace bcsr24 {
 
@@ -23,9 +29,12 @@ struct SparseOperator::State {
   TileCensus census;
   LayoutReport layout_report;
   OperatorOptions options;
-  // The device copy is created at most once; the mutex makes concurrent first uses safe.
+  // The device copy is created at most once, and the lists some kernels add to it once each; the mutex makes
+  // concurrent first uses safe.
   mutable std::mutex upload_mutex;
   mutable std::unique_ptr<DeviceMatrix> device;
+  // What measured plans chose, per n, types and device (locked by itself): reused by later plans, saved in .b24.
+  mutable detail::TunedChoices tuned;
 };
 
 namespace {
@@ -88,6 +97,46 @@ void check_host_matrix(const Bcsr24Matrix& m) {
   if (const std::string problem = detail::layout_problem(m); !problem.empty()) throw InvalidArgument(where + problem);
 }
 
+// A stored choice's enums are written as their codes (format/serialize.hpp lists them).
+static_assert(int(InputType::f16) == 1 && int(InputType::bf16) == 2 && int(InputType::f32) == 3, "B type codes");
+static_assert(int(OutputType::f32) == 0 && int(OutputType::f16) == 1, "output type codes");
+static_assert(int(BandPaths::tiles) == 1 && int(BandPaths::csr) == 2 && int(BandPaths::hybrid) == 3, "paths codes");
+static_assert(int(TilePipeline::standard) == 1 && int(TilePipeline::deep) == 2, "pipeline codes");
+
+std::vector<B24TunedChoice> file_choices(const std::vector<detail::StoredChoice>& stored) {
+  std::vector<B24TunedChoice> out;
+  for (const detail::StoredChoice& s : stored) {
+    B24TunedChoice c;
+    c.n = s.key.n;
+    c.input = static_cast<std::uint8_t>(s.key.input);
+    c.output = static_cast<std::uint8_t>(s.key.output);
+    c.paths = static_cast<std::uint8_t>(s.choice.paths);
+    c.split_long_bands = s.choice.split_long_bands ? 1 : 0;
+    c.tile_pipeline = static_cast<std::uint8_t>(s.choice.tile_pipeline);
+    c.band_groups = s.choice.band_groups ? 1 : 0;
+    c.measured_us = s.measured_us >= 0.0 ? s.measured_us : -1.0;
+    c.device = s.key.device;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+/// The file's choices (load_bcsr24 checked their codes) as the operator keeps them.
+std::vector<detail::StoredChoice> stored_choices(const std::vector<B24TunedChoice>& file) {
+  std::vector<detail::StoredChoice> out;
+  for (const B24TunedChoice& c : file) {
+    detail::StoredChoice s;
+    s.key = detail::TunedKey{c.n, static_cast<InputType>(c.input), static_cast<OutputType>(c.output), c.device};
+    s.choice.paths = static_cast<BandPaths>(c.paths);
+    s.choice.split_long_bands = c.split_long_bands != 0;
+    s.choice.tile_pipeline = static_cast<TilePipeline>(c.tile_pipeline);
+    s.choice.band_groups = c.band_groups != 0;
+    s.measured_us = c.measured_us;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 bool has_b24_extension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
@@ -101,18 +150,27 @@ SparseOperator::~SparseOperator() = default;
 SparseOperator::SparseOperator(SparseOperator&&) noexcept = default;
 SparseOperator& SparseOperator::operator=(SparseOperator&&) noexcept = default;
 
-SparseOperator SparseOperator::from_host(Bcsr24Matrix host, const OperatorOptions& options) {
+SparseOperator detail::OperatorAccess::from_host(Bcsr24Matrix host, const OperatorOptions& options) {
   LayoutReport report;
   report.layout = host.layout;
   report.reordering = host.reordering;
   report.reason = "preprocessed matrix";
   report.baseline_stored_tiles = report.baseline_sparse24_tiles = report.baseline_bytes = -1;
-  return from_host_with_report(std::move(host), std::move(report), options);
+  // The options say what the operator holds: the stored matrix's precision, layout and row order.
+  OperatorOptions held = options;
+  held.precision = host.precision;
+  held.layout = host.layout;
+  held.reorder = host.reordering;
+  return adopt(std::move(host), std::move(report), held);
 }
 
-SparseOperator SparseOperator::from_host_with_report(Bcsr24Matrix host, LayoutReport report, const OperatorOptions& options) {
+const Bcsr24Matrix& detail::OperatorAccess::host(const SparseOperator& op) noexcept { return op.state_->host; }
+
+detail::TunedChoices& detail::OperatorAccess::tuned(const SparseOperator& op) noexcept { return op.state_->tuned; }
+
+SparseOperator detail::OperatorAccess::adopt(Bcsr24Matrix host, LayoutReport report, const OperatorOptions& options) {
   check_host_matrix(host);
-  auto state = std::make_unique<State>();
+  auto state = std::make_unique<SparseOperator::State>();
   state->host = std::move(host);
   state->census = state->host.census();
   state->layout_report = std::move(report);
@@ -120,11 +178,15 @@ SparseOperator SparseOperator::from_host_with_report(Bcsr24Matrix host, LayoutRe
   return SparseOperator(std::move(state));
 }
 
-SparseOperator SparseOperator::convert_and_adopt(const CsrMatrix& a, const OperatorOptions& options) {
+namespace {
+
+SparseOperator convert_and_adopt(const CsrMatrix& a, const OperatorOptions& options) {
   LayoutReport report;
-  Bcsr24Matrix host = convert_to_bcsr24(a, options.convert, &report);
-  return from_host_with_report(std::move(host), std::move(report), options);
+  Bcsr24Matrix host = convert_to_bcsr24(a, convert_options(options), &report);
+  return detail::OperatorAccess::adopt(std::move(host), std::move(report), options);
 }
+
+}  // namespace
 
 SparseOperator SparseOperator::from_csr(const CsrMatrix& a, const OperatorOptions& options) {
   if (a.row_ptr.size() != static_cast<std::size_t>(std::max(a.rows, 0)) + 1)
@@ -149,7 +211,12 @@ SparseOperator SparseOperator::from_csr(std::int32_t rows, std::int32_t cols, co
 }
 
 SparseOperator SparseOperator::from_file(const std::string& path, const OperatorOptions& options) {
-  if (has_b24_extension(path)) return from_host(load_bcsr24(path), options);
+  if (has_b24_extension(path)) {
+    std::vector<B24TunedChoice> choices;
+    SparseOperator op = detail::OperatorAccess::from_host(load_bcsr24(path, &choices), options);
+    op.state_->tuned.assign(stored_choices(choices));
+    return op;
+  }
   // The reader's CSR is already sorted and unique, so it goes straight to the conversion.
   return convert_and_adopt(read_matrix_market(path, options.matrix_market), options);
 }
@@ -161,27 +228,78 @@ const TileCensus& SparseOperator::census() const noexcept { return state_->censu
 const LayoutReport& SparseOperator::layout_report() const noexcept { return state_->layout_report; }
 const Fp16Scaling& SparseOperator::scaling() const noexcept { return state_->host.scaling; }
 Precision SparseOperator::precision() const noexcept { return state_->host.precision; }
-const Bcsr24Matrix& SparseOperator::host() const noexcept { return state_->host; }
 const OperatorOptions& SparseOperator::options() const noexcept { return state_->options; }
 
-void SparseOperator::upload() const { (void)device(); }
+void SparseOperator::save(const std::string& path) const {
+  save_bcsr24(path, state_->host, file_choices(state_->tuned.all()));
+}
+
+CsrMatrix SparseOperator::stored_csr() const { return stored_matrix_csr(state_->host); }
+
+CsrMatrix SparseOperator::stored_rows(const std::vector<std::int32_t>& rows) const {
+  return stored_matrix_rows(state_->host, rows);
+}
+
+void SparseOperator::upload() const { (void)detail::OperatorAccess::device(*this); }
 
 bool SparseOperator::uploaded() const noexcept {
   std::lock_guard<std::mutex> lock(state_->upload_mutex);
   return state_->device != nullptr;
 }
 
-const DeviceMatrix& SparseOperator::device() const {
+std::int64_t SparseOperator::device_bytes() const noexcept {
   std::lock_guard<std::mutex> lock(state_->upload_mutex);
-  if (!state_->device)
-    state_->device = std::make_unique<DeviceMatrix>(
-        state_->host, UploadOptions{state_->options.upload_merged_dense, state_->options.csr_copy});
-  return *state_->device;
+  return state_->device ? state_->device->device_bytes() : 0;
+}
+
+const DeviceMatrix& detail::OperatorAccess::device(const SparseOperator& op, KernelKind kernel) {
+  SparseOperator::State& state = *op.state_;
+  std::lock_guard<std::mutex> lock(state.upload_mutex);
+  if (!state.device) {
+    // A failed upload leaves nothing allocated (the DeviceMatrix frees what it made) and no device copy: a later
+    // call tries again.
+    try {
+      state.device = std::make_unique<DeviceMatrix>(state.host, UploadOptions{});
+    } catch (const OutOfMemory& e) {
+      throw OutOfMemory(std::string("SparseOperator::upload: ") + e.what());
+    }
+  }
+  // What the other kernels read besides the default lists is made on their first plan and kept; plans made
+  // before keep pointing at lists that do not move.
+  try {
+    if (kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined) {
+      if (state.host.precision != Precision::fp16)
+        throw InvalidArgument(std::string("SparseOperator::make_plan: kernel ") + kernel_name(kernel) +
+                              " multiplies fp16 A only (this matrix is " + precision_name(state.host.precision) +
+                              "); split_pipelined, csr_cuda_cores and auto take every precision");
+      state.device->add_merged_dense(state.host);
+    }
+    if (kernel == KernelKind::csr_cuda_cores) state.device->add_csr_of_every_band(state.host);
+  } catch (const OutOfMemory& e) {  // the list is not added; the operator and its plans stay as they were
+    throw OutOfMemory(std::string("SparseOperator::make_plan (kernel ") + kernel_name(kernel) + "): " + e.what());
+  }
+  return *state.device;
 }
 
 SpmmPlan SparseOperator::make_plan(std::int32_t n, KernelKind kernel, const PlanOptions& options) const {
+  return experimental::make_plan(*this, n, kernel, options, {});
+}
+
+SpmmPlan experimental::make_plan(const SparseOperator& op, std::int32_t n, KernelKind kernel,
+                                 const PlanOptions& options, const PlanKnobs& knobs) {
   if (n < 1) throw InvalidArgument("SparseOperator::make_plan: n must be >= 1, got " + std::to_string(n));
-  return SpmmPlan(device(), n, kernel, options);
+  return detail::PlanAccess::make(detail::OperatorAccess::device(op, kernel), n, kernel, options, knobs,
+                                  &detail::OperatorAccess::tuned(op));
+}
+
+void reference_spmm(const SparseOperator& a, std::int32_t n, const fp16_t* b, std::int64_t ldb, float* c,
+                    std::int64_t ldc, double alpha, double beta) {
+  reference_spmm(detail::OperatorAccess::host(a), n, b, ldb, c, ldc, alpha, beta);
+}
+
+void reference_spmm(const SparseOperator& a, std::int32_t n, const float* b, std::int64_t ldb, float* c,
+                    std::int64_t ldc, double alpha, double beta) {
+  reference_spmm(detail::OperatorAccess::host(a), n, b, ldb, c, ldc, alpha, beta);
 }
 
 }  // namespace bcsr24

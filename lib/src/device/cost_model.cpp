@@ -234,6 +234,9 @@ PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<s
       hybrid_ns(hybrid_tiles, remaining_latency, tile_bands.size() - first, hybrid_csr, hybrid_csr_latency, on_csr);
   if (on_csr == count) choice.hybrid_ns = choice.csr_only_ns;
   if (on_csr == 0) choice.hybrid_ns = choice.tiles_only_ns;
+  choice.hybrid_to_csr = choice.to_csr;
+  choice.hybrid_csr_ns = on_csr > 0 ? part_ns(kCsrLaunchNs, hybrid_csr, hybrid_csr_latency, true) : 0.0;
+  choice.hybrid_bands_on_csr = on_csr;
 
   // The fastest of the three; a hybrid with every band on one side is that pure plan.
   const bool hybrid_mixed = on_csr > 0 && on_csr < count;
@@ -241,17 +244,20 @@ PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<s
   if (all_have_csr && choice.csr_only_ns < choice.tiles_only_ns &&
       (!hybrid_mixed || choice.csr_only_ns <= choice.hybrid_ns)) {
     std::fill(choice.to_csr.begin(), choice.to_csr.end(), 1);
+    choice.chosen = BandPaths::csr;
     choice.chosen_ns = choice.csr_only_ns;
     choice.chosen_csr_ns = choice.csr_only_ns;
     std::snprintf(line, sizeof line, "CSR only: predicted %.1f us (tiles only %.1f us)", choice.csr_only_ns / 1e3,
                   choice.tiles_only_ns / 1e3);
   } else if (hybrid_mixed && choice.hybrid_ns < choice.tiles_only_ns) {
+    choice.chosen = BandPaths::hybrid;
     choice.chosen_ns = choice.hybrid_ns;
-    choice.chosen_csr_ns = part_ns(kCsrLaunchNs, hybrid_csr, hybrid_csr_latency, true);
+    choice.chosen_csr_ns = choice.hybrid_csr_ns;
     std::snprintf(line, sizeof line, "hybrid: predicted %.1f us (tiles only %.1f us)", choice.hybrid_ns / 1e3,
                   choice.tiles_only_ns / 1e3);
   } else {
     std::fill(choice.to_csr.begin(), choice.to_csr.end(), 0);
+    choice.chosen = BandPaths::tiles;
     choice.chosen_ns = choice.tiles_only_ns;
     if (choice.csr_only_ns >= 0)
       std::snprintf(line, sizeof line, "tiles only: predicted %.1f us (CSR only %.1f us)", choice.tiles_only_ns / 1e3,

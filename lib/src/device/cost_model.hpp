@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "device/plan_choices.hpp"
 #include "format/band_csr.hpp"
 
 namespace bcsr24::detail {
@@ -48,11 +49,17 @@ std::vector<std::uint8_t> csr_candidate_bands(const std::vector<BandStats>& band
 /// A plan's split of the bands between the two paths.
 struct PathChoice {
   std::vector<std::uint8_t> to_csr;  ///< per band: 1 = CSR kernel, 0 = tile kernel
+  BandPaths chosen = BandPaths::tiles;  ///< which of the three to_csr is (never automatic)
   double tiles_only_ns = 0.0;        ///< predicted time with every band on tiles
   double csr_only_ns = -1.0;         ///< every band on CSR (-1 when some band has no CSR copy)
   double hybrid_ns = 0.0;            ///< each band on its cheaper path, both launches
   double chosen_ns = 0.0;
   double chosen_csr_ns = 0.0;        ///< the chosen plan's CSR launch and work (0 without a CSR part)
+  /// The hybrid split whichever plan was chosen (a forced hybrid plan, and the tuner's candidate, run it), and
+  /// its CSR part's launch and work; bands_on_csr counts its CSR bands (0 or all: the hybrid is a pure plan).
+  std::vector<std::uint8_t> hybrid_to_csr;
+  double hybrid_csr_ns = 0.0;
+  std::size_t hybrid_bands_on_csr = 0;
   std::string reason;                ///< one line: which of the three and why
 };
 

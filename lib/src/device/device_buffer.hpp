@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "device/cuda_check.hpp"
+#include "device/device_memory.hpp"
 
 namespace bcsr24::detail {
 
@@ -17,20 +18,22 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) BCSR24_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), count_ * sizeof(T)));
+    if (count_ > 0) ptr_ = static_cast<T*>(device_allocate(count_ * sizeof(T)));
   }
-  /// Allocates and copies a host vector (synchronous upload, done once per matrix).
+  /// Allocates and copies a host vector; the copy has landed when the constructor returns, so work on any
+  /// stream may read it (device_memory.hpp, wait_for_device_writes). If the copy fails, the allocation is freed
+  /// (the delegated constructor has completed, so the destructor runs).
   explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
-    if (count_ > 0)
+    if (count_ > 0) {
       BCSR24_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
+      wait_for_device_writes();
+    }
   }
-  ~DeviceBuffer() {
-    if (ptr_) cudaFree(ptr_);  // no throw from a destructor; a failing free leaves nothing to recover
-  }
+  ~DeviceBuffer() { device_free(ptr_); }
   DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
-      if (ptr_) cudaFree(ptr_);
+      device_free(ptr_);
       ptr_ = std::exchange(o.ptr_, nullptr);
       count_ = std::exchange(o.count_, 0);
     }

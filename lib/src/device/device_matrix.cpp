@@ -3,8 +3,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/device.hpp"
+#include "device/plan_access.hpp"
 #include "bcsr24/error.hpp"
 #include "device/cuda_check.hpp"
 #include "device/cost_model.hpp"
@@ -108,11 +109,7 @@ DeviceBandCsr upload_csr(const detail::BandCsr& csr, const std::vector<std::int1
 
 }  // namespace
 
-DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, bool with_merged_dense)
-    : DeviceMatrix(host, UploadOptions{with_merged_dense, with_merged_dense ? CsrCopy::all : CsrCopy::candidates}) {}
-
 DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& options) : impl_(std::make_unique<Impl>()) {
-  const bool with_merged_dense = options.merged_dense;
   const DeviceInfo info = query_device();
   if (!info.available) throw NotSupported("cannot upload the matrix: " + info.reason);
   if (host.sparse24.values.size() != std::size_t(host.sparse24.tiles()) * kSparseTileValues ||
@@ -133,28 +130,15 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   const BRowIndex index = host.b_row_index();
   Impl& d = *impl_;
   BCSR24_CUDA_CHECK(cudaGetDevice(&d.device));
-  // Refuse a matrix that cannot fit before allocating any of it (an allocation failing halfway would also be
-  // reported, but as a bare out-of-memory error).
-  const std::int64_t all_tiles = host.sparse24.tiles() + host.dense.tiles();
-  const std::int64_t index_per_tile = index == BRowIndex::implicit ? 0 : kFullIndexBytesPerTile;
-  // The CSR rows are extracted from the tiles on the host first: their size is then known exactly.
+  // The CSR rows are extracted from the tiles on the host first: their size is then known exactly. A matrix that
+  // cannot fit is refused before any of it is allocated.
   std::vector<detail::BandStats> stats = detail::band_stats(host);
   const detail::BandCsr csr =
       detail::extract_band_csr(host, csr_bands_to_copy(options.csr, stats, index == BRowIndex::full, host.cols, info.l2_bytes));
-  const std::int64_t listed =
+  const std::int64_t needed =
       host.census().total_bytes() + csr.bytes() +
       (host.row_exponent.empty() ? 0 : std::int64_t(host.row_exponent.size()) * 2 + std::int64_t(host.tile_rows) * kTileRows * 2);
-  const std::int64_t needed =
-      listed + (with_merged_dense ? all_tiles * (kDenseTileValues * 2 + 4 + index_per_tile) + host.dense.row_ptr.size() * 4 : 0);
-  std::size_t free_bytes = 0, total_bytes = 0;
-  BCSR24_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (needed > static_cast<std::int64_t>(free_bytes))
-    throw SizeLimitError("DeviceMatrix: the tile lists and CSR rows need " + std::to_string(needed >> 20) + " MiB of device memory, " +
-                         std::to_string(free_bytes >> 20) + " MiB are free" +
-                         (with_merged_dense ? " (without the merged dense list for the dense kernels it would be " +
-                                                  std::to_string(listed >> 20) +
-                                                  " MiB)"
-                                            : std::string()));
+  detail::check_device_memory(needed, "the tile lists and CSR rows of the matrix");
   d.rows = host.rows;
   d.cols = host.cols;
   d.tile_rows = host.tile_rows;
@@ -170,20 +154,61 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   d.csr = upload_csr(csr, host.row_exponent, host.tile_rows);
   d.l2_bytes = info.l2_bytes;
   d.multiprocessors = info.multiprocessors;
+  d.sm = kernels::device_sm_limits(d.device);
+  d.device_name = info.name;
   d.band_stats = std::move(stats);
   std::vector<kernels::TileRowWork> work = longest_rows_first(host);
-  if (with_merged_dense) {
-    const TileList merged = merge_to_dense_list(host);
-    // The descriptors assume the merged list holds each tile row's 2:4 and dense tiles, rows in order.
-    for (const kernels::TileRowWork& w : work)
-      if (merged.row_ptr[w.tile_row] != w.merged_begin || merged.row_ptr[w.tile_row + 1] != w.merged_end)
-        throw InvalidArgument("merged dense list does not match the 2:4 and dense lists at tile row " +
-                              std::to_string(w.tile_row));
-    d.merged_dense = upload(merged, host.tile_rows, index);
-    d.has_merged_dense = true;
-  }
   d.row_work = detail::DeviceBuffer<kernels::TileRowWork>(work);
   d.row_work_host = std::move(work);
+  if (options.merged_dense) add_merged_dense(host);
+}
+
+void DeviceMatrix::add_merged_dense(const Bcsr24Matrix& host) {
+  Impl& d = *impl_;
+  if (d.has_merged_dense) return;
+  require_current_device("SparseOperator::make_plan (the all-dense tile list)");
+  const TileList merged = merge_to_dense_list(host);
+  // The descriptors assume the merged list holds each tile row's 2:4 and dense tiles, rows in order.
+  for (const kernels::TileRowWork& w : d.row_work_host)
+    if (merged.row_ptr[w.tile_row] != w.merged_begin || merged.row_ptr[w.tile_row + 1] != w.merged_end)
+      throw InvalidArgument("merged dense list does not match the 2:4 and dense lists at tile row " +
+                            std::to_string(w.tile_row));
+  const std::int64_t needed = merged.tile_bytes() + merged.index_bytes(d.b_row_index);
+  detail::check_device_memory(needed, "the all-dense tile list of the dense kernels");
+  try {
+    d.merged_dense = upload(merged, host.tile_rows, d.b_row_index);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("uploading the all-dense tile list of the dense kernels (" + detail::byte_size_text(needed) +
+                      "): " + e.what());
+  }
+  d.has_merged_dense = true;
+}
+
+void DeviceMatrix::add_csr_of_every_band(const Bcsr24Matrix& host) {
+  Impl& d = *impl_;
+  if (d.csr_of_every_band() != nullptr) return;
+  std::vector<std::int32_t> bands(static_cast<std::size_t>(host.tile_rows));
+  for (std::int32_t b = 0; b < host.tile_rows; ++b) bands[static_cast<std::size_t>(b)] = b;
+  require_current_device("SparseOperator::make_plan (the CSR rows of every band)");
+  const detail::BandCsr csr = detail::extract_band_csr(host, bands);
+  detail::check_device_memory(csr.bytes(), "the CSR rows of every band (csr_cuda_cores)");
+  try {
+    d.csr_every_band = upload_csr(csr, host.row_exponent, host.tile_rows);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("uploading the CSR rows of every band (" + detail::byte_size_text(csr.bytes()) +
+                      "): " + e.what());
+  }
+}
+
+int DeviceMatrix::device() const noexcept { return impl_->device; }
+
+void DeviceMatrix::require_current_device(const std::string& who) const {
+  int current = -1;
+  BCSR24_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != impl_->device)
+    throw InvalidArgument(who + ": the matrix lives on CUDA device " + std::to_string(impl_->device) + ", device " +
+                          std::to_string(current) + " is current; call cudaSetDevice(" +
+                          std::to_string(impl_->device) + ") first");
 }
 
 DeviceMatrix::~DeviceMatrix() = default;
@@ -192,12 +217,12 @@ DeviceMatrix& DeviceMatrix::operator=(DeviceMatrix&&) noexcept = default;
 
 std::int32_t DeviceMatrix::rows() const noexcept { return impl_->rows; }
 std::int32_t DeviceMatrix::cols() const noexcept { return impl_->cols; }
-std::int32_t DeviceMatrix::scale_exponent() const noexcept { return impl_->scale_exponent; }
 Precision DeviceMatrix::precision() const noexcept { return impl_->precision; }
 bool DeviceMatrix::has_merged_dense() const noexcept { return impl_->has_merged_dense; }
 std::int32_t DeviceMatrix::csr_bands() const noexcept { return impl_->csr.bands; }
 std::int64_t DeviceMatrix::device_bytes() const noexcept {
   return impl_->sparse24.bytes() + impl_->dense.bytes() + impl_->merged_dense.bytes() + impl_->csr.bytes() +
+         impl_->csr_every_band.bytes() +
          std::int64_t(impl_->row_work.bytes()) + std::int64_t(impl_->row_map.bytes()) +
          std::int64_t(impl_->row_exponent.bytes()) + std::int64_t(impl_->stored_row_exponent.bytes());
 }

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "bcsr24/device.hpp"
+#include "device/device_matrix.hpp"
 #include "device/device_buffer.hpp"
 #include "format/band_csr.hpp"
+#include "kernels/sm_limits.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24 {
@@ -67,9 +69,19 @@ struct DeviceMatrix::Impl {
   detail::DeviceBuffer<kernels::TileRowWork> row_work;  // tile rows, most work first
   std::vector<kernels::TileRowWork> row_work_host;      // the same on the host (plans take subsets)
   std::vector<detail::BandStats> band_stats;            // per band, for the cost model
-  DeviceBandCsr csr;
+  DeviceBandCsr csr;            // the bands automatic plans may put on CSR (UploadOptions::csr)
+  // Every band's CSR rows, for csr_cuda_cores plans, made on first use when `csr` does not already hold every
+  // band (bands == 0 until then). Kept apart so that plans made on `csr` stay valid.
+  DeviceBandCsr csr_every_band;
+  /// The CSR copy that holds every band, or null when none does yet.
+  const DeviceBandCsr* csr_of_every_band() const {
+    if (csr.bands == tile_rows) return &csr;
+    return csr_every_band.bands == tile_rows ? &csr_every_band : nullptr;
+  }
   std::int64_t l2_bytes = 0;                            // of the device it lives on (cost model)
   int multiprocessors = 0;                              // of that device (tile schedule)
+  kernels::SmLimits sm{};                               // of that device (tile-kernel blocks per SM)
+  std::string device_name;                              // of that device (what tuned choices are stored for)
   int device = 0;
 };
 

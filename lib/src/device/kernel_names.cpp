@@ -1,8 +1,9 @@
 // Names of the kernels, as used on command lines and in reports.
 #include <string>
 
-#include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
+#include "bcsr24/spmm_plan.hpp"
+#include "bcsr24_experimental/plan_knobs.hpp"
 
 namespace bcsr24 {
 
@@ -29,6 +30,14 @@ KernelKind kernel_from_name(const std::string& name) {
                         "' (expected auto, split_pipelined, dense_pipelined, dense_bt or csr_cuda_cores)");
 }
 
+const char* tuning_name(Tuning tuning) noexcept {
+  switch (tuning) {
+    case Tuning::model: return "model";
+    case Tuning::measure: return "measure";
+  }
+  return "?";
+}
+
 const char* input_type_name(InputType type) noexcept {
   switch (type) {
     case InputType::automatic: return "auto";
@@ -38,6 +47,8 @@ const char* input_type_name(InputType type) noexcept {
   }
   return "?";
 }
+
+namespace experimental {
 
 const char* tile_pipeline_name(TilePipeline pipeline) noexcept {
   switch (pipeline) {
@@ -57,4 +68,21 @@ const char* band_groups_name(BandGroups groups) noexcept {
   return "?";
 }
 
+const char* band_paths_name(BandPaths paths) noexcept {
+  switch (paths) {
+    case BandPaths::automatic: return "auto";
+    case BandPaths::tiles: return "tiles";
+    case BandPaths::csr: return "csr";
+    case BandPaths::hybrid: return "hybrid";
+  }
+  return "?";
+}
+
+bool default_knobs(const PlanKnobs& knobs) noexcept {
+  const PlanKnobs defaults;
+  return knobs.split_long_bands == defaults.split_long_bands && knobs.tile_pipeline == defaults.tile_pipeline &&
+         knobs.band_groups == defaults.band_groups && knobs.paths == defaults.paths;
+}
+
+}  // namespace experimental
 }  // namespace bcsr24

@@ -11,13 +11,16 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
+#include "bcsr24/spmm_plan.hpp"
 #include "device/band_groups.hpp"
 #include "device/cost_model.hpp"
 #include "device/cuda_check.hpp"
 #include "device/device_buffer.hpp"
 #include "device/device_matrix_impl.hpp"
+#include "device/plan_access.hpp"
+#include "device/plan_draft.hpp"
+#include "device/plan_tuner.hpp"
 #include "device/tile_schedule.hpp"
 #include "kernels/band_group_params.hpp"
 #include "kernels/csr_params.hpp"
@@ -27,7 +30,10 @@
 namespace bcsr24 {
 
 struct SpmmPlan::Impl {
+  /// Fixes everything a run needs from the plan's decisions (device/plan_draft.hpp).
+  void build(const DeviceMatrix& matrix, const detail::PlanDraft& draft);
   const DeviceMatrix::Impl* a = nullptr;
+  const DeviceBandCsr* csr = nullptr;  // the CSR copy the plan's CSR part reads (the matrix's candidates or every band)
   std::int32_t n = 0;
   KernelKind kernel = KernelKind::automatic;
   KernelKind tile_kernel = KernelKind::split_pipelined;  // the rung that runs the tile bands
@@ -61,7 +67,10 @@ struct SpmmPlan::Impl {
   // Band groups (device/band_groups.hpp): the tile bands run on the band-group kernel instead.
   bool grouped = false;
   kernels::BandGroupParams group_params;  // everything but c, ldc, alpha, beta
-  mutable kernels::BandGroupBMap group_b_map;  // B's TMA descriptor of the last run (runs are one thread's)
+  // B's TMA descriptor of the last run, re-encoded by run() when B changes: the one member run() writes, which is
+  // why a plan's run() is called by one host thread at a time (docs/API.md, "Threads and streams"). The launch
+  // copies the descriptor into the kernel's parameters, so re-encoding it never affects a product in flight.
+  mutable kernels::BandGroupBMap group_b_map;
   detail::DeviceBuffer<kernels::BandGroup> groups;
   detail::DeviceBuffer<kernels::BandGroupStep> group_steps;
   detail::DeviceBuffer<std::int32_t> group_entry_ptr, group_entries, group_rows;
@@ -141,97 +150,255 @@ std::string band_groups_obstacle(const DeviceMatrix::Impl& m, KernelKind kernel,
   return "";
 }
 
-/// Which bands go to CSR for `kernel` (1) and the report's reason and predictions; `csr_part_ns` is the predicted
-/// time of an automatic plan's CSR launch (0 without one), which a grouped tile part is added to.
-std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, std::int32_t n, KernelKind kernel,
-                                       std::int32_t tiles_per_part, PlanReport& report, double& csr_part_ns) {
+/// The model's path split at `tiles_per_part`, from the cache where an earlier draft made it.
+const detail::PathChoice& path_choice(const DeviceMatrix::Impl& m, const DeviceBandCsr& csr, std::int32_t n,
+                                      std::int32_t tiles_per_part, detail::DraftCache& cache) {
+  for (const auto& [parts, choice] : cache.paths)
+    if (parts == tiles_per_part) return choice;
   const std::size_t bands = m.band_stats.size();
   std::vector<std::uint8_t> has_csr(bands);
-  for (std::size_t b = 0; b < bands; ++b) has_csr[b] = m.csr.first_slot[b] >= 0;
+  for (std::size_t b = 0; b < bands; ++b) has_csr[b] = csr.first_slot[b] >= 0;
   const detail::CostContext ctx{n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes, tiles_per_part};
-  const detail::PathChoice choice = detail::choose_paths(m.band_stats, has_csr, ctx);
+  cache.paths.emplace_back(tiles_per_part, detail::choose_paths(m.band_stats, has_csr, ctx));
+  return cache.paths.back().second;
+}
+
+/// Which bands go to CSR for `kernel` (1) and the report's reason and predictions; `csr_part_ns` is the predicted
+/// time of an automatic plan's CSR launch (0 without one), which a grouped tile part is added to. An automatic
+/// plan takes the model's choice of paths unless `forced` names one.
+std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, const DeviceBandCsr& csr, std::int32_t n,
+                                       KernelKind kernel, std::int32_t tiles_per_part, BandPaths forced,
+                                       detail::DraftCache& cache, PlanReport& report, double& csr_part_ns,
+                                       BandPaths& paths) {
+  const std::size_t bands = m.band_stats.size();
+  const detail::PathChoice& choice = path_choice(m, csr, n, tiles_per_part, cache);
   report.tiles_only_us = choice.tiles_only_ns / 1e3;
   report.csr_only_us = choice.csr_only_ns < 0 ? -1.0 : choice.csr_only_ns / 1e3;
   csr_part_ns = 0.0;
   switch (kernel) {
-    case KernelKind::automatic:
-      report.predicted_us = choice.chosen_ns / 1e3;
-      csr_part_ns = choice.chosen_csr_ns;
-      report.reason = choice.reason;
-      return choice.to_csr;
+    case KernelKind::automatic: {
+      if (forced == BandPaths::automatic) {
+        paths = choice.chosen;
+        report.predicted_us = choice.chosen_ns / 1e3;
+        csr_part_ns = choice.chosen_csr_ns;
+        report.reason = choice.reason;
+        return choice.to_csr;
+      }
+      paths = forced;
+      char line[160];
+      switch (forced) {
+        case BandPaths::csr: {
+          if (choice.csr_only_ns < 0) {
+            const auto with_copy = std::count_if(csr.first_slot.begin(), csr.first_slot.end(),
+                                                 [](std::int32_t slot) { return slot >= 0; });
+            throw InvalidArgument("SpmmPlan: paths = csr, but " + std::to_string(with_copy) + " of " +
+                                  std::to_string(bands) + " bands have a CSR copy on the device");
+          }
+          report.predicted_us = report.csr_only_us;
+          csr_part_ns = choice.csr_only_ns;
+          std::snprintf(line, sizeof line, "CSR only (forced): predicted %.1f us (tiles only %.1f us)",
+                        report.predicted_us, report.tiles_only_us);
+          report.reason = line;
+          return std::vector<std::uint8_t>(bands, 1);
+        }
+        case BandPaths::hybrid:
+          report.predicted_us = choice.hybrid_ns / 1e3;
+          csr_part_ns = choice.hybrid_csr_ns;
+          std::snprintf(line, sizeof line, "hybrid (forced): %zu bands on CSR, predicted %.1f us (tiles only %.1f us)",
+                        choice.hybrid_bands_on_csr, report.predicted_us, report.tiles_only_us);
+          report.reason = line;
+          return choice.hybrid_to_csr;
+        default:
+          report.predicted_us = report.tiles_only_us;
+          std::snprintf(line, sizeof line, "tiles only (forced): predicted %.1f us (model's choice: %s)",
+                        report.predicted_us, choice.reason.c_str());
+          report.reason = line;
+          return std::vector<std::uint8_t>(bands, 0);
+      }
+    }
     case KernelKind::csr_cuda_cores:
-      if (m.csr.bands != static_cast<std::int32_t>(bands))
-        throw InvalidArgument("SpmmPlan: kernel csr_cuda_cores needs a CSR copy of every band (UploadOptions::csr = "
-                              "all); this matrix has " + std::to_string(m.csr.bands) + " of " +
-                              std::to_string(bands));
+      if (csr.bands != static_cast<std::int32_t>(bands))
+        throw InvalidArgument("SpmmPlan: kernel csr_cuda_cores needs a CSR copy of every band "
+                              "(DeviceMatrix::add_csr_of_every_band); this matrix has " + std::to_string(csr.bands) +
+                              " of " + std::to_string(bands));
+      paths = BandPaths::csr;
       report.predicted_us = report.csr_only_us;
       report.reason = "requested";
       return std::vector<std::uint8_t>(bands, 1);
     default:
+      paths = BandPaths::tiles;
       report.predicted_us = kernel == KernelKind::split_pipelined ? report.tiles_only_us : -1.0;
       report.reason = "requested";
       return std::vector<std::uint8_t>(bands, 0);
   }
 }
 
+/// The band-group schedule of `tile_rows` (ascending), from the cache where an earlier draft made it.
+std::shared_ptr<const detail::BandGroupSchedule> group_schedule(const DeviceMatrix::Impl& m,
+                                                                const std::vector<std::int32_t>& tile_rows,
+                                                                detail::DraftCache& cache) {
+  for (const auto& [rows, schedule] : cache.groups)
+    if (rows == tile_rows) return schedule;
+  if (!cache.have_tile_index) {
+    cache.sparse24 = host_tile_index(m.sparse24, m.tile_rows);
+    cache.dense = host_tile_index(m.dense, m.tile_rows);
+    cache.have_tile_index = true;
+  }
+  auto schedule =
+      std::make_shared<const detail::BandGroupSchedule>(detail::build_band_groups(tile_rows, cache.sparse24, cache.dense));
+  cache.groups.emplace_back(tile_rows, schedule);
+  return schedule;
+}
+
 }  // namespace
 
-SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, const PlanOptions& options)
-    : impl_(std::make_unique<Impl>()) {
+detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n, KernelKind kernel,
+                                     const PlanOptions& options, const PlanKnobs& knobs, DraftCache* cache) {
   if (n < 1) throw InvalidArgument("SpmmPlan: n must be >= 1, got " + std::to_string(n));
-  const DeviceMatrix::Impl& m = a.impl();
+  matrix.require_current_device("SparseOperator::make_plan");
+  const DeviceMatrix::Impl& m = matrix.impl();
   const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
   if (dense_kernel && !m.has_merged_dense)
     throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
-                          " needs the matrix uploaded with with_merged_dense = true");
-  Impl& p = *impl_;
+                          " needs the all-dense tile list on the device (DeviceMatrix::add_merged_dense)");
+  if (knobs.paths != BandPaths::automatic && kernel != KernelKind::automatic)
+    throw InvalidArgument(std::string("SpmmPlan: paths = ") + experimental::band_paths_name(knobs.paths) +
+                          " is a choice of automatic plans; kernel " + kernel_name(kernel) + " runs one path");
+  DraftCache own_cache;
+  DraftCache& shared = cache != nullptr ? *cache : own_cache;
+  PlanDraft d;
   InputType input = InputType::f16;
-  p.mode = operand_mode(m.precision, options.input, options.output, input);
-  if (dense_kernel && p.mode != kernels::OperandMode::f16)
+  d.mode = operand_mode(m.precision, options.input, options.output, input);
+  if (dense_kernel && d.mode != kernels::OperandMode::f16)
     throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
-                          " multiplies fp16 A with fp16 B only (this plan: " + kernels::operand_mode_name(p.mode) +
+                          " multiplies fp16 A with fp16 B only (this plan: " + kernels::operand_mode_name(d.mode) +
                           "); split_pipelined, csr_cuda_cores and automatic take every precision");
+  d.kernel = kernel;
+  d.n = n;
+  d.options = options;
+  d.options.input = input;
+  d.knobs = knobs;
+  d.slice_width = kernels::slice_width_for(n, d.mode);
+
+  PlanReport& report = d.report;
+  report.kernel = kernel;
+  report.n = n;
+  report.precision = m.precision;
+  report.input = input;
+  // The tile kernel's entries in the kernel table: their blocks per SM on this device decide the pipeline depth
+  // (from the grid the tile kernel would run if every band with tiles went to it) and the long-band split.
+  d.tile_key = kernels::TileKernelKey{dense_kernel ? kernel : KernelKind::split_pipelined, d.mode, d.slice_width,
+                                      TilePipeline::standard, options.output, m.b_row_index, false};
+  const detail::TileLaunch launch = detail::tile_launch_for(m.band_stats, n, d.tile_key, m.multiprocessors, m.sm,
+                                                            knobs.tile_pipeline, knobs.split_long_bands);
+  d.tile_pipeline = d.tile_key.pipeline = launch.pipeline;
+  d.deep_pipeline_exists = launch.deep_exists;
+  report.deep_tile_pipeline = d.tile_pipeline == TilePipeline::deep;
+  d.tiles_per_part = launch.tiles_per_part;
+  // csr_cuda_cores reads the copy of every band where the matrix has one; automatic plans the candidates' copy.
+  // Only a csr_cuda_cores plan looks at the copy of every band: another thread may be adding it under the
+  // operator's lock while this plan is drafted (the copy, once made, never changes). The tuner's candidates are
+  // automatic plans, so they never read it either.
+  const DeviceBandCsr* every_band = kernel == KernelKind::csr_cuda_cores ? m.csr_of_every_band() : nullptr;
+  d.csr = every_band != nullptr ? every_band : &m.csr;
+  d.to_csr = assign_bands(m, *d.csr, n, kernel, d.tiles_per_part, knobs.paths, shared, report, d.csr_part_ns, d.paths);
+
+  // The tile bands (ascending), and whether the one-band schedule would split any of them.
+  std::vector<std::int32_t> tile_rows;
+  for (std::size_t b = 0; b < d.to_csr.size(); ++b) {
+    if (d.to_csr[b]) {
+      d.runs_csr = true;
+      continue;
+    }
+    tile_rows.push_back(static_cast<std::int32_t>(b));
+    d.splits_bands = d.splits_bands || detail::split_parts(m.band_stats[b].tiles(), d.tiles_per_part) > 1;
+  }
+  d.runs_tiles = !tile_rows.empty();
+  // Band groups: asked for (on), or where an automatic plan's tile bands share enough B blocks.
+  const std::string group_obstacle = band_groups_obstacle(m, kernel, d.mode);
+  if (knobs.band_groups == BandGroups::on && !group_obstacle.empty())
+    throw InvalidArgument("SpmmPlan: band_groups = on, but " + group_obstacle);
+  const bool consider_groups =
+      d.runs_tiles && group_obstacle.empty() &&
+      (knobs.band_groups == BandGroups::on ||
+       (knobs.band_groups == BandGroups::automatic && kernel == KernelKind::automatic &&
+        n >= detail::kGroupMinColumns));
+  if (consider_groups) {
+    std::shared_ptr<const detail::BandGroupSchedule> groups = group_schedule(m, tile_rows, shared);
+    if (knobs.band_groups == BandGroups::on || detail::band_groups_pay(*groups, n, m.multiprocessors)) {
+      // A group runs its bands whole: the one-band schedule splits none.
+      const std::int64_t group_slices = (std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth;
+      if (std::int64_t(groups->groups.size()) * group_slices > INT32_MAX)
+        throw SizeLimitError("SpmmPlan: " + std::to_string(groups->groups.size()) + " band groups x " +
+                             std::to_string(group_slices) + " column slices exceed the blocks of one launch");
+      d.splits_bands = false;
+      report.band_groups = static_cast<std::int32_t>(groups->groups.size());
+      report.band_group_steps = groups->steps_count();
+      // The tile part runs on the band-group kernel: its own model replaces the one-band prediction.
+      const double grouped_ns = detail::band_groups_ns(*groups, n, m.multiprocessors);
+      if (report.predicted_us >= 0.0) report.predicted_us = (grouped_ns + d.csr_part_ns) / 1e3;
+      char line[96];
+      std::snprintf(line, sizeof line, "; %d band groups: tile part predicted %.1f us", report.band_groups,
+                    grouped_ns / 1e3);
+      report.reason += line;
+      d.groups = std::move(groups);
+    }
+  }
+  return d;
+}
+
+SpmmPlan detail::PlanAccess::build(const DeviceMatrix& a, const PlanDraft& draft) {
+  auto impl = std::make_unique<SpmmPlan::Impl>();
+  // A failure part way leaves nothing allocated: the buffers made so far belong to impl, freed as it goes.
+  try {
+    impl->build(a, draft);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("SparseOperator::make_plan (n = " + std::to_string(draft.n) + ", kernel " +
+                      kernel_name(draft.kernel) + ", its work lists and workspace): " + e.what());
+  }
+  return SpmmPlan(std::move(impl));
+}
+
+SpmmPlan detail::PlanAccess::make(const DeviceMatrix& a, std::int32_t n, KernelKind kernel,
+                                   const PlanOptions& options, const PlanKnobs& knobs, TunedChoices* store) {
+  const bool measure = options.tuning == Tuning::measure;
+  if (measure && kernel == KernelKind::automatic && experimental::default_knobs(knobs))
+    return tune_plan(a, n, options, store);
+  SpmmPlan plan = build(a, draft_plan(a, n, kernel, options, knobs));
+  if (measure)
+    plan.impl_->report.tuning_reason = kernel != KernelKind::automatic
+                                           ? std::string("kernel ") + kernel_name(kernel) + " requested: nothing to measure"
+                                           : std::string("plan knobs forced: the cost model decides the rest");
+  return plan;
+}
+
+PlanReport& detail::PlanAccess::report(SpmmPlan& plan) noexcept { return plan.impl_->report; }
+
+SpmmPlan::SpmmPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& draft) {
+  const DeviceMatrix::Impl& m = matrix.impl();
+  Impl& p = *this;
+  const std::int32_t n = draft.n;
+  const KernelKind kernel = draft.kernel;
+  const PlanOptions& options = draft.options;
+  const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
   p.a = &m;
   p.n = n;
   p.kernel = kernel;
   p.tile_kernel = dense_kernel ? kernel : KernelKind::split_pipelined;
   p.options = options;
-  p.options.input = input;
-  p.slice_width = kernels::slice_width_for(n, p.mode);
+  p.mode = draft.mode;
+  p.slice_width = draft.slice_width;
+  p.tile_pipeline = draft.tile_pipeline;
+  p.csr = draft.csr;
+  const InputType input = options.input;
   const std::int64_t n_slices = (std::int64_t(n) + p.slice_width - 1) / p.slice_width;
-
+  const DeviceBandCsr& csr = *p.csr;
+  const std::vector<std::uint8_t>& to_csr = draft.to_csr;
+  const std::int32_t tiles_per_part = draft.tiles_per_part;
   PlanReport& report = p.report;
-  report.kernel = kernel;
-  report.n = n;
-  report.precision = m.precision;
-  report.input = input;
-  // The pipeline depth, from the grid the tile kernel would run if every band with tiles went to it.
-  detail::TileGrid grid;
-  for (const detail::BandStats& s : m.band_stats) {
-    grid.bands += s.tiles() > 0 ? 1 : 0;
-    grid.tiles += s.tiles();
-  }
-  grid.slices = n_slices;
-  // The tile kernel at each depth (deep exists only where it has more stages): their block slots on this device.
-  kernels::TileKernelKey tile_key{p.tile_kernel, p.mode, p.slice_width, TilePipeline::standard, options.output,
-                                  m.b_row_index, false};
-  const kernels::TileKernel& standard_tile = kernels::tile_kernel(tile_key);
-  tile_key.pipeline = TilePipeline::deep;
-  const kernels::TileKernel* deep_tile = kernels::find_tile_kernel(tile_key);
-  const kernels::SmLimits sm = kernels::device_sm_limits(m.device);
-  grid.standard_slots = std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(standard_tile, sm);
-  grid.deep_slots =
-      std::int64_t(m.multiprocessors) * kernels::tile_blocks_per_sm(deep_tile ? *deep_tile : standard_tile, sm);
-  p.tile_pipeline = detail::tile_pipeline_for(options.tile_pipeline, deep_tile != nullptr, grid);
-  report.tile_pipeline = p.tile_pipeline;
-  // Bands far longer than one block slot's fair share of the tiles are split over several blocks.
-  const std::int32_t tiles_per_part =
-      options.split_long_bands
-          ? detail::split_tiles_per_part(m.band_stats, p.tile_pipeline == TilePipeline::deep ? grid.deep_slots
-                                                                                             : grid.standard_slots)
-          : 0;
-  double csr_part_ns = 0.0;
-  const std::vector<std::uint8_t> to_csr = assign_bands(m, n, kernel, tiles_per_part, report, csr_part_ns);
+  report = draft.report;
 
   // Tile part: the descriptors of the tile bands, in the matrix's longest-first order.
   std::vector<kernels::TileRowWork> tile_work;
@@ -246,55 +413,28 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
   }
   report.tile_bands = static_cast<std::int32_t>(tile_work.size());
   p.run_tiles = !tile_work.empty();
-  // Band groups: asked for (on), or where an automatic plan's tile bands share enough B blocks.
-  const std::string group_obstacle = band_groups_obstacle(m, kernel, p.mode);
-  if (options.band_groups == BandGroups::on && !group_obstacle.empty())
-    throw InvalidArgument("SpmmPlan: band_groups = on, but " + group_obstacle);
-  const bool consider_groups =
-      p.run_tiles && group_obstacle.empty() &&
-      (options.band_groups == BandGroups::on ||
-       (options.band_groups == BandGroups::automatic && kernel == KernelKind::automatic &&
-        n >= detail::kGroupMinColumns));
-  if (consider_groups) {
-    std::vector<std::int32_t> tile_rows;
-    for (const kernels::TileRowWork& w : tile_work) tile_rows.push_back(w.tile_row);
-    std::sort(tile_rows.begin(), tile_rows.end());
-    const detail::BandGroupSchedule groups =
-        detail::build_band_groups(tile_rows, host_tile_index(m.sparse24, m.tile_rows), host_tile_index(m.dense, m.tile_rows));
-    p.grouped = options.band_groups == BandGroups::on || detail::band_groups_pay(groups, n, m.multiprocessors);
-    if (p.grouped) {  // a group runs its bands whole: the one-band schedule below splits none
-      const std::int64_t group_slices = (std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth;
-      if (std::int64_t(groups.groups.size()) * group_slices > INT32_MAX)
-        throw SizeLimitError("SpmmPlan: " + std::to_string(groups.groups.size()) + " band groups x " +
-                             std::to_string(group_slices) + " column slices exceed the blocks of one launch");
-      p.groups = detail::DeviceBuffer<kernels::BandGroup>(groups.groups);
-      p.group_steps = detail::DeviceBuffer<kernels::BandGroupStep>(groups.steps);
-      p.group_entry_ptr = detail::DeviceBuffer<std::int32_t>(groups.entry_ptr);
-      p.group_entries = detail::DeviceBuffer<std::int32_t>(groups.entries);
-      p.group_rows = detail::DeviceBuffer<std::int32_t>(groups.group_rows);
-      kernels::BandGroupParams& g = p.group_params;
-      g.sparse24 = m.sparse24.view();
-      g.dense = m.dense.view();
-      g.groups = p.groups.get();
-      g.steps = p.group_steps.get();
-      g.entry_ptr = p.group_entry_ptr.get();
-      g.entries = p.group_entries.get();
-      g.group_rows = p.group_rows.get();
-      g.n_groups = static_cast<std::int32_t>(groups.groups.size());
-      g.n_slices = static_cast<std::int32_t>(group_slices);
-      g.rows = m.rows;
-      g.n = n;
-      g.row_map = m.row_map.get();
-      g.stored_row_exponent = m.stored_row_exponent.get();
-      report.band_groups = g.n_groups;
-      report.band_group_steps = groups.steps_count();
-      // The tile part runs on the band-group kernel: its own model replaces the one-band prediction.
-      const double grouped_ns = detail::band_groups_ns(groups, n, m.multiprocessors);
-      if (report.predicted_us >= 0.0) report.predicted_us = (grouped_ns + csr_part_ns) / 1e3;
-      char line[96];
-      std::snprintf(line, sizeof line, "; %d band groups: tile part predicted %.1f us", g.n_groups, grouped_ns / 1e3);
-      report.reason += line;
-    }
+  p.grouped = p.run_tiles && draft.groups != nullptr;
+  if (p.grouped) {
+    const detail::BandGroupSchedule& groups = *draft.groups;
+    p.groups = detail::DeviceBuffer<kernels::BandGroup>(groups.groups);
+    p.group_steps = detail::DeviceBuffer<kernels::BandGroupStep>(groups.steps);
+    p.group_entry_ptr = detail::DeviceBuffer<std::int32_t>(groups.entry_ptr);
+    p.group_entries = detail::DeviceBuffer<std::int32_t>(groups.entries);
+    p.group_rows = detail::DeviceBuffer<std::int32_t>(groups.group_rows);
+    kernels::BandGroupParams& g = p.group_params;
+    g.sparse24 = m.sparse24.view();
+    g.dense = m.dense.view();
+    g.groups = p.groups.get();
+    g.steps = p.group_steps.get();
+    g.entry_ptr = p.group_entry_ptr.get();
+    g.entries = p.group_entries.get();
+    g.group_rows = p.group_rows.get();
+    g.n_groups = static_cast<std::int32_t>(groups.groups.size());
+    g.n_slices = static_cast<std::int32_t>((std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth);
+    g.rows = m.rows;
+    g.n = n;
+    g.row_map = m.row_map.get();
+    g.stored_row_exponent = m.stored_row_exponent.get();
   }
   const detail::TileSchedule schedule = detail::schedule_tile_bands(tile_work, p.grouped ? 0 : tiles_per_part);
   report.split_bands = static_cast<std::int32_t>(schedule.groups.size());
@@ -350,6 +490,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     p.split_counters = detail::DeviceBuffer<unsigned>(schedule.groups.size() * std::size_t(n_slices));
     // The counters start at zero; the last part of each group resets its counter, so they stay zero between runs.
     BCSR24_CUDA_CHECK(cudaMemset(p.split_counters.get(), 0, p.split_counters.bytes()));
+    detail::wait_for_device_writes();  // the first run may be on a stream not ordered after the legacy one
     k.split_groups = p.split_groups.get();
     k.split_partials = p.split_partials.get();
     k.split_counters = p.split_counters.get();
@@ -360,7 +501,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     kernels::configure_band_group_kernel(p.mode, options.output);
     report.tile_stages = kernels::kGroupStages;
   } else if (p.run_tiles) {
-    tile_key.pipeline = p.tile_pipeline;
+    kernels::TileKernelKey tile_key = draft.tile_key;
     tile_key.split_bands = p.split_bands;
     p.tile = &kernels::tile_kernel(tile_key);
     kernels::configure_tile_kernel(*p.tile);
@@ -377,10 +518,10 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     report.csr_nnz += s.nnz();
     if (s.nnz() == 0) ++report.empty_bands;
     for (int r = 0; r < kTileRows; ++r) {
-      const std::int32_t slot = m.csr.first_slot[b] + r;
-      if (m.csr.out_row_host[static_cast<std::size_t>(slot)] < 0) continue;
+      const std::int32_t slot = csr.first_slot[b] + r;
+      if (csr.out_row_host[static_cast<std::size_t>(slot)] < 0) continue;
       slots.push_back(slot);
-      row_entries += m.csr.row_nnz[static_cast<std::size_t>(slot)];
+      row_entries += csr.row_nnz[static_cast<std::size_t>(slot)];
     }
   }
   p.run_csr = !slots.empty();
@@ -391,18 +532,18 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     const kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
     std::vector<std::int32_t> long_slots, medium_slots, short_slots;
     for (const std::int32_t slot : slots) {
-      const std::int32_t entries = m.csr.row_nnz[static_cast<std::size_t>(slot)];
+      const std::int32_t entries = csr.row_nnz[static_cast<std::size_t>(slot)];
       (entries > classes.medium_max ? long_slots : entries > classes.short_max ? medium_slots : short_slots)
           .push_back(slot);
     }
     // Longest first: they are the launch's critical path. A row far longer than one block's lanes cover gets
     // several blocks, each on its share of the column chunks.
     std::stable_sort(long_slots.begin(), long_slots.end(), [&](std::int32_t x, std::int32_t y) {
-      return m.csr.row_nnz[static_cast<std::size_t>(x)] > m.csr.row_nnz[static_cast<std::size_t>(y)];
+      return csr.row_nnz[static_cast<std::size_t>(x)] > csr.row_nnz[static_cast<std::size_t>(y)];
     });
     std::vector<kernels::CsrLongBlock> long_blocks;
     for (const std::int32_t slot : long_slots) {
-      const int blocks = kernels::csr_long_row_blocks(p.csr_shape.chunks, m.csr.row_nnz[static_cast<std::size_t>(slot)]);
+      const int blocks = kernels::csr_long_row_blocks(p.csr_shape.chunks, csr.row_nnz[static_cast<std::size_t>(slot)]);
       const int chunks = p.csr_shape.chunks / blocks;
       for (int b = 0; b < blocks; ++b)
         long_blocks.push_back({slot, static_cast<std::int16_t>(b * chunks), static_cast<std::int16_t>(chunks)});
@@ -412,7 +553,7 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
     p.csr_short_slots = detail::DeviceBuffer<std::int32_t>(short_slots);
     std::vector<std::int32_t> short_with_entries;
     for (const std::int32_t slot : short_slots)
-      if (m.csr.row_nnz[static_cast<std::size_t>(slot)] > 0) short_with_entries.push_back(slot);
+      if (csr.row_nnz[static_cast<std::size_t>(slot)] > 0) short_with_entries.push_back(slot);
     p.csr_has_empty = short_with_entries.size() < short_slots.size();
     if (p.csr_has_empty) {
       p.csr_short_with_entries = static_cast<std::int32_t>(short_with_entries.size());
@@ -420,12 +561,12 @@ SpmmPlan::SpmmPlan(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, con
         p.csr_short_slots_with_entries = detail::DeviceBuffer<std::int32_t>(short_with_entries);
     }
     kernels::CsrSpmmParams& c = p.csr_params;
-    c.row_ptr = m.csr.row_ptr.get();
-    c.b_row = m.csr.b_row.get();
-    c.values = m.csr.values.get();
-    c.values_lo = m.csr.values_lo.get();
-    c.slot_exponent = m.csr.slot_exponent.get();
-    c.out_row = m.csr.out_row.get();
+    c.row_ptr = csr.row_ptr.get();
+    c.b_row = csr.b_row.get();
+    c.values = csr.values.get();
+    c.values_lo = csr.values_lo.get();
+    c.slot_exponent = csr.slot_exponent.get();
+    c.out_row = csr.out_row.get();
     c.long_blocks = p.csr_long_blocks.get();
     c.medium_slots = p.csr_medium_slots.get();
     c.short_slots = p.csr_short_slots.get();
@@ -510,6 +651,12 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
   constexpr bool kF32 = std::is_same_v<BElement, float>;
   constexpr int kPerChunk = kF32 ? 4 : 8;  // B values per 16-byte load
   check_run_arguments(*a, n, options.input, kF32, b, ldb, c, ldc);
+  int current = -1;
+  BCSR24_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != a->device)
+    throw InvalidArgument("SpmmPlan::run: the plan lives on CUDA device " + std::to_string(a->device) + ", device " +
+                          std::to_string(current) + " is current; call cudaSetDevice(" + std::to_string(a->device) +
+                          ") first");
   if (a->rows == 0) return;
 
   kernels::SpmmParams k = params;

@@ -47,6 +47,31 @@ TilePipeline tile_pipeline_for(TilePipeline requested, bool deep_differs, const 
   return TilePipeline::standard;
 }
 
+TileLaunch tile_launch_for(const std::vector<BandStats>& bands, std::int32_t n, kernels::TileKernelKey key,
+                           int multiprocessors, const kernels::SmLimits& sm, TilePipeline requested,
+                           bool split_long_bands) {
+  key.split_bands = false;
+  key.pipeline = TilePipeline::standard;
+  const kernels::TileKernel& standard = kernels::tile_kernel(key);
+  key.pipeline = TilePipeline::deep;
+  const kernels::TileKernel* deep = kernels::find_tile_kernel(key);
+  TileGrid grid;
+  for (const BandStats& s : bands) {
+    grid.bands += s.tiles() > 0 ? 1 : 0;
+    grid.tiles += s.tiles();
+  }
+  grid.slices = (std::int64_t(n) + key.slice_width - 1) / key.slice_width;
+  grid.standard_slots = std::int64_t(multiprocessors) * kernels::tile_blocks_per_sm(standard, sm);
+  grid.deep_slots = std::int64_t(multiprocessors) * kernels::tile_blocks_per_sm(deep ? *deep : standard, sm);
+  TileLaunch launch;
+  launch.deep_exists = deep != nullptr;
+  launch.pipeline = tile_pipeline_for(requested, launch.deep_exists, grid);
+  launch.block_slots = launch.pipeline == TilePipeline::deep ? grid.deep_slots : grid.standard_slots;
+  // Bands far longer than one block slot's fair share of the tiles are split over several blocks.
+  launch.tiles_per_part = split_long_bands ? split_tiles_per_part(bands, launch.block_slots) : 0;
+  return launch;
+}
+
 TileSchedule schedule_tile_bands(const std::vector<kernels::TileRowWork>& bands, std::int32_t tiles_per_part) {
   TileSchedule s;
   s.items.reserve(bands.size());

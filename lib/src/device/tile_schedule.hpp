@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "format/band_csr.hpp"
+#include "kernels/kernel_table.hpp"
+#include "kernels/sm_limits.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24::detail {
@@ -53,6 +55,24 @@ inline constexpr double kDeepTilesPerWarp = 6.0;
 /// 16384^2 at n = 32: 3-6% slower deep), and short bands gain nothing from the depth (meshes: 3-14% slower).
 /// docs/KERNELS.md, "Pipeline depth of the fp32-B modes".
 TilePipeline tile_pipeline_for(TilePipeline requested, bool deep_differs, const TileGrid& grid);
+
+/// The tile part's depth and long-band split as a plan decides them, before it knows which bands run on tiles.
+struct TileLaunch {
+  TilePipeline pipeline = TilePipeline::standard;  ///< resolved: standard or deep
+  bool deep_exists = false;          ///< the kernel table has a deep entry for the key: the depth is a choice
+  std::int64_t block_slots = 0;      ///< SMs x blocks per SM of the entry at `pipeline`
+  std::int32_t tiles_per_part = 0;   ///< the long-band split's part size (0: no split)
+};
+
+/// The depth (tile_pipeline_for, on the grid of every band with tiles) and the part size of the long-band split
+/// (split_tiles_per_part, 0 unless `split_long_bands`) of a tile part whose kernel is the table entry of `key` at
+/// each depth (its pipeline and split_bands are not looked at: the register budget, so the block slots, is the
+/// same with or without split bands). The block slots come from each entry's blocks per SM on an SM of `sm`, times
+/// `multiprocessors`: the device's values in a plan, an assumed device's where there is none (model_predict).
+/// @throw InvalidArgument where the table has no standard entry for the key.
+TileLaunch tile_launch_for(const std::vector<BandStats>& bands, std::int32_t n, kernels::TileKernelKey key,
+                           int multiprocessors, const kernels::SmLimits& sm, TilePipeline requested,
+                           bool split_long_bands);
 
 struct TileSchedule {
   std::vector<kernels::TileRowWork> items;       ///< longest first; split bands have one item per part

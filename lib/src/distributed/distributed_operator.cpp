@@ -72,7 +72,7 @@ DistributedOperator DistributedOperator::from_rank_rows(const CsrMatrix& rows_of
   s->halo_rows = block.halo_cols();
   s->local_nnz = block.local.nnz();
   s->halo_nnz = block.halo.nnz();
-  s->precision = options.part.convert.precision;
+  s->precision = options.part.precision;
   BCSR24_CUDA_CHECK(cudaGetDevice(&s->device));
   s->local = make_part(block.local, options.part);
   s->halo = make_part(block.halo, options.part);
@@ -116,8 +116,8 @@ const SparseOperator* DistributedOperator::halo_part() const noexcept { return s
 const NcclCommunicator& DistributedOperator::communicator() const noexcept { return state_->comm; }
 std::int64_t DistributedOperator::device_bytes() const {
   std::int64_t bytes = state_->exchange->device_bytes();
-  if (state_->local) bytes += state_->local->device().device_bytes();
-  if (state_->halo) bytes += state_->halo->device().device_bytes();
+  if (state_->local) bytes += state_->local->device_bytes();
+  if (state_->halo) bytes += state_->halo->device_bytes();
   return bytes;
 }
 

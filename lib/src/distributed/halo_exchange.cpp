@@ -243,6 +243,8 @@ HaloExchangePlan HaloExchange::make_plan(std::int32_t n, HaloElement element) co
   p->halo_buffer = detail::DeviceBuffer<unsigned char>(halo_bytes);
   if (send_bytes) BCSR24_CUDA_CHECK(cudaMemset(p->send_buffer.get(), 0, send_bytes));
   if (halo_bytes) BCSR24_CUDA_CHECK(cudaMemset(p->halo_buffer.get(), 0, halo_bytes));
+  // The exchange runs on its own non-blocking stream, which is not ordered after these legacy-stream memsets.
+  detail::wait_for_device_writes();
   return HaloExchangePlan(std::move(p));
 }
 

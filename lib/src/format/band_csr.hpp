@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bcsr24/bcsr24_matrix.hpp"
+#include "format/bcsr24_matrix.hpp"
 #include "bcsr24/precision.hpp"
 
 namespace bcsr24::detail {

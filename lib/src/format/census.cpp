@@ -1,7 +1,7 @@
 // Bcsr24Matrix::census(): tile counts per kind, nonzeros per list, tile-row occupancy and list sizes.
 #include <algorithm>
 
-#include "bcsr24/bcsr24_matrix.hpp"
+#include "format/bcsr24_matrix.hpp"
 
 namespace bcsr24 {
 
@@ -27,10 +27,11 @@ TileCensus Bcsr24Matrix::census() const {
     c.max_tiles_per_tile_row = std::max(c.max_tiles_per_tile_row, stored);
     c.empty_tile_rows += stored == 0;
   }
-  c.b_row_index = b_row_index();
-  c.sparse24_bytes = sparse24.tile_bytes() + sparse24.index_bytes(c.b_row_index);
-  c.dense_bytes = dense.tile_bytes() + dense.index_bytes(c.b_row_index);
-  c.index_bytes = sparse24.index_bytes(c.b_row_index) + dense.index_bytes(c.b_row_index) + row_order_bytes();
+  const BRowIndex index = b_row_index();
+  c.gathered_b_rows = index == BRowIndex::full;
+  c.sparse24_bytes = sparse24.tile_bytes() + sparse24.index_bytes(index);
+  c.dense_bytes = dense.tile_bytes() + dense.index_bytes(index);
+  c.index_bytes = sparse24.index_bytes(index) + dense.index_bytes(index) + row_order_bytes();
   c.row_order_bytes = row_order_bytes();
   c.layout = layout;
   c.reordering = reordering;

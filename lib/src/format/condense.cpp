@@ -13,7 +13,7 @@
 #include <string>
 
 #include "bcsr24/error.hpp"
-#include "bcsr24/reorder.hpp"
+#include "format/reorder.hpp"
 #include "format/pack24.hpp"
 
 namespace bcsr24::detail {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bcsr24/bcsr24_matrix.hpp"
+#include "format/bcsr24_matrix.hpp"
 #include "bcsr24/csr_matrix.hpp"
 #include "format/tile_build.hpp"
 

@@ -1,7 +1,7 @@
 // CSR -> BCSR-2:4: tiles 16 CSR rows at a time, classifies each tile by occupancy masks, packs it in
 // fragment order, and maps values into the stored format's range with exact power-of-two scales (per row, or
 // one for the whole matrix).
-#include "bcsr24/convert.hpp"
+#include "format/convert.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -15,7 +15,7 @@
 
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
-#include "bcsr24/reorder.hpp"
+#include "format/reorder.hpp"
 #include "format/condense.hpp"
 #include "format/storage_range.hpp"
 #include "format/stored_value.hpp"
@@ -273,6 +273,16 @@ Bcsr24Matrix convert_aligned(const CsrMatrix& a, const std::vector<std::int32_t>
 }
 
 }  // namespace
+
+ConvertOptions convert_options(const OperatorOptions& options) {
+  ConvertOptions c;
+  c.scaling = options.scaling;
+  c.precision = options.precision;
+  c.threads = options.threads;
+  c.layout = options.layout;
+  c.reorder = options.reorder;
+  return c;
+}
 
 Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options, LayoutReport* report) {
   const Clock::time_point start = Clock::now();
@@ -538,61 +548,6 @@ TileList merge_to_dense_list(const Bcsr24Matrix& a) {
     merged.row_ptr[static_cast<std::size_t>(tr) + 1] = static_cast<std::int32_t>(merged.col_idx.size());
   }
   return merged;
-}
-
-namespace {
-
-/// Calls fn(row, col, value) for every stored nonzero element, in the caller's row and column numbering, with
-/// value = the decoded element times 2^(its row's exponent) (exact). Padding positions are skipped.
-template <class Fn>
-void for_each_stored_value(const Bcsr24Matrix& a, const Fn& fn) {
-  TileElements tile{}, tile_lo{};
-  const auto visit = [&](std::int32_t tr, const TileList& list, bool sparse24, std::int64_t t) {
-    detail::unpack_list_tile(list, sparse24, t, tile, tile_lo);
-    for (int r = 0; r < kTileRows; ++r) {
-      const std::int32_t row = a.original_row(std::int64_t{tr} * kTileRows + r);
-      if (row < 0) continue;
-      const std::int32_t exponent = a.exponent_of_row(row);
-      for (int c = 0; c < kTileCols; ++c) {
-        const fp16_t hi = tile[static_cast<std::size_t>(r * kTileCols + c)];
-        const fp16_t lo = tile_lo[static_cast<std::size_t>(r * kTileCols + c)];
-        if (!detail::is_stored_nonzero(a.precision, hi, lo)) continue;
-        const std::int64_t col = list.b_row(t, c, a.cols);
-        if (col < 0) continue;
-        fn(row, static_cast<std::int32_t>(col), std::ldexp(detail::decode_stored_value(a.precision, hi, lo), exponent));
-      }
-    }
-  };
-  for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
-    for (std::int32_t t = a.sparse24.row_ptr[static_cast<std::size_t>(tr)]; t < a.sparse24.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t)
-      visit(tr, a.sparse24, true, t);
-    for (std::int32_t t = a.dense.row_ptr[static_cast<std::size_t>(tr)]; t < a.dense.row_ptr[static_cast<std::size_t>(tr) + 1]; ++t)
-      visit(tr, a.dense, false, t);
-  }
-}
-
-}  // namespace
-
-std::vector<double> decode_to_dense(const Bcsr24Matrix& a) {
-  std::vector<double> out(static_cast<std::size_t>(a.rows) * static_cast<std::size_t>(a.cols), 0.0);
-  for_each_stored_value(a, [&](std::int32_t row, std::int32_t col, double v) {
-    out[static_cast<std::size_t>(std::int64_t{row} * a.cols + col)] = v;
-  });
-  return out;
-}
-
-CsrMatrix stored_matrix_csr(const Bcsr24Matrix& a) {
-  std::vector<std::int32_t> rows, cols;
-  std::vector<double> values;
-  rows.reserve(static_cast<std::size_t>(a.nnz));
-  cols.reserve(static_cast<std::size_t>(a.nnz));
-  values.reserve(static_cast<std::size_t>(a.nnz));
-  for_each_stored_value(a, [&](std::int32_t row, std::int32_t col, double v) {
-    rows.push_back(row);
-    cols.push_back(col);
-    values.push_back(v);
-  });
-  return csr_from_triplets(a.rows, a.cols, rows, cols, values);
 }
 
 }  // namespace bcsr24

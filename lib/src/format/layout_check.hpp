@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "bcsr24/bcsr24_matrix.hpp"
+#include "format/bcsr24_matrix.hpp"
 
 namespace bcsr24::detail {
 

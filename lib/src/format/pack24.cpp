@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "bcsr24/tile_layout.hpp"
+#include "format/tile_layout.hpp"
 
 namespace bcsr24::detail {
 

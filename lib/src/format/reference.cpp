@@ -1,5 +1,5 @@
 // CPU reference SpMM on the host format: decodes each stored tile through tile_layout.hpp and multiplies in double.
-#include "bcsr24/reference.hpp"
+#include "format/reference.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -106,8 +106,13 @@ std::vector<double> widen_b(const Bcsr24Matrix& a, std::int32_t n, const T* b, s
 void reference_spmm(const Bcsr24Matrix& a, std::int32_t n, const fp16_t* b, std::int64_t ldb, float* c,
                     std::int64_t ldc, double alpha, double beta) {
   check_arguments(a, n, b, ldb, c, ldc);
-  // Widen B once; row k of B is used by every tile that names it.
-  multiply(a, n, widen_b(a, n, b, ldb, [](fp16_t h) { return detail::fp16_bits_to_double(h); }), c, ldc, alpha, beta);
+  // Widen B once; row k of B is used by every tile that names it. Its 16 bits are the matrix's own 16-bit type,
+  // as SpmmPlan::run takes them: bf16 for a bf16 matrix, else fp16.
+  if (a.precision == Precision::bf16)
+    multiply(a, n, widen_b(a, n, b, ldb, [](fp16_t h) { return double(bf16_to_float(h)); }), c, ldc, alpha, beta);
+  else
+    multiply(a, n, widen_b(a, n, b, ldb, [](fp16_t h) { return detail::fp16_bits_to_double(h); }), c, ldc, alpha,
+             beta);
 }
 
 void reference_spmm(const Bcsr24Matrix& a, std::int32_t n, const float* b, std::int64_t ldb, float* c,

@@ -1,7 +1,7 @@
 // Reverse Cuthill-McKee: the graph of A + A^T (or, for a rectangular A, rows linked by shared columns) is
 // compressed into supervariables, ordered breadth first from a pseudo-peripheral node of every component,
 // reversed, and expanded back to rows.
-#include "bcsr24/reorder.hpp"
+#include "format/reorder.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bcsr24/error.hpp"
+#include "bcsr24_testkit/splitmix64.hpp"
 
 namespace bcsr24 {
 
@@ -52,14 +53,9 @@ struct Pattern {
 
 PatternView view_of(const CsrMatrix& a) { return {a.row_ptr.data(), a.col_idx.data(), a.rows}; }
 
-/// splitmix64's finalizer. Supervariable hashes are sums over a neighbourhood, so the summands must be spread
+/// splitmix64 of the index. Supervariable hashes are sums over a neighbourhood, so the summands must be spread
 /// over all 64 bits for different neighbourhoods to collide rarely (every collision costs an exact compare).
-std::uint64_t scramble(Index v) {
-  std::uint64_t z = static_cast<std::uint64_t>(static_cast<std::uint32_t>(v)) + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+std::uint64_t scramble(Index v) { return splitmix64_at(static_cast<std::uint32_t>(v), 0); }
 
 /// Transposed pattern of the matrix whose row k is row row_of(k) of A, k = 0 .. count - 1: column c lists the
 /// k whose row holds c. Rows are scattered in ascending k, so every list comes out sorted without sorting.

@@ -1,22 +1,26 @@
-// .b24 files: a fixed little-endian header, the row map, the row exponents, the two tile lists' arrays, and a
-// CRC-32 trailer (docs/FORMAT.md). Writes version 3; reads versions 1 to 3.
-#include "bcsr24/serialize.hpp"
+// .b24 files: a fixed little-endian header, the row map, the row exponents, the two tile lists' arrays, the tuned
+// choices (version 4) and a CRC-32 trailer (docs/FORMAT.md). Writes version 3, or 4 with tuned choices; reads 1 to 4.
+#include "format/serialize.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
-#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bcsr24/error.hpp"
+#include "format/b24_content_check.hpp"
 #include "format/layout_check.hpp"
-#include "format/stored_value.hpp"
+#include "format/serialize_memory.hpp"
 #include "format/tile_codec.hpp"
 
 #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__)
@@ -44,8 +48,34 @@ constexpr std::int32_t kMaxAbsExponent = 1100;
 /// Smallest number of file bytes one stored tile occupies (col_idx + values (+ metadata)), without b_rows.
 constexpr std::int64_t kMinSparseTileBytes = 4 + kSparseTileValues * 2 + kSparseTileMetaWords * 4;
 constexpr std::int64_t kMinDenseTileBytes = 4 + kDenseTileValues * 2;
+/// More tiles than any file holds, small enough that no size computed from counts up to it overflows: 2^40 tiles
+/// in each list, at most 1,220 (2:4) + 2,180 (dense) bytes each with low parts and b_rows, stay below 2^52 bytes.
+constexpr std::int64_t kMaxTiles = std::int64_t{1} << 40;
 
-static_assert(kB24FileVersion == 3 && kB24OldestFileVersion == 1, "update the reading paths of load_bcsr24");
+static_assert(kB24FileVersion == 4 && kB24OldestFileVersion == 1, "update the reading paths of load_bcsr24");
+/// Bytes of the tuned-choice section's count (version 4), before its first choice.
+constexpr std::size_t kChoiceCountBytes = 4;
+/// Bytes of one tuned choice before its device name: n (i32), six codes (u8), the name's length (u16), the
+/// measured median (f64).
+constexpr std::size_t kChoiceFixedBytes = 4 + 6 + 2 + 8;
+/// Offset of the name's length within a choice.
+constexpr std::size_t kChoiceNameLengthOffset = 4 + 6;
+constexpr std::size_t kMaxDeviceNameBytes = 255;
+
+/// Why a tuned choice cannot be stored, or "" (the same rules for writing and reading).
+std::string tuned_choice_problem(const B24TunedChoice& c) {
+  if (c.n < 1) return "n = " + std::to_string(c.n);
+  if (c.input < 1 || c.input > 3) return "B type code " + std::to_string(c.input);
+  if (c.output > 1) return "output type code " + std::to_string(c.output);
+  if (c.paths < 1 || c.paths > 3) return "paths code " + std::to_string(c.paths);
+  if (c.split_long_bands > 1 || c.band_groups > 1) return "a flag that is neither 0 nor 1";
+  if (c.tile_pipeline < 1 || c.tile_pipeline > 2) return "pipeline code " + std::to_string(c.tile_pipeline);
+  if (c.device.empty() || c.device.size() > kMaxDeviceNameBytes)
+    return "a device name of " + std::to_string(c.device.size()) + " bytes (1 to 255)";
+  if (!(std::isfinite(c.measured_us) && (c.measured_us >= 0.0 || c.measured_us == -1.0)))
+    return "a measured time that is neither >= 0 nor -1";
+  return "";
+}
 
 /// The header fields after magic and version, in file order.
 struct Header {
@@ -76,8 +106,8 @@ struct Header {
 bool is_split(const Header& h) { return h.precision == static_cast<std::uint8_t>(Precision::split); }
 
 /// Bytes of the arrays for the given sizes (row_order, row_exponent, both row_ptr arrays, col_idx, values,
-/// values_lo, metadata, b_rows). Callers bound every count first (tile counts by the file size, the others to 0
-/// or a multiple of them), so this cannot overflow.
+/// values_lo, metadata, b_rows). Callers bound every count first (tile counts by kMaxTiles, the others to 0 or a
+/// multiple of them), so this cannot overflow.
 std::uint64_t payload_bytes_for(const Header& h) {
   const std::uint64_t row_ptrs = 2 * (static_cast<std::uint64_t>(h.tile_rows) + 1) * 4;
   const std::uint64_t sparse = static_cast<std::uint64_t>(h.sparse24_tiles) * kMinSparseTileBytes;
@@ -152,18 +182,18 @@ void check_list_sizes(const TileList& list, std::int32_t tile_rows, int values_p
 /// Reads fields in order from a byte buffer whose length has already been checked.
 class Reader {
  public:
-  explicit Reader(const std::vector<unsigned char>& bytes) : bytes_(bytes) {}
+  explicit Reader(const unsigned char* bytes) : bytes_(bytes) {}
   template <class T>
   T value() {
     T v;
-    std::memcpy(&v, bytes_.data() + offset_, sizeof v);
+    std::memcpy(&v, bytes_ + offset_, sizeof v);
     offset_ += sizeof v;
     return v;
   }
   template <class T>
   std::vector<T> array(std::int64_t count) {
     std::vector<T> v(static_cast<std::size_t>(count));
-    if (count > 0) std::memcpy(v.data(), bytes_.data() + offset_, v.size() * sizeof(T));
+    if (count > 0) std::memcpy(v.data(), bytes_ + offset_, v.size() * sizeof(T));
     offset_ += v.size() * sizeof(T);
     return v;
   }
@@ -171,133 +201,49 @@ class Reader {
   std::size_t offset() const { return offset_; }
 
  private:
-  const std::vector<unsigned char>& bytes_;
+  const unsigned char* bytes_;
   std::size_t offset_ = 0;
 };
 
+/// Closes the descriptor on every exit path, exceptions included.
+struct FileDescriptor {
+  int fd = -1;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+/// The whole file, in a buffer of the size the file really has, so that a damaged count can never cause a
+/// large allocation. Only regular files: a directory reports a nonsense size (2^63 - 1 on ext4) and a device
+/// may never end.
 std::vector<unsigned char> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw FileFormatError(path + ": cannot open .b24 file");
-  const std::streamoff size = in.tellg();
-  if (size < 0) throw FileFormatError(path + ": cannot determine the file size");
-  // The buffer is as large as the file really is, so a corrupted count can never cause a huge allocation.
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
-  in.seekg(0);
-  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw FileFormatError(path + ": read error");
+  FileDescriptor file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0) throw FileFormatError(path + ": cannot open .b24 file: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) throw FileFormatError(path + ": cannot stat the file: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw FileFormatError(path + (S_ISDIR(st.st_mode) ? ": is a directory" : ": is not a regular file") +
+                          ", not a .b24 file");
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(st.st_size));
+  std::size_t used = 0;
+  while (used < bytes.size()) {
+    const ::ssize_t got = ::read(file.fd, bytes.data() + used, bytes.size() - used);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw FileFormatError(path + ": read error: " + std::strerror(errno));
+    if (got == 0) break;  // shrank since fstat: what is there is checked like any short file
+    used += static_cast<std::size_t>(got);
+  }
+  bytes.resize(used);
   return bytes;
-}
-
-std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
-
-/// Row pointers start at 0, are monotone and end at the list's tile count.
-void check_row_ptr(const std::string& path, const TileList& list, const char* name) {
-  const auto fail = [&](const std::string& why) { throw FileFormatError(path + ": " + name + " list: " + why); };
-  if (list.row_ptr.front() != 0) fail("row_ptr[0] is " + std::to_string(list.row_ptr.front()) + ", expected 0");
-  for (std::size_t tr = 0; tr + 1 < list.row_ptr.size(); ++tr) {
-    const std::int32_t begin = list.row_ptr[tr], end = list.row_ptr[tr + 1];
-    if (end < begin || end > list.tiles())
-      fail("row_ptr is not monotone within [0, tiles] at tile row " + std::to_string(tr));
-  }
-  if (list.row_ptr.back() != list.tiles())
-    fail("row_ptr ends at " + std::to_string(list.row_ptr.back()) + " but the list has " +
-         std::to_string(list.tiles()) + " tiles");
-}
-
-/// Column indices: in range and strictly increasing per tile row. Aligned layout: tile columns in
-/// [0, tile_cols). Condensed layout: ordinals in [0, tiles of the band in both lists). Needs both lists'
-/// row_ptr checked.
-void check_col_idx(const std::string& path, const Bcsr24Matrix& a, const TileList& list, const char* name) {
-  const auto fail = [&](const std::string& why) { throw FileFormatError(path + ": " + name + " list: " + why); };
-  const bool condensed = a.layout == TileLayout::condensed;
-  for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
-    const std::int32_t begin = list.row_ptr[at(tr)], end = list.row_ptr[at(tr) + 1];
-    const std::int64_t limit =
-        condensed ? std::int64_t{a.sparse24.row_ptr[at(tr) + 1]} - a.sparse24.row_ptr[at(tr)] +
-                        a.dense.row_ptr[at(tr) + 1] - a.dense.row_ptr[at(tr)]
-                  : std::int64_t{a.tile_cols};
-    for (std::int32_t t = begin; t < end; ++t) {
-      const std::int32_t c = list.col_idx[at(t)];
-      if (c < 0 || c >= limit)
-        fail("tile " + std::to_string(t) + " has " +
-             (condensed ? "band ordinal " + std::to_string(c) + " outside [0, " + std::to_string(limit) +
-                              ") (the tiles of tile row " + std::to_string(tr) + " in both lists)"
-                        : "tile column " + std::to_string(c) + " outside [0, " + std::to_string(limit) + ")"));
-      if (t > begin && c <= list.col_idx[at(t) - 1])
-        fail(std::string(condensed ? "band ordinals" : "tile columns") + " of tile row " + std::to_string(tr) +
-             " are not strictly increasing");
-    }
-  }
-}
-
-/// A tile column (condensed: a band ordinal) stored in both lists would be counted twice by the kernels.
-void check_lists_disjoint(const std::string& path, const Bcsr24Matrix& a) {
-  for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
-    std::int32_t s = a.sparse24.row_ptr[at(tr)];
-    std::int32_t d = a.dense.row_ptr[at(tr)];
-    const std::int32_t s_end = a.sparse24.row_ptr[at(tr) + 1];
-    const std::int32_t d_end = a.dense.row_ptr[at(tr) + 1];
-    while (s < s_end && d < d_end) {
-      const std::int32_t cs = a.sparse24.col_idx[at(s)];
-      const std::int32_t cd = a.dense.col_idx[at(d)];
-      if (cs == cd)
-        throw FileFormatError(path + ": tile (" + std::to_string(tr) + ", " + std::to_string(cs) +
-                              ") is stored in both the 2:4 and the dense list");
-      if (cs < cd) ++s; else ++d;
-    }
-  }
-}
-
-/// Values must be finite, metadata nibbles valid, and the padding of tiles zero (kernels may multiply it).
-/// Padding: rows >= rows in the last tile row; columns >= cols in the last tile column (lists without
-/// b_rows) or columns whose b_rows entry is -1 (gathered lists).
-void check_tile_contents(const std::string& path, const Bcsr24Matrix& a) {
-  for (const std::vector<fp16_t>* values : {&a.sparse24.values, &a.sparse24.values_lo, &a.dense.values, &a.dense.values_lo})
-    for (const fp16_t v : *values)
-      if (detail::is_stored_non_finite(a.precision, v))
-        throw FileFormatError(path + ": a stored value is infinite or NaN (read as " + precision_name(a.precision) + ")");
-  for (std::int64_t t = 0; t < a.sparse24.tiles(); ++t)
-    if (!detail::sparse24_metadata_valid(a.sparse24.metadata.data() + t * kSparseTileMetaWords))
-      throw FileFormatError(path + ": 2:4 tile " + std::to_string(t) + " has a metadata nibble mma.sp rejects");
-
-  const std::int32_t last_rows = a.rows - (a.tile_rows - 1) * kTileRows;  // rows used in the last tile row
-  const std::int32_t last_cols = a.cols - (a.tile_cols - 1) * kTileCols;  // columns used in the last tile column
-  detail::TileElements tile{}, tile_lo{};
-  std::array<bool, kTileCols> padding_col{};
-  const auto check_list = [&](const TileList& list, bool sparse, const char* name) {
-    const bool gathered = list.gathered();
-    for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
-      const int used_rows = tr == a.tile_rows - 1 ? last_rows : kTileRows;
-      for (std::int32_t t = list.row_ptr[at(tr)]; t < list.row_ptr[at(tr) + 1]; ++t) {
-        const std::int32_t tc = list.col_idx[at(t)];
-        bool any_padding_col = false;
-        for (int c = 0; c < kTileCols; ++c) {
-          padding_col[at(c)] = gathered ? list.b_rows[at(t) * kTileCols + at(c)] == -1
-                                        : tc == a.tile_cols - 1 && c >= last_cols;
-          any_padding_col = any_padding_col || padding_col[at(c)];
-        }
-        if (used_rows == kTileRows && !any_padding_col) continue;  // interior tile: no padding
-        detail::unpack_list_tile(list, sparse, t, tile, tile_lo);
-        for (int r = 0; r < kTileRows; ++r)
-          for (int c = 0; c < kTileCols; ++c)
-            if ((r >= used_rows || padding_col[at(c)]) &&
-                detail::is_stored_nonzero(a.precision, tile[at(r * kTileCols + c)], tile_lo[at(r * kTileCols + c)]))
-              throw FileFormatError(
-                  path + ": " + name + " tile (" + std::to_string(tr) + ", " + std::to_string(tc) +
-                  ") has a nonzero outside the matrix (tile row " + std::to_string(r) + ", tile column " +
-                  std::to_string(c) +
-                  (r >= used_rows ? std::string(": a padding row)")
-                                  : gathered ? std::string(": b_rows is -1)") : std::string(": beyond cols)")));
-      }
-    }
-  };
-  check_list(a.sparse24, true, "2:4");
-  check_list(a.dense, false, "dense");
 }
 
 }  // namespace
 
-void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
+void save_bcsr24(const std::string& path, const Bcsr24Matrix& a, const std::vector<B24TunedChoice>& choices) {
+  for (const B24TunedChoice& c : choices)
+    if (const std::string problem = tuned_choice_problem(c); !problem.empty())
+      throw InvalidArgument("save_bcsr24: a tuned choice has " + problem);
   if (a.layout != TileLayout::aligned && a.layout != TileLayout::condensed)
     throw InvalidArgument("save_bcsr24: the matrix's layout must be aligned or condensed (not automatic)");
   if (a.reordering != Reordering::none && a.reordering != Reordering::rcm)
@@ -313,7 +259,7 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
   Writer w(path);
   w.bytes(kMagic, sizeof kMagic, false);
   Header h;
-  h.version = kB24FileVersion;
+  h.version = choices.empty() ? kB24VersionWithoutChoices : kB24FileVersion;
   h.layout = static_cast<std::uint8_t>(a.layout);
   h.reordering = static_cast<std::uint8_t>(a.reordering);
   h.rows = a.rows;
@@ -393,34 +339,28 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a) {
   w.array(a.dense.values);
   w.array(a.dense.values_lo);
   w.array(a.dense.b_rows);
+  if (!choices.empty()) {
+    w.value(static_cast<std::uint32_t>(choices.size()));
+    for (const B24TunedChoice& c : choices) {
+      w.value(c.n);
+      for (const std::uint8_t code : {c.input, c.output, c.paths, c.split_long_bands, c.tile_pipeline, c.band_groups})
+        w.value(code);
+      w.value(static_cast<std::uint16_t>(c.device.size()));
+      w.value(c.measured_us);
+      w.bytes(c.device.data(), c.device.size());
+    }
+  }
   w.finish();
 }
 
-Bcsr24Matrix load_bcsr24(const std::string& path) {
-  const std::vector<unsigned char> bytes = read_whole_file(path);
-  const auto fail = [&](const std::string& why) { throw FileFormatError(path + ": " + why); };
+namespace {
 
-  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    fail("not a .b24 file (the first 8 bytes are not \"BCSR24\\0\\0\")");
-  if (bytes.size() < kVersionEnd)
-    fail("truncated: " + std::to_string(bytes.size()) + " bytes, too short to hold the version");
-
-  Reader r(bytes);
-  r.skip(sizeof kMagic);
+/// The header fields after the version, in the order of the file's version.
+Header read_header(Reader& r, std::uint32_t version) {
   Header h;
-  h.version = r.value<std::uint32_t>();
-  if (h.version < kB24OldestFileVersion || h.version > kB24FileVersion)
-    fail("unsupported .b24 version " + std::to_string(h.version) + ": this build reads versions " +
-         std::to_string(kB24OldestFileVersion) + " to " + std::to_string(kB24FileVersion) + " and writes version " +
-         std::to_string(kB24FileVersion) + " (re-run the conversion to regenerate the file)");
-  const bool v1 = h.version == 1;
-  const bool v3 = h.version >= 3;
-  const std::size_t header_bytes = v1 ? kHeaderBytesV1 : v3 ? kHeaderBytesV3 : kHeaderBytesV2;
-  if (bytes.size() < header_bytes + kTrailerBytes)
-    fail("truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
-         std::to_string(header_bytes + kTrailerBytes) + "-byte header and trailer of a version " +
-         std::to_string(h.version) + " file");
-
+  h.version = version;
+  const bool v1 = version == 1;
+  const bool v3 = version >= 3;
   if (v1) {
     h.reserved0 = r.value<std::uint32_t>();
   } else {
@@ -463,8 +403,136 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
     h.frobenius_relative_error = r.value<double>();
     h.row_exponent_count = r.value<std::int64_t>();
   }
-  if (r.offset() != header_bytes) fail("internal error: header size mismatch");
+  return h;
+}
 
+/// The bytes of a version-4 tuned-choice section at `start`, as its count and name lengths describe it, read only
+/// where they lie inside the file of `size` bytes (before its 4-byte trailer): where the section runs past the
+/// file, the bytes up to the first field that does not fit, so that the described size exceeds the file's. Like
+/// the header's counts, this only tells truncation from corruption: it runs before the checksum, reads no byte
+/// outside the file and takes at most size / 20 steps whatever the bytes say.
+std::uint64_t tuned_choice_bytes(const unsigned char* bytes, std::uint64_t start, std::size_t size) {
+  std::uint64_t pos = start + kChoiceCountBytes;
+  if (pos + kTrailerBytes > size) return pos - start;
+  std::uint32_t count;
+  std::memcpy(&count, bytes + start, sizeof count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (pos + kChoiceFixedBytes + kTrailerBytes > size) return pos + kChoiceFixedBytes - start;
+    std::uint16_t name_bytes;
+    std::memcpy(&name_bytes, bytes + pos + kChoiceNameLengthOffset, sizeof name_bytes);
+    pos += kChoiceFixedBytes + name_bytes;
+  }
+  return pos - start;
+}
+
+/// Whether the header's counts describe a file of the size at hand.
+struct SizeCheck {
+  std::string problem;        ///< the first inconsistency, "" when there is none
+  std::uint64_t described = 0;  ///< the file size the header describes, once its counts are consistent (else 0)
+};
+
+/// Every count is bounded (by the grid, by kMaxTiles or as 0 or a multiple of another count) before it enters a
+/// sum, so this is safe on any header, however damaged; and as the described size must equal the real one, no
+/// later step can allocate more than the file holds.
+SizeCheck check_sizes(const Header& h, const unsigned char* bytes, std::size_t header_bytes, std::size_t size) {
+  const auto problem = [](std::string why) { return SizeCheck{std::move(why), 0}; };
+  if (h.rows < 0 || h.cols < 0) return problem("negative matrix dimensions in the header");
+  if (h.tile_rows != (std::int64_t{h.rows} + kTileRows - 1) / kTileRows ||
+      h.tile_cols != (std::int64_t{h.cols} + kTileCols - 1) / kTileCols)
+    return problem("tile grid " + std::to_string(h.tile_rows) + " x " + std::to_string(h.tile_cols) +
+                   " does not match the matrix size " + std::to_string(h.rows) + " x " + std::to_string(h.cols));
+  const std::int64_t grid = std::int64_t{h.tile_rows} * h.tile_cols;
+  const std::string tiles = std::to_string(h.sparse24_tiles) + " + " + std::to_string(h.dense_tiles);
+  if (h.sparse24_tiles < 0 || h.dense_tiles < 0) return problem("negative tile counts " + tiles);
+  // Aligned tiles are cells of the grid. Condensed bands are counted by ordinal, so bound them by the file.
+  if (h.layout == static_cast<std::uint8_t>(TileLayout::aligned) &&
+      (h.sparse24_tiles > grid || h.dense_tiles > grid - h.sparse24_tiles))
+    return problem("tile counts " + tiles + " do not fit the " + std::to_string(grid) + "-tile grid");
+  // Not bounded by the file size: a cut file must still be seen to describe a longer one.
+  if (h.sparse24_tiles > kMaxTiles || h.dense_tiles > kMaxTiles)
+    return problem("tile counts " + tiles + " are beyond any file (more than 2^40 tiles)");
+  const std::int64_t band_rows = std::int64_t{h.tile_rows} * kTileRows;
+  if (h.row_order_count != 0 && h.row_order_count != band_rows)
+    return problem("row_order has " + std::to_string(h.row_order_count) + " entries; expected 0 or 16 per tile row (" +
+                   std::to_string(band_rows) + ")");
+  for (const auto& [count, list_tiles, name] : {std::tuple{h.sparse24_b_rows_count, h.sparse24_tiles, "2:4"},
+                                                std::tuple{h.dense_b_rows_count, h.dense_tiles, "dense"}})
+    if (count != 0 && count != list_tiles * kTileCols)
+      return problem(std::string(name) + " list: b_rows has " + std::to_string(count) +
+                     " entries; expected 0 or 32 per tile (" + std::to_string(list_tiles * kTileCols) + ")");
+  if (h.row_exponent_count != (h.per_row ? std::int64_t{h.rows} : 0))
+    return problem("row_exponent has " + std::to_string(h.row_exponent_count) + " entries; expected " +
+                   (h.per_row ? "one per row (" + std::to_string(h.rows) + ") with" : std::string("0 without")) +
+                   " the per-row flag");
+  const std::uint64_t payload = payload_bytes_for(h);
+  if (h.payload_bytes != payload) return problem("payload size in the header disagrees with the array sizes");
+  const bool with_choices = h.version >= 4;
+  const std::uint64_t described = header_bytes + payload + kTrailerBytes +
+                                  (with_choices ? tuned_choice_bytes(bytes, header_bytes + payload, size) : 0);
+  if (size == described) return {};
+  return {std::string(size < described ? "truncated" : "trailing bytes") + ": the header" +
+              (with_choices ? " and its tuned-choice section describe " : " describes ") + std::to_string(described) +
+              " bytes, the file has " + std::to_string(size),
+          described};
+}
+
+}  // namespace
+
+namespace detail {
+
+Bcsr24Matrix load_bcsr24_bytes(const unsigned char* bytes, std::size_t size, const std::string& name,
+                               std::vector<B24TunedChoice>* choices) {
+  if (choices != nullptr) choices->clear();
+  const auto fail = [&](const std::string& why) { throw FileFormatError(name + ": " + why); };
+
+  if (size < sizeof kMagic) {
+    // A prefix of the magic is a .b24 file cut short; anything else is some other file.
+    if (size == 0) fail("truncated: the file is empty");
+    if (std::memcmp(bytes, kMagic, size) == 0)
+      fail("truncated: " + std::to_string(size) + " bytes, shorter than the 8-byte magic");
+  }
+  if (size < sizeof kMagic || std::memcmp(bytes, kMagic, sizeof kMagic) != 0)
+    fail("not a .b24 file (the first 8 bytes are not \"BCSR24\\0\\0\")");
+  if (size < kVersionEnd)
+    fail("truncated: " + std::to_string(size) + " bytes, too short to hold the version");
+
+  Reader r(bytes);
+  r.skip(sizeof kMagic);
+  const auto version = r.value<std::uint32_t>();
+  // Before the checksum: a newer version need not keep this header or trailer, and must be named as such.
+  if (version < kB24OldestFileVersion || version > kB24FileVersion)
+    fail("unsupported .b24 version " + std::to_string(version) + ": this build reads versions " +
+         std::to_string(kB24OldestFileVersion) + " to " + std::to_string(kB24FileVersion) + " and writes version " +
+         std::to_string(kB24VersionWithoutChoices) + " (" + std::to_string(kB24FileVersion) +
+         " with tuned choices; re-run the conversion to regenerate the file)");
+  const bool v1 = version == 1;
+  const std::size_t header_bytes = v1 ? kHeaderBytesV1 : version >= 3 ? kHeaderBytesV3 : kHeaderBytesV2;
+  if (size < header_bytes + kTrailerBytes)
+    fail("truncated: " + std::to_string(size) + " bytes, shorter than the " +
+         std::to_string(header_bytes + kTrailerBytes) + "-byte header and trailer of a version " +
+         std::to_string(version) + " file");
+  const Header h = read_header(r, version);
+  if (r.offset() != header_bytes) fail("internal error: header size mismatch");
+  const SizeCheck sizes = check_sizes(h, bytes, header_bytes, size);
+
+  // The checksum covers every byte but the magic (compared above) and itself, so damage anywhere else, header
+  // included, is named as damage here rather than as whatever odd value it produced. The header's sizes only
+  // tell truncation from corruption.
+  std::uint32_t stored_crc;
+  std::memcpy(&stored_crc, bytes + size - kTrailerBytes, sizeof stored_crc);
+  const auto crc = static_cast<std::uint32_t>(
+      crc32_z(crc32_z(0L, Z_NULL, 0), bytes + sizeof kMagic, size - sizeof kMagic - kTrailerBytes));
+  if (crc != stored_crc) {
+    if (sizes.problem.empty()) fail("checksum mismatch: the file is corrupted");
+    if (sizes.described != 0)
+      fail(std::string(sizes.described > size ? "truncated or corrupted" : "corrupted or followed by other bytes") +
+           " (checksum mismatch): the header" +
+           (version >= 4 ? " and its tuned-choice section describe " : " describes ") +
+           std::to_string(sizes.described) + " bytes, the file has " + std::to_string(size));
+    fail("corrupted (checksum mismatch): " + sizes.problem);
+  }
+
+  // From here on the file is as it was written: what is left to catch is a writer that broke the rules.
   // Layout and reordering: version 1 files are aligned tiles in file order.
   if (h.layout > static_cast<std::uint8_t>(TileLayout::condensed))
     fail("layout byte " + std::to_string(h.layout) + " is not a stored layout (0 = aligned, 1 = condensed)");
@@ -477,51 +545,7 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
     fail("precision byte " + std::to_string(h.precision) + " is not a stored precision (0 = fp16, 1 = bf16, 2 = split)");
   if (h.per_row > 1) fail("per-row flag " + std::to_string(h.per_row) + " is neither 0 nor 1");
   if (h.reserved3 != 0 || h.reserved4 != 0) fail("reserved header fields are not 0");
-
-  // Sizes first, so every later count is known to fit in the file that is really there.
-  if (h.rows < 0 || h.cols < 0) fail("negative matrix dimensions in the header");
-  if (h.tile_rows != (std::int64_t{h.rows} + kTileRows - 1) / kTileRows ||
-      h.tile_cols != (std::int64_t{h.cols} + kTileCols - 1) / kTileCols)
-    fail("tile grid " + std::to_string(h.tile_rows) + " x " + std::to_string(h.tile_cols) +
-         " does not match the matrix size " + std::to_string(h.rows) + " x " + std::to_string(h.cols));
-  const std::int64_t grid = std::int64_t{h.tile_rows} * h.tile_cols;
-  const auto file_size = static_cast<std::int64_t>(bytes.size());
-  if (h.sparse24_tiles < 0 || h.dense_tiles < 0)
-    fail("negative tile counts " + std::to_string(h.sparse24_tiles) + " + " + std::to_string(h.dense_tiles));
-  // Aligned tiles are cells of the grid. Condensed bands are counted by ordinal, so bound them by the file.
-  if (layout == TileLayout::aligned && (h.sparse24_tiles > grid || h.dense_tiles > grid - h.sparse24_tiles))
-    fail("tile counts " + std::to_string(h.sparse24_tiles) + " + " + std::to_string(h.dense_tiles) +
-         " do not fit the " + std::to_string(grid) + "-tile grid");
-  if (h.sparse24_tiles > file_size / kMinSparseTileBytes || h.dense_tiles > file_size / kMinDenseTileBytes)
-    fail("truncated: tile counts " + std::to_string(h.sparse24_tiles) + " + " + std::to_string(h.dense_tiles) +
-         " cannot fit in the " + std::to_string(file_size) + "-byte file");
-  const std::int64_t band_rows = std::int64_t{h.tile_rows} * kTileRows;
-  if (h.row_order_count != 0 && h.row_order_count != band_rows)
-    fail("row_order has " + std::to_string(h.row_order_count) + " entries; expected 0 or 16 per tile row (" +
-         std::to_string(band_rows) + ")");
-  const auto check_b_rows_count = [&](std::int64_t count, std::int64_t tiles, const char* name) {
-    if (count != 0 && count != tiles * kTileCols)
-      fail(std::string(name) + " list: b_rows has " + std::to_string(count) +
-           " entries; expected 0 or 32 per tile (" + std::to_string(tiles * kTileCols) + ")");
-  };
-  check_b_rows_count(h.sparse24_b_rows_count, h.sparse24_tiles, "2:4");
-  check_b_rows_count(h.dense_b_rows_count, h.dense_tiles, "dense");
-  if (h.row_exponent_count != (h.per_row ? std::int64_t{h.rows} : 0))
-    fail("row_exponent has " + std::to_string(h.row_exponent_count) + " entries; expected " +
-         (h.per_row ? "one per row (" + std::to_string(h.rows) + ") with" : std::string("0 without")) +
-         " the per-row flag");
-  const std::uint64_t payload = payload_bytes_for(h);
-  if (h.payload_bytes != payload) fail("payload size in the header disagrees with the array sizes");
-  const std::uint64_t expected = header_bytes + payload + kTrailerBytes;
-  if (bytes.size() != expected)
-    fail(std::string(bytes.size() < expected ? "truncated" : "trailing bytes") + ": the header describes " +
-         std::to_string(expected) + " bytes, the file has " + std::to_string(bytes.size()));
-
-  std::uint32_t stored_crc;
-  std::memcpy(&stored_crc, bytes.data() + bytes.size() - kTrailerBytes, sizeof stored_crc);
-  const auto crc = static_cast<std::uint32_t>(
-      crc32_z(crc32_z(0L, Z_NULL, 0), bytes.data() + sizeof kMagic, bytes.size() - sizeof kMagic - kTrailerBytes));
-  if (crc != stored_crc) fail("checksum mismatch: the file is corrupted");
+  if (!sizes.problem.empty()) fail(sizes.problem);
 
   // Each count is bounded by its tiles' capacity before they are added, so the sum cannot overflow.
   if (h.sparse24_nnz < 0 || h.dense_nnz < 0 || h.sparse24_nnz > h.sparse24_tiles * kSparseTileValues ||
@@ -578,20 +602,44 @@ Bcsr24Matrix load_bcsr24(const std::string& path) {
   a.dense.values = r.array<fp16_t>(h.dense_tiles * kDenseTileValues);
   a.dense.values_lo = r.array<fp16_t>(low_parts * h.dense_tiles * kDenseTileValues);
   a.dense.b_rows = r.array<std::int32_t>(h.dense_b_rows_count);
-  if (r.offset() != bytes.size() - kTrailerBytes) fail("internal error: payload size mismatch");
+  if (h.version >= 4) {
+    // The section's sizes matched the file's above (check_sizes): what is left to check is its content.
+    const auto count = r.value<std::uint32_t>();
+    if (count == 0) fail("tuned-choice section: no choices (version 4 files have at least one)");
+    std::vector<B24TunedChoice> read;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::string which = "tuned-choice section: choice " + std::to_string(i) + " of " + std::to_string(count);
+      if (size - kTrailerBytes - r.offset() < kChoiceFixedBytes) fail("internal error: " + which + " is cut short");
+      B24TunedChoice c;
+      c.n = r.value<std::int32_t>();
+      for (std::uint8_t* code : {&c.input, &c.output, &c.paths, &c.split_long_bands, &c.tile_pipeline, &c.band_groups})
+        *code = r.value<std::uint8_t>();
+      const auto name_bytes = r.value<std::uint16_t>();
+      c.measured_us = r.value<double>();
+      if (size - kTrailerBytes - r.offset() < name_bytes)
+        fail("internal error: " + which + "'s device name is cut short");
+      c.device.assign(reinterpret_cast<const char*>(bytes + r.offset()), name_bytes);
+      r.skip(name_bytes);
+      if (const std::string problem = tuned_choice_problem(c); !problem.empty()) fail(which + " has " + problem);
+      read.push_back(std::move(c));
+    }
+    if (choices != nullptr) *choices = std::move(read);
+  }
+  if (r.offset() != size - kTrailerBytes) fail("internal error: payload size mismatch");
   for (std::size_t i = 0; i < a.row_exponent.size(); ++i)
     if (a.row_exponent[i] < -kMaxAbsExponent || a.row_exponent[i] > kMaxAbsExponent)
       fail("row_exponent of row " + std::to_string(i) + " is " + std::to_string(a.row_exponent[i]) + ", out of range");
 
-  if (const std::string problem = detail::layout_problem(a); !problem.empty())
-    throw FileFormatError(path + ": " + problem);
-  check_row_ptr(path, a.sparse24, "2:4");
-  check_row_ptr(path, a.dense, "dense");
-  check_col_idx(path, a, a.sparse24, "2:4");
-  check_col_idx(path, a, a.dense, "dense");
-  check_lists_disjoint(path, a);
-  check_tile_contents(path, a);
+  if (const std::string problem = layout_problem(a); !problem.empty()) fail(problem);
+  check_loaded_tiles(name, a);
   return a;
+}
+
+}  // namespace detail
+
+Bcsr24Matrix load_bcsr24(const std::string& path, std::vector<B24TunedChoice>* choices) {
+  const std::vector<unsigned char> bytes = read_whole_file(path);
+  return detail::load_bcsr24_bytes(bytes.data(), bytes.size(), path, choices);
 }
 
 }  // namespace bcsr24

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
-#include "bcsr24/bcsr24_matrix.hpp"
-#include "bcsr24/convert.hpp"
+#include "format/bcsr24_matrix.hpp"
+#include "format/convert.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/precision.hpp"

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "bcsr24/bcsr24_matrix.hpp"
+#include "format/bcsr24_matrix.hpp"
 #include "format/tile_codec.hpp"
 #include "format/value_store.hpp"
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "bcsr24/bcsr24_matrix.hpp"
-#include "bcsr24/tile_layout.hpp"
+#include "format/bcsr24_matrix.hpp"
+#include "format/tile_layout.hpp"
 
 namespace bcsr24::detail {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "bcsr24/bcsr24_matrix.hpp"
+#include "format/bcsr24_matrix.hpp"
 #include "format/stored_value.hpp"
 
 namespace bcsr24::detail {

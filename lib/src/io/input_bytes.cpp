@@ -8,8 +8,10 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "bcsr24/error.hpp"
 
@@ -68,6 +70,9 @@ FileBytes::~FileBytes() {
 Compression detect_compression(const char* data, std::size_t size) noexcept {
   const auto* b = reinterpret_cast<const unsigned char*>(data);
   if (size >= 2 && b[0] == 0x1f && b[1] == 0x8b) return Compression::gzip;
+  // A lone 0x1f is a gzip file cut after its first byte: no Matrix Market text starts with that control
+  // character, and "truncated gzip stream" says more than "bad banner".
+  if (size == 1 && b[0] == 0x1f) return Compression::gzip;
   if (size >= 3 && b[0] == 'B' && b[1] == 'Z' && b[2] == 'h') return Compression::bzip2;
   if (size >= 6 && std::memcmp(b, "\xfd" "7zXZ\x00", 6) == 0) return Compression::xz;
   if (size >= 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd) return Compression::zstd;
@@ -81,6 +86,20 @@ void reject_unsupported_compression(Compression c, const std::string& name) {
                                std::string(what) + "-compressed input is not supported (only gzip is); decompress it first");
 }
 
+namespace {
+
+/// The line (numbered as the parser numbers them: LF, CRLF and CR each end one line) that holds the last byte
+/// of `text`; 0 for no text.
+std::int64_t line_of_last_byte(const char* text, std::size_t size) {
+  if (size == 0) return 0;
+  std::int64_t line = 1;
+  for (std::size_t i = 0; i + 1 < size; ++i)
+    if (text[i] == '\n' || (text[i] == '\r' && text[i + 1] != '\n')) ++line;
+  return line;
+}
+
+}  // namespace
+
 std::vector<char> gunzip(const char* data, std::size_t size, const std::string& name) {
   z_stream zs{};
   // 16 + MAX_WBITS: expect a gzip header and trailer (not a raw zlib stream).
@@ -91,7 +110,8 @@ std::vector<char> gunzip(const char* data, std::size_t size, const std::string& 
   } guard{&zs};
 
   // Text compresses ~4-10x; start there and double, so a large file costs a few reallocations.
-  std::vector<char> out(size < (std::size_t{1} << 20) ? (std::size_t{1} << 20) : size * 4);
+  constexpr std::size_t kMinOut = std::size_t{1} << 16;
+  std::vector<char> out(size < kMinOut / 4 ? kMinOut : size * 4);
   std::size_t produced = 0;
   const auto* next_in = reinterpret_cast<const Bytef*>(data);
   std::size_t left_in = size;
@@ -122,9 +142,18 @@ std::vector<char> gunzip(const char* data, std::size_t size, const std::string& 
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR)
       throw ParseError(name, 0, std::string("corrupt gzip data: ") + (zs.msg ? zs.msg : "inflate failed"));
-    // No progress with room left to write: the input ran out before the end of the stream.
+    // No progress with room left to write: the input ran out before the end of the stream. The error names the
+    // line where the text breaks off (or line 0 when none came out), which tells how much of the file arrived.
+    // Damaged deflate data can look the same: a changed block header may claim more data than there is.
     const bool stalled = consumed == 0 && zs.avail_out == avail_out_before && produced < out.size();
-    if (stalled) throw ParseError(name, 0, "truncated gzip data");
+    if (stalled) {
+      const std::int64_t line = line_of_last_byte(out.data(), produced);
+      throw ParseError(name, line,
+                       line == 0 ? std::string("truncated gzip stream: it ends before any text")
+                                 : "truncated gzip stream: the text breaks off in this line, after " +
+                                       std::to_string(produced) + " bytes (the file is cut short, or damaged so "
+                                       "that its data seems to go on)");
+    }
   }
   out.resize(produced);
   return out;

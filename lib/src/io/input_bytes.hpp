@@ -28,13 +28,16 @@ class FileBytes {
   std::vector<char> buffer_;
 };
 
-/// Compression recognised by its magic bytes, whatever the file name says.
+/// Compression recognised by its magic bytes, whatever the file name says (a lone 0x1f byte counts as gzip cut
+/// short).
 enum class Compression { none, gzip, bzip2, xz, zstd };
 
 Compression detect_compression(const char* data, std::size_t size) noexcept;
 
 /// The inflated content of gzip data (all members of a multi-member file).
-/// @throw ParseError (line 0) for corrupt or truncated gzip data.
+/// @throw ParseError for corrupt gzip data (line 0: "corrupt gzip data: " and zlib's reason, e.g. "incorrect
+///        data check" for a CRC mismatch) and for truncated data ("truncated gzip stream", at the line of the
+///        text where it breaks off, or line 0 when no text came out).
 std::vector<char> gunzip(const char* data, std::size_t size, const std::string& name);
 
 /// Throws UnsupportedMatrixError (line 0) for compressions we recognise but do not inflate.

@@ -28,6 +28,28 @@ void throw_size_limit(const std::string& name, std::int64_t line, const std::str
   throw SizeLimitError(name + ":" + std::to_string(line) + ": " + problem);
 }
 
+MatrixMarketInfo to_info(const MmBanner& banner) {
+  MatrixMarketInfo info;
+  info.format = banner.format == MmFormat::coordinate ? "coordinate" : "array";
+  switch (banner.field) {
+    case MmField::real: info.field = "real"; break;
+    case MmField::double_: info.field = "double"; break;
+    case MmField::integer: info.field = "integer"; break;
+    case MmField::pattern: info.field = "pattern"; break;
+    case MmField::complex: info.field = "complex"; break;
+  }
+  switch (banner.symmetry) {
+    case MmSymmetry::general: info.symmetry = "general"; break;
+    case MmSymmetry::symmetric: info.symmetry = "symmetric"; break;
+    case MmSymmetry::skew_symmetric: info.symmetry = "skew-symmetric"; break;
+    case MmSymmetry::hermitian: info.symmetry = "hermitian"; break;
+  }
+  info.rows = banner.rows;
+  info.cols = banner.cols;
+  info.entries = banner.entries;
+  return info;
+}
+
 }  // namespace io
 
 namespace {
@@ -49,7 +71,7 @@ CsrMatrix parse_text(const char* data, std::size_t size, const std::string& name
                      MatrixMarketInfo* info) {
   const io::MmHeader header = io::parse_header(data, size, name);
   CsrMatrix a;
-  if (header.info.format == MmFormat::array) {
+  if (header.info.format == io::MmFormat::array) {
     a = io::parse_array_body(data, size, header, name);
   } else {
     const io::Triplets t = io::parse_coordinate_body(data, size, header, name, options);
@@ -57,7 +79,7 @@ CsrMatrix parse_text(const char* data, std::size_t size, const std::string& name
                           t.col, t.value);
     check_sums_finite(a, name);
   }
-  if (info != nullptr) *info = header.info;
+  if (info != nullptr) *info = io::to_info(header.info);
   return a;
 }
 

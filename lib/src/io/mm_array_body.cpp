@@ -60,7 +60,7 @@ std::vector<double> parse_values(const char* data, std::size_t size, const MmHea
 
 CsrMatrix parse_array_body(const char* data, std::size_t size, const MmHeader& header, const std::string& name) {
   const std::vector<double> stored = parse_values(data, size, header, name);
-  const MatrixMarketInfo& info = header.info;
+  const MmBanner& info = header.info;
   const auto rows = static_cast<std::int32_t>(info.rows);
   const auto cols = static_cast<std::int32_t>(info.cols);
   const std::int64_t n = info.rows;  // symmetric kinds are square (checked with the size line)

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "bcsr24/error.hpp"
+#include "bcsr24_testkit/splitmix64.hpp"
 #include "io/mm_text.hpp"
 
 namespace bcsr24::io {
@@ -161,7 +162,7 @@ EntryParser select_for_value(SymmetryKind s) {
   }
 }
 
-EntryParser select_parser(const MatrixMarketInfo& info) {
+EntryParser select_parser(const MmBanner& info) {
   // Hermitian on a real-valued field is symmetric (the conjugate of a real number is itself).
   const SymmetryKind s = info.symmetry == MmSymmetry::general          ? SymmetryKind::general
                          : info.symmetry == MmSymmetry::skew_symmetric ? SymmetryKind::skew
@@ -264,17 +265,14 @@ unsigned thread_count(std::size_t body_size) {
 }  // namespace
 
 double pattern_random_value(std::uint64_t seed, std::uint64_t k) noexcept {
-  // splitmix64 of (seed, k): cheap, well mixed, and independent of how entries are split among threads.
-  std::uint64_t z = seed + (k + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53 * 2.0 - 1.0;  // 53 random bits -> [-1, 1), exact
+  // Element k of the seeded splitmix64 stream: cheap, well mixed, and independent of how entries are split
+  // among threads.
+  return splitmix64_symmetric_unit(splitmix64_at(seed, k));
 }
 
 Triplets parse_coordinate_body(const char* data, std::size_t size, const MmHeader& header, const std::string& name,
                                const MatrixMarketOptions& options) {
-  const MatrixMarketInfo& info = header.info;
+  const MmBanner& info = header.info;
   const Context ctx{&name, data, size, info.rows, info.cols, info.entries, header.size_line};
   const EntryParser parser = select_parser(info);
   const bool pattern = info.field == MmField::pattern;

@@ -67,7 +67,7 @@ MmSymmetry parse_symmetry(const Token& t, const char* end, const std::string& na
 }
 
 /// Reads the banner line into `info`. Leading blanks are accepted (scipy gh-18123 files have them).
-const char* parse_banner(const char* p, const char* end, const std::string& name, MatrixMarketInfo& info) {
+const char* parse_banner(const char* p, const char* end, const std::string& name, MmBanner& info) {
   p = skip_blanks(p, end);
   if (p == end) throw_parse_error(name, 1, "empty input: expected a '%%MatrixMarket' banner line");
   const char* line_end = find_line_end(p, end);
@@ -170,7 +170,7 @@ MmHeader parse_header(const char* data, std::size_t size, const std::string& nam
       throw_size_limit(name, line, std::string("the number of ") + what[i] + " " + quote_token(token[i], end) +
                                        " exceeds the 32-bit limit 2147483647");
   }
-  MatrixMarketInfo& info = h.info;
+  MmBanner& info = h.info;
   info.rows = value[0];
   info.cols = value[1];
   const bool symmetric_kind = info.symmetry != MmSymmetry::general;

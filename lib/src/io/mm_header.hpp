@@ -9,8 +9,25 @@
 
 namespace bcsr24::io {
 
+enum class MmFormat { coordinate, array };
+enum class MmField { real, double_, integer, pattern, complex };
+enum class MmSymmetry { general, symmetric, skew_symmetric, hermitian };
+
+/// The banner and size line as the reader works with them (MatrixMarketInfo spells them as text for callers).
+struct MmBanner {
+  MmFormat format = MmFormat::coordinate;
+  MmField field = MmField::real;
+  MmSymmetry symmetry = MmSymmetry::general;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+  std::int64_t entries = 0;  ///< entries listed in the file (before symmetric expansion)
+};
+
+/// The caller's view of a banner.
+MatrixMarketInfo to_info(const MmBanner& banner);
+
 struct MmHeader {
-  MatrixMarketInfo info;
+  MmBanner info;
   std::int64_t size_line = 0;        ///< 1-based line number of the size line
   std::size_t body_offset = 0;       ///< byte offset of the first line after the size line
   std::int64_t body_first_line = 0;  ///< its 1-based line number

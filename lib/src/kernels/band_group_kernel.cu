@@ -27,7 +27,7 @@
 #include <string>
 
 #include "bcsr24/error.hpp"
-#include "bcsr24/tile_layout.hpp"
+#include "format/tile_layout.hpp"
 #include "device/cuda_check.hpp"
 #include "kernels/band_group_params.hpp"
 #include "kernels/output_access.cuh"

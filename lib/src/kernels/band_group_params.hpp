@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bcsr24/device.hpp"
+#include "device/plan_choices.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24::kernels {

@@ -6,7 +6,8 @@
 #include <cstddef>
 #include <string>
 
-#include "bcsr24/device.hpp"
+#include "device/plan_choices.hpp"
+#include "format/bcsr24_matrix.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/sm_limits.hpp"
 #include "kernels/spmm_params.hpp"

@@ -6,7 +6,7 @@
 
 #include <type_traits>
 
-#include "bcsr24/device.hpp"
+#include "device/plan_choices.hpp"
 
 namespace bcsr24::kernels {
 

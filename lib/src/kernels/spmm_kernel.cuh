@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-#include "bcsr24/tile_layout.hpp"
+#include "format/tile_layout.hpp"
 #include "kernels/b_block_layout.hpp"
 #include "kernels/output_access.cuh"
 #include "kernels/ptx_sm80.cuh"

@@ -5,7 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bcsr24/device.hpp"
+#include "device/plan_choices.hpp"
+#include "format/bcsr24_matrix.hpp"
 
 namespace bcsr24::kernels {
 

@@ -3,7 +3,7 @@
 // architecture (sm_limits.hpp). Host code uses it to plan; no device code here.
 #pragma once
 
-#include "bcsr24/tile_layout.hpp"
+#include "format/tile_layout.hpp"
 #include "kernels/b_block_layout.hpp"
 #include "kernels/sm_limits.hpp"
 #include "kernels/spmm_params.hpp"

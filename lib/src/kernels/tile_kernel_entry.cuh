@@ -2,7 +2,8 @@
 // width and depth stand for, and the geometry the plan reads. generated/tile_kernels_*.cu list the entries.
 #pragma once
 
-#include "bcsr24/device.hpp"
+#include "device/plan_choices.hpp"
+#include "format/bcsr24_matrix.hpp"
 #include "kernels/kernel_table.hpp"
 #include "kernels/output_access.cuh"
 #include "kernels/spmm_kernel.cuh"

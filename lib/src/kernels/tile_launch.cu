@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "bcsr24/tile_layout.hpp"
+#include "format/tile_layout.hpp"
 #include "device/cuda_check.hpp"
 #include "kernels/kernel_table.hpp"
 #include "kernels/spmm_params.hpp"

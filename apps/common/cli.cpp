@@ -1,0 +1,83 @@
+// The programs' command-line conventions (cli.hpp).
+#include "cli.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <iostream>
+#include <vector>
+
+namespace bcsr24::apps {
+
+int report_error(const std::string& program, const std::string& message, const std::string& suffix, int code) {
+  std::string line = message;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  std::cout.flush();  // what the program printed so far comes before the error
+  std::cerr << program << ": error: " << line << suffix << "\n";
+  return code;
+}
+
+int run_main(CLI::App& app, int argc, char** argv, const std::function<void(CLI::App&)>& setup,
+             const std::function<int()>& body) {
+  const std::string program = app.get_name();
+  try {
+    setup(app);
+    app.parse(argc, argv);
+  } catch (const CLI::Success& success) {  // --help: CLI11 prints the help text on stdout
+    return app.exit(success);
+  } catch (const CLI::Error& error) {
+    return report_error(program, error.what(), " (see --help)", kExitUsage);
+  } catch (const UsageError& error) {
+    return report_error(program, error.what(), error.hint() ? " (see --help)" : "", kExitUsage);
+  } catch (const std::exception& error) {  // e.g. a list of choices that could not be built
+    return report_error(program, error.what(), "", kExitRuntimeError);
+  }
+  try {
+    return body();
+  } catch (const UsageError& error) {
+    return report_error(program, error.what(), error.hint() ? " (see --help)" : "", kExitUsage);
+  } catch (const std::exception& error) {  // bcsr24::Error (ParseError names file and line) and the rest
+    return report_error(program, error.what(), "", kExitRuntimeError);
+  }
+}
+
+void StorageOptions::add_to(CLI::App& app, bool with_scaling) {
+  struct Choice {
+    const char* name;
+    std::string StorageOptions::*value;
+    std::vector<std::string> choices;
+    const char* help;
+  };
+  const Choice options[] = {
+      {"--scaling", &StorageOptions::scaling, {"row", "auto", "none"},
+       "range handling: row = a power-of-two scale per row (an entry flushes only ~2^-40 below its row's largest); "
+       "auto = one power-of-two scale for the whole matrix when values overflow or underflow; none = fail on values "
+       "beyond the precision's range"},
+      {"--precision", &StorageOptions::precision, {"fp16", "bf16", "split"},
+       "how A is stored and multiplied: fp16 (B fp16); bf16 (B given as fp32, converted to bf16 while staged); split "
+       "(A = hi + lo in fp16, B fp32 split the same way: about fp32 accuracy)"},
+      {"--layout", &StorageOptions::layout, {"aligned", "condensed", "auto"},
+       "Tile layout: aligned = 16x32 tiles on the matrix's own grid (the thesis's BCSR); condensed = each 16-row "
+       "band's nonzero columns packed into as few tiles as possible, arranged for 2:4, B rows gathered by index; "
+       "auto = whichever stores fewer bytes"},
+      {"--reorder", &StorageOptions::reorder, {"none", "rcm", "auto"},
+       "Row order before tiling: none = the file's; rcm = reverse Cuthill-McKee (with supervariables); auto = rcm "
+       "when it stores clearly fewer tiles. B and C stay in the caller's order"},
+  };
+  for (const Choice& option : options)
+    if (with_scaling || option.value != &StorageOptions::scaling)
+      app.add_option(option.name, this->*option.value, option.help)
+          ->capture_default_str()
+          ->check(CLI::IsMember(option.choices));
+}
+
+OperatorOptions StorageOptions::to_operator_options() const {
+  OperatorOptions options;
+  options.precision = precision_from_name(precision);
+  // The command line says "row" where the library's name is "per_row".
+  options.scaling = scaling == "row" ? ScalingPolicy::per_row : scaling_policy_from_name(scaling);
+  options.layout = layout_from_name(layout);
+  options.reorder = reordering_from_name(reorder);
+  return options;
+}
+
+}  // namespace bcsr24::apps

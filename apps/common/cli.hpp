@@ -1,0 +1,56 @@
+// The programs' command-line conventions: exit codes, one-line error messages, the main() every program runs
+// through, and the option group that chooses how A is stored.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "bcsr24/operator_options.hpp"
+
+namespace bcsr24::apps {
+
+/// Exit status of every program: 0 success, 1 runtime error (bad file, CUDA, a failed check), 2 bad command line.
+/// Programs may add codes above 2 for their own outcomes (bcsr24_solve: 3 = not converged).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntimeError = 1;
+inline constexpr int kExitUsage = 2;
+
+/// A command line that parsed but makes no sense: exit status 2, like CLI11's own parse errors.
+class UsageError : public std::runtime_error {
+ public:
+  /// @param hint add " (see --help)" to the message (off where help would not help, e.g. a missing build option)
+  explicit UsageError(const std::string& what, bool hint = true) : std::runtime_error(what), hint_(hint) {}
+  bool hint() const noexcept { return hint_; }
+
+ private:
+  bool hint_;
+};
+
+/// Prints "<program>: error: <message><suffix>" as one line on stderr (newlines inside the message become
+/// spaces, so every error is one line) and returns `code`.
+int report_error(const std::string& program, const std::string& message, const std::string& suffix, int code);
+
+/// The whole of a program's main(): `setup` adds the options to `app`, the command line is parsed, then `body`
+/// runs and its value is the exit status. --help prints the help and returns 0; a CLI11 parse error or a
+/// UsageError (from setup or body) returns 2 with the message; any other exception (bcsr24::Error and its
+/// kinds, std::exception) returns 1 with its message. Only this function turns exceptions into exit codes.
+int run_main(CLI::App& app, int argc, char** argv, const std::function<void(CLI::App&)>& setup,
+             const std::function<int()>& body);
+
+/// --precision, --scaling, --layout and --reorder, as text until to_operator_options() maps them (so that
+/// CLI11 checks the names and --help lists them).
+struct StorageOptions {
+  std::string precision = "fp16";
+  std::string scaling = "row";
+  std::string layout = "auto";
+  std::string reorder = "auto";
+
+  /// Adds the four options; `with_scaling` false leaves --scaling out.
+  void add_to(CLI::App& app, bool with_scaling = true);
+  OperatorOptions to_operator_options() const;
+};
+
+}  // namespace bcsr24::apps

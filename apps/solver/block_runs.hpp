@@ -1,0 +1,87 @@
+// bcsr24_solve's runs of the block solver and of its baselines: building the space (GPU or CPU), the Lanczos
+// estimate and the Chebyshev choice, the timed solve, the host's fp64 check, and the reports (text and JSON).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bcsr24/precision.hpp"
+#include "bcsr24/sparse_operator.hpp"
+#include "block_fcg.hpp"
+#include "chebyshev.hpp"
+#include "cpu_block_space.hpp"
+#include "gpu_block_space.hpp"
+#include "jacobi_pcg.hpp"
+#include "problem.hpp"
+
+namespace bcsr24::solver {
+
+struct BlockRunSettings {
+  std::string device = "gpu";           ///< gpu or cpu
+  InnerBackend backend = InnerBackend::bcsr24;
+  Precision precision = Precision::split;
+  bool jacobi_scaling = true;           ///< the inner matrix is D^-1/2 A D^-1/2
+  bool chebyshev = true;                ///< false: the Jacobi preconditioner (fp64) from the start
+  BlockFcgOptions fcg;
+  ChebyshevOptions polynomial;
+  BRounding cpu_rounding = BRounding::tiles;
+  bool timing = true;                   ///< CUDA events around every operation
+  bool warm_up = true;                  ///< an untimed short run first (module loading, library handles)
+  bool verbose = false;
+};
+
+struct BlockRunReport {
+  std::string label;                    ///< e.g. "block, bcsr24 split"
+  BlockRunSettings settings;
+  BlockFcgResult result;
+  std::optional<ChebyshevChoice> chebyshev;
+  double preprocess_seconds = 0.0;      ///< host: scaling and (bcsr24) conversion of the inner matrix
+  double upload_seconds = 0.0;          ///< space construction (device allocations and uploads)
+  double lanczos_seconds = 0.0;         ///< spectrum estimate (part of the solve)
+  double iterate_seconds = 0.0;         ///< the iterations
+  double solve_seconds = 0.0;           ///< time to solution: Lanczos + iterations
+  std::int64_t lanczos_products = 0;
+  std::optional<BlockTimings> timings;  ///< GPU only: device time per kind over the solve
+  std::string plan;                     ///< bcsr24 plan summary (GPU)
+  std::int64_t device_bytes = 0;
+  double host_residual = 0.0, error = -1.0;
+  nlohmann::json census;                ///< bcsr24 census and scaling of the inner matrix
+};
+
+struct PcgRunReport {
+  std::string label = "Jacobi-PCG fp64, cuSPARSE";
+  std::string device = "gpu";
+  PcgOptions options;
+  PcgResult result;
+  double upload_seconds = 0.0, solve_seconds = 0.0;
+  std::optional<BlockTimings> timings;
+  std::int64_t device_bytes = 0;
+  double host_residual = 0.0, error = -1.0;
+};
+
+/// The bcsr24 census and fp16 scaling of an operator, for the JSON reports.
+nlohmann::json operator_census_json(const SparseOperator& op);
+
+/// @throw what the spaces and the conversion throw.
+BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& settings);
+PcgRunReport run_pcg_baseline(const Problem& problem, const std::string& device, const PcgOptions& options,
+                              bool timing, bool warm_up, bool verbose = false);
+
+void print_block_report(const BlockRunReport& report);
+void print_pcg_report(const PcgRunReport& report);
+/// The comparison table and the speedups of the first block run over the others.
+void print_comparison(const std::vector<BlockRunReport>& blocks, const std::vector<PcgRunReport>& baselines);
+nlohmann::json block_report_json(const BlockRunReport& report);
+nlohmann::json pcg_report_json(const PcgRunReport& report);
+nlohmann::json comparison_json(const std::vector<BlockRunReport>& blocks, const std::vector<PcgRunReport>& baselines);
+
+/// Runs the block solver (and the baseline) on the GPU space and on the CPU space with the same settings and
+/// compares what they report iteration by iteration; prints the differences. Returns true when they agree within
+/// what the rounding of the GPU's B (tiles) and of summation order explains. For debugging a GPU build.
+bool check_spaces(const Problem& problem, const BlockRunSettings& settings, nlohmann::json& out);
+
+}  // namespace bcsr24::solver

@@ -1,0 +1,86 @@
+// BlockSpace on the CPU: fp64 slots and fp32 inner blocks as Eigen matrices, the small steps run by the same code
+// as on the GPU (one-thread team), bcsr24's inner products emulated with reference_spmm on the stored matrix.
+// Used by the tests and by bcsr24_solve --device cpu (small matrices: its timings mean nothing).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <Eigen/Sparse>
+
+#include "block_space.hpp"
+#include "problem.hpp"
+
+namespace bcsr24::solver {
+
+/// How the CPU space treats the fp32 B of an emulated bcsr24 product with fp16 or bf16 A.
+enum class BRounding {
+  tiles,  ///< as the tile kernels: fp16 per 32-row block and column with a power-of-two scale, bf16 plainly
+  exact   ///< as the CSR kernel (and split precision): B used as it is
+};
+
+class CpuBlockSpace final : public BlockSpace {
+ public:
+  /// @param a the fp64 system matrix
+  /// @param inner the inner operator's matrix (bcsr24 operator or CSR for the fp32 product) and its row scale;
+  ///        kept by reference: must outlive the space
+  /// @param memory ring blocks (BlockSlots::count(memory) slots), lanczos_steps the most Lanczos steps
+  /// @throw InvalidArgument for k outside 1 .. small::kMaxColumns, memory outside 1 .. kMaxMemory, or a matrix
+  ///        without a positive diagonal
+  CpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
+                BRounding b_rounding = BRounding::tiles);
+  ~CpuBlockSpace() override;
+
+  int k() const override { return k_; }
+  std::int32_t rows() const override { return n_; }
+  const small::SmallLayout& layout() const override { return layout_; }
+  void set_slot(int slot, const std::vector<double>& values) override;
+  std::vector<double> slot(int slot) override;
+  void zero_slot(int slot) override;
+  void multiply(int q, int p) override;
+  void residual(int r, int b, int x) override;
+  void column_norms(int slot, std::int64_t offset) override;
+  void column_dots(int x, int y, std::int64_t offset) override;
+  void gram(int left, const std::vector<GramTarget>& rights) override;
+  void combine(int dst, bool accumulate, const std::vector<CombineTerm>& terms) override;
+  void small_step(const small::SmallStep& step) override;
+  void read_small(std::int64_t offset, std::int64_t count, double* out) override;
+  void write_small(std::int64_t offset, const std::vector<double>& values) override;
+  void precondition_chebyshev(int z, int r, const ChebyshevPolynomial& polynomial) override;
+  void precondition_jacobi(int z, int r) override;
+  void lanczos(int steps, std::uint64_t seed) override;
+  void pcg_direction(int p, int r, bool first) override;
+  void pcg_update(int x, int p, int r, int q) override;
+  SpaceCounters counters() const override { return counters_; }
+
+ private:
+  using Block = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using FloatBlock = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Block& at(int slot);
+  double* small(std::int64_t offset) { return small_.data() + offset; }
+  /// c = alpha * A_inner * b + beta * c (fp32 blocks of width kp_), as the GPU's inner product computes it.
+  void inner_product(const FloatBlock& b, FloatBlock& c, float alpha, float beta);
+  /// Column dots of two fp32 blocks (first k columns), accumulated in double, into the small buffer's `dots`.
+  void float_dots(const FloatBlock& x, const FloatBlock& y);
+
+  int k_, kp_;
+  std::int32_t n_;
+  const InnerMatrix& inner_;
+  BRounding b_rounding_;
+  small::SmallLayout layout_;
+  Eigen::SparseMatrix<double, Eigen::RowMajor, int> a_;
+  Eigen::SparseMatrix<float, Eigen::RowMajor, int> a32_;  // cuSPARSE fp32 backend
+  Eigen::VectorXd inverse_diagonal_, row_scale_;
+  std::vector<Block> slots_;
+  std::vector<double> small_;
+  FloatBlock work_[3];  // fp32 n x kp blocks of the Chebyshev recurrence and the Lanczos steps
+  SpaceCounters counters_;
+};
+
+/// fp32 B as the tile kernels see it for a matrix of `precision` (fp16: per 32-row block and column scaled by a
+/// power of two that puts the largest magnitude in [2^14, 2^15), then rounded; bf16: rounded; split: unchanged).
+/// b is row-major rows x width.
+std::vector<float> round_b_like_tiles(const float* b, std::int64_t rows, int width, Precision precision);
+
+}  // namespace bcsr24::solver

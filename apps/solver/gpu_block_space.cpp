@@ -1,0 +1,414 @@
+// GPU BlockSpace: every operation enqueues on one stream (CUDA events around each when timing); the host waits only
+// in read_small and slot reads.
+#include "gpu_block_space.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "bcsr24/device.hpp"
+#include "bcsr24/spmm_plan.hpp"
+#include "bcsr24/error.hpp"
+#include "block_space_kernels.hpp"
+#include "gpu_support.hpp"
+
+namespace bcsr24::solver {
+
+namespace {
+
+using device::CusparseProduct;
+using device::DeviceArray;
+using device::DeviceCsr;
+using device::EventTimer;
+using device::PinnedArray;
+
+enum Category { inner_product, outer_product, vector_work, block_work, kCategories };
+
+int round_up_8(int k) { return (k + 7) / 8 * 8; }
+
+}  // namespace
+
+struct GpuBlockSpace::Impl {
+  std::int32_t n = 0;
+  int k = 0, kp = 0;
+  const InnerMatrix* inner = nullptr;
+  small::SmallLayout layout;
+
+  cudaStream_t stream = nullptr;
+  cusparseHandle_t sparse = nullptr;
+
+  DeviceArray<double> slots;  // BlockSlots::count(memory) blocks of n x k
+  int slot_count = 0;
+  std::unique_ptr<DeviceCsr> a64;
+  std::unique_ptr<CusparseProduct> outer;  // fp64 A times an n x k block
+
+  DeviceArray<float> work[3];  // n x kp fp32: Chebyshev input and the two iterates; Lanczos vectors
+  std::unique_ptr<SpmmPlan> plan;          // bcsr24
+  std::unique_ptr<DeviceCsr> a32;          // cuSPARSE fp32
+  std::unique_ptr<CusparseProduct> inner32;
+
+  DeviceArray<double> inverse_diagonal, row_scale;
+  DeviceArray<double> small;      // the small buffer
+  DeviceArray<double> reduction;  // partial sums of the two-pass reductions
+  PinnedArray<double> small_host;  // status reads
+  PinnedArray<double> staging;     // write_small
+  cudaEvent_t staging_done = nullptr;
+
+  EventTimer timer{kCategories};
+  SpaceCounters counters;
+
+  double* slot(int i) const {
+    if (i < 0 || i >= slot_count) throw InvalidArgument("GpuBlockSpace: slot " + std::to_string(i) + " out of range");
+    return slots.get() + std::size_t(i) * std::size_t(n) * std::size_t(k);
+  }
+  double* at(std::int64_t offset) const { return small.get() + offset; }
+  const double* scale_rows() const { return row_scale.get(); }  // null: ones
+
+  /// Runs `enqueue` between two timing events of `category`.
+  template <class F>
+  void timed(Category category, F&& enqueue) {
+    cudaEvent_t start = timer.record(stream);
+    enqueue();
+    timer.interval(category, start, timer.record(stream));
+  }
+  void synchronize() {
+    CUDA_OK(cudaStreamSynchronize(stream));
+    timer.collect();
+  }
+  /// c = alpha A_inner b + beta c on fp32 blocks of width kp.
+  void inner_multiply(const float* b, float* c, float alpha, float beta) {
+    timed(inner_product, [&] {
+      if (plan)
+        plan->run(b, kp, c, kp, alpha, beta, stream);
+      else
+        inner32->run(b, c, alpha, beta);
+    });
+    ++counters.inner_products;
+  }
+  void float_dots(const float* x, const float* y) {
+    timed(block_work, [&] {
+      block_gpu::column_dots(x, y, n, k, kp, reduction.get(), at(layout.column[small::dots]), stream);
+    });
+  }
+  void step(const small::SmallStep& s) {
+    timed(block_work, [&] { block_gpu::small_step(small.get(), layout, s, stream); });
+  }
+
+  ~Impl() {
+    if (stream) cudaStreamSynchronize(stream);
+    outer.reset();
+    inner32.reset();
+    plan.reset();
+    if (staging_done) cudaEventDestroy(staging_done);
+    if (sparse) cusparseDestroy(sparse);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
+                             bool timing)
+    : impl_(std::make_unique<Impl>()) {
+  const DeviceInfo info = query_device();
+  if (!info.available) throw NotSupported("the GPU solver needs a CUDA device: " + info.reason);
+  if (a.rows != a.cols || a.rows < 1) throw InvalidArgument("GpuBlockSpace: the matrix must be square and non-empty");
+  if (k < 1 || k > small::kMaxColumns)
+    throw InvalidArgument("block solver: k = " + std::to_string(k) + " outside 1 .. " +
+                          std::to_string(small::kMaxColumns));
+  if (memory < 1 || memory > small::kMaxMemory)
+    throw InvalidArgument("block solver: memory " + std::to_string(memory) + " outside 1 .. " +
+                          std::to_string(small::kMaxMemory));
+  if (lanczos_steps < 0 || lanczos_steps > small::kMaxLanczos)
+    throw InvalidArgument("block solver: at most " + std::to_string(small::kMaxLanczos) + " Lanczos steps");
+  if (inner.backend == InnerBackend::bcsr24 && !inner.op)
+    throw InvalidArgument("GpuBlockSpace: bcsr24 backend without operator");
+  if (!inner.row_scale.empty() && inner.row_scale.size() != std::size_t(a.rows))
+    throw InvalidArgument("GpuBlockSpace: the inner row scale has the wrong length");
+  Impl& s = *impl_;
+  s.n = a.rows;
+  s.k = k;
+  s.kp = round_up_8(k);
+  s.inner = &inner;
+  s.layout = small::make_layout(k, memory, lanczos_steps);
+  s.timer.set_enabled(timing);
+  CUDA_OK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+  CUSPARSE_OK(cusparseCreate(&s.sparse));
+  CUSPARSE_OK(cusparseSetStream(s.sparse, s.stream));
+  CUDA_OK(cudaEventCreateWithFlags(&s.staging_done, cudaEventDisableTiming));
+
+  s.slot_count = BlockSlots::count(memory);
+  s.slots = DeviceArray<double>(std::size_t(s.slot_count) * std::size_t(s.n) * std::size_t(k));
+  CUDA_OK(cudaMemset(s.slots.get(), 0, s.slots.bytes()));
+  s.a64 = std::make_unique<DeviceCsr>(a, false);
+  s.outer = std::make_unique<CusparseProduct>(s.sparse, *s.a64, a.rows, a.cols, k, k, k, CUDA_R_64F, s.slot(0),
+                                              s.slot(1));
+  const std::vector<double> inverse = inverse_diagonal(a);
+  s.inverse_diagonal = DeviceArray<double>(inverse.data(), inverse.size());
+  if (!inner.row_scale.empty()) s.row_scale = DeviceArray<double>(inner.row_scale.data(), inner.row_scale.size());
+  for (auto& w : s.work) {
+    w = DeviceArray<float>(std::size_t(s.n) * std::size_t(s.kp));
+    CUDA_OK(cudaMemset(w.get(), 0, w.bytes()));
+  }
+  if (inner.backend == InnerBackend::bcsr24) {
+    PlanOptions options;
+    options.output = OutputType::f32;
+    options.input = InputType::f32;
+    options.allow_unaligned_b = false;  // every fp32 block starts 256-byte aligned with rows of kp (a multiple of 8)
+    s.plan = std::make_unique<SpmmPlan>(inner.op->make_plan(s.kp, KernelKind::automatic, options));
+  } else {
+    s.a32 = std::make_unique<DeviceCsr>(inner.csr.rows > 0 ? inner.csr : a, true);
+    s.inner32 = std::make_unique<CusparseProduct>(s.sparse, *s.a32, a.rows, a.cols, s.kp, s.kp, s.kp, CUDA_R_32F,
+                                                  s.work[0].get(), s.work[1].get());
+  }
+  s.small = DeviceArray<double>(std::size_t(s.layout.total));
+  CUDA_OK(cudaMemset(s.small.get(), 0, s.small.bytes()));
+  s.reduction = DeviceArray<double>(std::size_t(block_gpu::reduction_workspace(k)));
+  s.small_host = PinnedArray<double>(std::size_t(s.layout.total));
+  s.staging = PinnedArray<double>(std::size_t(s.layout.total));
+  CUDA_OK(cudaDeviceSynchronize());
+}
+
+GpuBlockSpace::~GpuBlockSpace() = default;
+
+int GpuBlockSpace::k() const { return impl_->k; }
+std::int32_t GpuBlockSpace::rows() const { return impl_->n; }
+const small::SmallLayout& GpuBlockSpace::layout() const { return impl_->layout; }
+SpaceCounters GpuBlockSpace::counters() const { return impl_->counters; }
+
+void GpuBlockSpace::set_slot(int slot, const std::vector<double>& values) {
+  Impl& s = *impl_;
+  if (values.size() != std::size_t(s.n) * s.k) throw InvalidArgument("GpuBlockSpace::set_slot: expected n x k values");
+  CUDA_OK(cudaMemcpyAsync(s.slot(slot), values.data(), values.size() * sizeof(double), cudaMemcpyHostToDevice,
+                          s.stream));
+  s.synchronize();
+}
+
+std::vector<double> GpuBlockSpace::slot(int slot) {
+  Impl& s = *impl_;
+  std::vector<double> out(std::size_t(s.n) * s.k);
+  CUDA_OK(cudaMemcpyAsync(out.data(), s.slot(slot), out.size() * sizeof(double), cudaMemcpyDeviceToHost, s.stream));
+  s.synchronize();
+  ++s.counters.synchronizations;
+  return out;
+}
+
+void GpuBlockSpace::zero_slot(int slot) {
+  Impl& s = *impl_;
+  s.timed(vector_work, [&] {
+    CUDA_OK(cudaMemsetAsync(s.slot(slot), 0, std::size_t(s.n) * s.k * sizeof(double), s.stream));
+  });
+}
+
+void GpuBlockSpace::multiply(int q, int p) {
+  Impl& s = *impl_;
+  double* pp = s.slot(p);
+  double* qq = s.slot(q);
+  s.timed(outer_product, [&] { s.outer->run(pp, qq, 1.0, 0.0); });
+  ++s.counters.outer_products;
+}
+
+void GpuBlockSpace::residual(int r, int b, int x) {
+  Impl& s = *impl_;
+  double* rr = s.slot(r);
+  const double* bb = s.slot(b);
+  const double* xx = s.slot(x);
+  s.timed(vector_work, [&] {
+    CUDA_OK(cudaMemcpyAsync(rr, bb, std::size_t(s.n) * s.k * sizeof(double), cudaMemcpyDeviceToDevice, s.stream));
+  });
+  s.timed(outer_product, [&] { s.outer->run(xx, rr, -1.0, 1.0); });
+  ++s.counters.outer_products;
+  column_norms(r, s.layout.column[small::r_norm2]);
+}
+
+void GpuBlockSpace::column_norms(int slot, std::int64_t offset) { column_dots(slot, slot, offset); }
+
+void GpuBlockSpace::column_dots(int x, int y, std::int64_t offset) {
+  Impl& s = *impl_;
+  const double* xx = s.slot(x);
+  const double* yy = s.slot(y);
+  s.timed(block_work,
+          [&] { block_gpu::column_dots(xx, yy, s.n, s.k, s.k, s.reduction.get(), s.at(offset), s.stream); });
+}
+
+void GpuBlockSpace::gram(int left, const std::vector<GramTarget>& rights) {
+  Impl& s = *impl_;
+  const double* l = s.slot(left);
+  for (std::size_t first = 0; first < rights.size(); first += block_gpu::kGramRights) {
+    const int count = static_cast<int>(std::min<std::size_t>(block_gpu::kGramRights, rights.size() - first));
+    const double* blocks[block_gpu::kGramRights] = {};
+    double* outs[block_gpu::kGramRights] = {};
+    for (int i = 0; i < count; ++i) {
+      blocks[i] = s.slot(rights[first + std::size_t(i)].slot);
+      outs[i] = s.at(rights[first + std::size_t(i)].offset);
+    }
+    s.timed(block_work, [&] { block_gpu::gram(l, blocks, outs, count, s.n, s.k, s.reduction.get(), s.stream); });
+  }
+}
+
+void GpuBlockSpace::combine(int dst, bool accumulate, const std::vector<CombineTerm>& terms) {
+  Impl& s = *impl_;
+  if (terms.size() > std::size_t(block_gpu::kMaxTerms)) throw InvalidArgument("GpuBlockSpace::combine: too many terms");
+  block_gpu::CombineArgs args;
+  for (const CombineTerm& t : terms) {
+    if (t.slot == dst) throw InvalidArgument("GpuBlockSpace::combine: a term reads the destination");
+    args.source[args.count] = s.slot(t.slot);
+    args.matrix[args.count] = s.at(t.matrix);
+    args.factor[args.count] = t.factor;
+    ++args.count;
+  }
+  double* d = s.slot(dst);
+  s.timed(block_work, [&] { block_gpu::combine(d, args, accumulate, s.n, s.k, s.stream); });
+}
+
+void GpuBlockSpace::small_step(const small::SmallStep& step) { impl_->step(step); }
+
+void GpuBlockSpace::read_small(std::int64_t offset, std::int64_t count, double* out) {
+  Impl& s = *impl_;
+  CUDA_OK(cudaMemcpyAsync(s.small_host.get(), s.at(offset), std::size_t(count) * sizeof(double),
+                          cudaMemcpyDeviceToHost, s.stream));
+  s.synchronize();
+  ++s.counters.synchronizations;
+  std::copy(s.small_host.get(), s.small_host.get() + count, out);
+}
+
+void GpuBlockSpace::write_small(std::int64_t offset, const std::vector<double>& values) {
+  Impl& s = *impl_;
+  // The staging buffer is reused: wait until the previous copy out of it has finished (almost never waits).
+  CUDA_OK(cudaEventSynchronize(s.staging_done));
+  std::copy(values.begin(), values.end(), s.staging.get());
+  CUDA_OK(cudaMemcpyAsync(s.at(offset), s.staging.get(), values.size() * sizeof(double), cudaMemcpyHostToDevice,
+                          s.stream));
+  CUDA_OK(cudaEventRecord(s.staging_done, s.stream));
+}
+
+void GpuBlockSpace::precondition_chebyshev(int z, int r, const ChebyshevPolynomial& p) {
+  Impl& s = *impl_;
+  const double* scale = s.at(s.layout.column[small::scale]);
+  float* f = s.work[0].get();
+  float* current = s.work[1].get();
+  float* previous = s.work[2].get();
+  const double* rr = s.slot(r);
+  double* zz = s.slot(z);
+  s.timed(vector_work,
+          [&] { block_gpu::chebyshev_start(rr, s.scale_rows(), scale, p.theta, f, current, s.n, s.k, s.kp, s.stream); });
+  const std::int64_t count = std::int64_t(s.n) * s.kp;
+  for (std::size_t j = 0; j < p.omega.size(); ++j) {
+    const double omega = p.omega[j];
+    // previous <- -(omega / theta) A current + (1 - omega) previous (previous = z_0 = 0 at the first product).
+    s.inner_multiply(current, previous, static_cast<float>(-omega / p.theta),
+                     j == 0 ? 0.0f : static_cast<float>(1.0 - omega));
+    s.timed(vector_work,
+            [&] { block_gpu::chebyshev_update(previous, current, f, omega, p.theta, count, s.stream); });
+    std::swap(current, previous);
+  }
+  s.timed(vector_work,
+          [&] { block_gpu::chebyshev_finish(current, s.scale_rows(), scale, zz, s.n, s.k, s.kp, s.stream); });
+}
+
+void GpuBlockSpace::precondition_jacobi(int z, int r) {
+  Impl& s = *impl_;
+  const double* rr = s.slot(r);
+  double* zz = s.slot(z);
+  s.timed(vector_work, [&] {
+    block_gpu::jacobi(rr, s.inverse_diagonal.get(), s.at(s.layout.column[small::active]), zz, s.n, s.k, s.stream);
+  });
+}
+
+void GpuBlockSpace::lanczos(int steps, std::uint64_t seed) {
+  Impl& s = *impl_;
+  if (steps > s.layout.lanczos_steps) throw InvalidArgument("GpuBlockSpace::lanczos: more steps than the layout holds");
+  float* previous = s.work[0].get();
+  float* current = s.work[1].get();
+  float* next = s.work[2].get();
+  const double* inv_beta = s.at(s.layout.column[small::lanczos_inv_beta]);
+  s.timed(vector_work, [&] {
+    CUDA_OK(cudaMemsetAsync(previous, 0, s.work[0].bytes(), s.stream));
+    block_gpu::lanczos_fill(current, s.n, s.k, s.kp, seed, s.stream);
+  });
+  s.float_dots(current, current);
+  small::SmallStep step;
+  step.kind = small::StepKind::lanczos_start;
+  s.step(step);
+  s.timed(vector_work, [&] { block_gpu::lanczos_scale(current, inv_beta, s.n, s.k, s.kp, s.stream); });
+  for (int j = 0; j < steps; ++j) {
+    s.inner_multiply(current, next, 1.0f, 0.0f);
+    s.float_dots(current, next);
+    step.kind = small::StepKind::lanczos_alpha;
+    step.slot = j;
+    s.step(step);
+    const double* alpha = s.at(s.layout.lanczos_alpha + std::int64_t(j) * s.k);
+    const double* beta = j > 0 ? s.at(s.layout.lanczos_beta + std::int64_t(j - 1) * s.k) : nullptr;
+    s.timed(vector_work, [&] {
+      block_gpu::lanczos_orthogonalize(next, current, previous, alpha, beta, s.n, s.k, s.kp, s.stream);
+    });
+    s.float_dots(next, next);
+    step.kind = small::StepKind::lanczos_beta;
+    s.step(step);
+    s.timed(vector_work, [&] { block_gpu::lanczos_scale(next, inv_beta, s.n, s.k, s.kp, s.stream); });
+    float* spare = previous;
+    previous = current;
+    current = next;
+    next = spare;
+  }
+}
+
+void GpuBlockSpace::pcg_direction(int p, int r, bool first) {
+  Impl& s = *impl_;
+  double* pp = s.slot(p);
+  const double* rr = s.slot(r);
+  s.timed(vector_work, [&] {
+    block_gpu::pcg_direction(pp, rr, s.inverse_diagonal.get(), s.at(s.layout.column[small::beta]), first,
+                             s.at(s.layout.column[small::rho]), s.n, s.k, s.reduction.get(), s.stream);
+  });
+}
+
+void GpuBlockSpace::pcg_update(int x, int p, int r, int q) {
+  Impl& s = *impl_;
+  double* xx = s.slot(x);
+  const double* pp = s.slot(p);
+  double* rr = s.slot(r);
+  const double* qq = s.slot(q);
+  s.timed(vector_work, [&] {
+    block_gpu::pcg_update(xx, pp, rr, qq, s.at(s.layout.column[small::alpha]), s.inverse_diagonal.get(),
+                          s.at(s.layout.column[small::rho_next]), s.at(s.layout.column[small::r_norm2]), s.n, s.k,
+                          s.reduction.get(), s.stream);
+  });
+}
+
+void GpuBlockSpace::synchronize() { impl_->synchronize(); }
+
+BlockTimings GpuBlockSpace::timings() const {
+  const Impl& s = *impl_;
+  BlockTimings t;
+  t.inner_product_ms = s.timer.ms(inner_product);
+  t.outer_product_ms = s.timer.ms(outer_product);
+  t.vector_ms = s.timer.ms(vector_work);
+  t.block_ms = s.timer.ms(block_work);
+  return t;
+}
+
+void GpuBlockSpace::reset_timings() {
+  impl_->synchronize();
+  impl_->timer.reset();
+}
+
+std::int64_t GpuBlockSpace::device_bytes() const {
+  const Impl& s = *impl_;
+  std::size_t bytes = s.slots.bytes() + s.a64->bytes() + s.outer->bytes() + s.inverse_diagonal.bytes() +
+                      s.row_scale.bytes() + s.small.bytes() + s.reduction.bytes();
+  for (const auto& w : s.work) bytes += w.bytes();
+  if (s.plan) bytes += std::size_t(s.plan->workspace_bytes());  // the operator's own tile lists are not counted
+  if (s.a32) bytes += s.a32->bytes() + s.inner32->bytes();
+  return static_cast<std::int64_t>(bytes);
+}
+
+std::string GpuBlockSpace::plan_summary() const {
+  const Impl& s = *impl_;
+  if (!s.plan) return "";
+  const PlanReport& r = s.plan->report();
+  char text[512];
+  std::snprintf(text, sizeof text, "n = %d: %d bands on tiles, %d on the CSR kernel; predicted %.1f us; %s", r.n,
+                r.tile_bands, r.csr_bands, r.predicted_us, r.reason.c_str());
+  return text;
+}
+
+}  // namespace bcsr24::solver

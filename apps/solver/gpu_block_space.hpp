@@ -1,0 +1,74 @@
+// BlockSpace on one GPU: fp64 slots with cuSPARSE CSR fp64 products, fp32 Chebyshev and Lanczos blocks with the
+// inner operator (bcsr24 SpmmPlan, or cuSPARSE CSR fp32 for the comparison), the small buffer in device memory and
+// one stream; the host waits only in read_small (the status read) and slot reads. No CUDA headers here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "block_space.hpp"
+#include "problem.hpp"
+
+namespace bcsr24::solver {
+
+/// Device time per kind of work, from CUDA events around each enqueued operation (0 with timing off).
+struct BlockTimings {
+  double inner_product_ms = 0.0;  ///< the inner operator's products (bcsr24 SpmmPlan::run or cuSPARSE fp32)
+  double outer_product_ms = 0.0;  ///< cuSPARSE CSR fp64 products (directions, residuals)
+  double vector_ms = 0.0;         ///< Chebyshev and Lanczos vector kernels, conversions, PCG vector kernels
+  double block_ms = 0.0;          ///< Gram matrices, block combinations, column dots, small steps
+  double total_ms() const { return inner_product_ms + outer_product_ms + vector_ms + block_ms; }
+};
+
+class GpuBlockSpace final : public BlockSpace {
+ public:
+  /// Uploads A (fp64 CSR) and the inner matrix and allocates every block; nothing is allocated afterwards.
+  /// @param inner kept by reference: must outlive the space
+  /// @param timing CUDA events around every operation (BlockTimings); off: only counts
+  /// @throw NotSupported without a usable GPU; InvalidArgument as CpuBlockSpace; CudaError / CusparseError.
+  GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
+                bool timing = true);
+  ~GpuBlockSpace() override;
+  GpuBlockSpace(const GpuBlockSpace&) = delete;
+  GpuBlockSpace& operator=(const GpuBlockSpace&) = delete;
+
+  int k() const override;
+  std::int32_t rows() const override;
+  const small::SmallLayout& layout() const override;
+  void set_slot(int slot, const std::vector<double>& values) override;
+  std::vector<double> slot(int slot) override;
+  void zero_slot(int slot) override;
+  void multiply(int q, int p) override;
+  void residual(int r, int b, int x) override;
+  void column_norms(int slot, std::int64_t offset) override;
+  void column_dots(int x, int y, std::int64_t offset) override;
+  void gram(int left, const std::vector<GramTarget>& rights) override;
+  void combine(int dst, bool accumulate, const std::vector<CombineTerm>& terms) override;
+  void small_step(const small::SmallStep& step) override;
+  void read_small(std::int64_t offset, std::int64_t count, double* out) override;
+  void write_small(std::int64_t offset, const std::vector<double>& values) override;
+  void precondition_chebyshev(int z, int r, const ChebyshevPolynomial& polynomial) override;
+  void precondition_jacobi(int z, int r) override;
+  void lanczos(int steps, std::uint64_t seed) override;
+  void pcg_direction(int p, int r, bool first) override;
+  void pcg_update(int x, int p, int r, int q) override;
+  SpaceCounters counters() const override;
+
+  /// Waits for the stream and folds finished event timings in (not counted as an algorithm's synchronisation).
+  void synchronize();
+  BlockTimings timings() const;
+  void reset_timings();
+  /// Device memory of the space (blocks, fp64 CSR, cuSPARSE workspaces, the bcsr24 plan's workspace; not the bcsr24
+  /// operator's tile lists, which the operator owns).
+  std::int64_t device_bytes() const;
+  /// How the bcsr24 plan splits the inner product between tiles and the CSR kernel (empty for cuSPARSE fp32).
+  std::string plan_summary() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bcsr24::solver

@@ -1,0 +1,167 @@
+// SpmmPlan: one multiply width fixed once (kernel, launch geometry, workspace), then C = alpha * A * B + beta * C
+// as often as needed. Plans are made by SparseOperator::make_plan. No CUDA headers needed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bcsr24/half.hpp"
+#include "bcsr24/precision.hpp"
+
+struct CUstream_st;  // = cudaStream_t without including the CUDA runtime
+
+namespace bcsr24 {
+
+/// A CUDA stream handle (cudaStream_t); nullptr is the legacy default stream.
+using Stream = CUstream_st*;
+
+/// The kernels (docs/KERNELS.md): the per-band choice of a cost model (the default), the tile kernel, the
+/// CUDA-core CSR path, and the thesis's two all-dense baselines.
+enum class KernelKind {
+  dense_bt,         ///< every stored tile as dense, mma.sync m16n8k16, no pipelining (the thesis's baseline)
+  dense_pipelined,  ///< the same with a multi-stage cp.async pipeline
+  split_pipelined,  ///< 2:4 tiles on mma.sp m16n8k32, dense on mma.sync, separate pipelined loops
+  csr_cuda_cores,   ///< every band as CSR rows on CUDA cores (16-bit values and B, fp32 accumulation)
+  automatic,        ///< each band on split_pipelined's tiles or on CSR, whichever the cost model predicts
+                    ///< faster at the plan's n (default)
+};
+const char* kernel_name(KernelKind kind) noexcept;
+/// @throw InvalidArgument for an unknown name.
+KernelKind kernel_from_name(const std::string& name);
+std::vector<KernelKind> all_kernels();
+
+/// Output element type.
+enum class OutputType { f32, f16 };
+
+/// Element type of B that a plan's run() takes.
+enum class InputType {
+  automatic,  ///< the matrix's own 16-bit type (fp16, or bf16 for a bf16 matrix); fp32 for Precision::split
+  f16,        ///< fp16 (Precision::fp16 only)
+  bf16,       ///< bf16 (Precision::bf16 only)
+  f32,        ///< fp32, read by the kernels directly: converted while staged into shared memory (fp16 with a
+              ///< power-of-two scale per tile and column, so no column overflows or flushes; bf16; or fp16
+              ///< hi + lo for Precision::split). No pass over B before the product. Output must be f32.
+};
+const char* input_type_name(InputType type) noexcept;
+
+/// How an automatic plan is chosen (docs/API.md, "Measured plans").
+enum class Tuning {
+  model,    ///< by the cost model's prediction alone: no work on the GPU while the plan is made
+  measure,  ///< the model's best few candidate plans are timed on the matrix with a scratch B, the fastest is kept
+            ///< (default); the choice is kept by the operator for the next plan of the same n and types
+};
+const char* tuning_name(Tuning tuning) noexcept;
+
+/// Choices fixed when a plan is made.
+struct PlanOptions {
+  OutputType output = OutputType::f32;
+  /// B's element type; automatic takes the matrix's 16-bit type (fp32 for Precision::split).
+  InputType input = InputType::automatic;
+  /// Keep a workspace of cols(A) x round_up(n, 8) elements so that B with any pointer alignment and any ldb
+  /// works (it is copied there first). When false, run() requires B 16-byte aligned with ldb a multiple of 16
+  /// bytes and throws InvalidArgument otherwise; no workspace is allocated. A plan that runs only the CSR kernel
+  /// at n < 8 (SpMV-like) reads B element by element, in any layout, and never needs the workspace.
+  bool allow_unaligned_b = true;
+  /// How KernelKind::automatic plans choose (the other kernels have nothing to choose). Measuring allocates a
+  /// scratch B and C of the plan's width for the time it takes, and falls back to the model where they do not fit.
+  Tuning tuning = Tuning::measure;
+  /// Most milliseconds (wall clock) the measurement may take; 0 = the default: 40 times the model's predicted
+  /// product time, at least 1 ms and at most 40 ms (docs/API.md, "Measured plans").
+  double tuning_budget_ms = 0.0;
+};
+
+/// One plan a measured plan chose from.
+struct PlanCandidate {
+  std::string description;   ///< what it runs, e.g. "hybrid (312 bands on CSR), band groups"
+  double predicted_us = 0.0;  ///< the cost model's time
+  double measured_us = -1.0;  ///< median of its timed runs (-1: not measured)
+  int runs = 0;               ///< timed runs
+  bool chosen = false;
+  std::string note;           ///< why it was not measured, or stopped being measured, where it was not
+};
+
+/// What a plan runs where: how the bands and their nonzeros are split between the tile kernel and the
+/// CUDA-core CSR kernel, and why.
+struct PlanReport {
+  KernelKind kernel = KernelKind::automatic;
+  std::int32_t n = 0;
+  Precision precision = Precision::fp16;  ///< the matrix's
+  InputType input = InputType::f16;       ///< B's element type (never automatic)
+  std::int32_t tile_bands = 0, csr_bands = 0;            ///< bands (16-row tile rows) on each path
+  std::int64_t sparse24_tiles = 0, dense_tiles = 0;      ///< tiles the tile kernel multiplies
+  std::int64_t sparse24_nnz = 0, dense_nnz = 0, csr_nnz = 0;  ///< stored nonzeros on 2:4 tiles, dense tiles, CSR
+  /// Bytes of A each path reads once per multiply (values, metadata, indices, pointers).
+  std::int64_t sparse24_bytes = 0, dense_bytes = 0, csr_bytes = 0;
+  std::int32_t split_bands = 0, split_parts = 0;         ///< tile bands split over several blocks, their parts
+  int tile_stages = 0;  ///< pipeline stages per warp of the tile kernel's dense loop (0: no tile part)
+  bool deep_tile_pipeline = false;  ///< the fp32-B modes' deep pipeline (docs/KERNELS.md, "Pipeline depth")
+  std::int32_t empty_bands = 0;                          ///< bands without entries: run() with beta == 1 skips them
+  /// Band groups (0: one band per block) and their steps: one B-block load per step and column slice, where one
+  /// band per block loads one per tile (band_group_steps / tiles = B loads per tile).
+  std::int32_t band_groups = 0;
+  std::int64_t band_group_steps = 0;
+  std::int32_t csr_long_rows = 0;                        ///< CSR rows given one or more thread blocks of their own
+  std::int32_t csr_long_blocks = 0;  ///< blocks of those rows (rows too long for one block get one per share of columns)
+  std::int32_t csr_medium_rows = 0;                      ///< CSR rows given a warp of their own
+  int csr_chunks = 0, csr_nz_lanes = 0;                  ///< CSR kernel shape (8-column chunks x lanes per row)
+  double predicted_us = 0.0;                             ///< the cost model's time for the plan
+  double tiles_only_us = 0.0, csr_only_us = -1.0;        ///< its alternatives (-1: not possible)
+  std::string reason;                                    ///< one line
+  /// How the plan was chosen: Tuning::measure only where candidates were timed (or a stored choice reused).
+  Tuning tuning = Tuning::model;
+  std::vector<PlanCandidate> candidates;  ///< what a measured plan chose from (empty for the model)
+  std::string tuning_reason;              ///< which candidate was kept and why, or why nothing was measured
+  double tuning_ms = 0.0;                 ///< wall time of make_plan's choosing: drafts, builds, timed runs
+};
+
+namespace detail {
+struct PlanAccess;  // the library's own way in (plan construction)
+}
+
+/// Everything one multiply needs that is not data: fixed n and kernel, launch geometry and a workspace for
+/// padding B when its width or alignment does not suit the kernels. Made by SparseOperator::make_plan; create
+/// once, run many times. run() allocates nothing, never synchronises the host, and only enqueues work on the
+/// given stream. Thread safety: docs/API.md, "Threads and streams".
+class SpmmPlan {
+ public:
+  ~SpmmPlan();
+  SpmmPlan(SpmmPlan&&) noexcept;
+  SpmmPlan& operator=(SpmmPlan&&) noexcept;
+  SpmmPlan(const SpmmPlan&) = delete;
+  SpmmPlan& operator=(const SpmmPlan&) = delete;
+
+  /// C = alpha * A * B + beta * C, as one or two kernel launches on `stream` that write disjoint rows of C
+  /// (bit-identical from run to run). B: device memory, cols(A) x n, row-major, ldb >= n. C: device, rows(A) x n,
+  /// row-major, ldc >= n, float (OutputType::f32) or fp16 bits (OutputType::f16). beta == 0 does not read C;
+  /// beta == 1 does not touch the rows of C that A has no entries in (report().empty_bands: no work is launched
+  /// for those bands). The operator must outlive the plan, and B and C must not overlap.
+  /// 16-bit B: fp16 bits (InputType::f16) or bf16 bits (InputType::bf16), as the plan was made for.
+  /// @throw InvalidArgument for null pointers, short leading dimensions, the wrong B type, unaligned B when the
+  ///        plan was made without allow_unaligned_b, or when another CUDA device than the operator's is current;
+  ///        CudaError if the launch fails.
+  void run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
+           Stream stream = nullptr) const;
+  /// The same with fp32 B (a plan made with InputType::f32, or automatic on a split matrix); C is float.
+  /// Unaligned B (not 16-byte aligned or ldb % 4 != 0) is copied to the workspace first, as for 16-bit B.
+  void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
+           Stream stream = nullptr) const;
+
+  std::int32_t n() const noexcept;
+  KernelKind kernel() const noexcept;
+  OutputType output() const noexcept;
+  InputType input() const noexcept;  ///< never automatic
+  /// Device bytes of the plan's workspace (0 without allow_unaligned_b) and work lists.
+  std::int64_t workspace_bytes() const noexcept;
+  /// How the plan splits the work between tiles and CSR. Never throws.
+  const PlanReport& report() const noexcept;
+
+ private:
+  struct Impl;
+  explicit SpmmPlan(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  friend struct detail::PlanAccess;
+};
+
+}  // namespace bcsr24

@@ -1,0 +1,46 @@
+// The library's own ways into SparseOperator and SpmmPlan (internal): plans made from a DeviceMatrix with the
+// experimental knobs, and the host format and device copy behind an operator. Used by the operator, the
+// experimental entry points, the distributed operator and white-box tests.
+#pragma once
+
+#include <cstdint>
+
+#include "bcsr24/sparse_operator.hpp"
+#include "device/device_matrix.hpp"
+#include "device/plan_choices.hpp"
+#include "format/bcsr24_matrix.hpp"
+
+namespace bcsr24 {
+namespace detail {
+
+struct PlanDraft;     // device/plan_draft.hpp
+class TunedChoices;   // device/plan_tuning.hpp
+
+struct PlanAccess {
+  /// A plan on an uploaded matrix (what SparseOperator::make_plan does after the upload). With Tuning::measure,
+  /// the automatic kernel and the default knobs, the plan is measured (device/plan_tuner.hpp), reusing and
+  /// recording choices in `store` where given; otherwise the cost model decides.
+  /// @throw as SparseOperator::make_plan.
+  static SpmmPlan make(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, const PlanOptions& options = {},
+                       const PlanKnobs& knobs = {}, TunedChoices* store = nullptr);
+  /// The plan a draft describes (the draft's options, as resolved).
+  static SpmmPlan build(const DeviceMatrix& a, const PlanDraft& draft);
+  /// A plan's report, for the tuner to add what it measured.
+  static PlanReport& report(SpmmPlan& plan) noexcept;
+};
+
+struct OperatorAccess {
+  /// An operator adopting an already converted matrix (a .b24 file's, or one a test built).
+  /// @throw InvalidArgument if its tile lists are inconsistent with its sizes.
+  static SparseOperator from_host(Bcsr24Matrix host, const OperatorOptions& options = {});
+  /// The same with the conversion's layout report (from_csr, from_file).
+  static SparseOperator adopt(Bcsr24Matrix host, LayoutReport report, const OperatorOptions& options);
+  static const Bcsr24Matrix& host(const SparseOperator& op) noexcept;
+  /// The choices measured plans of the operator stored (and its .b24 file holds).
+  static TunedChoices& tuned(const SparseOperator& op) noexcept;
+  /// The device copy, uploading first if needed, with what `kernel` needs besides the default lists.
+  static const DeviceMatrix& device(const SparseOperator& op, KernelKind kernel = KernelKind::automatic);
+};
+
+}  // namespace detail
+}  // namespace bcsr24

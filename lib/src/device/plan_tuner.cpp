@@ -1,0 +1,334 @@
+// Measured plans on the GPU (device/plan_tuner.hpp): drafts, scratch operands, round-robin timing with CUDA events
+// on a private stream, and the report of what was predicted and measured.
+#include "device/plan_tuner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "bcsr24/error.hpp"
+#include "bcsr24/half.hpp"
+#include "device/cuda_check.hpp"
+#include "device/device_buffer.hpp"
+#include "device/device_matrix_impl.hpp"
+#include "device/device_memory.hpp"
+#include "device/plan_access.hpp"
+#include "device/plan_draft.hpp"
+#include "kernels/spmm_params.hpp"
+
+namespace bcsr24::detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A stream of the tuner's own, so that its runs neither wait for nor delay the caller's work in other streams.
+class TuningStream {
+ public:
+  TuningStream() { BCSR24_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~TuningStream() {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+  TuningStream(const TuningStream&) = delete;
+  TuningStream& operator=(const TuningStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+/// A start and a stop event around one timed run of one candidate.
+class EventPair {
+ public:
+  EventPair() {
+    BCSR24_CUDA_CHECK(cudaEventCreate(&start_));
+    const cudaError_t status = cudaEventCreate(&stop_);
+    if (status != cudaSuccess) {
+      cudaEventDestroy(start_);
+      BCSR24_CUDA_CHECK(status);
+    }
+  }
+  ~EventPair() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  cudaEvent_t start() const { return start_; }
+  cudaEvent_t stop() const { return stop_; }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+/// A draft that differs from every other one, with the identity it would be stored as.
+struct Drafted {
+  PlanDraft draft;
+  TunedChoice choice;
+  std::size_t bands_on_csr = 0;
+};
+
+/// Two drafts that build the same plan: same bands on CSR, same grouping and, for a one-band-per-block tile part,
+/// the same pipeline and split.
+bool same_plan(const PlanDraft& x, const PlanDraft& y) {
+  if (x.to_csr != y.to_csr || (x.groups != nullptr) != (y.groups != nullptr)) return false;
+  if (!x.runs_tiles || x.groups != nullptr) return true;
+  return x.tile_pipeline == y.tile_pipeline && x.splits_bands == y.splits_bands &&
+         (!x.splits_bands || x.tiles_per_part == y.tiles_per_part);
+}
+
+/// The identity a draft is stored as: its forced knobs, with the paths named by what the draft runs (a hybrid
+/// split that puts no band, or every band, on CSR is a pure plan).
+Drafted identify(PlanDraft draft, bool split_long_bands) {
+  Drafted d;
+  d.bands_on_csr = static_cast<std::size_t>(std::count(draft.to_csr.begin(), draft.to_csr.end(), 1));
+  d.choice.paths = d.bands_on_csr == 0                    ? BandPaths::tiles
+                   : d.bands_on_csr == draft.to_csr.size() ? BandPaths::csr
+                                                           : BandPaths::hybrid;
+  d.choice.split_long_bands = split_long_bands;
+  d.choice.tile_pipeline = draft.tile_pipeline;
+  d.choice.band_groups = draft.groups != nullptr;
+  d.draft = std::move(draft);
+  return d;
+}
+
+/// Fills `count` elements at `b` with random values of the plan's B type: a block of random values is copied
+/// up once, then doubled on the device (the kernels' speed does not depend on the values repeating).
+void fill_scratch_b(void* b, std::size_t count, bool f32, bool bf16, cudaStream_t stream) {
+  constexpr std::size_t kBlock = std::size_t(1) << 16;
+  const std::size_t element = f32 ? 4 : 2;
+  const std::size_t first = std::min(count, kBlock);
+  std::mt19937_64 rng(20261124);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<unsigned char> block(first * element);
+  for (std::size_t i = 0; i < first; ++i) {
+    const double v = dist(rng);
+    if (f32) {
+      const float x = float(v);
+      std::memcpy(&block[i * 4], &x, 4);
+    } else {
+      const fp16_t x = bf16 ? double_to_bf16(v) : double_to_fp16(v);
+      std::memcpy(&block[i * 2], &x, 2);
+    }
+  }
+  auto* bytes = static_cast<unsigned char*>(b);
+  BCSR24_CUDA_CHECK(cudaMemcpyAsync(bytes, block.data(), block.size(), cudaMemcpyHostToDevice, stream));
+  for (std::size_t done = first; done < count;) {
+    const std::size_t copy = std::min(done, count - done);
+    BCSR24_CUDA_CHECK(cudaMemcpyAsync(bytes + done * element, bytes, copy * element, cudaMemcpyDeviceToDevice, stream));
+    done += copy;
+  }
+  // The host block must outlive the copy from it.
+  BCSR24_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+std::string format_us(double us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f us", us);
+  return text;
+}
+
+}  // namespace
+
+std::string tuning_device_name(const DeviceMatrix& matrix) { return matrix.impl().device_name; }
+
+SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions& options, TunedChoices* store) {
+  const Clock::time_point start = Clock::now();
+  auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
+  const DeviceMatrix::Impl& m = matrix.impl();
+  PlanOptions model_options = options;
+  model_options.tuning = Tuning::model;
+  DraftCache cache;
+  // The model's own plan: its draft also checks n and the types, so a bad request fails before anything is timed.
+  PlanDraft model = draft_plan(matrix, n, KernelKind::automatic, model_options, {}, &cache);
+  const TunedKey key{n, model.options.input, options.output, tuning_device_name(matrix)};
+  const bool deep_exists = model.deep_pipeline_exists;
+  const std::size_t bands = model.to_csr.size();
+
+  // Marks a plan as chosen by measurement (or by the model, where nothing could be measured).
+  auto finish = [&](SpmmPlan plan, Tuning tuning, std::vector<PlanCandidate> candidates, std::string reason) {
+    PlanReport& r = PlanAccess::report(plan);
+    r.tuning = tuning;
+    r.candidates = std::move(candidates);
+    r.tuning_reason = std::move(reason);
+    r.tuning_ms = elapsed_ms();
+    return plan;
+  };
+  auto model_plan = [&](std::vector<PlanCandidate> candidates, const std::string& why) {
+    return finish(PlanAccess::build(matrix, model), Tuning::model, std::move(candidates), why + ": the model's choice");
+  };
+
+  // A choice stored for this key is rebuilt as it was measured. One that cannot be built here any more (a forced
+  // choice the matrix's device copy no longer allows) is forgotten and measured again.
+  if (store != nullptr)
+    if (const std::optional<StoredChoice> stored = store->find(key)) {
+      try {
+        const PlanDraft draft = draft_plan(matrix, n, KernelKind::automatic, model_options, stored->choice.knobs(), &cache);
+        SpmmPlan plan = PlanAccess::build(matrix, draft);
+        PlanCandidate c;
+        c.description = describe_choice(stored->choice, std::size_t(std::count(draft.to_csr.begin(), draft.to_csr.end(), 1)),
+                                        bands, draft.splits_bands, deep_exists);
+        c.predicted_us = draft.report.predicted_us;
+        c.measured_us = stored->measured_us;
+        c.chosen = true;
+        c.note = "stored with the matrix";
+        return finish(std::move(plan), Tuning::measure, {c},
+                      "the choice stored for n = " + std::to_string(n) + " on " + key.device + " (" +
+                          (stored->measured_us >= 0 ? format_us(stored->measured_us) : std::string("not timed")) +
+                          " when measured)");
+      } catch (const InvalidArgument&) {
+        store->forget(key);
+      }
+    }
+
+  if (m.rows == 0 || m.cols == 0) return model_plan({}, "an empty matrix has nothing to measure");
+
+  // Every distinct combination of forced choices, the model's own plan first.
+  std::vector<Drafted> drafts;
+  drafts.push_back(identify(model, true));
+  CandidateSpace space;
+  space.csr_only = model.report.csr_only_us >= 0.0;
+  space.deep_pipeline = deep_exists;
+  space.band_groups = n >= kTuneGroupMinColumns;  // where the device, mode or layout refuse them, drafting fails
+  for (const TunedChoice& choice : candidate_choices(space)) {
+    PlanDraft draft;
+    try {
+      draft = draft_plan(matrix, n, KernelKind::automatic, model_options, choice.knobs(), &cache);
+    } catch (const InvalidArgument&) {
+      continue;  // a choice this matrix, device or mode cannot run (band groups on a gathered layout, ...)
+    }
+    const bool known = std::any_of(drafts.begin(), drafts.end(),
+                                   [&](const Drafted& d) { return same_plan(d.draft, draft); });
+    if (!known) drafts.push_back(identify(std::move(draft), choice.split_long_bands));
+  }
+  std::vector<CandidateRank> ranks;
+  for (const Drafted& d : drafts) ranks.push_back({d.choice.paths, d.draft.report.predicted_us});
+  const std::vector<std::size_t> selected = select_candidates(ranks);
+
+  // The report's list: the measured candidates in measuring order (the model's first), then the others.
+  std::vector<std::size_t> order = selected;
+  for (std::size_t i = 0; i < drafts.size(); ++i)
+    if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
+  double best_predicted = ranks[0].predicted_us;
+  for (const CandidateRank& r : ranks) best_predicted = std::min(best_predicted, r.predicted_us);
+  std::vector<PlanCandidate> listed;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const Drafted& d = drafts[order[k]];
+    PlanCandidate c;
+    c.description = describe_choice(d.choice, d.bands_on_csr, bands, d.draft.splits_bands, deep_exists);
+    if (order[k] == 0) c.description += " (the model's choice)";
+    c.predicted_us = d.draft.report.predicted_us;
+    if (k >= selected.size()) {
+      char line[120];
+      if (c.predicted_us > kMaxPredictedRatio * best_predicted)
+        std::snprintf(line, sizeof line, "not measured: predicted %.1fx the best prediction",
+                      best_predicted > 0 ? c.predicted_us / best_predicted : 0.0);
+      else
+        std::snprintf(line, sizeof line, "not measured: %zu candidates at most", kMaxCandidates);
+      c.note = line;
+    }
+    listed.push_back(std::move(c));
+  }
+  if (selected.size() < 2) return model_plan(listed, "no other candidate within reach of its prediction");
+
+  const double budget_ms =
+      options.tuning_budget_ms > 0.0 ? options.tuning_budget_ms : default_tuning_budget_ms(model.report.predicted_us);
+
+  // Scratch B of the plan's width and type, laid out as a caller would give it: ldb = n where the plan accepts any
+  // B (staging included in the times), else the aligned ldb the plan requires. Candidates are built without the
+  // staging workspace where B is aligned (it would never be used) so that they take less memory while timed.
+  const bool f32_b = model.options.input == InputType::f32;
+  const int per_chunk = f32_b ? 4 : 8;
+  const std::int64_t ldb = options.allow_unaligned_b ? n : (std::int64_t(n) + per_chunk - 1) / per_chunk * per_chunk;
+  const bool staged = ldb % per_chunk != 0;
+  const std::int64_t b_element = f32_b ? 4 : 2, c_element = options.output == OutputType::f16 ? 2 : 4;
+  const std::int64_t b_bytes = std::max<std::int64_t>(16, std::int64_t(m.cols) * ldb * b_element);
+  const std::int64_t c_bytes = std::max<std::int64_t>(16, std::int64_t(m.rows) * n * c_element);
+  const std::int64_t staging_bytes =
+      staged ? std::int64_t(m.cols) * ((std::int64_t(n) + per_chunk - 1) / per_chunk * per_chunk) * b_element : 0;
+  const std::int64_t scratch_bytes = b_bytes + c_bytes + std::int64_t(selected.size()) * staging_bytes;
+
+  std::size_t chosen = 0;
+  std::vector<PlanCandidate> measured = listed;
+  std::string reason;
+  bool timed = false;
+  SpmmPlan* kept = nullptr;
+  std::vector<SpmmPlan> plans;
+  try {
+    check_device_memory(scratch_bytes, "the tuner's scratch B and C");
+    DeviceBuffer<unsigned char> b(static_cast<std::size_t>(b_bytes)), c(static_cast<std::size_t>(c_bytes));
+    plans.reserve(selected.size());
+    for (const std::size_t i : selected) {
+      PlanDraft draft = drafts[i].draft;
+      draft.options.allow_unaligned_b = options.allow_unaligned_b && staged;
+      plans.push_back(PlanAccess::build(matrix, draft));
+    }
+    // The builds upload lists and reset counters on the legacy default stream (cudaMemcpy, cudaMemset), which the
+    // tuner's non-blocking stream does not wait for. Each build already waits for its own writes; this wait keeps
+    // the timing correct whatever a build leaves pending.
+    wait_for_device_writes();
+    const TuningStream stream;
+    fill_scratch_b(b.get(), static_cast<std::size_t>(std::int64_t(m.cols) * ldb), f32_b,
+                   model.options.input == InputType::bf16, stream.get());
+    std::vector<EventPair> events(selected.size());
+    std::vector<double> predicted;
+    for (const std::size_t i : selected) predicted.push_back(drafts[i].draft.report.predicted_us);
+    TuningRounds rounds(predicted, budget_ms);
+    for (;;) {
+      const std::vector<std::size_t> round = rounds.next_round(elapsed_ms());
+      if (round.empty()) break;
+      for (const std::size_t k : round) {
+        BCSR24_CUDA_CHECK(cudaEventRecord(events[k].start(), stream.get()));
+        if (f32_b)
+          plans[k].run(reinterpret_cast<const float*>(b.get()), ldb, reinterpret_cast<float*>(c.get()), n, 1.0f, 0.0f,
+                       stream.get());
+        else
+          plans[k].run(reinterpret_cast<const fp16_t*>(b.get()), ldb, c.get(), n, 1.0f, 0.0f, stream.get());
+        BCSR24_CUDA_CHECK(cudaEventRecord(events[k].stop(), stream.get()));
+      }
+      BCSR24_CUDA_CHECK(cudaEventSynchronize(events[round.back()].stop()));
+      std::vector<double> ms;
+      for (const std::size_t k : round) {
+        float t = 0.0f;
+        BCSR24_CUDA_CHECK(cudaEventElapsedTime(&t, events[k].start(), events[k].stop()));
+        ms.push_back(double(t));
+      }
+      rounds.record(ms);
+    }
+    chosen = rounds.chosen();
+    reason = rounds.reason();
+    for (std::size_t k = 0; k < selected.size(); ++k) {
+      measured[k].measured_us = rounds.median_us(k);
+      measured[k].runs = static_cast<int>(rounds.samples(k).size());
+      measured[k].note = rounds.note(k);
+      timed = timed || !rounds.samples(k).empty();
+    }
+    kept = &plans[chosen];
+  } catch (const OutOfMemory& e) {
+    plans.clear();
+    char line[160];
+    std::snprintf(line, sizeof line, "the scratch operands and candidate plans (%.1f MiB) do not fit in device memory",
+                  double(scratch_bytes) / double(1 << 20));
+    return model_plan(listed, line);
+  }
+  measured[chosen].chosen = true;
+  const Drafted& winner = drafts[selected[chosen]];
+  // The plan measured is the plan returned, unless it was built without the staging workspace the caller's
+  // options ask for: then the same draft is built again with them (the same decisions, so the same results).
+  SpmmPlan plan = std::move(*kept);
+  plans.clear();
+  if (options.allow_unaligned_b && !staged) plan = PlanAccess::build(matrix, winner.draft);
+  if (store != nullptr && timed) store->store({key, winner.choice, measured[chosen].measured_us});
+  return finish(std::move(plan), timed ? Tuning::measure : Tuning::model, std::move(measured), reason);
+}
+
+}  // namespace bcsr24::detail

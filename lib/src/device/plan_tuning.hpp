@@ -1,0 +1,172 @@
+// The rules of measured plans (Tuning::measure), host logic only so that they are tested without a GPU: which
+// candidate plans exist, which of them are measured, the time budget, the rounds of timed runs (when to stop,
+// which candidates to drop, which to keep) and the choices an operator stores. device/plan_tuner.cpp applies them
+// on the GPU; docs/KERNELS.md, "Measured plans", explains them.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bcsr24/spmm_plan.hpp"
+#include "device/plan_choices.hpp"
+
+namespace bcsr24::detail {
+
+/// A candidate plan's identity: the knobs that rebuild exactly that plan through the cost model (Tuning::model)
+/// on the same matrix, n, B and output types and device. This, not a timing, is what an operator stores.
+struct TunedChoice {
+  BandPaths paths = BandPaths::tiles;                   ///< tiles, csr or hybrid (never automatic)
+  bool split_long_bands = true;
+  TilePipeline tile_pipeline = TilePipeline::standard;  ///< standard or deep (never automatic)
+  bool band_groups = false;
+
+  PlanKnobs knobs() const;
+  bool operator==(const TunedChoice& o) const {
+    return paths == o.paths && split_long_bands == o.split_long_bands && tile_pipeline == o.tile_pipeline &&
+           band_groups == o.band_groups;
+  }
+};
+
+/// What decides which combinations a plan has to choose from.
+struct CandidateSpace {
+  bool csr_only = false;       ///< every band has a CSR copy, so CSR only can run
+  bool deep_pipeline = false;  ///< the plan's width and operand mode have a deep tile pipeline
+  bool band_groups = false;    ///< band groups can run here (device, operand mode, layout) at this n
+};
+
+/// Fewest columns at which band groups are a candidate: their kernel works on 64-column slices, and its model
+/// (cost_model.hpp, band_groups_ns) was fitted from 64 columns on.
+inline constexpr std::int32_t kTuneGroupMinColumns = 64;
+
+/// Every combination of forced choices worth drafting, in a fixed order: per path (tiles, hybrid, CSR only), the
+/// tile bands one per block (long bands split, then whole; standard pipeline, then deep where it exists) and then
+/// in band groups where they can run. Drafts that come out the same plan are merged by the tuner (the first kept).
+std::vector<TunedChoice> candidate_choices(const CandidateSpace& space);
+
+/// Most candidates measured, the model's own choice included.
+inline constexpr std::size_t kMaxCandidates = 6;
+/// Candidates predicted slower than this many times the best prediction are not measured. The model's largest
+/// known miss was a factor of ~4 between two candidates (an arrowhead at n = 128: CSR predicted 0.44x the tile
+/// plan's time, measured 1.86x; issue 33), so a factor of 4 keeps every candidate it could have ranked wrongly
+/// by that much.
+inline constexpr double kMaxPredictedRatio = 4.0;
+
+/// A distinct drafted candidate as the selection sees it.
+struct CandidateRank {
+  BandPaths paths = BandPaths::tiles;
+  double predicted_us = 0.0;
+};
+
+/// Which candidates are measured (indices into `drafts`, in measuring order): drafts[0], the model's own choice,
+/// always; then the best-predicted candidate of each other path (tiles only, hybrid, CSR only), then the rest by
+/// prediction (ties in draft order), skipping any predicted slower than kMaxPredictedRatio x the best
+/// prediction, up to kMaxCandidates. Deterministic: it depends on the predictions only.
+std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& drafts);
+
+/// The default budget, from the model's predicted time of its own plan: kBudgetProducts products, at least
+/// kBudgetFloorMs (below ~25 us per product, building the candidates and launching them costs more than their
+/// products; the floor bounds the absolute time instead), at most kBudgetCapMs.
+inline constexpr double kBudgetProducts = 40.0;
+inline constexpr double kBudgetFloorMs = 1.0;
+inline constexpr double kBudgetCapMs = 40.0;
+double default_tuning_budget_ms(double model_predicted_us);
+
+/// Timed runs per candidate at most (the median of up to 7), and at least before one is dropped as slower.
+inline constexpr int kMaxTimedRounds = 7;
+inline constexpr int kRoundsBeforePruning = 2;
+/// A candidate whose fastest run is slower than this many times the best median is dropped: it cannot end within
+/// 10% of the fastest.
+inline constexpr double kPruneRatio = 1.3;
+/// The model's own choice is kept unless another candidate's median is faster by more than this share: within
+/// it, the two are the same speed to the precision of a handful of runs, and the model's choice is the stable one.
+inline constexpr double kKeepModelMargin = 0.02;
+
+/// The rounds of timed runs. Each round runs every candidate still measured once, in a fixed order, so that every
+/// run follows a run of another candidate (no candidate is timed on caches only it warmed). Round 0 is a warm-up
+/// (first launches load the kernels); its times are not kept. The caller asks next_round() which candidates to run,
+/// runs them and record()s their times, until next_round() returns none.
+class TuningRounds {
+ public:
+  /// `predicted_us` per candidate (index 0: the model's own choice), `budget_ms` of wall clock from the start of
+  /// tuning (plan construction included).
+  TuningRounds(std::vector<double> predicted_us, double budget_ms);
+
+  /// The candidates to run next, in order; empty when measuring is over. A round starts only where the elapsed time
+  /// plus its estimate (medians so far, else the prediction) fits the budget; before the warm-up, candidates are
+  /// dropped from the last until it fits.
+  std::vector<std::size_t> next_round(double elapsed_ms);
+  /// The times of the round next_round() returned, in its order (milliseconds).
+  void record(const std::vector<double>& ms);
+
+  std::size_t candidates() const { return predicted_us_.size(); }
+  /// Timed runs of candidate c (warm-up excluded).
+  const std::vector<double>& samples(std::size_t c) const { return samples_[c]; }
+  /// Median of candidate c's timed runs in microseconds, -1 without any.
+  double median_us(std::size_t c) const;
+  /// Why candidate c stopped being measured before the others ("" where it was not).
+  const std::string& note(std::size_t c) const { return notes_[c]; }
+  /// The candidate kept: the fastest median, or the model's (0) within kKeepModelMargin of it, or the model's when
+  /// nothing was timed.
+  std::size_t chosen() const;
+  /// One line: which was kept and why.
+  std::string reason() const;
+
+ private:
+  void drop(std::size_t c, const std::string& why);
+  std::vector<double> predicted_us_;
+  double budget_ms_;
+  int round_ = 0;  // rounds recorded, the warm-up included
+  std::vector<std::vector<double>> samples_;
+  std::vector<std::string> notes_;
+  std::vector<std::uint8_t> active_;
+  std::vector<std::size_t> pending_;  // the round handed out and not yet recorded
+  std::string stop_reason_;
+};
+
+/// What a stored choice is for: the operator's matrix (implied), n, B and output types (the matrix's precision is
+/// the operator's), and the device by name.
+struct TunedKey {
+  std::int32_t n = 0;
+  InputType input = InputType::f16;  ///< resolved (never automatic)
+  OutputType output = OutputType::f32;
+  std::string device;
+  bool operator==(const TunedKey& o) const {
+    return n == o.n && input == o.input && output == o.output && device == o.device;
+  }
+};
+
+struct StoredChoice {
+  TunedKey key;
+  TunedChoice choice;
+  double measured_us = -1.0;  ///< its median when it was chosen (for reports)
+};
+
+/// The tuned choices an operator keeps (and writes into its .b24 file). Safe for concurrent use.
+class TunedChoices {
+ public:
+  TunedChoices() = default;
+  TunedChoices(const TunedChoices& o) : entries_(o.all()) {}
+  TunedChoices& operator=(const TunedChoices& o);
+
+  std::optional<StoredChoice> find(const TunedKey& key) const;
+  /// Adds the choice for `key`, replacing an earlier one.
+  void store(const StoredChoice& entry);
+  void forget(const TunedKey& key);
+  std::vector<StoredChoice> all() const;
+  void assign(std::vector<StoredChoice> entries);
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<StoredChoice> entries_;
+};
+
+/// A candidate's description for reports, e.g. "hybrid (312 bands on CSR), long bands split, deep pipeline".
+/// `bands_on_csr` of `bands`; `splits_bands`: the plan splits some long band; `deep_exists`: the pipeline depth is
+/// a choice at this width and mode.
+std::string describe_choice(const TunedChoice& choice, std::size_t bands_on_csr, std::size_t bands, bool splits_bands,
+                            bool deep_exists);
+
+}  // namespace bcsr24::detail

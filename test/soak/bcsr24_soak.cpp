@@ -1,0 +1,476 @@
+// bcsr24_soak: for a given time, random matrices (soak_matrices.hpp), random operator options and random plans
+// through the public API only, every product checked against the CPU reference (reference_spmm) under the
+// error bound of its precision mode (bcsr24_testkit/product_bounds.hpp). Exits 1 on any result outside its bound,
+// any exception other than a documented refusal, or device memory not back to its starting value; 77 without a
+// usable GPU. Every case has its own seed: `--seed S --case K` replays case K of a run.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "bcsr24/bcsr24.hpp"
+#include "bcsr24_testkit/product_bounds.hpp"
+#include "soak_matrices.hpp"
+
+using namespace bcsr24;
+using bcsr24::soak::uniform;
+using bcsr24::soak::uniform_real;
+
+namespace {
+
+/// Additions per output beyond the row's 2 k_i that the accumulation bound charges (per-tile rescales, the
+/// block reduction, split-band part sums): the value the GPU precision tests use.
+constexpr int kExtraTerms = 16;
+
+struct CudaFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+void cuda_ok(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw CudaFailure(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+struct DeviceBytes {
+  void* ptr = nullptr;
+  explicit DeviceBytes(std::size_t n) { cuda_ok(cudaMalloc(&ptr, std::max<std::size_t>(n, 16)), "cudaMalloc"); }
+  ~DeviceBytes() { cudaFree(ptr); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+};
+
+std::uint64_t case_seed(std::uint64_t seed, std::int64_t index) {  // splitmix64 of the pair
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * std::uint64_t(index + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// What the run covered and found.
+struct Tally {
+  std::int64_t cases = 0, products = 0, outputs = 0, nonzero_outputs = 0, plans = 0, failures = 0;
+  double max_ratio = 0.0;
+  std::map<std::string, std::int64_t> covered, refused;
+  void cover(const std::string& what) { ++covered[what]; }
+  void refuse(const std::string& what) { ++refused[what]; }
+};
+
+struct Failure {
+  std::string what;
+};
+
+/// The B type a plan resolves `input` to on a matrix of `precision` (automatic: the matrix's 16-bit type).
+InputType resolved_input(Precision precision, InputType input) {
+  if (input != InputType::automatic) return input;
+  return precision == Precision::split ? InputType::f32 : precision == Precision::bf16 ? InputType::bf16 : InputType::f16;
+}
+
+/// Whether make_plan must accept the combination (docs/API.md): the B types each precision takes, fp16 output
+/// only with fp16 A and fp16 B, the dense kernels only with fp16 A and fp16 B.
+bool plan_is_valid(Precision precision, KernelKind kernel, InputType input, OutputType output) {
+  const InputType b = resolved_input(precision, input);
+  const bool b_ok = precision == Precision::fp16   ? (b == InputType::f16 || b == InputType::f32)
+                    : precision == Precision::bf16 ? (b == InputType::bf16 || b == InputType::f32)
+                                                   : b == InputType::f32;
+  const bool fp16_pair = precision == Precision::fp16 && b == InputType::f16;
+  const bool dense = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
+  return b_ok && (output == OutputType::f32 || fp16_pair) && (!dense || fp16_pair);
+}
+
+OperatorOptions random_options(std::mt19937_64& rng) {
+  OperatorOptions o;
+  const Precision precisions[] = {Precision::fp16, Precision::fp16, Precision::bf16, Precision::split};
+  o.precision = precisions[rng() % 4];
+  const TileLayout layouts[] = {TileLayout::automatic, TileLayout::aligned, TileLayout::condensed};
+  o.layout = layouts[rng() % 3];
+  const Reordering orders[] = {Reordering::automatic, Reordering::none, Reordering::rcm};
+  o.reorder = orders[rng() % 3];
+  const ScalingPolicy scalings[] = {ScalingPolicy::per_row, ScalingPolicy::per_row, ScalingPolicy::automatic,
+                                    ScalingPolicy::none};
+  o.scaling = scalings[rng() % 4];
+  o.threads = static_cast<int>(uniform(rng, 0, 4));
+  return o;
+}
+
+std::int32_t random_n(std::mt19937_64& rng) {
+  switch (rng() % 8) {
+    case 0: return static_cast<std::int32_t>(uniform(rng, 1, 8));
+    case 1: { const std::int32_t edges[] = {1, 7, 8, 9, 16, 31, 33, 64, 127, 128, 129, 255, 256}; return edges[rng() % 13]; }
+    case 2: case 3: case 4: return static_cast<std::int32_t>(uniform(rng, 1, 64));
+    default: return static_cast<std::int32_t>(uniform(rng, 1, 256));
+  }
+}
+
+/// One product's inputs: B (as given to the GPU: cols x ldb past an offset, and its exact values), C0.
+struct Product {
+  std::int32_t n = 0;
+  std::int64_t ldb = 0, ldc = 0, b_offset = 0;
+  double alpha = 1.0, beta = 0.0;
+  bool expect_refusal = false;  // unaligned B to a plan without the workspace
+};
+
+/// Runs one product of `plan` (inputs drawn from `rng`) and checks it; a failure is recorded in `failures`.
+void check_product(const SparseOperator& op, const CsrMatrix& stored, const SpmmPlan& plan, Product pr,
+                   std::mt19937_64& rng, cudaStream_t stream, Tally& tally, std::vector<Failure>& failures,
+                   const std::string& where) {
+  const std::int32_t rows = op.rows(), cols = op.cols(), n = pr.n;
+  const InputType input = plan.input();
+  const bool f32_b = input == InputType::f32, f16_c = plan.output() == OutputType::f16;
+  const Precision precision = op.precision();
+  // B: columns of different scales for fp32 B; 16-bit B in the matrix's 16-bit type, times 2^-4 .. 2^4.
+  std::vector<double> b_exact(std::size_t(cols) * std::size_t(n));
+  std::vector<float> b32(b_exact.size());
+  std::vector<fp16_t> b16(b_exact.size());
+  std::vector<double> col_scale(static_cast<std::size_t>(n));
+  for (double& s : col_scale) s = f32_b ? std::pow(10.0, uniform_real(rng, -6.0, 6.0)) : std::ldexp(1.0, int(uniform(rng, -4, 4)));
+  for (std::int32_t k = 0; k < cols; ++k)
+    for (std::int32_t j = 0; j < n; ++j) {
+      const std::size_t at = std::size_t(k) * std::size_t(n) + std::size_t(j);
+      const double v = uniform_real(rng, -1.0, 1.0) * col_scale[std::size_t(j)];
+      if (f32_b) {
+        b32[at] = float(v);
+        b_exact[at] = b32[at];
+      } else if (precision == Precision::bf16) {
+        b16[at] = double_to_bf16(v);
+        b_exact[at] = b32[at] = bf16_to_float(b16[at]);
+      } else {
+        b16[at] = double_to_fp16(v);
+        b_exact[at] = b32[at] = fp16_to_float(b16[at]);
+      }
+    }
+  // fp16 output: alpha brought down by powers of two until |alpha A B| stays far inside fp16's range.
+  if (f16_c && pr.alpha != 0.0) {
+    std::vector<float> ab(std::size_t(rows) * std::size_t(n));
+    if (precision == Precision::fp16 && !f32_b)
+      reference_spmm(op, n, b16.data(), n, ab.data(), n, 1.0, 0.0);
+    else
+      reference_spmm(op, n, b32.data(), n, ab.data(), n, 1.0, 0.0);
+    double largest = 0.0;
+    for (const float v : ab) largest = std::max(largest, double(std::fabs(v)));
+    while (std::fabs(pr.alpha) * largest > 8192.0) pr.alpha /= 2.0;
+  }
+  // C0: NaN wherever the product must not read it (everywhere when beta = 0; the padding columns always).
+  std::vector<float> c0(std::size_t(rows) * std::size_t(n));
+  std::vector<float> c_init(std::size_t(rows) * std::size_t(pr.ldc), std::numeric_limits<float>::quiet_NaN());
+  for (std::int32_t i = 0; i < rows; ++i)
+    for (std::int32_t j = 0; j < n; ++j) {
+      float v = pr.beta == 0.0 ? std::numeric_limits<float>::quiet_NaN() : float(uniform_real(rng, -1.0, 1.0));
+      if (f16_c) v = fp16_to_float(float_to_fp16(v));
+      c0[std::size_t(i) * n + j] = v;
+      c_init[std::size_t(i) * std::size_t(pr.ldc) + std::size_t(j)] = v;
+    }
+
+  // The device side: B strided and offset (garbage in the padding), C0 as given.
+  const std::size_t b_elem = f32_b ? 4 : 2, c_elem = f16_c ? 2 : 4;
+  std::vector<unsigned char> b_dev_image(std::size_t(pr.b_offset + std::int64_t(cols) * pr.ldb) * b_elem, 0x7f);
+  for (std::int32_t k = 0; k < cols; ++k)
+    for (std::int32_t j = 0; j < n; ++j) {
+      const std::size_t to = std::size_t(pr.b_offset + std::int64_t(k) * pr.ldb + j) * b_elem;
+      const std::size_t from = std::size_t(k) * std::size_t(n) + std::size_t(j);
+      if (f32_b) std::memcpy(&b_dev_image[to], &b32[from], 4);
+      else std::memcpy(&b_dev_image[to], &b16[from], 2);
+    }
+  std::vector<unsigned char> c_image(c_init.size() * c_elem);
+  for (std::size_t e = 0; e < c_init.size(); ++e) {
+    if (f16_c) {
+      const fp16_t h = float_to_fp16(c_init[e]);
+      std::memcpy(&c_image[e * 2], &h, 2);
+    } else {
+      std::memcpy(&c_image[e * 4], &c_init[e], 4);
+    }
+  }
+  DeviceBytes d_b(b_dev_image.size()), d_c(c_image.size());
+  cuda_ok(cudaMemcpyAsync(d_b.ptr, b_dev_image.data(), b_dev_image.size(), cudaMemcpyHostToDevice, stream), "copy B");
+  cuda_ok(cudaMemcpyAsync(d_c.ptr, c_image.data(), c_image.size(), cudaMemcpyHostToDevice, stream), "copy C");
+  cuda_ok(cudaStreamSynchronize(stream), "copies");
+  const auto alpha = float(pr.alpha), beta = float(pr.beta);
+  try {
+    if (f32_b)
+      plan.run(reinterpret_cast<const float*>(static_cast<unsigned char*>(d_b.ptr) + pr.b_offset * 4), pr.ldb,
+               static_cast<float*>(d_c.ptr), pr.ldc, alpha, beta, stream);
+    else
+      plan.run(reinterpret_cast<const fp16_t*>(static_cast<unsigned char*>(d_b.ptr) + pr.b_offset * 2), pr.ldb,
+               d_c.ptr, pr.ldc, alpha, beta, stream);
+  } catch (const InvalidArgument& e) {
+    if (!pr.expect_refusal) throw;
+    tally.refuse("run: unaligned B without the workspace");
+    return;
+  }
+  if (pr.expect_refusal) {
+    failures.push_back({where + ": run() accepted unaligned B (offset " + std::to_string(pr.b_offset) + ", ldb " +
+                        std::to_string(pr.ldb) + ") without allow_unaligned_b"});
+    return;
+  }
+  std::vector<unsigned char> out(c_image.size());
+  cuda_ok(cudaMemcpyAsync(out.data(), d_c.ptr, out.size(), cudaMemcpyDeviceToHost, stream), "copy C back");
+  cuda_ok(cudaStreamSynchronize(stream), "product");
+  ++tally.products;
+
+  // The reference (on the stored matrix, in double, rounded to float once) and the mode's bound.
+  std::vector<float> ref(std::size_t(rows) * std::size_t(n));
+  for (std::size_t e = 0; e < ref.size(); ++e) ref[e] = c0[e];
+  if (precision == Precision::fp16 && !f32_b)
+    reference_spmm(op, n, b16.data(), n, ref.data(), n, alpha, beta);
+  else
+    reference_spmm(op, n, b32.data(), n, ref.data(), n, alpha, beta);  // bf16 B widened exactly
+  const ProductBound pb = product_bound(stored, n, b_exact, c0, alpha, beta, {},
+                                        stored_matrix_arithmetic(precision, input), kExtraTerms);
+  std::int64_t bad = 0;
+  std::string first;
+  for (std::int32_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < pr.ldc; ++j) {
+      const std::size_t e = std::size_t(i) * std::size_t(pr.ldc) + std::size_t(j);
+      if (j >= n) {  // padding columns untouched, bit for bit
+        if (std::memcmp(&out[e * c_elem], &c_image[e * c_elem], c_elem) != 0 && ++bad == 1)
+          first = "padding column " + std::to_string(j) + " of row " + std::to_string(i) + " written";
+        continue;
+      }
+      double got;
+      if (f16_c) {
+        fp16_t h;
+        std::memcpy(&h, &out[e * 2], 2);
+        got = fp16_to_float(h);
+      } else {
+        float f;
+        std::memcpy(&f, &out[e * 4], 4);
+        got = f;
+      }
+      const std::size_t at = std::size_t(i) * std::size_t(n) + std::size_t(j);
+      const double want = ref[at];
+      // Beyond the mode's bound: the reference's own rounding to float (2^-24), an fp32 result below fp32's
+      // normal range (2^-126, subnormal or flushed), and for fp16 output its rounding (2^-11 relative, 2^-25
+      // absolute for subnormals).
+      double bound = pb.bound[at] + std::fabs(want) * 0x1p-24 + 0x1p-126;
+      if (f16_c) bound += std::fabs(want) * 0x1p-11 + 0x1p-25;
+      const double error = std::fabs(got - want);
+      ++tally.outputs;
+      tally.nonzero_outputs += got != 0.0;
+      if (std::isfinite(got)) tally.max_ratio = std::max(tally.max_ratio, error / bound);
+      if (!std::isfinite(got) || error > bound) {
+        if (++bad == 1) {
+          char text[256];
+          std::snprintf(text, sizeof text, "C(%d, %lld) = %.9g, reference %.9g, |error| %.3g > bound %.3g", i,
+                        static_cast<long long>(j), got, want, error, bound);
+          first = text;
+        }
+      }
+    }
+  if (bad > 0)
+    failures.push_back({where + ", n " + std::to_string(n) + ", ldb " + std::to_string(pr.ldb) + " (+" +
+                        std::to_string(pr.b_offset) + "), ldc " + std::to_string(pr.ldc) + ", alpha " +
+                        std::to_string(pr.alpha) + ", beta " + std::to_string(pr.beta) + ": " + std::to_string(bad) +
+                        " outputs wrong; first: " + first});
+}
+
+/// One case: a matrix, an operator, a few plans with a few products each.
+void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Tally& tally,
+              std::vector<Failure>& failures, bool verbose) {
+  std::mt19937_64 rng(seed);
+  const soak::RandomMatrix m = soak::random_matrix(rng, max_rows);
+  const OperatorOptions options = random_options(rng);
+  const std::string matrix = m.name + " (" + std::to_string(m.a.nnz()) + " nonzeros, values " + m.values + ")";
+  const std::string config = std::string(precision_name(options.precision)) + ", layout " +
+                             layout_name(options.layout) + ", reorder " + reordering_name(options.reorder) +
+                             ", scaling " + scaling_policy_name(options.scaling);
+  if (verbose) std::printf("case %llx: %s; %s\n", static_cast<unsigned long long>(seed), matrix.c_str(), config.c_str());
+  ++tally.cases;
+  tally.cover("family " + m.family);
+  tally.cover("values " + m.values.substr(0, m.values.find(' ')));
+  // ScalingPolicy::none refuses values beyond the stored precision's range (RangeError), and only those.
+  const double range_max = options.precision == Precision::bf16 ? kBf16Max : kFp16Max;
+  const bool overflows = m.max_abs >= range_max * (1.0 + 0x1p-11);
+  std::optional<SparseOperator> op;
+  try {
+    op.emplace(SparseOperator::from_csr(m.a, options));
+  } catch (const RangeError& e) {
+    if (options.scaling == ScalingPolicy::none && m.max_abs >= range_max) {
+      tally.refuse("from_csr: RangeError under scaling none");
+      return;
+    }
+    failures.push_back({matrix + "; " + config + ": unexpected RangeError: " + e.what()});
+    return;
+  }
+  if (options.scaling == ScalingPolicy::none && overflows) {
+    failures.push_back({matrix + "; " + config + ": values up to " + std::to_string(m.max_abs) +
+                        " accepted under scaling none"});
+    return;
+  }
+  tally.cover(std::string("layout ") + layout_name(op->census().layout) + " / " + reordering_name(op->census().reordering));
+  tally.cover(std::string("scaling ") + scaling_policy_name(options.scaling) + " / " + precision_name(options.precision));
+  const CsrMatrix stored = op->stored_csr();
+
+  const int plans = static_cast<int>(uniform(rng, 1, 4));
+  for (int p = 0; p < plans; ++p) {
+    const std::vector<KernelKind> kinds = all_kernels();
+    const KernelKind kernel = kinds[rng() % kinds.size()];
+    PlanOptions po;
+    const InputType inputs[] = {InputType::automatic, InputType::automatic, InputType::f16, InputType::bf16,
+                                InputType::f32};
+    po.input = inputs[rng() % 5];
+    po.output = rng() % 4 == 0 ? OutputType::f16 : OutputType::f32;
+    po.allow_unaligned_b = rng() % 4 != 0;
+    const std::int32_t n = random_n(rng);
+    const bool valid = plan_is_valid(op->precision(), kernel, po.input, po.output);
+    const std::string where = matrix + "; " + config + "; plan " + kernel_name(kernel) + ", B " +
+                              input_type_name(resolved_input(op->precision(), po.input)) + ", C " +
+                              (po.output == OutputType::f16 ? "fp16" : "fp32") +
+                              (po.allow_unaligned_b ? "" : ", no workspace");
+    std::optional<SpmmPlan> plan;
+    try {
+      plan.emplace(op->make_plan(n, kernel, po));
+    } catch (const InvalidArgument& e) {
+      if (valid) {
+        failures.push_back({where + ", n " + std::to_string(n) + ": refused: " + e.what()});
+      } else {
+        tally.refuse("make_plan: a kernel / B / C combination the precision does not take");
+      }
+      continue;
+    }
+    if (!valid) {
+      failures.push_back({where + ", n " + std::to_string(n) + ": accepted, but the combination is documented as refused"});
+      continue;
+    }
+    ++tally.plans;
+    const PlanReport& report = plan->report();
+    tally.cover(std::string("plan ") + precision_name(op->precision()) + " " + kernel_name(kernel) + " B " +
+                input_type_name(plan->input()) + " C " + (po.output == OutputType::f16 ? "fp16" : "fp32"));
+    if (report.split_bands > 0) tally.cover("plans with split bands");
+    if (report.csr_bands > 0 && report.tile_bands > 0) tally.cover("plans with tile and CSR bands");
+    if (report.band_groups > 0) tally.cover("plans with band groups");
+    if (report.empty_bands > 0) tally.cover("plans with empty bands");
+    if (report.csr_long_rows > 0) tally.cover("plans with long CSR rows");
+    const int products = static_cast<int>(uniform(rng, 1, 3));
+    for (int q = 0; q < products; ++q) {
+      Product pr;
+      pr.n = n;
+      const bool f32_b = plan->input() == InputType::f32;
+      const std::int64_t per_chunk = f32_b ? 4 : 8;
+      pr.ldb = n + (rng() % 2 == 0 ? 0 : uniform(rng, 1, 9));
+      pr.ldc = n + (rng() % 2 == 0 ? 0 : uniform(rng, 1, 5));
+      pr.b_offset = rng() % 3 == 0 ? uniform(rng, 1, per_chunk - 1) : 0;
+      if (!po.allow_unaligned_b) {
+        // A plan without the workspace takes aligned B only; now and then it is given unaligned B on purpose.
+        pr.expect_refusal = rng() % 6 == 0 && (pr.b_offset != 0 || pr.ldb % per_chunk != 0) && op->cols() > 0 &&
+                            op->rows() > 0 && (report.tile_bands > 0 || (report.csr_bands > 0 && n >= 8));
+        if (!pr.expect_refusal) {
+          pr.b_offset = 0;
+          pr.ldb = (pr.ldb + per_chunk - 1) / per_chunk * per_chunk;
+        }
+      }
+      const double alphas[] = {1.0, 0.0, -1.0, 0.5, 3.0};
+      const double betas[] = {0.0, 1.0, 0.0, -0.5};
+      pr.alpha = rng() % 4 == 0 ? uniform_real(rng, -4.0, 4.0) : alphas[rng() % 5];
+      pr.beta = rng() % 4 == 0 ? uniform_real(rng, -2.0, 2.0) : betas[rng() % 4];
+      check_product(*op, stored, *plan, pr, rng, stream, tally, failures, where);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bcsr24_soak: random matrices, options and plans through the public API, every product checked "
+               "against reference_spmm"};
+  double seconds = 600.0;
+  std::uint64_t seed = 0;
+  std::int64_t only_case = -1, max_cases = 0;
+  std::int32_t max_rows = 2000;
+  bool verbose = false;
+  app.add_option("--seconds", seconds, "how long to run")->capture_default_str();
+  app.add_option("--seed", seed, "seed of the run (default: from the clock, printed)");
+  app.add_option("--case", only_case, "run only this case of the seed's sequence (replays a failure)");
+  app.add_option("--cases", max_cases, "stop after this many cases (0: run for --seconds)")->capture_default_str();
+  app.add_option("--max-rows", max_rows, "largest matrix dimension")->capture_default_str();
+  app.add_flag("-v,--verbose", verbose, "one line per case");
+  CLI11_PARSE(app, argc, argv);
+  if (seed == 0) seed = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+
+  // Every kernel is loaded when the context starts: loaded lazily, modules would take device memory during the run
+  // and look like a leak at its end.
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+  const DeviceInfo device = query_device();
+  if (!device.available) {
+    std::printf("bcsr24_soak skipped: %s\n", device.reason.c_str());
+    return 77;
+  }
+  cudaStream_t stream = nullptr;
+  std::size_t free_start = 0, free_end = 0, total = 0;
+  try {
+    cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    cuda_ok(cudaDeviceSynchronize(), "start");
+    cuda_ok(cudaMemGetInfo(&free_start, &total), "cudaMemGetInfo");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bcsr24_soak: %s\n", e.what());
+    return 1;
+  }
+  std::printf("bcsr24_soak: seed %llu, %.0f s, matrices up to %d rows, on %s (sm_%d)\n",
+              static_cast<unsigned long long>(seed), seconds, max_rows, device.name.c_str(), device.compute_capability);
+  std::fflush(stdout);
+
+  Tally tally;
+  std::vector<Failure> failures;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  for (std::int64_t index = only_case >= 0 ? only_case : 0;; ++index) {
+    if (only_case >= 0 && index > only_case) break;
+    if (only_case < 0 && (elapsed() >= seconds || (max_cases > 0 && index >= max_cases))) break;
+    const std::uint64_t s = case_seed(seed, index);
+    const std::size_t failures_before = failures.size();
+    try {
+      run_case(s, max_rows, stream, tally, failures, verbose);
+    } catch (const std::exception& e) {
+      failures.push_back({std::string("exception: ") + e.what()});
+    }
+    for (std::size_t f = failures_before; f < failures.size(); ++f) {
+      std::printf("FAIL case %lld (replay: bcsr24_soak --seed %llu --case %lld): %s\n", static_cast<long long>(index),
+                  static_cast<unsigned long long>(seed), static_cast<long long>(index), failures[f].what.c_str());
+      std::fflush(stdout);
+    }
+  }
+  const double ran = elapsed();
+
+  // Everything the run made is gone: device memory must be where it started.
+  bool memory_back = false;
+  try {
+    cuda_ok(cudaStreamSynchronize(stream), "end");
+    cuda_ok(cudaDeviceSynchronize(), "end");
+    cuda_ok(cudaMemGetInfo(&free_end, &total), "cudaMemGetInfo");
+    memory_back = free_end >= free_start;
+  } catch (const std::exception& e) {
+    failures.push_back({std::string("at the end: ") + e.what()});
+  }
+  // compute-sanitizer (loaded through CUDA_INJECTION64_PATH) keeps device memory of its own as programs allocate;
+  // under it leaks are its --leak-check's to report.
+  const bool sanitizer = std::getenv("CUDA_INJECTION64_PATH") != nullptr;
+  if (!memory_back && !sanitizer)
+    failures.push_back({"device memory not back: " + std::to_string(free_start) + " bytes free at the start, " +
+                        std::to_string(free_end) + " at the end"});
+  if (tally.products > 0 && tally.nonzero_outputs == 0) failures.push_back({"every output was zero"});
+  cudaStreamDestroy(stream);
+
+  std::printf("\n== soak summary (seed %llu)\n", static_cast<unsigned long long>(seed));
+  std::printf("cases %lld, plans %lld, products %lld, outputs compared %lld (%lld nonzero), %.0f s\n",
+              static_cast<long long>(tally.cases), static_cast<long long>(tally.plans),
+              static_cast<long long>(tally.products), static_cast<long long>(tally.outputs),
+              static_cast<long long>(tally.nonzero_outputs), ran);
+  std::printf("largest |error| / bound: %.3g\n", tally.max_ratio);
+  std::printf("covered:\n");
+  for (const auto& [what, count] : tally.covered) std::printf("  %-60s %lld\n", what.c_str(), static_cast<long long>(count));
+  std::printf("documented refusals:\n");
+  for (const auto& [what, count] : tally.refused) std::printf("  %-60s %lld\n", what.c_str(), static_cast<long long>(count));
+  std::printf("device memory free: %zu bytes at the start, %zu at the end%s\n", free_start, free_end,
+              sanitizer ? " (under compute-sanitizer: not compared)" : "");
+  std::printf("failures: %zu\n", failures.size());
+  return failures.empty() ? 0 : 1;
+}

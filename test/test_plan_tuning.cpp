@@ -1,0 +1,229 @@
+// The rules of measured plans (lib/src/device/plan_tuning.hpp), without a GPU: which candidates exist and in
+// which order, which are measured, the budget, the rounds of timed runs fed with made-up times (round-robin order,
+// dropping, stopping, the choice and its reason), stored choices and the descriptions the report shows.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "device/plan_tuning.hpp"
+
+using namespace bcsr24;
+using detail::CandidateRank;
+using detail::TunedChoice;
+using detail::TuningRounds;
+
+namespace {
+
+std::string text(const TunedChoice& c) {
+  return std::string(experimental::band_paths_name(c.paths)) + (c.split_long_bands ? "/split" : "/whole") + "/" +
+         experimental::tile_pipeline_name(c.tile_pipeline) + (c.band_groups ? "/groups" : "");
+}
+
+/// Runs `rounds` to the end with candidate c taking `ms[c]` milliseconds per run (times[c] overrides run by run
+/// where given) and the clock advancing by each round's runs plus `overhead_ms`; returns every run in order.
+std::vector<std::size_t> drive(TuningRounds& rounds, const std::vector<double>& ms, double overhead_ms = 0.0,
+                               double start_ms = 0.0) {
+  std::vector<std::size_t> runs;
+  double clock = start_ms;
+  for (int guard = 0; guard < 100; ++guard) {
+    const std::vector<std::size_t> round = rounds.next_round(clock);
+    if (round.empty()) break;
+    std::vector<double> times;
+    for (const std::size_t c : round) {
+      times.push_back(ms[c]);
+      clock += ms[c];
+      runs.push_back(c);
+    }
+    clock += overhead_ms;
+    rounds.record(times);
+  }
+  return runs;
+}
+
+}  // namespace
+
+TEST_CASE("tuning: the candidate combinations are fixed by the plan's shape, in a fixed order", "[tuning]") {
+  detail::CandidateSpace space;
+  const std::vector<TunedChoice> plain = detail::candidate_choices(space);
+  std::vector<std::string> names;
+  for (const TunedChoice& c : plain) names.push_back(text(c));
+  CHECK(names == std::vector<std::string>{"tiles/split/standard", "tiles/whole/standard", "hybrid/split/standard",
+                                          "hybrid/whole/standard"});
+  space.csr_only = space.deep_pipeline = space.band_groups = true;
+  const std::vector<TunedChoice> all = detail::candidate_choices(space);
+  names.clear();
+  for (const TunedChoice& c : all) names.push_back(text(c));
+  CHECK(names == std::vector<std::string>{
+                     "tiles/split/standard", "tiles/split/deep", "tiles/whole/standard", "tiles/whole/deep",
+                     "tiles/split/standard/groups", "hybrid/split/standard", "hybrid/split/deep",
+                     "hybrid/whole/standard", "hybrid/whole/deep", "hybrid/split/standard/groups",
+                     "csr/split/standard"});
+  // The same space gives the same list, and every entry is a forced choice that rebuilds as it is.
+  CHECK(detail::candidate_choices(space) == all);
+  for (const TunedChoice& c : all) {
+    INFO(text(c));
+    CHECK(c.paths != experimental::BandPaths::automatic);
+    CHECK(c.tile_pipeline != experimental::TilePipeline::automatic);
+    const experimental::PlanKnobs k = c.knobs();
+    CHECK(k.paths == c.paths);
+    CHECK(k.split_long_bands == c.split_long_bands);
+    CHECK(k.tile_pipeline == c.tile_pipeline);
+    CHECK(k.band_groups == (c.band_groups ? experimental::BandGroups::on : experimental::BandGroups::off));
+    CHECK_FALSE(experimental::default_knobs(k));
+  }
+  CHECK(experimental::default_knobs(experimental::PlanKnobs{}));
+}
+
+TEST_CASE("tuning: which candidates are measured depends on the predictions only", "[tuning]") {
+  using experimental::BandPaths;
+  SECTION("the arrowhead of issue 33: the model prefers CSR 2.3x, both are measured") {
+    // Drafts of an arrowhead at n = 128 (the model's predictions from the issue): CSR only 22.6 us, tiles 51.6 us.
+    const std::vector<CandidateRank> drafts = {{BandPaths::csr, 22.6}, {BandPaths::tiles, 51.6},
+                                               {BandPaths::tiles, 53.0}, {BandPaths::hybrid, 40.0}};
+    const std::vector<std::size_t> chosen = detail::select_candidates(drafts);
+    CHECK(chosen == std::vector<std::size_t>{0, 1, 3, 2});
+  }
+  SECTION("far slower predictions are not measured, and at most kMaxCandidates are") {
+    std::vector<CandidateRank> drafts = {{BandPaths::tiles, 10.0}};
+    for (int i = 0; i < 10; ++i) drafts.push_back({BandPaths::tiles, 11.0 + i});
+    drafts.push_back({BandPaths::csr, 41.0});    // over 4x the best: not measured even as the only CSR plan
+    drafts.push_back({BandPaths::hybrid, 39.0});  // the best hybrid comes before the remaining tile plans
+    const std::vector<std::size_t> chosen = detail::select_candidates(drafts);
+    REQUIRE(chosen.size() == detail::kMaxCandidates);
+    CHECK(chosen[0] == 0);
+    CHECK(chosen[1] == 12);
+    CHECK(std::find(chosen.begin(), chosen.end(), 11) == chosen.end());
+    CHECK(std::vector<std::size_t>(chosen.begin() + 2, chosen.end()) == std::vector<std::size_t>{1, 2, 3, 4});
+  }
+  SECTION("the best prediction sets the limit even where it is not the model's choice") {
+    // A grouped variant predicted faster than the model's own plan (automatic grouping declined it).
+    const std::vector<CandidateRank> drafts = {{BandPaths::tiles, 100.0}, {BandPaths::tiles, 20.0},
+                                               {BandPaths::csr, 90.0}};
+    CHECK(detail::select_candidates(drafts) == std::vector<std::size_t>{0, 1});
+  }
+  SECTION("equal predictions keep draft order, and one draft is one candidate") {
+    const std::vector<CandidateRank> drafts = {{BandPaths::tiles, 5.0}, {BandPaths::tiles, 5.0},
+                                               {BandPaths::tiles, 5.0}};
+    CHECK(detail::select_candidates(drafts) == std::vector<std::size_t>{0, 1, 2});
+    CHECK(detail::select_candidates({{BandPaths::hybrid, 5.0}}) == std::vector<std::size_t>{0});
+    CHECK(detail::select_candidates({}).empty());
+  }
+}
+
+TEST_CASE("tuning: the default budget is well under 100 products and at most 40 ms", "[tuning]") {
+  CHECK(detail::default_tuning_budget_ms(10.0) == Approx(detail::kBudgetFloorMs));
+  CHECK(detail::default_tuning_budget_ms(100.0) == Approx(4.0));
+  CHECK(detail::default_tuning_budget_ms(500.0) == Approx(20.0));
+  CHECK(detail::default_tuning_budget_ms(5000.0) == Approx(detail::kBudgetCapMs));
+  for (double us = 25.0; us < 1e5; us *= 1.7) {
+    INFO(us << " us per product");
+    CHECK(detail::default_tuning_budget_ms(us) <= 0.4 * 100.0 * us / 1e3 + 1e-9);
+    CHECK(detail::default_tuning_budget_ms(us) <= detail::kBudgetCapMs);
+  }
+}
+
+TEST_CASE("tuning rounds: a warm-up, then round-robin runs; the fastest median is kept", "[tuning]") {
+  TuningRounds rounds({20.0, 30.0, 25.0}, 1000.0);
+  const std::vector<std::size_t> runs = drive(rounds, {0.024, 0.020, 0.025});
+  // Warm-up (3 runs) + kMaxTimedRounds rounds, none of the three dropped (all within 1.3x of the best).
+  REQUIRE(runs.size() == 3u * (1 + detail::kMaxTimedRounds));
+  for (std::size_t i = 1; i < runs.size(); ++i) CHECK(runs[i] != runs[i - 1]);  // every run follows another candidate
+  for (std::size_t c = 0; c < 3; ++c) CHECK(rounds.samples(c).size() == std::size_t(detail::kMaxTimedRounds));
+  CHECK(rounds.median_us(1) == Approx(20.0));
+  CHECK(rounds.chosen() == 1);
+  CHECK(rounds.reason().find("candidate 2 measured fastest: 20.0 us against the model's choice 24.0 us") !=
+        std::string::npos);
+  CHECK(rounds.reason().find("7 timed runs each") != std::string::npos);
+}
+
+TEST_CASE("tuning rounds: slow candidates are dropped, and the model's choice is kept within 2%", "[tuning]") {
+  SECTION("a candidate twice as slow stops after two timed runs; the model's choice wins outright") {
+    TuningRounds rounds({10.0, 12.0, 11.0}, 1000.0);
+    drive(rounds, {0.010, 0.020, 0.0125});
+    CHECK(rounds.samples(1).size() == std::size_t(detail::kRoundsBeforePruning));
+    CHECK(rounds.note(1).find("dropped after 2 runs") != std::string::npos);
+    CHECK(rounds.samples(0).size() == std::size_t(detail::kMaxTimedRounds));
+    CHECK(rounds.chosen() == 0);
+    CHECK(rounds.reason().find("the model's choice measured fastest: 10.0 us") != std::string::npos);
+  }
+  SECTION("every other candidate clearly slower: measuring stops as soon as they are dropped") {
+    TuningRounds rounds({10.0, 12.0}, 1000.0);
+    const std::vector<std::size_t> runs = drive(rounds, {0.010, 0.014});
+    CHECK(runs.size() == 2u * (1 + detail::kRoundsBeforePruning));
+    CHECK(rounds.chosen() == 0);
+    CHECK(rounds.reason().find("dropped as slower") != std::string::npos);
+  }
+  SECTION("another candidate 1% faster: the model's choice stays") {
+    TuningRounds rounds({10.0, 10.0}, 1000.0);
+    drive(rounds, {0.0100, 0.0099});
+    CHECK(rounds.chosen() == 0);
+    CHECK(rounds.reason().find("within 2% of candidate 2's 9.9 us") != std::string::npos);
+  }
+}
+
+TEST_CASE("tuning rounds: the budget bounds the time, and a budget too small measures nothing", "[tuning]") {
+  SECTION("rounds stop when the next would pass the budget") {
+    // 2 candidates of 1 ms, 1 ms of overhead per round, 7.5 ms budget: the warm-up ends at 3 ms, the first timed
+    // round at 6 ms; a second would be estimated to end at 8 ms.
+    TuningRounds rounds({1000.0, 1000.0}, 7.5);
+    const std::vector<std::size_t> runs = drive(rounds, {1.0, 1.0}, 1.0);
+    CHECK(runs.size() == 4u);
+    CHECK(rounds.samples(0).size() == 1u);
+    CHECK(rounds.reason().find("budget of 7.5 ms reached after 1 timed run") != std::string::npos);
+  }
+  SECTION("before the warm-up, the candidates predicted last are dropped until two rounds fit") {
+    TuningRounds rounds({1000.0, 1000.0, 3000.0}, 5.0);
+    drive(rounds, {1.0, 1.0, 3.0});
+    CHECK(rounds.note(2).find("not measured: the budget of 5.0 ms") != std::string::npos);
+    CHECK(rounds.samples(2).empty());
+    CHECK_FALSE(rounds.samples(0).empty());
+  }
+  SECTION("no room for two candidates: nothing is timed and the model's choice stays") {
+    TuningRounds rounds({1000.0, 1000.0}, 3.0);
+    const std::vector<std::size_t> runs = drive(rounds, {1.0, 1.0}, 0.0, 1.0);
+    CHECK(runs.empty());
+    CHECK(rounds.chosen() == 0);
+    CHECK(rounds.median_us(0) < 0);
+    CHECK(rounds.reason() == "not measured (the budget of 3.0 ms leaves no room to compare candidates): the model's choice");
+  }
+}
+
+TEST_CASE("tuning: stored choices are found by n, types and device; descriptions name what runs", "[tuning]") {
+  using experimental::BandPaths;
+  using experimental::TilePipeline;
+  detail::TunedChoices store;
+  const detail::TunedKey a{128, InputType::f16, OutputType::f32, "NVIDIA H100 80GB HBM3"};
+  detail::TunedKey b = a;
+  b.n = 32;
+  const TunedChoice tiles{BandPaths::tiles, true, TilePipeline::standard, true};
+  const TunedChoice hybrid{BandPaths::hybrid, false, TilePipeline::deep, false};
+  store.store({a, tiles, 29.5});
+  store.store({b, hybrid, 12.0});
+  REQUIRE(store.find(a));
+  CHECK(store.find(a)->choice == tiles);
+  CHECK(store.find(a)->measured_us == 29.5);
+  detail::TunedKey other = a;
+  other.device = "NVIDIA A100-SXM4-80GB";
+  CHECK_FALSE(store.find(other));
+  other = a;
+  other.output = OutputType::f16;
+  CHECK_FALSE(store.find(other));
+  store.store({a, hybrid, 25.0});  // replaces
+  CHECK(store.all().size() == 2u);
+  CHECK(store.find(a)->choice == hybrid);
+  const detail::TunedChoices copy = store;
+  store.forget(a);
+  CHECK_FALSE(store.find(a));
+  CHECK(copy.find(a));
+
+  CHECK(detail::describe_choice(tiles, 0, 100, false, false) == "tiles only, band groups");
+  CHECK(detail::describe_choice(hybrid, 12, 100, true, true) == "hybrid (12 of 100 bands on CSR), long bands whole, deep pipeline");
+  CHECK(detail::describe_choice({BandPaths::tiles, true, TilePipeline::standard, false}, 0, 100, true, true) ==
+        "tiles only, long bands split, standard pipeline");
+  CHECK(detail::describe_choice({BandPaths::csr, true, TilePipeline::standard, false}, 100, 100, false, true) ==
+        "CSR only");
+}
