@@ -9,6 +9,10 @@
 #                                (scripts/bench_meta.py: device, date, commit, command); report renders
 #                                OUTDIR/PERFORMANCE.md from them (scripts/perf_report.py), the committed data of
 #                                docs/data and docs/sweep standing in for the steps not run
+#                                ab (not in the default list): scripts/ab_compare.sh, bench_spmm of AB_REV against
+#                                this tree's on the same GPU (it builds AB_REV's bench_spmm in build-ab/; needs the
+#                                build step's build-gpu); OUTDIR/ab/ab.md has the new/old ratios, > 3% slower flagged
+#   AB_REV=d3ca7bc               the revision the ab step compares with (its variables: AB_N, AB_METHODS, AB_SRC, ...)
 #   BCSR24_GIT_COMMIT=SHA        the commit of this tree, for the metas, where it is a copy without .git
 #   SANITIZE_TAGS='~[hog]~[timing]'  Catch2 test spec of the sanitizer runs (default: every test but the one that
 #                                fills the device's memory and the wall-clock ones; the conditional ones included)
@@ -435,6 +439,16 @@ if has soak; then
       '$build/test/soak/bcsr24_soak' --seconds '$SOAK_SANITIZE_SECONDS' --max-rows 500 ${SOAK_ARGS:-} 2>&1 \
       | tee '$out/soak_memcheck.log' | grep -E '^(bcsr24_soak|FAIL|== soak|cases|failures|=========)' | tail -n 20"
   fi
+fi
+
+if has ab; then
+  # The same-run A/B of issue 34 (scripts/ab_compare.sh): AB_REV's bench_spmm, built in build-ab/ from a git worktree
+  # (or, on a copy without .git, from build-ab/src made with `git archive AB_REV`; see the script), against this
+  # tree's, old/new/new/old per matrix. It exits 0 whatever the ratios; a failed setup (no tree, a failed build) fails
+  # the step.
+  echo "== A/B against ${AB_REV:-d3ca7bc} (scripts/ab_compare.sh; table in $out/ab/ab.md)"
+  check ab env CUDA_ARCH="$arch" BCSR24_SHARED_DATA="$shared" AB_NEW="$build/apps/bench_spmm" \
+    scripts/ab_compare.sh "$out/ab" "${AB_REV:-d3ca7bc}"
 fi
 
 if has python; then
