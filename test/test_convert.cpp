@@ -49,19 +49,7 @@ struct DenseSource {
   double at(std::int64_t r, std::int64_t c) const { return values[std::size_t(r * cols + c)]; }
 
   CsrMatrix csr() const {
-    CsrMatrix a;
-    a.rows = rows;
-    a.cols = cols;
-    a.row_ptr.assign(std::size_t(rows) + 1, 0);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      for (std::int64_t c = 0; c < cols; ++c)
-        if (stored[std::size_t(r * cols + c)]) {
-          a.col_idx.push_back(std::int32_t(c));
-          a.values.push_back(at(r, c));
-        }
-      a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
-    }
-    return a;
+    return bcsr24::test::csr_from_mask(rows, cols, stored, [this](std::int64_t r, std::int64_t c) { return at(r, c); });
   }
 };
 

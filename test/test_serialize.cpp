@@ -92,13 +92,7 @@ void require_identical(const Bcsr24Matrix& a, const Bcsr24Matrix& b) {
 
 Bcsr24Matrix sample_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t seed, double scale = 1.0,
                            const ConvertOptions& options = {}) {
-  XdYsSpec spec;
-  spec.rows = rows;
-  spec.cols = cols;
-  spec.dense_percent = 20;
-  spec.sparse24_percent = 30;
-  spec.seed = seed;
-  CsrMatrix a = generate_xdys(spec);
+  CsrMatrix a = bcsr24::test::xdys_matrix(rows, cols, 20, 30, seed);
   for (double& v : a.values) v *= scale;
   return convert_to_bcsr24(a, options);
 }
@@ -288,13 +282,7 @@ TEST_CASE("structurally broken content is rejected even with a valid checksum", 
   forge(32, 1, "nonzero counts");                            // nnz inconsistent with the per-list counts
 
   // A nonzero in the padding of an edge tile: an 8 x 20 matrix whose only tile is an edge tile.
-  CsrMatrix small;
-  small.rows = 8;
-  small.cols = 20;
-  small.row_ptr.assign(9, 1);
-  small.row_ptr[0] = 0;
-  small.col_idx = {0};
-  small.values = {2.0};
+  const CsrMatrix small = bcsr24::test::single_entry_csr(8, 20, 2.0);
   const Bcsr24Matrix edge = convert_to_bcsr24(small, aligned_options());
   TempFile edge_file("edge");
   save_bcsr24(edge_file.path(), edge);
@@ -363,13 +351,7 @@ Bcsr24Matrix gathered_variant(Bcsr24Matrix a, bool condensed) {
 
 Bcsr24Matrix aligned_sample(std::int32_t rows, std::int32_t cols, std::uint64_t seed,
                             ScalingPolicy scaling = ScalingPolicy::per_row, Precision precision = Precision::fp16) {
-  XdYsSpec spec;
-  spec.rows = rows;
-  spec.cols = cols;
-  spec.dense_percent = 30;
-  spec.sparse24_percent = 30;
-  spec.seed = seed;
-  return convert_to_bcsr24(generate_xdys(spec), aligned_options(scaling, precision));
+  return convert_to_bcsr24(bcsr24::test::xdys_matrix(rows, cols, 30, 30, seed), aligned_options(scaling, precision));
 }
 
 /// What a version 1 or 2 file holds of `a`: everything but the storage errors of the census, which load as 0.
@@ -413,13 +395,7 @@ TEST_CASE("version 3 round-trips layout, reordering, row_order, b_rows, precisio
     options.layout = layout;
     options.reorder = Reordering::rcm;
     options.precision = layout == TileLayout::condensed ? Precision::split : Precision::fp16;
-    XdYsSpec spec;
-    spec.rows = 100;
-    spec.cols = 100;
-    spec.dense_percent = 10;
-    spec.sparse24_percent = 20;
-    spec.seed = seed + 1;
-    samples.push_back(convert_to_bcsr24(generate_xdys(spec), options));
+    samples.push_back(convert_to_bcsr24(bcsr24::test::xdys_matrix(100, 100, 10, 20, seed + 1), options));
   }
 
   for (const Bcsr24Matrix& a : samples) {

@@ -59,13 +59,7 @@ TEST_CASE("mesh matrices are symmetric, strictly diagonally dominant with a posi
   for (NodeOrder order : {NodeOrder::lexicographic, NodeOrder::random})
     for (int stencil : {7, 27})
       for (int dofs : {1, 2, 3}) {
-        MeshSpec spec;
-        spec.nx = 5;
-        spec.ny = 4;
-        spec.nz = 3;
-        spec.dofs_per_node = dofs;
-        spec.stencil = stencil;
-        spec.order = order;
+        const MeshSpec spec = bcsr24::test::small_mesh_spec(stencil, dofs, order);
         INFO("stencil " << stencil << ", dofs " << dofs << ", " << mesh_name(spec));
         const CsrMatrix a = generate_mesh_matrix(spec);
         CHECK(a.rows == 60 * dofs);

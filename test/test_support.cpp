@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <random>
 
+#include <catch2/catch.hpp>
+
 #include "bcsr24/half.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
 
@@ -154,13 +156,74 @@ CsrMatrix wide_band_csr() {
 
 CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,
                       std::uint64_t seed) {
-  XdYsSpec spec;
-  spec.rows = rows;
-  spec.cols = cols;
-  spec.dense_percent = dense_percent;
-  spec.sparse24_percent = sparse24_percent;
+  return generate_xdys(XdYsSpec{rows, cols, dense_percent, sparse24_percent, seed});
+}
+
+CsrMatrix csr_from_mask(std::int64_t rows, std::int64_t cols, const std::vector<char>& mask,
+                        const std::function<double(std::int64_t, std::int64_t)>& value_at) {
+  CsrMatrix a;
+  a.rows = std::int32_t(rows);
+  a.cols = std::int32_t(cols);
+  a.row_ptr.assign(std::size_t(rows) + 1, 0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c)
+      if (mask[std::size_t(r * cols + c)]) {
+        a.col_idx.push_back(std::int32_t(c));
+        a.values.push_back(value_at(r, c));
+      }
+    a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
+  }
+  return a;
+}
+
+CsrMatrix single_entry_csr(std::int32_t rows, std::int32_t cols, double value) {
+  CsrMatrix a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr.assign(std::size_t(rows) + 1, 1);
+  a.row_ptr[0] = 0;
+  a.col_idx = {0};
+  a.values = {value};
+  return a;
+}
+
+void append_rows(CsrMatrix& a, const CsrMatrix& below) {
+  for (std::int32_t r = 0; r < below.rows; ++r) {
+    for (std::int32_t e = below.row_ptr[std::size_t(r)]; e < below.row_ptr[std::size_t(r) + 1]; ++e) {
+      a.col_idx.push_back(below.col_idx[std::size_t(e)]);
+      a.values.push_back(below.values[std::size_t(e)]);
+    }
+    a.row_ptr.push_back(std::int32_t(a.col_idx.size()));
+  }
+  a.rows += below.rows;
+}
+
+MeshSpec small_mesh_spec(int stencil, int dofs, NodeOrder order, std::uint64_t seed) {
+  MeshSpec spec;
+  spec.nx = 5;
+  spec.ny = 4;
+  spec.nz = 3;
+  spec.dofs_per_node = dofs;
+  spec.stencil = stencil;
+  spec.order = order;
   spec.seed = seed;
-  return generate_xdys(spec);
+  return spec;
+}
+
+void require_valid_generated(const CsrMatrix& a) {
+  REQUIRE(a.row_ptr.size() == std::size_t(a.rows) + 1);
+  REQUIRE(a.row_ptr.front() == 0);
+  REQUIRE(a.row_ptr.back() == a.nnz());
+  REQUIRE(a.values.size() == a.col_idx.size());
+  for (std::int32_t r = 0; r < a.rows; ++r)
+    for (std::int32_t p = a.row_ptr[std::size_t(r)]; p < a.row_ptr[std::size_t(r) + 1]; ++p) {
+      REQUIRE(a.col_idx[std::size_t(p)] >= 0);
+      REQUIRE(a.col_idx[std::size_t(p)] < a.cols);
+      if (p > a.row_ptr[std::size_t(r)]) REQUIRE(a.col_idx[std::size_t(p)] > a.col_idx[std::size_t(p) - 1]);
+      REQUIRE(a.values[std::size_t(p)] >= -1.0);
+      REQUIRE(a.values[std::size_t(p)] < 1.0);
+      REQUIRE(a.values[std::size_t(p)] != 0.0);
+    }
 }
 
 }  // namespace bcsr24::test

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "format/bcsr24_matrix.hpp"
 #include "format/convert.hpp"
 #include "bcsr24/csr_matrix.hpp"
+#include "bcsr24_testkit/mesh.hpp"
 
 namespace bcsr24::test {
 
@@ -40,6 +42,25 @@ CsrMatrix wide_band_csr();
 /// An XdYs matrix (synthetic.hpp): `dense_percent` of the tile positions dense, `sparse24_percent` 2:4.
 CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,
                       std::uint64_t seed);
+
+/// The rows x cols matrix of the entries a row-major mask marks (nonzero), valued value_at(r, c), which is
+/// called in row-major order.
+CsrMatrix csr_from_mask(std::int64_t rows, std::int64_t cols, const std::vector<char>& mask,
+                        const std::function<double(std::int64_t, std::int64_t)>& value_at);
+
+/// A rows x cols matrix whose only stored entry is `value` at (0, 0).
+CsrMatrix single_entry_csr(std::int32_t rows, std::int32_t cols, double value);
+
+/// Appends the rows of `below` (columns within a.cols) after a's last row.
+void append_rows(CsrMatrix& a, const CsrMatrix& below);
+
+/// A 5 x 4 x 3 node mesh with the given stencil, unknowns per node and node order: small enough for exhaustive
+/// checks of every stencil and order.
+MeshSpec small_mesh_spec(int stencil, int dofs, NodeOrder order, std::uint64_t seed = 1);
+
+/// Catch2 checks of a generator's output: row pointers from 0 to nnz, sorted unique in-range columns in every
+/// row, values in [-1, 1) and never 0.
+void require_valid_generated(const CsrMatrix& a);
 
 /// Random fp16 matrix rows x cols (row-major, ld = cols), values uniform in [-1, 1) rounded to fp16.
 std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std::uint64_t seed);
