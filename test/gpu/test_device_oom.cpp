@@ -24,24 +24,15 @@
 #include "bcsr24/sparse_operator.hpp"
 #include "bcsr24_experimental/plan_knobs.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
+#include "cuda_memory.hpp"
 #include "device/device_memory.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
+using bcsr24::test::cuda_ok;
+using bcsr24::test::DeviceBytes;
 
 namespace {
-
-void cuda_ok(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(status));
-}
-
-struct DeviceBytes {
-  void* ptr = nullptr;
-  explicit DeviceBytes(std::size_t n) { cuda_ok(cudaMalloc(&ptr, std::max<std::size_t>(n, 16)), "cudaMalloc"); }
-  ~DeviceBytes() { cudaFree(ptr); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-};
 
 /// Clears the failure hooks however a test section ends.
 struct HookReset {

@@ -18,6 +18,7 @@
 #include "bcsr24_experimental/plan_knobs.hpp"
 #include "bcsr24_testkit/structure_classes.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
+#include "cuda_memory.hpp"
 #include "device/device_memory.hpp"
 #include "device/plan_access.hpp"
 #include "device/plan_tuning.hpp"
@@ -26,30 +27,14 @@
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::test::GpuCase;
-using bcsr24::test::require_pass;
-using bcsr24::test::run_and_check;
-using bcsr24::test::same_bits;
+using namespace bcsr24::test;
 
 namespace {
-
-void cuda_ok(cudaError_t s, const char* what) {
-  if (s != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(s));
-}
-
-/// Device memory for one test (freed at scope exit).
-struct Scratch {
-  void* ptr = nullptr;
-  explicit Scratch(std::size_t bytes) { cuda_ok(cudaMalloc(&ptr, std::max<std::size_t>(bytes, 16)), "cudaMalloc"); }
-  ~Scratch() { cudaFree(ptr); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-};
 
 /// Runs `plan` on fp16 B (cols x n, ldb = n) from `b` into NaN-poisoned fp32 C and returns C.
 std::vector<float> run_plan(const SpmmPlan& plan, const SparseOperator& op, const std::vector<std::uint16_t>& b) {
   const std::int32_t n = plan.n();
-  Scratch d_b(b.size() * 2), d_c(std::size_t(op.rows()) * n * 4);
+  DeviceBytes d_b(b.size() * 2), d_c(std::size_t(op.rows()) * n * 4);
   cuda_ok(cudaMemcpy(d_b.ptr, b.data(), b.size() * 2, cudaMemcpyHostToDevice), "B");
   cuda_ok(cudaMemset(d_c.ptr, 0xff, std::size_t(op.rows()) * n * 4), "poison C");
   plan.run(static_cast<const fp16_t*>(d_b.ptr), n, d_c.ptr, n, 1.0f, 0.0f);
@@ -80,9 +65,9 @@ CsrMatrix mixed_matrix(std::uint64_t seed) {
   rows.seed = seed;
   const CsrMatrix graph = generate_structure(rows);
   CsrMatrix a;
-  a.rows = graph.rows + 8000;
+  a.rows = 8000;
   a.cols = graph.cols;
-  a.row_ptr.assign(std::size_t(a.rows) + 1, 0);
+  a.row_ptr.assign(8001, 0);
   for (std::int32_t r = 0; r < 8000; ++r) {
     const std::int32_t first = r / 16 * 64 % (a.cols - 64);
     for (std::int32_t c = first; c < first + 64; ++c) {
@@ -91,13 +76,7 @@ CsrMatrix mixed_matrix(std::uint64_t seed) {
     }
     a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
   }
-  for (std::int32_t g = 0; g < graph.rows; ++g) {
-    for (std::int32_t e = graph.row_ptr[std::size_t(g)]; e < graph.row_ptr[std::size_t(g) + 1]; ++e) {
-      a.col_idx.push_back(graph.col_idx[std::size_t(e)]);
-      a.values.push_back(graph.values[std::size_t(e)]);
-    }
-    a.row_ptr[std::size_t(8000 + g) + 1] = std::int32_t(a.col_idx.size());
-  }
+  append_rows(a, graph);
   return a;
 }
 
