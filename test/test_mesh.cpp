@@ -39,18 +39,15 @@ std::vector<double> diagonal(const CsrMatrix& a) {
 }  // namespace
 
 TEST_CASE("mesh matrices have the predicted size and sorted columns", "[mesh]") {
-  for (NodeOrder order : {NodeOrder::lexicographic, NodeOrder::random})
-    for (int stencil : {7, 27})
-      for (int dofs : {1, 2, 3}) {
-        const MeshSpec spec = small_mesh_spec(stencil, dofs, order);
-        INFO("stencil " << stencil << ", dofs " << dofs << ", order " << bcsr24::mesh_name(spec));
-        const CsrMatrix a = bcsr24::generate_mesh_matrix(spec);
-        CHECK(a.rows == 60 * dofs);
-        CHECK(a.cols == a.rows);
-        CHECK(a.nnz() == bcsr24::mesh_nonzeros(spec));
-        REQUIRE_NOTHROW(bcsr24::validate_csr(a));  // sorted, unique, in-range columns
-        // Symmetry and diagonal dominance (the SPD evidence): test_solver.cpp, with check_spd_evidence.
-      }
+  for (const MeshSpec& spec : bcsr24::test::small_mesh_specs()) {
+    INFO("stencil " << spec.stencil << ", dofs " << spec.dofs_per_node << ", order " << bcsr24::mesh_name(spec));
+    const CsrMatrix a = bcsr24::generate_mesh_matrix(spec);
+    CHECK(a.rows == 60 * spec.dofs_per_node);
+    CHECK(a.cols == a.rows);
+    CHECK(a.nnz() == bcsr24::mesh_nonzeros(spec));
+    REQUIRE_NOTHROW(bcsr24::validate_csr(a));  // sorted, unique, in-range columns
+    // Symmetry and diagonal dominance (the SPD evidence): test_solver.cpp, with check_spd_evidence.
+  }
   // Closed forms: per axis 3n - 2 node pairs for 27 points; 7 points: n^3 + 2 * (faces between neighbours).
   MeshSpec spec = small_mesh_spec(27, 3, NodeOrder::lexicographic);
   CHECK(bcsr24::mesh_nonzeros(spec) == (3 * 5 - 2) * (3 * 4 - 2) * (3 * 3 - 2) * 9);

@@ -56,42 +56,40 @@ SolveOutcome solve_on_cpu(const Problem& problem, InnerBackend backend, bool jac
 }  // namespace
 
 TEST_CASE("mesh matrices are symmetric, strictly diagonally dominant with a positive diagonal", "[solver][mesh]") {
-  for (NodeOrder order : {NodeOrder::lexicographic, NodeOrder::random})
-    for (int stencil : {7, 27})
-      for (int dofs : {1, 2, 3}) {
-        const MeshSpec spec = bcsr24::test::small_mesh_spec(stencil, dofs, order);
-        INFO("stencil " << stencil << ", dofs " << dofs << ", " << mesh_name(spec));
-        const CsrMatrix a = generate_mesh_matrix(spec);
-        CHECK(a.rows == 60 * dofs);
-        CHECK(a.nnz() == mesh_nonzeros(spec));
-        REQUIRE_NOTHROW(bcsr24::validate_csr(a));
-        const SpdEvidence ev = check_spd_evidence(a);
-        INFO(ev.summary());
-        CHECK(ev.proves_spd());
-        CHECK(ev.symmetric);
-        CHECK(ev.min_dominance_ratio == Approx(1.0 + spec.diagonal_margin));
-        CHECK(ev.min_dominance_ratio > 1.0);
-        // Independent check on the small matrix: symmetric with a positive smallest eigenvalue.
-        const Eigen::MatrixXd d = dense(a);
-        CHECK((d - d.transpose()).cwiseAbs().maxCoeff() == 0.0);
-        const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(d);
-        CHECK(eig.eigenvalues()(0) > 0.0);
-        // Off-diagonal couplings exist between dofs of one node and between neighbours.
-        if (dofs > 1) CHECK(d(0, 1) != 0.0);
-        if (order == NodeOrder::lexicographic) CHECK(d(0, dofs) != 0.0);  // node 1 neighbours node 0
-      }
-    // Interior rows of a 27-point stencil with 3 dofs have 81 entries.
-    MeshSpec spec;
-    spec.nx = spec.ny = spec.nz = 3;
+  for (const MeshSpec& spec : bcsr24::test::small_mesh_specs()) {
+    const int dofs = spec.dofs_per_node;
+    INFO("stencil " << spec.stencil << ", dofs " << dofs << ", " << mesh_name(spec));
     const CsrMatrix a = generate_mesh_matrix(spec);
-    const std::int32_t centre = (1 * 3 + 1) * 3 + 1;
-    CHECK(a.row_ptr[centre * 3 + 1] - a.row_ptr[centre * 3] == 81);
-    // Reproducible from the seed, different with another.
-    CHECK(generate_mesh_matrix(spec).values == a.values);
-    spec.seed = 2;
-    CHECK(generate_mesh_matrix(spec).values != a.values);
-    spec.stencil = 9;
-    CHECK_THROWS_AS(generate_mesh_matrix(spec), bcsr24::InvalidArgument);
+    CHECK(a.rows == 60 * dofs);
+    CHECK(a.nnz() == mesh_nonzeros(spec));
+    REQUIRE_NOTHROW(bcsr24::validate_csr(a));
+    const SpdEvidence ev = check_spd_evidence(a);
+    INFO(ev.summary());
+    CHECK(ev.proves_spd());
+    CHECK(ev.symmetric);
+    CHECK(ev.min_dominance_ratio == Approx(1.0 + spec.diagonal_margin));
+    CHECK(ev.min_dominance_ratio > 1.0);
+    // Independent check on the small matrix: symmetric with a positive smallest eigenvalue.
+    const Eigen::MatrixXd d = dense(a);
+    CHECK((d - d.transpose()).cwiseAbs().maxCoeff() == 0.0);
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(d);
+    CHECK(eig.eigenvalues()(0) > 0.0);
+    // Off-diagonal couplings exist between dofs of one node and between neighbours.
+    if (dofs > 1) CHECK(d(0, 1) != 0.0);
+    if (spec.order == NodeOrder::lexicographic) CHECK(d(0, dofs) != 0.0);  // node 1 neighbours node 0
+  }
+  // Interior rows of a 27-point stencil with 3 dofs have 81 entries.
+  MeshSpec spec;
+  spec.nx = spec.ny = spec.nz = 3;
+  const CsrMatrix a = generate_mesh_matrix(spec);
+  const std::int32_t centre = (1 * 3 + 1) * 3 + 1;
+  CHECK(a.row_ptr[centre * 3 + 1] - a.row_ptr[centre * 3] == 81);
+  // Reproducible from the seed, different with another.
+  CHECK(generate_mesh_matrix(spec).values == a.values);
+  spec.seed = 2;
+  CHECK(generate_mesh_matrix(spec).values != a.values);
+  spec.stencil = 9;
+  CHECK_THROWS_AS(generate_mesh_matrix(spec), bcsr24::InvalidArgument);
 }
 
 TEST_CASE("the default mesh has more than a million nonzeros and is diagonally dominant", "[solver][mesh][large]") {

@@ -210,6 +210,14 @@ MeshSpec small_mesh_spec(int stencil, int dofs, NodeOrder order, std::uint64_t s
   return spec;
 }
 
+std::vector<MeshSpec> small_mesh_specs() {
+  std::vector<MeshSpec> out;
+  for (NodeOrder order : {NodeOrder::lexicographic, NodeOrder::random})
+    for (int stencil : {7, 27})
+      for (int dofs : {1, 2, 3}) out.push_back(small_mesh_spec(stencil, dofs, order));
+  return out;
+}
+
 void require_valid_generated(const CsrMatrix& a) {
   REQUIRE(a.row_ptr.size() == std::size_t(a.rows) + 1);
   REQUIRE(a.row_ptr.front() == 0);
