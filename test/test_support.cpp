@@ -122,36 +122,24 @@ ConvertOptions convert_policy(TileLayout layout, Reordering reorder) {
 CsrMatrix scattered_csr(std::int32_t rows, std::int32_t cols, int per_row, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
+  Triplets t;
   for (std::int32_t r = 0; r < rows; ++r) {
     if (r % 7 == 3) continue;
     for (int q = 0; q < per_row; ++q) {
       std::int32_t c = static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(cols));
       if (c % 5 == 2) c = (c + 1) % cols;
-      ri.push_back(r);
-      ci.push_back(c);
-      vi.push_back(value(rng));
+      t.add(r, c, value(rng));
     }
   }
-  return csr_from_triplets(rows, cols, ri, ci, vi);
+  return t.csr(rows, cols);
 }
 
 CsrMatrix wide_band_csr() {
   const std::int32_t cols = 70003;
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
-  for (std::int32_t c = 0; c < 70000; ++c) {
-    ri.push_back(5);
-    ci.push_back(c + 3);
-    vi.push_back(1.0 / (1.0 + c % 97));
-  }
-  for (std::int32_t r = 0; r < 40; ++r) {
-    ri.push_back(r);
-    ci.push_back((r * 7919) % cols);
-    vi.push_back(0.5 + r);
-  }
-  return csr_from_triplets(40, cols, ri, ci, vi);
+  Triplets t;
+  for (std::int32_t c = 0; c < 70000; ++c) t.add(5, c + 3, 1.0 / (1.0 + c % 97));
+  for (std::int32_t r = 0; r < 40; ++r) t.add(r, (r * 7919) % cols, 0.5 + r);
+  return t.csr(40, cols);
 }
 
 CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,

@@ -43,6 +43,18 @@ CsrMatrix wide_band_csr();
 CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,
                       std::uint64_t seed);
 
+/// Entries gathered one at a time, then made a matrix by csr_from_triplets.
+struct Triplets {
+  std::vector<std::int32_t> row, col;
+  std::vector<double> value;
+  void add(std::int32_t r, std::int32_t c, double v) {
+    row.push_back(r);
+    col.push_back(c);
+    value.push_back(v);
+  }
+  CsrMatrix csr(std::int32_t rows, std::int32_t cols) const { return csr_from_triplets(rows, cols, row, col, value); }
+};
+
 /// The rows x cols matrix of the entries a row-major mask marks (nonzero), valued value_at(r, c), which is
 /// called in row-major order.
 CsrMatrix csr_from_mask(std::int64_t rows, std::int64_t cols, const std::vector<char>& mask,

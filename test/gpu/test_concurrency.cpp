@@ -55,13 +55,8 @@ CsrMatrix long_band_matrix(std::uint64_t seed) {
   const std::int32_t rows = 400, cols = 2500;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
-  auto add = [&](std::int32_t r, std::int32_t c) {
-    ri.push_back(r);
-    ci.push_back(c);
-    vi.push_back(value(rng));
-  };
+  test::Triplets t;
+  auto add = [&](std::int32_t r, std::int32_t c) { t.add(r, c, value(rng)); };
   for (std::int32_t r = 0; r < 16; ++r)
     for (std::int32_t c = 0; c < cols; ++c)
       if ((c + r) % 3 != 0) add(r, c);
@@ -70,7 +65,7 @@ CsrMatrix long_band_matrix(std::uint64_t seed) {
     if (r >= 96 && r < 128) continue;
     for (int e = 0; e < 4; ++e) add(r, static_cast<std::int32_t>(rng() % cols));
   }
-  return csr_from_triplets(rows, cols, ri, ci, vi);
+  return t.csr(rows, cols);
 }
 
 /// One shared operator: its source and options (the twin for the serial run is built from the same).

@@ -54,16 +54,21 @@ PlanOptions measured(double budget_ms) {
   return o;
 }
 
+/// A random graph of `degree` per row with `count` full rows (StructureClass::dense_rows).
+CsrMatrix dense_rows_matrix(std::int32_t rows, std::int32_t degree, std::int32_t count, std::uint64_t seed) {
+  StructureSpec spec;
+  spec.kind = StructureClass::dense_rows;
+  spec.rows = rows;
+  spec.degree = degree;
+  spec.count = count;
+  spec.seed = seed;
+  return generate_structure(spec);
+}
+
 /// A mix that gives the tuner real alternatives: dense 16 x 64 diagonal blocks (tiles) over a scattered random
 /// graph (CSR at wide n) and a few full rows.
 CsrMatrix mixed_matrix(std::uint64_t seed) {
-  StructureSpec rows;
-  rows.kind = StructureClass::dense_rows;
-  rows.rows = 30000;
-  rows.degree = 3;
-  rows.count = 3;
-  rows.seed = seed;
-  const CsrMatrix graph = generate_structure(rows);
+  const CsrMatrix graph = dense_rows_matrix(30000, 3, 3, seed);
   CsrMatrix a;
   a.rows = 8000;
   a.cols = graph.cols;
@@ -86,17 +91,8 @@ TEST_CASE("every plan kind works at n = 1..9, 127..130, 255 and 256", "[gpu][wid
   const std::uint64_t seed = test::test_seed(3301);
   INFO("seed " << seed);
   // Small enough to check every width quickly; tiles and scattered rows both present, so automatic plans split.
-  StructureSpec spec;
-  spec.kind = StructureClass::dense_rows;
-  spec.rows = 1000;
-  spec.degree = 6;
-  spec.count = 2;
-  spec.seed = seed;
-  const CsrMatrix a = generate_structure(spec);
-  ConvertOptions aligned;
-  aligned.layout = TileLayout::aligned;
-  aligned.reorder = Reordering::none;
-  const Bcsr24Matrix host = convert_to_bcsr24(a, aligned);
+  const CsrMatrix a = dense_rows_matrix(1000, 6, 2, seed);
+  const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
   const DeviceMatrix dev = test::upload_all(host);
   const bool groups = query_device().compute_capability >= 90;
   std::vector<std::int32_t> widths = {127, 128, 129, 130, 255, 256};
