@@ -96,6 +96,25 @@ bool is_permutation_of_rows(const std::vector<std::int32_t>& order, std::int32_t
   return true;
 }
 
+/// The bandwidths of a grid in its own order, randomly permuted (`seed`) and reordered by RCM, and the ordering.
+struct Recovery {
+  std::int64_t natural = 0, scrambled = 0, reordered = 0;
+  RowOrdering ordering;
+  std::int32_t rows = 0;
+};
+
+Recovery recover_band(const CsrMatrix& grid, std::uint64_t seed) {
+  Recovery r;
+  r.natural = permuted_bandwidth(grid, {});
+  const CsrMatrix a = permute_symmetric(grid, random_permutation(grid.rows, seed));
+  r.scrambled = permuted_bandwidth(a, {});
+  r.ordering = reverse_cuthill_mckee(a);
+  REQUIRE(is_permutation_of_rows(r.ordering.order, a.rows));
+  r.reordered = permuted_bandwidth(a, r.ordering.order);
+  r.rows = a.rows;
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("reverse_cuthill_mckee returns a permutation of the rows for every shape", "[reorder]") {
@@ -266,29 +285,6 @@ TEST_CASE("reverse_cuthill_mckee merges rows of a rectangular matrix with identi
   CHECK(o.order[5] == 2);
   CHECK(o.order[6] == 6);
 }
-
-namespace {
-
-/// The bandwidths of a grid in its own order, randomly permuted (`seed`) and reordered by RCM, and the ordering.
-struct Recovery {
-  std::int64_t natural = 0, scrambled = 0, reordered = 0;
-  RowOrdering ordering;
-  std::int32_t rows = 0;
-};
-
-Recovery recover_band(const CsrMatrix& grid, std::uint64_t seed) {
-  Recovery r;
-  r.natural = permuted_bandwidth(grid, {});
-  const CsrMatrix a = permute_symmetric(grid, random_permutation(grid.rows, seed));
-  r.scrambled = permuted_bandwidth(a, {});
-  r.ordering = reverse_cuthill_mckee(a);
-  REQUIRE(is_permutation_of_rows(r.ordering.order, a.rows));
-  r.reordered = permuted_bandwidth(a, r.ordering.order);
-  r.rows = a.rows;
-  return r;
-}
-
-}  // namespace
 
 TEST_CASE("reverse_cuthill_mckee recovers a narrow band from randomly permuted grids", "[reorder]") {
   const std::uint64_t seed = test::test_seed(31);
