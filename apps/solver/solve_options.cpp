@@ -1,0 +1,310 @@
+// bcsr24_solve's command line (solve_options.hpp).
+#include "solve_options.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include "bcsr24/error.hpp"
+#include "cli.hpp"
+#include "small_algebra.hpp"
+#if BCSR24_HAS_NCCL
+#include "rank_session.hpp"
+#endif
+
+namespace bcsr24::solver {
+
+using json = nlohmann::json;
+using apps::UsageError;
+
+namespace {
+
+/// Direction memory of the legacy solver, bounded by the GPU combine kernel's term count.
+constexpr int kMaxOuterMemory = 23;
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& o) {
+  app.description(
+      "Solve A X = B for SPD A and several right-hand sides to a relative residual tolerance (default 1e-8), checked "
+      "with the true fp64 residual.\n"
+      "--solver block (default): flexible block CG in fp64 for all right-hand sides, preconditioned by a Chebyshev "
+      "polynomial of D^-1/2 A D^-1/2 (degree and interval from Lanczos steps) whose products run through bcsr24 "
+      "(--inner-precision split by default) or cuSPARSE CSR fp32 (--inner-backend); every scalar stays on the GPU and "
+      "the host waits once per iteration. --compare runs it with bcsr24, then with cuSPARSE fp32, then k "
+      "Jacobi-preconditioned CG solves in fp64 (--solver pcg alone).\n"
+      "--solver legacy: flexible CG with a block CG inside (the distributed runs, --gpus / --mpi, use it).\n"
+      "Exit status: 0 every run converged, 1 error, 2 bad arguments, 3 a run stopped without converging "
+      "(the report says why).");
+  auto* matrix = app.add_option("--matrix", o.matrix_path, "Matrix Market file of an SPD matrix");
+  auto* mesh = app.add_option("--generate-mesh", o.mesh,
+                              "Generate a 3D mesh matrix with NX x NY x NZ nodes instead (diagonally dominant SPD)")
+                   ->expected(3);
+  auto* diffusion =
+      app.add_option("--generate-diffusion", o.diffusion,
+                     "Generate a 3-D diffusion problem on NX x NY x NZ cells instead (finite volumes, 7 points, "
+                     "Dirichlet boundary; NZ = 1: 2-D): see --coefficients")
+          ->expected(3);
+  matrix->excludes(mesh)->excludes(diffusion);
+  mesh->excludes(diffusion);
+  app.add_option("--dofs-per-node", o.mesh_spec.dofs_per_node, "Unknowns per mesh node")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--stencil", o.mesh_spec.stencil, "Mesh stencil: 7 or 27 points")->capture_default_str()->check(CLI::IsMember({7, 27}));
+  app.add_option("--diag-margin", o.mesh_spec.diagonal_margin,
+                 "Mesh diagonal = (1 + margin) * off-diagonal row sum; smaller = worse conditioned")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--mesh-seed", o.mesh_spec.seed, "Seed of the mesh values")->capture_default_str();
+  app.add_option("--coefficients", o.coefficients,
+                 "Diffusion coefficient field: constant, inclusions (random cubes of --contrast in 1), layers "
+                 "(z-layers log-uniform in [1, --contrast]), lognormal (exp(--sigma g), g a smoothed Gaussian field)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"constant", "inclusions", "layers", "lognormal"}));
+  app.add_option("--contrast", o.diffusion_spec.contrast, "Diffusion: coefficient of the inclusions, or range of the layers")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--fill", o.diffusion_spec.fill, "Diffusion: volume fraction of the inclusions")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--inclusion-size", o.diffusion_spec.inclusion_size, "Diffusion: inclusion edge in cells")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--layer-thickness", o.diffusion_spec.layer_thickness, "Diffusion: layer thickness in cells")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--sigma", o.diffusion_spec.sigma, "Diffusion: standard deviation of ln k (lognormal)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--correlation", o.diffusion_spec.correlation, "Diffusion: smoothing half width in cells (lognormal)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--anisotropy", o.anisotropy, "Diffusion: K = k diag(AX, AY, AZ), e.g. 1 1 1e-4")->expected(3);
+  app.add_option("--diffusion-seed", o.diffusion_spec.seed, "Seed of the coefficient field")->capture_default_str();
+  app.add_option("--write-matrix", o.write_matrix, "Also write the matrix (read or generated) to this Matrix Market file");
+  app.add_flag("--write-only", o.write_only, "With --write-matrix: write it and stop");
+  app.add_option("--rhs", o.rhs, "Number of right-hand sides k (the block solver takes at most 64)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  app.add_option("--rhs-kind", o.rhs_kind,
+                 "a_times_random: B = A X_true with random X_true (the error is reported); random: random B")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"a_times_random", "random"}));
+  app.add_option("--seed", o.seed, "Seed of the right-hand sides")->capture_default_str();
+  app.add_option("--tol", o.tolerance, "Target max_j |b_j - A x_j| / |b_j| (true fp64 residual)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--solver", o.solver, "block (default), pcg (the Jacobi-PCG baseline alone), legacy")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"block", "pcg", "legacy"}));
+  app.add_flag("--compare", o.compare,
+               "block: run it with bcsr24, then with cuSPARSE fp32 products, then k Jacobi-PCG solves in fp64; "
+               "legacy: both inner backends");
+  app.add_option("--max-iterations", o.max_iterations, "Iteration limit of the block solver (PCG: 100 times this)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--block-memory", o.block_memory, "Direction blocks each new one is A-orthogonalised against")
+      ->capture_default_str()
+      ->check(CLI::Range(1, small::kMaxMemory));
+  app.add_option("--preconditioner", o.preconditioner, "Block solver: chebyshev (bcsr24 or cuSPARSE fp32 products) or jacobi (fp64)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"chebyshev", "jacobi"}));
+  app.add_option("--cheb-degree", o.cheb_degree, "Degree of the Chebyshev residual polynomial (odd; degree - 1 products)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1001));
+  app.add_option("--cheb-ratio", o.cheb_ratio, "b / a of the Chebyshev interval (0: ratio factor * degree^2)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--cheb-ratio-factor", o.cheb_ratio_factor, "b / a = factor * degree^2 when --cheb-ratio is 0")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--cheb-margin", o.cheb_margin, "Safety margin on the Lanczos upper bound b")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lanczos-steps", o.lanczos_steps, "Lanczos steps of the spectrum estimate")
+      ->capture_default_str()
+      ->check(CLI::Range(2, small::kMaxLanczos));
+  app.add_option("--drop-tolerance", o.drop_tolerance, "Block solver: whitening pivot below which a direction is dropped")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--check-every", o.check_every, "Jacobi-PCG baseline: iterations between status reads")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--time-limit", o.time_limit, "Wall-clock cap of each solve in seconds (0: none); stop reason time_limit")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--no-timing", o.no_timing, "No CUDA events around the operations (time to solution only)");
+  app.add_flag("--check-spaces", o.check_spaces,
+               "Run every operation and the whole solve on the GPU space and on the CPU space with the same inputs and "
+               "compare (a debugging aid for a new GPU or build; small matrices)");
+  app.add_option("--cpu-b-rounding", o.cpu_b_rounding,
+                 "--device cpu with fp16/bf16 inner products: round B per tile as the tile kernels do (tiles) or use it "
+                 "exactly as the CSR kernel does (exact)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tiles", "exact"}));
+  app.add_option("--max-outer", o.max_outer, "Legacy: outer iteration limit")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--outer-memory", o.memory, "Legacy: previous directions each outer direction is orthogonalised against")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxOuterMemory));
+  app.add_option("--inner-iters", o.inner_iters, "Legacy: products (block CG iterations) per inner solve")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--inner-tol", o.inner_tolerance, "Legacy: inner solve stops early when every column's residual fell by this")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--inner-backend", o.inner_backend, "Products of the preconditioner (block) or inner solve (legacy)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bcsr24", "cusparse_csr_f32"}));
+  app.add_option("--inner-precision", o.inner_precision,
+                 "Precision of bcsr24's inner products: fp16, bf16 or split (about fp32 accuracy); default split for "
+                 "the block solver, fp16 for legacy. The vectors go in as fp32 either way (no conversion pass)")
+      ->check(CLI::IsMember({"fp16", "bf16", "split"}));
+  app.add_option("--inner-scaling", o.inner_scaling,
+                 "jacobi: the inner operator is D^-1/2 A D^-1/2 (default for the block solver); none: A itself "
+                 "(default for legacy), its fp16 range left to bcsr24's scaling")
+      ->check(CLI::IsMember({"none", "jacobi"}));
+  app.add_option("--fallback", o.fallback,
+                 "When the preconditioner (block) or inner solve (legacy) stops helping: jacobi = continue with the "
+                 "Jacobi preconditioner in fp64; none = stop and say so")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"jacobi", "none"}));
+  app.add_option("--stall-window", o.stall_window,
+                 "Iterations over which the best residual must fall by 1/stall-factor (default: block 25, legacy 5)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--stall-factor", o.stall_factor, "Required residual reduction factor per window")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-300, 1.0));
+  app.add_option("--fallback-window", o.fallback_window, "The same window in the Jacobi phase (stagnation)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--replace-every", o.replace_every,
+                 "Recompute the true fp64 residual every this many iterations (default: block 1, legacy 50)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--device", o.device, "gpu, or cpu (same algorithm, bcsr24 products emulated; small matrices only)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"gpu", "cpu"}));
+  CLI::Option* gpus =
+      app.add_option("--gpus", o.gpus,
+                     "Legacy solver distributed by rows over GPUs 0..P-1 of this host (one thread and NCCL rank each; "
+                     "halo exchange and NCCL all-reduce). 1 runs the distributed code on one GPU. Needs a build with "
+                     "NCCL; the block solver runs on one GPU")
+          ->check(CLI::PositiveNumber);
+  app.add_flag("--mpi", o.mpi,
+               "The distributed legacy solve with one MPI process per GPU (mpirun -np P): each process takes device "
+               "local rank % device count of its host, reads or generates the whole matrix and keeps its rows; "
+               "rank 0 prints. Needs a build with NCCL and MPI")
+      ->excludes(gpus);
+  app.add_option("--json", o.json_path, "Also write the results as JSON to this file");
+  app.add_flag("--verbose", o.verbose, "Print every iteration");
+}
+
+void validate(const Options& o) {
+  if (o.matrix_path.empty() && o.mesh.empty() && o.diffusion.empty())
+    throw UsageError("give --matrix FILE, --generate-mesh NX NY NZ or --generate-diffusion NX NY NZ");
+  for (std::int32_t v : o.mesh)
+    if (v < 1) throw UsageError("--generate-mesh sizes must be >= 1");
+  for (std::int32_t v : o.diffusion)
+    if (v < 1) throw UsageError("--generate-diffusion sizes must be >= 1");
+  if (o.write_only && o.write_matrix.empty()) throw UsageError("--write-only needs --write-matrix FILE");
+  if (o.gpus > 0 && o.device != "gpu") throw UsageError("--gpus needs --device gpu");
+  if (o.mpi && o.device != "gpu") throw UsageError("--mpi needs --device gpu");
+  if ((o.gpus > 0 || o.mpi) && o.solver != "legacy" && o.solver != "block")
+    throw UsageError("--gpus and --mpi run the legacy solver only");
+  if (o.check_spaces && o.device != "gpu") throw UsageError("--check-spaces compares the GPU space with the CPU space");
+  if (!o.legacy() && o.rhs > small::kMaxColumns)
+    throw UsageError("the block solver takes at most " + std::to_string(small::kMaxColumns) +
+                     " right-hand sides (--solver legacy takes up to 256)");
+#if BCSR24_HAS_NCCL
+  if (o.mpi && !bcsr24::ranks::mpi_available())
+    throw UsageError("--mpi: this bcsr24_solve was built without MPI (CMake found none; --gpus P runs on one host)");
+#else
+  if (o.gpus > 0 || o.mpi)
+    throw UsageError(std::string(o.mpi ? "--mpi" : "--gpus") +
+                     ": this bcsr24_solve was built without NCCL (no distributed solve)");
+#endif
+}
+
+OuterOptions outer_options(const Options& o) {
+  OuterOptions outer;
+  outer.tolerance = o.tolerance;
+  outer.max_outer = o.max_outer;
+  outer.memory = o.memory;
+  outer.stall_window = o.window();
+  outer.stall_factor = o.stall_factor;
+  outer.fallback = o.fallback == "jacobi" ? Fallback::jacobi : Fallback::none;
+  outer.fallback_window = o.fallback_window;
+  outer.replace_every = o.replace();
+  return outer;
+}
+
+InnerOptions inner_solve_options(const Options& o) {
+  InnerOptions inner;
+  inner.max_products = o.inner_iters;
+  inner.tolerance = o.inner_tolerance;
+  return inner;
+}
+
+BlockRunSettings block_settings(const Options& o, InnerBackend backend) {
+  BlockRunSettings s;
+  s.device = o.device;
+  s.backend = backend;
+  s.precision = precision_from_name(o.precision());
+  s.jacobi_scaling = o.scaling() == "jacobi";
+  s.chebyshev = o.preconditioner == "chebyshev";
+  s.fcg.tolerance = o.tolerance;
+  s.fcg.max_iterations = o.max_iterations;
+  s.fcg.memory = o.block_memory;
+  s.fcg.drop_tolerance = o.drop_tolerance;
+  s.fcg.replace_every = std::max(1, o.replace());
+  s.fcg.stall_window = o.window();
+  s.fcg.stall_factor = o.stall_factor;
+  s.fcg.fallback_jacobi = o.fallback == "jacobi";
+  s.fcg.time_limit_seconds = o.time_limit;
+  s.polynomial.degree = o.cheb_degree;
+  s.polynomial.ratio = o.cheb_ratio;
+  s.polynomial.ratio_factor = o.cheb_ratio_factor;
+  s.polynomial.upper_margin = o.cheb_margin;
+  s.polynomial.lanczos_steps = o.lanczos_steps;
+  s.cpu_rounding = o.cpu_b_rounding == "tiles" ? BRounding::tiles : BRounding::exact;
+  s.timing = !o.no_timing;
+  s.warm_up = o.device == "gpu";
+  s.verbose = o.verbose;
+  return s;
+}
+
+PcgOptions pcg_options(const Options& o) {
+  PcgOptions p;
+  p.tolerance = o.tolerance;
+  p.max_iterations = 100 * o.max_iterations;
+  p.check_every = o.check_every;
+  p.time_limit_seconds = o.time_limit;
+  return p;
+}
+
+json settings_json(const Options& o) {
+  return {{"solver", o.legacy() ? "legacy" : o.solver},
+          {"rhs", o.rhs},
+          {"rhs_kind", o.rhs_kind},
+          {"seed", o.seed},
+          {"tolerance", o.tolerance},
+          {"compare", o.compare},
+          {"inner_backend", o.inner_backend},
+          {"inner_scaling", o.scaling()},
+          {"inner_precision", o.precision()},
+          {"max_iterations", o.max_iterations},
+          {"block_memory", o.block_memory},
+          {"preconditioner", o.preconditioner},
+          {"cheb_degree", o.cheb_degree},
+          {"cheb_ratio", o.cheb_ratio},
+          {"cheb_ratio_factor", o.cheb_ratio_factor},
+          {"cheb_margin", o.cheb_margin},
+          {"lanczos_steps", o.lanczos_steps},
+          {"check_every", o.check_every},
+          {"time_limit", o.time_limit},
+          {"max_outer", o.max_outer},
+          {"outer_memory", o.memory},
+          {"inner_iters", o.inner_iters},
+          {"inner_tolerance", o.inner_tolerance},
+          {"fallback", o.fallback},
+          {"stall_window", o.window()},
+          {"replace_every", o.replace()},
+          {"device", o.device},
+          {"gpus", o.gpus},
+          {"mpi", o.mpi}};
+}
+
+void write_json(const Options& o, const json& matrix_json, const json& runs, const json& extra) {
+  json out = {{"program", kProgram}, {"matrix", matrix_json}, {"settings", settings_json(o)}, {"runs", runs}};
+  for (const auto& [key, value] : extra.items()) out[key] = value;
+  std::ofstream file(o.json_path);
+  if (!(file << out.dump(2) << "\n")) throw Error("cannot write " + o.json_path);
+}
+
+}  // namespace bcsr24::solver

@@ -1,0 +1,105 @@
+// bcsr24_solve's command line: the options, their checks, what each solver takes from them, and their echo in the
+// JSON report.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "block_runs.hpp"
+#include "diffusion_matrix.hpp"
+#include "flexible_cg.hpp"
+#include "jacobi_pcg.hpp"
+#include "mesh_matrix.hpp"
+
+namespace bcsr24::solver {
+
+inline constexpr const char* kProgram = "bcsr24_solve";
+/// Exit status beyond the programs' common ones (apps/common/cli.hpp): a run stopped without converging.
+inline constexpr int kExitNotConverged = 3;
+
+struct Options {
+  std::string matrix_path;
+  std::vector<std::int32_t> mesh;       ///< NX NY NZ when --generate-mesh is given
+  MeshSpec mesh_spec;                   ///< the other mesh options (its sizes come from `mesh`)
+  std::vector<std::int32_t> diffusion;  ///< NX NY NZ when --generate-diffusion is given
+  DiffusionSpec diffusion_spec;         ///< the other diffusion options (sizes, field and anisotropy come from
+                                        ///< `diffusion`, `coefficients` and `anisotropy`)
+  std::string coefficients = "inclusions";
+  std::vector<double> anisotropy{1.0, 1.0, 1.0};
+  std::string write_matrix;
+  bool write_only = false;
+  int rhs = 16;
+  std::string rhs_kind = "a_times_random";
+  std::uint64_t seed = 1;
+  double tolerance = 1e-8;
+  std::string solver = "block";
+  // Block solver.
+  int max_iterations = 1000;
+  int block_memory = 1;
+  int cheb_degree = 15;
+  double cheb_ratio = 0.0;
+  double cheb_ratio_factor = 0.25;
+  double cheb_margin = 0.05;
+  int lanczos_steps = 30;
+  std::string preconditioner = "chebyshev";
+  double drop_tolerance = 1e-10;
+  std::string cpu_b_rounding = "tiles";
+  int check_every = 8;
+  double time_limit = 0.0;
+  bool no_timing = false;
+  bool check_spaces = false;
+  // Legacy solver.
+  int max_outer = 40000;
+  int memory = 8;
+  int inner_iters = 30;
+  double inner_tolerance = 1e-2;
+  int fallback_window = 4000;
+  // Both.
+  std::string inner_backend = "bcsr24";
+  bool compare = false;
+  std::string inner_scaling;    ///< empty: the solver's default (block: jacobi, legacy: none)
+  std::string inner_precision;  ///< empty: the solver's default (block: split, legacy: fp16)
+  std::string fallback = "jacobi";
+  int stall_window = -1;        ///< -1: the solver's default (block 25, legacy 5)
+  double stall_factor = 0.5;
+  int replace_every = -1;       ///< -1: the solver's default (block 1, legacy 50)
+  std::string device = "gpu";
+  int gpus = 0;  ///< 0: one GPU, the plain space; P >= 1: the distributed space on P GPUs
+  bool mpi = false;  ///< the distributed space with one MPI process per GPU (mpirun -np P)
+  std::string json_path;
+  bool verbose = false;
+
+  /// The legacy solver runs: asked for, or distributed (--gpus, --mpi), which only it supports.
+  bool legacy() const { return solver == "legacy" || gpus > 0 || mpi; }
+  std::string scaling() const { return !inner_scaling.empty() ? inner_scaling : legacy() ? "none" : "jacobi"; }
+  std::string precision() const { return !inner_precision.empty() ? inner_precision : legacy() ? "fp16" : "split"; }
+  int window() const { return stall_window >= 0 ? stall_window : legacy() ? 5 : 25; }
+  int replace() const { return replace_every >= 0 ? replace_every : legacy() ? 50 : 1; }
+};
+
+/// Adds every option to `app`, bound to `o`.
+void add_options(CLI::App& app, Options& o);
+/// The checks CLI11 cannot make (combinations, build options).
+/// @throw apps::UsageError
+void validate(const Options& o);
+
+/// What the legacy solver takes from the options.
+OuterOptions outer_options(const Options& o);
+InnerOptions inner_solve_options(const Options& o);
+/// What the block solver takes from the options, with the inner products of `backend`.
+BlockRunSettings block_settings(const Options& o, InnerBackend backend);
+/// What the Jacobi-PCG baseline takes from the options.
+PcgOptions pcg_options(const Options& o);
+
+/// The options as the JSON report's "settings" (the solver-dependent defaults resolved).
+nlohmann::json settings_json(const Options& o);
+/// Writes the JSON report to o.json_path: program, matrix, settings, runs, then the members of `extra`.
+/// @throw Error if the file cannot be written.
+void write_json(const Options& o, const nlohmann::json& matrix_json, const nlohmann::json& runs,
+                const nlohmann::json& extra);
+
+}  // namespace bcsr24::solver
