@@ -15,6 +15,14 @@
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24_testkit/mesh.hpp"
 
+/// Catch2 checks that `expr` throws InvalidArgument whose message contains `fragment` (a typed error that says what
+/// is wrong).
+#define BCSR24_CHECK_INVALID(expr, fragment)            \
+  do {                                                  \
+    CHECK_THROWS_AS(expr, InvalidArgument);             \
+    CHECK_THROWS_WITH(expr, Catch::Contains(fragment)); \
+  } while (false)
+
 namespace bcsr24::test {
 
 /// ../shared/data (or $BCSR24_SHARED_DATA) if it exists, else nullopt.
