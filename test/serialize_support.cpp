@@ -3,10 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <cstring>
-#include <filesystem>
 #include <utility>
 
 #include "bcsr24/error.hpp"
@@ -15,20 +12,6 @@
 #include "test_support.hpp"
 
 namespace bcsr24::test {
-
-namespace fs = std::filesystem;
-
-TempFile::TempFile(const std::string& stem) {
-  static int counter = 0;
-  path_ = (fs::temp_directory_path() /
-           ("bcsr24_test_" + std::to_string(::getpid()) + "_" + stem + "_" + std::to_string(counter++) + ".b24"))
-              .string();
-}
-
-TempFile::~TempFile() {
-  std::error_code ignored;
-  fs::remove(path_, ignored);
-}
 
 void require_identical(const Bcsr24Matrix& a, const Bcsr24Matrix& b) {
   REQUIRE(a.rows == b.rows);

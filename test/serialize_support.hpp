@@ -2,9 +2,13 @@
 // offsets of a version-3 file, and the checks of an identical matrix and of a refused file.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "format/bcsr24_matrix.hpp"
@@ -15,8 +19,16 @@ namespace bcsr24::test {
 /// A scratch file removed when the test ends.
 class TempFile {
  public:
-  explicit TempFile(const std::string& stem);
-  ~TempFile();
+  explicit TempFile(const std::string& stem) {
+    static int counter = 0;
+    path_ = (std::filesystem::temp_directory_path() /
+             ("bcsr24_test_" + std::to_string(::getpid()) + "_" + stem + "_" + std::to_string(counter++) + ".b24"))
+                .string();
+  }
+  ~TempFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
   const std::string& path() const { return path_; }
