@@ -22,11 +22,8 @@ void require_identical(const Bcsr24Matrix& a, const Bcsr24Matrix& b) {
   REQUIRE(a.sparse24_nnz == b.sparse24_nnz);
   REQUIRE(a.dense_nnz == b.dense_nnz);
   for (const auto& [x, y] : {std::pair{&a.sparse24, &b.sparse24}, std::pair{&a.dense, &b.dense}}) {
-    REQUIRE(x->row_ptr == y->row_ptr);
-    REQUIRE(x->col_idx == y->col_idx);
-    REQUIRE(x->values == y->values);
+    require_same_tiles(*x, *y);
     REQUIRE(x->values_lo == y->values_lo);
-    REQUIRE(x->metadata == y->metadata);
     REQUIRE(x->b_rows == y->b_rows);
   }
   REQUIRE(a.precision == b.precision);

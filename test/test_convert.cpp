@@ -402,12 +402,8 @@ TEST_CASE("parallel conversion gives the same lists as one thread", "[convert]")
   one.threads = 1;
   many.threads = 3;
   const Bcsr24Matrix a = aligned_bcsr24(csr, one), b = aligned_bcsr24(csr, many);
-  for (const auto& [x, y] : {std::pair{&a.sparse24, &b.sparse24}, std::pair{&a.dense, &b.dense}}) {
-    REQUIRE(x->row_ptr == y->row_ptr);
-    REQUIRE(x->col_idx == y->col_idx);
-    REQUIRE(x->values == y->values);
-    REQUIRE(x->metadata == y->metadata);
-  }
+  bcsr24::test::require_same_tiles(a.sparse24, b.sparse24);
+  bcsr24::test::require_same_tiles(a.dense, b.dense);
   REQUIRE(a.nnz == b.nnz);
   REQUIRE(a.sparse24_nnz == b.sparse24_nnz);
   check_against_brute_force(m, b);

@@ -65,29 +65,35 @@ std::vector<Entry> entries(const CsrMatrix& a) {
   return out;
 }
 
-/// Expects a ParseError (not a subclass unless `unsupported`) at `line` whose problem contains `fragment`.
-void expect_parse_error(const std::string& text, std::int64_t line, const std::string& fragment) {
+/// Reads `text` expecting an exception of type E (`expected` says which, should none come); `check` examines it.
+template <class E, class Check>
+void expect_error(const std::string& text, const std::string& expected, Check&& check) {
   INFO("input:\n" << text);
   try {
     read(text);
-    FAIL("no exception; expected a ParseError containing: " << fragment);
-  } catch (const bcsr24::ParseError& e) {
+    FAIL("no exception; expected a " << expected);
+  } catch (const E& e) {
+    check(e);
+  }
+}
+
+/// Expects a ParseError (not a subclass unless `unsupported`) at `line` whose problem contains `fragment`.
+void expect_parse_error(const std::string& text, std::int64_t line, const std::string& fragment) {
+  expect_error<bcsr24::ParseError>(text, "ParseError containing: " + fragment, [&](const bcsr24::ParseError& e) {
     CHECK(e.file() == kName);
     CHECK(e.line() == line);
     CHECK_THAT(e.problem(), Catch::Contains(fragment));
     CHECK(std::string(e.what()) == kName + ":" + std::to_string(line) + ": " + e.problem());
-  }
+  });
 }
 
 void expect_size_limit(const std::string& text, std::int64_t line, const std::string& fragment) {
-  INFO("input:\n" << text);
-  try {
-    read(text);
-    FAIL("no exception; expected a SizeLimitError containing: " << fragment);
-  } catch (const bcsr24::SizeLimitError& e) {
-    CHECK_THAT(std::string(e.what()), Catch::StartsWith(kName + ":" + std::to_string(line) + ": "));
-    CHECK_THAT(std::string(e.what()), Catch::Contains(fragment));
-  }
+  expect_error<bcsr24::SizeLimitError>(text, "SizeLimitError containing: " + fragment,
+                                       [&](const bcsr24::SizeLimitError& e) {
+                                         CHECK_THAT(std::string(e.what()),
+                                                    Catch::StartsWith(kName + ":" + std::to_string(line) + ": "));
+                                         CHECK_THAT(std::string(e.what()), Catch::Contains(fragment));
+                                       });
 }
 
 std::string gzip_bytes(const std::string& text) {
@@ -105,6 +111,7 @@ std::string gzip_bytes(const std::string& text) {
 }
 
 const std::string kGeneral = "%%MatrixMarket matrix coordinate real general\n";
+const std::string kArrayGeneral = "%%MatrixMarket matrix array real general\n";
 
 }  // namespace
 
@@ -268,7 +275,7 @@ TEST_CASE("empty matrices", "[mm]") {
   CHECK(a.nnz() == 0);
   CHECK(a.row_ptr.size() == 11);
   CHECK(read(kGeneral + "0 0 0").rows == 0);
-  CHECK(read("%%MatrixMarket matrix array real general\n0 3\n").nnz() == 0);
+  CHECK(read(kArrayGeneral + "0 3\n").nnz() == 0);
 }
 
 TEST_CASE("CRLF and CR-only line endings read like LF, with the same line numbers", "[mm]") {
@@ -290,7 +297,7 @@ TEST_CASE("CRLF and CR-only line endings read like LF, with the same line number
 
 TEST_CASE("array format: column-major general, packed symmetric and skew-symmetric", "[mm]") {
   MatrixMarketInfo info;
-  const CsrMatrix g = read("%%MatrixMarket matrix array real general\n%\n3 2\n1\n2\n3\n4\n5\n0\n", {}, &info);
+  const CsrMatrix g = read(kArrayGeneral + "%\n3 2\n1\n2\n3\n4\n5\n0\n", {}, &info);
   CHECK(info.format == "array");
   CHECK(info.entries == 6);
   // Column-major: the first column is 1 2 3. The 0 is listed, so it is stored.
@@ -398,7 +405,7 @@ TEST_CASE("size line errors", "[mm][errors]") {
   expect_parse_error(kGeneral + "3 x 3\n", 2, "expected an integer number of columns, found 'x'");
   expect_parse_error(kGeneral + "3 3.0 3\n", 2, "found '3.0'");
   expect_parse_error(kGeneral + "3 3 3 3\n", 2, "unexpected '3' after the size line");
-  expect_parse_error("%%MatrixMarket matrix array real general\n3 3 9\n", 2, "unexpected '9' after the size line");
+  expect_parse_error(kArrayGeneral + "3 3 9\n", 2, "unexpected '9' after the size line");
   expect_parse_error(kGeneral + "-3 3 3\n", 2, "number of rows must not be negative");
   expect_parse_error(kGeneral + "3 3 -1\n", 2, "number of entries must not be negative");
   expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n3 4 0\n", 2, "must be square, found 3 x 4");
@@ -410,7 +417,7 @@ TEST_CASE("sizes beyond 32-bit indices are refused before allocating", "[mm][err
   expect_size_limit(kGeneral + "1 1099511627776 1\n1 1 1\n", 2, "number of columns");
   expect_size_limit(kGeneral + "1 1 2147483648\n1 1 1\n", 2, "number of entries");
   expect_size_limit(kGeneral + "99999999999999999999999999999 1 1\n", 2, "exceeds the 32-bit limit");
-  expect_size_limit("%%MatrixMarket matrix array real general\n65536 65536\n1\n", 2, "dense array of 65536 x 65536");
+  expect_size_limit(kArrayGeneral + "65536 65536\n1\n", 2, "dense array of 65536 x 65536");
   // The largest dimensions that fit are accepted (the body decides the rest).
   const CsrMatrix a = read(kGeneral + "1 2147483647 1\n1 2147483647 5\n");
   CHECK(entries(a) == std::vector<Entry>{{0, 2147483646, 5.0}});
@@ -454,7 +461,7 @@ TEST_CASE("symmetry errors", "[mm][errors]") {
 }
 
 TEST_CASE("array errors", "[mm][errors]") {
-  const std::string head = "%%MatrixMarket matrix array real general\n2 2\n";
+  const std::string head = kArrayGeneral + "2 2\n";
   expect_parse_error(head + "1\n2\n3\n", 5, "expected 4 values (size line 2), found only 3");
   expect_parse_error(head + "1\n2\n3\n4\n5\n", 7, "more values than the 4");
   expect_parse_error(head + "1\n2 3\n4\n", 4, "one value per line");

@@ -198,12 +198,31 @@ MeshSpec small_mesh_spec(int stencil, int dofs, NodeOrder order, std::uint64_t s
   return spec;
 }
 
+MeshSpec randomly_numbered_mesh(std::int32_t nx, std::int32_t ny, std::int32_t nz, std::int32_t dofs,
+                                std::uint64_t seed) {
+  MeshSpec spec;
+  spec.nx = nx;
+  spec.ny = ny;
+  spec.nz = nz;
+  spec.dofs_per_node = dofs;
+  spec.order = NodeOrder::random;
+  spec.seed = seed;
+  return spec;
+}
+
 std::vector<MeshSpec> small_mesh_specs() {
   std::vector<MeshSpec> out;
   for (NodeOrder order : {NodeOrder::lexicographic, NodeOrder::random})
     for (int stencil : {7, 27})
       for (int dofs : {1, 2, 3}) out.push_back(small_mesh_spec(stencil, dofs, order));
   return out;
+}
+
+void require_same_tiles(const TileList& a, const TileList& b) {
+  REQUIRE(a.row_ptr == b.row_ptr);
+  REQUIRE(a.col_idx == b.col_idx);
+  REQUIRE(a.values == b.values);
+  REQUIRE(a.metadata == b.metadata);
 }
 
 void require_valid_generated(const CsrMatrix& a) {

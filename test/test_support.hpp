@@ -77,8 +77,15 @@ void append_rows(CsrMatrix& a, const CsrMatrix& below);
 /// A 5 x 4 x 3 node mesh with the given stencil, unknowns per node and node order: small enough for exhaustive
 /// checks of every stencil and order.
 MeshSpec small_mesh_spec(int stencil, int dofs, NodeOrder order, std::uint64_t seed = 1);
+/// An nx x ny x nz node mesh with `dofs` unknowns per node, numbered in random node order (the numbering the
+/// default layout must repair).
+MeshSpec randomly_numbered_mesh(std::int32_t nx, std::int32_t ny, std::int32_t nz, std::int32_t dofs,
+                                std::uint64_t seed = 1);
 /// small_mesh_spec for every order (lexicographic, random), stencil (7, 27) and unknowns per node (1, 2, 3).
 std::vector<MeshSpec> small_mesh_specs();
+
+/// Catch2 checks that two tile lists hold the same tiles: row pointers, tile columns, values and metadata.
+void require_same_tiles(const TileList& a, const TileList& b);
 
 /// Catch2 checks of a generator's output: row pointers from 0 to nnz, sorted unique in-range columns in every
 /// row, values in [-1, 1) and never 0.
