@@ -111,7 +111,9 @@ std::string gzip_bytes(const std::string& text) {
 }
 
 const std::string kGeneral = "%%MatrixMarket matrix coordinate real general\n";
+const std::string kSymmetric = "%%MatrixMarket matrix coordinate real symmetric\n";
 const std::string kArrayGeneral = "%%MatrixMarket matrix array real general\n";
+const std::string kArraySymmetric = "%%MatrixMarket matrix array real symmetric\n";
 
 }  // namespace
 
@@ -227,10 +229,10 @@ TEST_CASE("random pattern values are spread over [-1, 1)", "[mm]") {
 
 TEST_CASE("symmetric, skew-symmetric and real hermitian coordinate files are expanded", "[mm]") {
   const std::string body = "3 3 3\n1 1 4\n3 1 10\n3 2 20\n";
-  CHECK(entries(read("%%MatrixMarket matrix coordinate real symmetric\n" + body)) ==
+  CHECK(entries(read(kSymmetric + body)) ==
         std::vector<Entry>{{0, 0, 4.0}, {0, 2, 10.0}, {1, 2, 20.0}, {2, 0, 10.0}, {2, 1, 20.0}});
   CHECK(entries(read("%%MatrixMarket matrix coordinate real hermitian\n" + body)) ==
-        entries(read("%%MatrixMarket matrix coordinate real symmetric\n" + body)));
+        entries(read(kSymmetric + body)));
   CHECK(entries(read("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n3 1 10\n3 2 20\n")) ==
         std::vector<Entry>{{0, 2, -10.0}, {1, 2, -20.0}, {2, 0, 10.0}, {2, 1, 20.0}});
   CHECK(entries(read("%%MatrixMarket matrix coordinate integer hermitian\n2 2 2\n1 1 1\n2 1 5\n")) ==
@@ -238,7 +240,7 @@ TEST_CASE("symmetric, skew-symmetric and real hermitian coordinate files are exp
 }
 
 TEST_CASE("symmetric files that store the upper triangle are mirrored the same way", "[mm]") {
-  CHECK(entries(read("%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 3 10\n2 3 20\n3 3 1\n")) ==
+  CHECK(entries(read(kSymmetric + "3 3 3\n1 3 10\n2 3 20\n3 3 1\n")) ==
         std::vector<Entry>{{0, 2, 10.0}, {1, 2, 20.0}, {2, 0, 10.0}, {2, 1, 20.0}, {2, 2, 1.0}});
   CHECK(entries(read("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 2 3\n")) ==
         std::vector<Entry>{{0, 1, 3.0}, {1, 0, -3.0}});
@@ -246,7 +248,7 @@ TEST_CASE("symmetric files that store the upper triangle are mirrored the same w
 
 TEST_CASE("duplicates are summed (also across the mirror) and explicit zeros kept", "[mm]") {
   CHECK(entries(read(kGeneral + "2 2 4\n1 1 1\n2 2 0\n1 1 2.5\n1 1 -0.5\n")) == std::vector<Entry>{{0, 0, 3.0}, {1, 1, 0.0}});
-  CHECK(entries(read("%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 1\n2 1 2\n")) ==
+  CHECK(entries(read(kSymmetric + "2 2 2\n2 1 1\n2 1 2\n")) ==
         std::vector<Entry>{{0, 1, 3.0}, {1, 0, 3.0}});
 }
 
@@ -270,7 +272,7 @@ TEST_CASE("comments and blank lines are accepted wherever lines may appear", "[m
 }
 
 TEST_CASE("empty matrices", "[mm]") {
-  const CsrMatrix a = read("%%MatrixMarket matrix coordinate real symmetric\n10 10 0\n");
+  const CsrMatrix a = read(kSymmetric + "10 10 0\n");
   CHECK(a.rows == 10);
   CHECK(a.nnz() == 0);
   CHECK(a.row_ptr.size() == 11);
@@ -304,7 +306,7 @@ TEST_CASE("array format: column-major general, packed symmetric and skew-symmetr
   CHECK(entries(g) == std::vector<Entry>{{0, 0, 1.0}, {0, 1, 4.0}, {1, 0, 2.0}, {1, 1, 5.0}, {2, 0, 3.0}, {2, 1, 0.0}});
 
   // Lower triangle by columns: (1,1) (2,1) (3,1) (2,2) (3,2) (3,3).
-  const CsrMatrix s = read("%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n", {}, &info);
+  const CsrMatrix s = read(kArraySymmetric + "3 3\n1\n2\n3\n4\n5\n6\n", {}, &info);
   CHECK(info.entries == 6);
   CHECK(entries(s) == std::vector<Entry>{{0, 0, 1.0}, {0, 1, 2.0}, {0, 2, 3.0}, {1, 0, 2.0}, {1, 1, 4.0}, {1, 2, 5.0},
                                          {2, 0, 3.0}, {2, 1, 5.0}, {2, 2, 6.0}});
@@ -408,7 +410,7 @@ TEST_CASE("size line errors", "[mm][errors]") {
   expect_parse_error(kArrayGeneral + "3 3 9\n", 2, "unexpected '9' after the size line");
   expect_parse_error(kGeneral + "-3 3 3\n", 2, "number of rows must not be negative");
   expect_parse_error(kGeneral + "3 3 -1\n", 2, "number of entries must not be negative");
-  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n3 4 0\n", 2, "must be square, found 3 x 4");
+  expect_parse_error(kSymmetric + "3 4 0\n", 2, "must be square, found 3 x 4");
   expect_parse_error("%%MatrixMarket matrix array real skew-symmetric\n2 3\n", 2, "must be square");
 }
 
@@ -454,7 +456,7 @@ TEST_CASE("symmetry errors", "[mm][errors]") {
   expect_parse_error("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 1\n3 3 1\n", 4,
                      "diagonal entry (3, 3) in a skew-symmetric file");
   expect_parse_error("%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 1\n2 2 0\n", 3, "diagonal entry (2, 2)");
-  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 1\n3 3 1\n1 3 1\n", 5,
+  expect_parse_error(kSymmetric + "3 3 3\n2 1 1\n3 3 1\n1 3 1\n", 5,
                      "entry (1, 3) is above the diagonal but earlier entries are below it");
   expect_parse_error("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n1 2\n3 2\n", 4,
                      "entry (3, 2) is below the diagonal but earlier entries are above it");
@@ -469,7 +471,7 @@ TEST_CASE("array errors", "[mm][errors]") {
   expect_parse_error(head + "1\n1e400\n3\n4\n", 4, "beyond the double range");
   expect_parse_error(head + "1\n-nan\n3\n4\n", 4, "not finite");
   expect_parse_error("%%MatrixMarket matrix array integer general\n1 1\n0.5\n", 3, "expected a numeric value");
-  expect_parse_error("%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n", 7, "expected 6 values");
+  expect_parse_error(kArraySymmetric + "3 3\n1\n2\n3\n4\n5\n", 7, "expected 6 values");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -541,7 +543,7 @@ TEST_CASE("large files: threaded parse equals the triplet reference; errors keep
   // Too many / too few entries against the size line.
   const auto text_lines = static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n'));
   expect_parse_error(text + "1 1 1\n", text_lines + 1, "more entries than the " + std::to_string(count));
-  const std::string fewer_header = "%%MatrixMarket matrix coordinate real general\n50000 50000 " + std::to_string(count + 1);
+  const std::string fewer_header = kGeneral + "50000 50000 " + std::to_string(count + 1);
   const std::string fewer = fewer_header + text.substr(text.find('\n', text.find('\n') + 1));
   expect_parse_error(fewer, text_lines, "found only " + std::to_string(count));
 }
