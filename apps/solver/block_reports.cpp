@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "solve_text.hpp"
 
@@ -49,6 +50,26 @@ void print_timings(const BlockTimings& t, double solve_seconds, std::int64_t inn
 
 }  // namespace
 
+void to_json(json& j, const BlockIterationRecord& h) {
+  j = {{"iteration", h.iteration},
+          {"max_relative_residual", h.max_relative},
+          {"active", h.active},
+          {"directions", h.directions},
+          {"deflated", h.deflated},
+          {"chebyshev", h.chebyshev},
+          {"true_residual", h.true_residual},
+          {"seconds", h.seconds},
+          {"relative_residual_per_column", h.relative}};
+}
+
+void to_json(json& j, const PcgCheck& h) {
+  j = {{"iteration", h.iteration},
+          {"max_relative_residual", h.max_relative},
+          {"active", h.active},
+          {"true_residual", h.true_residual},
+          {"seconds", h.seconds}};
+}
+
 void print_final_residuals(double reported, const HostCheck& host) {
   std::printf("max true relative residual %s (host fp64 check %s)", sci(reported).c_str(), sci(host.residual).c_str());
   if (host.error >= 0.0) std::printf(", max relative error vs X_true %s", sci(host.error).c_str());
@@ -58,6 +79,19 @@ void print_final_residuals(double reported, const HostCheck& host) {
 void add_host_check(json& j, const HostCheck& host) {
   j["host_check_relative_residual"] = host.residual;
   if (host.error >= 0.0) j["max_relative_error"] = host.error;
+}
+
+json run_json(const RunOutcome& run, json history) {
+  json j = {{"solver", run.solver},
+            {"stop", run.stop},
+            {"message", run.message},
+            {"max_relative_residual", run.max_relative_residual},
+            {"relative_residual_per_column", run.relative_residual_per_column},
+            {"solve_seconds", run.solve_seconds},
+            {"upload_seconds", run.upload_seconds},
+            {"history", std::move(history)}};
+  add_host_check(j, run.host);
+  return j;
 }
 
 double bcsr24_bytes(const SparseOperator& op) {
@@ -132,19 +166,10 @@ void print_pcg_report(const PcgRunReport& r) {
 
 json block_report_json(const BlockRunReport& r) {
   const BlockFcgResult& res = r.result;
-  json history = json::array();
-  for (const BlockIterationRecord& h : res.history)
-    history.push_back({{"iteration", h.iteration},
-                       {"max_relative_residual", h.max_relative},
-                       {"active", h.active},
-                       {"directions", h.directions},
-                       {"deflated", h.deflated},
-                       {"chebyshev", h.chebyshev},
-                       {"true_residual", h.true_residual},
-                       {"seconds", h.seconds},
-                       {"relative_residual_per_column", h.relative}});
-  json j = {{"solver", "block"},
-            {"label", r.label},
+  json j = run_json({"block", block_stop_name(res.stop), res.message, res.max_final_relative, res.final_relative,
+                     r.solve_seconds, r.upload_seconds, r.host},
+                    res.history);
+  j.update({{"label", r.label},
             {"device", r.settings.device},
             {"backend", inner_backend_name(r.settings.backend)},
             {"precision", r.settings.backend == InnerBackend::bcsr24 ? precision_name(r.settings.precision) : "fp32"},
@@ -152,8 +177,6 @@ json block_report_json(const BlockRunReport& r) {
             {"jacobi_scaling", r.settings.jacobi_scaling},
             {"memory", r.settings.fcg.memory},
             {"tolerance", r.settings.fcg.tolerance},
-            {"stop", block_stop_name(res.stop)},
-            {"message", res.message},
             {"fallback_iteration", res.fallback_iteration},
             {"fallback_reason", res.fallback_reason},
             {"iterations", res.iterations},
@@ -165,18 +188,12 @@ json block_report_json(const BlockRunReport& r) {
             {"synchronizations", res.synchronizations},
             {"synchronizations_per_iteration",
              res.iterations > 0 ? double(res.synchronizations) / res.iterations : 0.0},
-            {"max_relative_residual", res.max_final_relative},
             {"initial_relative_residual_per_column", res.initial_relative},
-            {"relative_residual_per_column", res.final_relative},
-            {"solve_seconds", r.solve_seconds},
             {"lanczos_seconds", r.lanczos_seconds},
             {"iterate_seconds", r.iterate_seconds},
             {"preprocess_seconds", r.preprocess_seconds},
-            {"upload_seconds", r.upload_seconds},
             {"device_bytes", r.device_bytes},
-            {"plan", r.plan},
-            {"history", history}};
-  add_host_check(j, r.host);
+            {"plan", r.plan}});
   if (!r.census.is_null()) j["bcsr24"] = r.census;
   if (r.chebyshev) {
     const ChebyshevChoice& c = *r.chebyshev;
@@ -201,32 +218,19 @@ json block_report_json(const BlockRunReport& r) {
 
 json pcg_report_json(const PcgRunReport& r) {
   const PcgResult& res = r.result;
-  json history = json::array();
-  for (const PcgCheck& h : res.history)
-    history.push_back({{"iteration", h.iteration},
-                       {"max_relative_residual", h.max_relative},
-                       {"active", h.active},
-                       {"true_residual", h.true_residual},
-                       {"seconds", h.seconds}});
-  json j = {{"solver", "jacobi_pcg"},
-            {"label", r.label},
+  json j = run_json({"jacobi_pcg", block_stop_name(res.stop), res.message, res.max_final_relative, res.final_relative,
+                     r.solve_seconds, r.upload_seconds, r.host},
+                    res.history);
+  j.update({{"label", r.label},
             {"device", r.device},
             {"tolerance", r.options.tolerance},
             {"check_every", r.options.check_every},
-            {"stop", block_stop_name(res.stop)},
-            {"message", res.message},
             {"iterations", res.iterations},
             {"converged_iteration", res.converged_iteration},
             {"restarts", res.restarts},
             {"outer_products", res.products},
             {"synchronizations", res.synchronizations},
-            {"max_relative_residual", res.max_final_relative},
-            {"relative_residual_per_column", res.final_relative},
-            {"solve_seconds", r.solve_seconds},
-            {"upload_seconds", r.upload_seconds},
-            {"device_bytes", r.device_bytes},
-            {"history", history}};
-  add_host_check(j, r.host);
+            {"device_bytes", r.device_bytes}});
   if (r.timings) j["gpu"] = timings_json(*r.timings, r.solve_seconds, 0, res.products);
   return j;
 }

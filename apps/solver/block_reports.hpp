@@ -2,6 +2,7 @@
 // runs of one process, and the bcsr24 census of the inner matrix.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,21 @@ double csr_f32_bytes(const SparseOperator& op);
 void print_final_residuals(double reported, const HostCheck& host);
 /// The host check's JSON fields: host_check_relative_residual, and max_relative_error when the error is known.
 void add_host_check(nlohmann::json& j, const HostCheck& host);
+
+/// What the JSON of every run (block solver, baseline, legacy solver) holds: which solver, how it stopped, its final
+/// residuals by the solver and by the host's check, and its times.
+struct RunOutcome {
+  const char* solver;
+  const char* stop;
+  const std::string& message;
+  double max_relative_residual;
+  const std::vector<double>& relative_residual_per_column;
+  double solve_seconds;
+  double upload_seconds;
+  const HostCheck& host;
+};
+/// The run's JSON with those fields and its iteration history; each solver adds its own fields.
+nlohmann::json run_json(const RunOutcome& run, nlohmann::json history);
 
 /// The bcsr24 census and fp16 scaling of an operator, for the JSON reports.
 nlohmann::json operator_census_json(const SparseOperator& op);

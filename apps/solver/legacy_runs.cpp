@@ -23,6 +23,16 @@ namespace bcsr24::solver {
 
 using json = nlohmann::json;
 
+void to_json(json& j, const OuterIterationRecord& h) {
+  j = {{"iteration", h.iteration},
+          {"max_relative_residual", h.max_relative_residual},
+          {"inner", h.inner},
+          {"inner_products", h.inner_stats.products},
+          {"inner_relative_residual", h.inner_stats.relative_residual},
+          {"inner_deflated", h.inner_stats.max_deflated},
+          {"inner_breakdown", h.inner_stats.breakdown ? h.inner_stats.breakdown_reason : ""}};
+}
+
 namespace {
 
 void print_census(const SparseOperator& op, bool scaled) {
@@ -204,19 +214,10 @@ void print_legacy_report(const RunReport& r) {
 
 json legacy_report_json(const RunReport& r) {
   const OuterResult& res = r.result;
-  json history = json::array();
-  for (const OuterIterationRecord& h : res.history)
-    history.push_back({{"iteration", h.iteration},
-                       {"max_relative_residual", h.max_relative_residual},
-                       {"inner", h.inner},
-                       {"inner_products", h.inner_stats.products},
-                       {"inner_relative_residual", h.inner_stats.relative_residual},
-                       {"inner_deflated", h.inner_stats.max_deflated},
-                       {"inner_breakdown", h.inner_stats.breakdown ? h.inner_stats.breakdown_reason : ""}});
-  json j = {{"solver", "legacy"},
-            {"backend", inner_backend_name(r.backend)},
-            {"stop", stop_reason_name(res.stop)},
-            {"message", res.message},
+  json j = run_json({"legacy", stop_reason_name(res.stop), res.message, res.max_final_relative_residual,
+                     res.final_relative_residual, r.solve_seconds, r.upload_seconds, r.host},
+                    res.history);
+  j.update({{"backend", inner_backend_name(r.backend)},
             {"fallback_iteration", res.fallback_iteration},
             {"fallback_reason", res.fallback_reason},
             {"outer_iterations", res.outer_iterations},
@@ -225,13 +226,7 @@ json legacy_report_json(const RunReport& r) {
             {"inner_products", res.inner_products},
             {"inner_breakdowns", res.inner_breakdowns},
             {"residual_replacements", res.residual_replacements},
-            {"max_relative_residual", res.max_final_relative_residual},
-            {"relative_residual_per_column", res.final_relative_residual},
-            {"solve_seconds", r.solve_seconds},
-            {"preprocess_seconds", r.preprocess_seconds},
-            {"upload_seconds", r.upload_seconds},
-            {"history", history}};
-  add_host_check(j, r.host);
+            {"preprocess_seconds", r.preprocess_seconds}});
   j["gpus"] = r.gpus;
   if (r.gpus > 0) {
     j["launch"] = r.launch;
