@@ -46,102 +46,91 @@ void add_options(CLI::App& app, Options& o) {
           ->expected(3);
   matrix->excludes(mesh)->excludes(diffusion);
   mesh->excludes(diffusion);
-  app.add_option("--dofs-per-node", o.mesh_spec.dofs_per_node, "Unknowns per mesh node")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--stencil", o.mesh_spec.stencil, "Mesh stencil: 7 or 27 points")->capture_default_str()->check(CLI::IsMember({7, 27}));
-  app.add_option("--diag-margin", o.mesh_spec.diagonal_margin,
-                 "Mesh diagonal = (1 + margin) * off-diagonal row sum; smaller = worse conditioned")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  apps::add_checked(app, "--dofs-per-node", o.mesh_spec.dofs_per_node, "Unknowns per mesh node", CLI::PositiveNumber);
+  apps::add_checked(app, "--stencil", o.mesh_spec.stencil, "Mesh stencil: 7 or 27 points", CLI::IsMember({7, 27}));
+  apps::add_checked(app, "--diag-margin", o.mesh_spec.diagonal_margin,
+                    "Mesh diagonal = (1 + margin) * off-diagonal row sum; smaller = worse conditioned",
+                    CLI::PositiveNumber);
   app.add_option("--mesh-seed", o.mesh_spec.seed, "Seed of the mesh values")->capture_default_str();
-  app.add_option("--coefficients", o.coefficients,
-                 "Diffusion coefficient field: constant, inclusions (random cubes of --contrast in 1), layers "
-                 "(z-layers log-uniform in [1, --contrast]), lognormal (exp(--sigma g), g a smoothed Gaussian field)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"constant", "inclusions", "layers", "lognormal"}));
-  app.add_option("--contrast", o.diffusion_spec.contrast, "Diffusion: coefficient of the inclusions, or range of the layers")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--fill", o.diffusion_spec.fill, "Diffusion: volume fraction of the inclusions")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  app.add_option("--inclusion-size", o.diffusion_spec.inclusion_size, "Diffusion: inclusion edge in cells")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--layer-thickness", o.diffusion_spec.layer_thickness, "Diffusion: layer thickness in cells")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--sigma", o.diffusion_spec.sigma, "Diffusion: standard deviation of ln k (lognormal)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--correlation", o.diffusion_spec.correlation, "Diffusion: smoothing half width in cells (lognormal)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  apps::add_checked(
+      app, "--coefficients", o.coefficients,
+      "Diffusion coefficient field: constant, inclusions (random cubes of --contrast in 1), layers "
+      "(z-layers log-uniform in [1, --contrast]), lognormal (exp(--sigma g), g a smoothed Gaussian field)",
+      CLI::IsMember({"constant", "inclusions", "layers", "lognormal"}));
+  apps::add_checked(app, "--contrast", o.diffusion_spec.contrast,
+                    "Diffusion: coefficient of the inclusions, or range of the layers", CLI::PositiveNumber);
+  apps::add_checked(app, "--fill", o.diffusion_spec.fill, "Diffusion: volume fraction of the inclusions",
+                    CLI::Range(0.0, 1.0));
+  apps::add_checked(app, "--inclusion-size", o.diffusion_spec.inclusion_size, "Diffusion: inclusion edge in cells",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--layer-thickness", o.diffusion_spec.layer_thickness, "Diffusion: layer thickness in cells",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--sigma", o.diffusion_spec.sigma, "Diffusion: standard deviation of ln k (lognormal)",
+                    CLI::NonNegativeNumber);
+  apps::add_checked(app, "--correlation", o.diffusion_spec.correlation,
+                    "Diffusion: smoothing half width in cells (lognormal)", CLI::NonNegativeNumber);
   app.add_option("--anisotropy", o.anisotropy, "Diffusion: K = k diag(AX, AY, AZ), e.g. 1 1 1e-4")->expected(3);
   app.add_option("--diffusion-seed", o.diffusion_spec.seed, "Seed of the coefficient field")->capture_default_str();
-  app.add_option("--write-matrix", o.write_matrix, "Also write the matrix (read or generated) to this Matrix Market file");
+  app.add_option("--write-matrix", o.write_matrix,
+                 "Also write the matrix (read or generated) to this Matrix Market file");
   app.add_flag("--write-only", o.write_only, "With --write-matrix: write it and stop");
-  app.add_option("--rhs", o.rhs, "Number of right-hand sides k (the block solver takes at most 64)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 256));
-  app.add_option("--rhs-kind", o.rhs_kind,
-                 "a_times_random: B = A X_true with random X_true (the error is reported); random: random B")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"a_times_random", "random"}));
+  apps::add_checked(app, "--rhs", o.rhs, "Number of right-hand sides k (the block solver takes at most 64)",
+                    CLI::Range(1, 256));
+  apps::add_checked(app, "--rhs-kind", o.rhs_kind,
+                    "a_times_random: B = A X_true with random X_true (the error is reported); random: random B",
+                    CLI::IsMember({"a_times_random", "random"}));
   app.add_option("--seed", o.seed, "Seed of the right-hand sides")->capture_default_str();
-  app.add_option("--tol", o.tolerance, "Target max_j |b_j - A x_j| / |b_j| (true fp64 residual)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--solver", o.solver, "block (default), pcg (the Jacobi-PCG baseline alone), legacy")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"block", "pcg", "legacy"}));
+  apps::add_checked(app, "--tol", o.tolerance, "Target max_j |b_j - A x_j| / |b_j| (true fp64 residual)",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--solver", o.solver, "block (default), pcg (the Jacobi-PCG baseline alone), legacy",
+                    CLI::IsMember({"block", "pcg", "legacy"}));
   app.add_flag("--compare", o.compare,
                "block: run it with bcsr24, then with cuSPARSE fp32 products, then k Jacobi-PCG solves in fp64; "
                "legacy: both inner backends");
-  app.add_option("--max-iterations", o.max_iterations, "Iteration limit of the block solver (PCG: 100 times this)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--block-memory", o.block_memory, "Direction blocks each new one is A-orthogonalised against")
-      ->capture_default_str()
-      ->check(CLI::Range(1, small::kMaxMemory));
-  app.add_option("--preconditioner", o.preconditioner, "Block solver: chebyshev (bcsr24 or cuSPARSE fp32 products) or jacobi (fp64)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"chebyshev", "jacobi"}));
-  app.add_option("--cheb-degree", o.cheb_degree, "Degree of the Chebyshev residual polynomial (odd; degree - 1 products)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1001));
-  app.add_option("--cheb-ratio", o.cheb_ratio, "b / a of the Chebyshev interval (0: ratio factor * degree^2)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--cheb-ratio-factor", o.cheb_ratio_factor, "b / a = factor * degree^2 when --cheb-ratio is 0")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--cheb-margin", o.cheb_margin, "Safety margin on the Lanczos upper bound b")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--lanczos-steps", o.lanczos_steps, "Lanczos steps of the spectrum estimate")
-      ->capture_default_str()
-      ->check(CLI::Range(2, small::kMaxLanczos));
-  app.add_option("--drop-tolerance", o.drop_tolerance, "Block solver: whitening pivot below which a direction is dropped")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--check-every", o.check_every, "Jacobi-PCG baseline: iterations between status reads")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--time-limit", o.time_limit, "Wall-clock cap of each solve in seconds (0: none); stop reason time_limit")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  apps::add_checked(app, "--max-iterations", o.max_iterations,
+                    "Iteration limit of the block solver (PCG: 100 times this)", CLI::PositiveNumber);
+  apps::add_checked(app, "--block-memory", o.block_memory, "Direction blocks each new one is A-orthogonalised against",
+                    CLI::Range(1, small::kMaxMemory));
+  apps::add_checked(app, "--preconditioner", o.preconditioner,
+                    "Block solver: chebyshev (bcsr24 or cuSPARSE fp32 products) or jacobi (fp64)",
+                    CLI::IsMember({"chebyshev", "jacobi"}));
+  apps::add_checked(app, "--cheb-degree", o.cheb_degree,
+                    "Degree of the Chebyshev residual polynomial (odd; degree - 1 products)", CLI::Range(1, 1001));
+  apps::add_checked(app, "--cheb-ratio", o.cheb_ratio, "b / a of the Chebyshev interval (0: ratio factor * degree^2)",
+                    CLI::NonNegativeNumber);
+  apps::add_checked(app, "--cheb-ratio-factor", o.cheb_ratio_factor, "b / a = factor * degree^2 when --cheb-ratio is 0",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--cheb-margin", o.cheb_margin, "Safety margin on the Lanczos upper bound b",
+                    CLI::NonNegativeNumber);
+  apps::add_checked(app, "--lanczos-steps", o.lanczos_steps, "Lanczos steps of the spectrum estimate",
+                    CLI::Range(2, small::kMaxLanczos));
+  apps::add_checked(app, "--drop-tolerance", o.drop_tolerance,
+                    "Block solver: whitening pivot below which a direction is dropped", CLI::PositiveNumber);
+  apps::add_checked(app, "--check-every", o.check_every, "Jacobi-PCG baseline: iterations between status reads",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--time-limit", o.time_limit,
+                    "Wall-clock cap of each solve in seconds (0: none); stop reason time_limit",
+                    CLI::NonNegativeNumber);
   app.add_flag("--no-timing", o.no_timing, "No CUDA events around the operations (time to solution only)");
   app.add_flag("--check-spaces", o.check_spaces,
                "Run every operation and the whole solve on the GPU space and on the CPU space with the same inputs and "
                "compare (a debugging aid for a new GPU or build; small matrices)");
-  app.add_option("--cpu-b-rounding", o.cpu_b_rounding,
-                 "--device cpu with fp16/bf16 inner products: round B per tile as the tile kernels do (tiles) or use it "
-                 "exactly as the CSR kernel does (exact)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"tiles", "exact"}));
-  app.add_option("--max-outer", o.max_outer, "Legacy: outer iteration limit")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--outer-memory", o.memory, "Legacy: previous directions each outer direction is orthogonalised against")
-      ->capture_default_str()
-      ->check(CLI::Range(1, kMaxOuterMemory));
-  app.add_option("--inner-iters", o.inner_iters, "Legacy: products (block CG iterations) per inner solve")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--inner-tol", o.inner_tolerance, "Legacy: inner solve stops early when every column's residual fell by this")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--inner-backend", o.inner_backend, "Products of the preconditioner (block) or inner solve (legacy)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"bcsr24", "cusparse_csr_f32"}));
+  apps::add_checked(
+      app, "--cpu-b-rounding", o.cpu_b_rounding,
+      "--device cpu with fp16/bf16 inner products: round B per tile as the tile kernels do (tiles) or use it "
+      "exactly as the CSR kernel does (exact)",
+      CLI::IsMember({"tiles", "exact"}));
+  apps::add_checked(app, "--max-outer", o.max_outer, "Legacy: outer iteration limit", CLI::PositiveNumber);
+  apps::add_checked(app, "--outer-memory", o.memory,
+                    "Legacy: previous directions each outer direction is orthogonalised against",
+                    CLI::Range(1, kMaxOuterMemory));
+  apps::add_checked(app, "--inner-iters", o.inner_iters, "Legacy: products (block CG iterations) per inner solve",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--inner-tol", o.inner_tolerance,
+                    "Legacy: inner solve stops early when every column's residual fell by this", CLI::PositiveNumber);
+  apps::add_checked(app, "--inner-backend", o.inner_backend,
+                    "Products of the preconditioner (block) or inner solve (legacy)",
+                    CLI::IsMember({"bcsr24", "cusparse_csr_f32"}));
   app.add_option("--inner-precision", o.inner_precision,
                  "Precision of bcsr24's inner products: fp16, bf16 or split (about fp32 accuracy); default split for "
                  "the block solver, fp16 for legacy. The vectors go in as fp32 either way (no conversion pass)")
@@ -150,26 +139,23 @@ void add_options(CLI::App& app, Options& o) {
                  "jacobi: the inner operator is D^-1/2 A D^-1/2 (default for the block solver); none: A itself "
                  "(default for legacy), its fp16 range left to bcsr24's scaling")
       ->check(CLI::IsMember({"none", "jacobi"}));
-  app.add_option("--fallback", o.fallback,
-                 "When the preconditioner (block) or inner solve (legacy) stops helping: jacobi = continue with the "
-                 "Jacobi preconditioner in fp64; none = stop and say so")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"jacobi", "none"}));
+  apps::add_checked(app, "--fallback", o.fallback,
+                    "When the preconditioner (block) or inner solve (legacy) stops helping: jacobi = continue with the "
+                    "Jacobi preconditioner in fp64; none = stop and say so",
+                    CLI::IsMember({"jacobi", "none"}));
   app.add_option("--stall-window", o.stall_window,
                  "Iterations over which the best residual must fall by 1/stall-factor (default: block 25, legacy 5)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--stall-factor", o.stall_factor, "Required residual reduction factor per window")
-      ->capture_default_str()
-      ->check(CLI::Range(1e-300, 1.0));
-  app.add_option("--fallback-window", o.fallback_window, "The same window in the Jacobi phase (stagnation)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  apps::add_checked(app, "--stall-factor", o.stall_factor, "Required residual reduction factor per window",
+                    CLI::Range(1e-300, 1.0));
+  apps::add_checked(app, "--fallback-window", o.fallback_window, "The same window in the Jacobi phase (stagnation)",
+                    CLI::PositiveNumber);
   app.add_option("--replace-every", o.replace_every,
                  "Recompute the true fp64 residual every this many iterations (default: block 1, legacy 50)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--device", o.device, "gpu, or cpu (same algorithm, bcsr24 products emulated; small matrices only)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"gpu", "cpu"}));
+  apps::add_checked(app, "--device", o.device,
+                    "gpu, or cpu (same algorithm, bcsr24 products emulated; small matrices only)",
+                    CLI::IsMember({"gpu", "cpu"}));
   CLI::Option* gpus =
       app.add_option("--gpus", o.gpus,
                      "Legacy solver distributed by rows over GPUs 0..P-1 of this host (one thread and NCCL rank each; "
