@@ -86,7 +86,7 @@ int run_block(const Options& o, const Problem& problem, json& matrix_json) {
     const BlockRunSettings settings = block_settings(o, backend);
     std::printf("\n== block solver: flexible block CG (fp64), %s preconditioner, products %s%s, memory %d\n",
                 settings.chebyshev ? "Chebyshev" : "Jacobi", inner_backend_name(backend),
-                backend == InnerBackend::bcsr24 ? (std::string(" ") + o.precision()).c_str() : "", o.block_memory);
+                backend == InnerBackend::bcsr24 ? (std::string(" ") + o.inner_precision).c_str() : "", o.block_memory);
     std::fflush(stdout);
     blocks.push_back(run_block_solver(problem, settings));
     print_block_report(blocks.back());
@@ -198,6 +198,7 @@ int main(int argc, char** argv) {
       app, argc, argv, [&](CLI::App& a) { add_options(a, options); },
       [&] {
         validate(options);
+        resolve_defaults(options);
 #if BCSR24_HAS_NCCL
         if (options.mpi) return run_mpi(options);
 #endif

@@ -84,9 +84,9 @@ RunReport run_legacy_backend(const Problem& problem, InnerBackend backend, const
                       const ranks::Session* mpi) {
   RunReport report;
   report.backend = backend;
-  const bool scaled = o.scaling() == "jacobi";
+  const bool scaled = o.inner_scaling == "jacobi";
   OperatorOptions operator_options;
-  operator_options.precision = precision_from_name(o.precision());
+  operator_options.precision = precision_from_name(o.inner_precision);
   OuterOptions outer = outer_options(o);
   InnerOptions inner_options = inner_solve_options(o);
   const OuterObserver observer = progress_printer(o);
@@ -256,7 +256,7 @@ int run_legacy(const Options& o, const Problem& problem, json& matrix_json, cons
   std::printf("solving with %d right-hand sides (%s), tolerance %s; legacy solver: inner block CG %d products or "
               "relative residual %s, scaling %s, precision %s; outer memory %d, fallback %s\n",
               problem.k, o.rhs_kind.c_str(), sci(o.tolerance, 1).c_str(), o.inner_iters,
-              sci(o.inner_tolerance, 1).c_str(), o.scaling().c_str(), o.precision().c_str(), o.memory,
+              sci(o.inner_tolerance, 1).c_str(), o.inner_scaling.c_str(), o.inner_precision.c_str(), o.memory,
               o.fallback.c_str());
   std::vector<InnerBackend> backends;
   if (o.compare)

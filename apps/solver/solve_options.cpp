@@ -197,16 +197,24 @@ void validate(const Options& o) {
 #endif
 }
 
+void resolve_defaults(Options& o) {
+  const bool legacy = o.legacy();
+  if (o.inner_scaling.empty()) o.inner_scaling = legacy ? "none" : "jacobi";
+  if (o.inner_precision.empty()) o.inner_precision = legacy ? "fp16" : "split";
+  if (o.stall_window < 0) o.stall_window = legacy ? 5 : 25;
+  if (o.replace_every < 0) o.replace_every = legacy ? 50 : 1;
+}
+
 OuterOptions outer_options(const Options& o) {
   OuterOptions outer;
   outer.tolerance = o.tolerance;
   outer.max_outer = o.max_outer;
   outer.memory = o.memory;
-  outer.stall_window = o.window();
+  outer.stall_window = o.stall_window;
   outer.stall_factor = o.stall_factor;
   outer.fallback = o.fallback == "jacobi" ? Fallback::jacobi : Fallback::none;
   outer.fallback_window = o.fallback_window;
-  outer.replace_every = o.replace();
+  outer.replace_every = o.replace_every;
   return outer;
 }
 
@@ -221,15 +229,15 @@ BlockRunSettings block_settings(const Options& o, InnerBackend backend) {
   BlockRunSettings s;
   s.device = o.device;
   s.backend = backend;
-  s.precision = precision_from_name(o.precision());
-  s.jacobi_scaling = o.scaling() == "jacobi";
+  s.precision = precision_from_name(o.inner_precision);
+  s.jacobi_scaling = o.inner_scaling == "jacobi";
   s.chebyshev = o.preconditioner == "chebyshev";
   s.fcg.tolerance = o.tolerance;
   s.fcg.max_iterations = o.max_iterations;
   s.fcg.memory = o.block_memory;
   s.fcg.drop_tolerance = o.drop_tolerance;
-  s.fcg.replace_every = std::max(1, o.replace());
-  s.fcg.stall_window = o.window();
+  s.fcg.replace_every = std::max(1, o.replace_every);
+  s.fcg.stall_window = o.stall_window;
   s.fcg.stall_factor = o.stall_factor;
   s.fcg.fallback_jacobi = o.fallback == "jacobi";
   s.fcg.time_limit_seconds = o.time_limit;
@@ -262,8 +270,8 @@ json settings_json(const Options& o) {
           {"tolerance", o.tolerance},
           {"compare", o.compare},
           {"inner_backend", o.inner_backend},
-          {"inner_scaling", o.scaling()},
-          {"inner_precision", o.precision()},
+          {"inner_scaling", o.inner_scaling},
+          {"inner_precision", o.inner_precision},
           {"max_iterations", o.max_iterations},
           {"block_memory", o.block_memory},
           {"preconditioner", o.preconditioner},
@@ -279,8 +287,8 @@ json settings_json(const Options& o) {
           {"inner_iters", o.inner_iters},
           {"inner_tolerance", o.inner_tolerance},
           {"fallback", o.fallback},
-          {"stall_window", o.window()},
-          {"replace_every", o.replace()},
+          {"stall_window", o.stall_window},
+          {"replace_every", o.replace_every},
           {"device", o.device},
           {"gpus", o.gpus},
           {"mpi", o.mpi}};

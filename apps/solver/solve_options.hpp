@@ -61,12 +61,13 @@ struct Options {
   // Both.
   std::string inner_backend = "bcsr24";
   bool compare = false;
-  std::string inner_scaling;    ///< empty: the solver's default (block: jacobi, legacy: none)
-  std::string inner_precision;  ///< empty: the solver's default (block: split, legacy: fp16)
+  // Left unset by the command line (empty, -1), these take the solver's default in resolve_defaults.
+  std::string inner_scaling;    ///< block: jacobi, legacy: none
+  std::string inner_precision;  ///< block: split, legacy: fp16
   std::string fallback = "jacobi";
-  int stall_window = -1;        ///< -1: the solver's default (block 25, legacy 5)
+  int stall_window = -1;        ///< block 25, legacy 5
   double stall_factor = 0.5;
-  int replace_every = -1;       ///< -1: the solver's default (block 1, legacy 50)
+  int replace_every = -1;       ///< block 1, legacy 50
   std::string device = "gpu";
   int gpus = 0;  ///< 0: one GPU, the plain space; P >= 1: the distributed space on P GPUs
   bool mpi = false;  ///< the distributed space with one MPI process per GPU (mpirun -np P)
@@ -75,10 +76,6 @@ struct Options {
 
   /// The legacy solver runs: asked for, or distributed (--gpus, --mpi), which only it supports.
   bool legacy() const { return solver == "legacy" || gpus > 0 || mpi; }
-  std::string scaling() const { return !inner_scaling.empty() ? inner_scaling : legacy() ? "none" : "jacobi"; }
-  std::string precision() const { return !inner_precision.empty() ? inner_precision : legacy() ? "fp16" : "split"; }
-  int window() const { return stall_window >= 0 ? stall_window : legacy() ? 5 : 25; }
-  int replace() const { return replace_every >= 0 ? replace_every : legacy() ? 50 : 1; }
 };
 
 /// Adds every option to `app`, bound to `o`.
@@ -86,6 +83,9 @@ void add_options(CLI::App& app, Options& o);
 /// The checks CLI11 cannot make (combinations, build options).
 /// @throw apps::UsageError
 void validate(const Options& o);
+
+/// Gives the options the command line left unset the default of the solver that runs (Options says which).
+void resolve_defaults(Options& o);
 
 /// What the legacy solver takes from the options.
 OuterOptions outer_options(const Options& o);
