@@ -17,6 +17,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/matrix_market.hpp"
 #include "block_reports.hpp"
+#include "solve_json.hpp"
 #include "block_runs.hpp"
 #include "cli.hpp"
 #include "diffusion_matrix.hpp"

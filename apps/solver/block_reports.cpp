@@ -13,24 +13,6 @@ using json = nlohmann::json;
 
 namespace {
 
-json timings_json(const BlockTimings& t, double solve_seconds, std::int64_t inner_products,
-                  std::int64_t outer_products) {
-  const double solve_ms = solve_seconds * 1e3;
-  const auto share = [&](double ms) { return solve_ms > 0 ? ms / solve_ms : 0.0; };
-  return {{"inner_product_seconds", t.inner_product_ms / 1e3},
-          {"outer_product_seconds", t.outer_product_ms / 1e3},
-          {"vector_seconds", t.vector_ms / 1e3},
-          {"block_algebra_seconds", t.block_ms / 1e3},
-          {"other_seconds", std::max(0.0, solve_seconds - t.total_ms() / 1e3)},
-          {"inner_product_share", share(t.inner_product_ms)},
-          {"product_share", share(t.inner_product_ms + t.outer_product_ms)},
-          {"vector_share", share(t.vector_ms)},
-          {"block_algebra_share", share(t.block_ms)},
-          {"other_share", std::max(0.0, 1.0 - share(t.total_ms()))},
-          {"ms_per_inner_product", inner_products > 0 ? t.inner_product_ms / double(inner_products) : 0.0},
-          {"ms_per_outer_product", outer_products > 0 ? t.outer_product_ms / double(outer_products) : 0.0}};
-}
-
 void print_timings(const BlockTimings& t, double solve_seconds, std::int64_t inner_products,
                    std::int64_t outer_products, const char* inner_name) {
   const double solve_ms = solve_seconds * 1e3;
@@ -50,48 +32,10 @@ void print_timings(const BlockTimings& t, double solve_seconds, std::int64_t inn
 
 }  // namespace
 
-void to_json(json& j, const BlockIterationRecord& h) {
-  j = {{"iteration", h.iteration},
-          {"max_relative_residual", h.max_relative},
-          {"active", h.active},
-          {"directions", h.directions},
-          {"deflated", h.deflated},
-          {"chebyshev", h.chebyshev},
-          {"true_residual", h.true_residual},
-          {"seconds", h.seconds},
-          {"relative_residual_per_column", h.relative}};
-}
-
-void to_json(json& j, const PcgCheck& h) {
-  j = {{"iteration", h.iteration},
-          {"max_relative_residual", h.max_relative},
-          {"active", h.active},
-          {"true_residual", h.true_residual},
-          {"seconds", h.seconds}};
-}
-
 void print_final_residuals(double reported, const HostCheck& host) {
   std::printf("max true relative residual %s (host fp64 check %s)", sci(reported).c_str(), sci(host.residual).c_str());
   if (host.error >= 0.0) std::printf(", max relative error vs X_true %s", sci(host.error).c_str());
   std::printf("\n");
-}
-
-void add_host_check(json& j, const HostCheck& host) {
-  j["host_check_relative_residual"] = host.residual;
-  if (host.error >= 0.0) j["max_relative_error"] = host.error;
-}
-
-json run_json(const RunOutcome& run, json history) {
-  json j = {{"solver", run.solver},
-            {"stop", run.stop},
-            {"message", run.message},
-            {"max_relative_residual", run.max_relative_residual},
-            {"relative_residual_per_column", run.relative_residual_per_column},
-            {"solve_seconds", run.solve_seconds},
-            {"upload_seconds", run.upload_seconds},
-            {"history", std::move(history)}};
-  add_host_check(j, run.host);
-  return j;
 }
 
 double bcsr24_bytes(const SparseOperator& op) {
@@ -99,27 +43,6 @@ double bcsr24_bytes(const SparseOperator& op) {
 }
 
 double csr_f32_bytes(const SparseOperator& op) { return double(op.nnz()) * 8.0 + (op.rows() + 1.0) * 4.0; }
-
-json operator_census_json(const SparseOperator& op) {
-  const TileCensus& c = op.census();
-  const Fp16Scaling& s = op.scaling();
-  return {{"bcsr24_bytes", bcsr24_bytes(op)},
-          {"csr_f32_bytes", csr_f32_bytes(op)},
-          {"precision", precision_name(op.precision())},
-          {"tile_rows", c.tile_rows},
-          {"tile_cols", c.tile_cols},
-          {"sparse24_tiles", c.sparse24_tiles},
-          {"dense_tiles", c.dense_tiles},
-          {"sparse24_share", c.sparse24_share()},
-          {"nnz_per_tile", c.nnz_per_tile()},
-          {"fp16_scale_exponent", s.exponent},
-          {"max_abs", s.max_abs},
-          {"min_abs_nonzero", s.min_abs_nonzero},
-          {"overflow_count", s.overflow_count},
-          {"underflow_count", s.underflow_count},
-          {"subnormal_count", s.subnormal_count},
-          {"flushed_count", s.flushed_count}};
-}
 
 void print_block_report(const BlockRunReport& r) {
   const BlockFcgResult& res = r.result;
@@ -164,77 +87,6 @@ void print_pcg_report(const PcgRunReport& r) {
               res.iterations);
 }
 
-json block_report_json(const BlockRunReport& r) {
-  const BlockFcgResult& res = r.result;
-  json j = run_json({"block", block_stop_name(res.stop), res.message, res.max_final_relative, res.final_relative,
-                     r.solve_seconds, r.upload_seconds, r.host},
-                    res.history);
-  j.update({{"label", r.label},
-            {"device", r.settings.device},
-            {"backend", inner_backend_name(r.settings.backend)},
-            {"precision", r.settings.backend == InnerBackend::bcsr24 ? precision_name(r.settings.precision) : "fp32"},
-            {"preconditioner", r.settings.chebyshev ? "chebyshev" : "jacobi"},
-            {"jacobi_scaling", r.settings.jacobi_scaling},
-            {"memory", r.settings.fcg.memory},
-            {"tolerance", r.settings.fcg.tolerance},
-            {"fallback_iteration", res.fallback_iteration},
-            {"fallback_reason", res.fallback_reason},
-            {"iterations", res.iterations},
-            {"jacobi_iterations", res.jacobi_iterations},
-            {"deflated", res.deflated},
-            {"inner_products", res.inner_products},
-            {"lanczos_products", r.lanczos_products},
-            {"outer_products", res.outer_products},
-            {"synchronizations", res.synchronizations},
-            {"synchronizations_per_iteration",
-             res.iterations > 0 ? double(res.synchronizations) / res.iterations : 0.0},
-            {"initial_relative_residual_per_column", res.initial_relative},
-            {"lanczos_seconds", r.lanczos_seconds},
-            {"iterate_seconds", r.iterate_seconds},
-            {"preprocess_seconds", r.preprocess_seconds},
-            {"device_bytes", r.device_bytes},
-            {"plan", r.plan}});
-  if (!r.census.is_null()) j["bcsr24"] = r.census;
-  if (r.chebyshev) {
-    const ChebyshevChoice& c = *r.chebyshev;
-    j["chebyshev"] = {{"degree", c.polynomial.degree},
-                      {"products_per_application", c.polynomial.degree - 1},
-                      {"a", c.polynomial.a},
-                      {"b", c.polynomial.b},
-                      {"ratio", c.polynomial.b / c.polynomial.a},
-                      {"lanczos_steps", c.estimate.steps},
-                      {"lanczos_columns", c.estimate.columns},
-                      {"lanczos_shortest", c.estimate.shortest},
-                      {"theta_min", c.estimate.theta_min},
-                      {"theta_max", c.estimate.theta_max},
-                      {"residual_bound", c.estimate.residual_bound},
-                      {"gershgorin", c.gershgorin},
-                      {"reason", c.reason}};
-  }
-  if (r.timings)
-    j["gpu"] = timings_json(*r.timings, r.solve_seconds, res.inner_products + r.lanczos_products, res.outer_products);
-  return j;
-}
-
-json pcg_report_json(const PcgRunReport& r) {
-  const PcgResult& res = r.result;
-  json j = run_json({"jacobi_pcg", block_stop_name(res.stop), res.message, res.max_final_relative, res.final_relative,
-                     r.solve_seconds, r.upload_seconds, r.host},
-                    res.history);
-  j.update({{"label", r.label},
-            {"device", r.device},
-            {"tolerance", r.options.tolerance},
-            {"check_every", r.options.check_every},
-            {"iterations", res.iterations},
-            {"converged_iteration", res.converged_iteration},
-            {"restarts", res.restarts},
-            {"outer_products", res.products},
-            {"synchronizations", res.synchronizations},
-            {"device_bytes", r.device_bytes}});
-  if (r.timings) j["gpu"] = timings_json(*r.timings, r.solve_seconds, 0, res.products);
-  return j;
-}
-
 void print_comparison(const std::vector<BlockRunReport>& blocks, const std::vector<PcgRunReport>& baselines) {
   if (blocks.empty() || blocks.size() + baselines.size() < 2) return;
   std::printf("\n== comparison (time to solution; products = share of it in sparse products)\n");
@@ -267,25 +119,6 @@ void print_comparison(const std::vector<BlockRunReport>& blocks, const std::vect
     std::printf("speedup of %s over %s: %sx%s\n", blocks.front().label.c_str(), r.label.c_str(),
                 fixed(reference > 0 ? r.solve_seconds / reference : 0.0, 2).c_str(),
                 r.result.stop == BlockStop::converged ? "" : " (that run did not converge)");
-}
-
-json comparison_json(const std::vector<BlockRunReport>& blocks, const std::vector<PcgRunReport>& baselines) {
-  json j = json::object();
-  if (blocks.empty()) return j;
-  const BlockRunReport& first = blocks.front();
-  j["reference"] = first.label;
-  j["reference_converged"] = first.result.stop == BlockStop::converged;
-  json others = json::array();
-  for (std::size_t i = 1; i < blocks.size(); ++i)
-    others.push_back({{"label", blocks[i].label},
-                      {"converged", blocks[i].result.stop == BlockStop::converged},
-                      {"speedup", first.solve_seconds > 0 ? blocks[i].solve_seconds / first.solve_seconds : 0.0}});
-  for (const PcgRunReport& r : baselines)
-    others.push_back({{"label", r.label},
-                      {"converged", r.result.stop == BlockStop::converged},
-                      {"speedup", first.solve_seconds > 0 ? r.solve_seconds / first.solve_seconds : 0.0}});
-  j["speedups"] = others;
-  return j;
 }
 
 }  // namespace bcsr24::solver

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "block_reports.hpp"
+#include "solve_json.hpp"
 #include "solve_text.hpp"
 
 namespace bcsr24::solver {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "block_reports.hpp"
+#include "solve_json.hpp"
 #include "cpu_system.hpp"
 #include "flexible_cg.hpp"
 #include "gpu_system.hpp"
@@ -22,16 +23,6 @@
 namespace bcsr24::solver {
 
 using json = nlohmann::json;
-
-void to_json(json& j, const OuterIterationRecord& h) {
-  j = {{"iteration", h.iteration},
-          {"max_relative_residual", h.max_relative_residual},
-          {"inner", h.inner},
-          {"inner_products", h.inner_stats.products},
-          {"inner_relative_residual", h.inner_stats.relative_residual},
-          {"inner_deflated", h.inner_stats.max_deflated},
-          {"inner_breakdown", h.inner_stats.breakdown ? h.inner_stats.breakdown_reason : ""}};
-}
 
 namespace {
 
@@ -50,20 +41,6 @@ void print_census(const SparseOperator& op, bool scaled) {
               bcsr24_bytes(op) / 1e6, csr_f32_bytes(op) / 1e6, bcsr24_bytes(op) / csr_f32_bytes(op));
 }
 
-struct RunReport {
-  InnerBackend backend;
-  OuterResult result;
-  double solve_seconds = 0.0, preprocess_seconds = 0.0, upload_seconds = 0.0;
-  std::optional<GpuTimings> timings;
-  HostCheck host;
-  std::int64_t device_bytes = 0;  ///< on several GPUs: the largest of the ranks
-  int gpus = 0;                   ///< 0: single-GPU space
-  const char* launch = "";        ///< on several GPUs: "threads" or "mpi"
-  json ranks = json::array();     ///< per rank, on several GPUs
-  bool ranks_agree = true;
-};
-
-/// Prints every outer iteration with --verbose.
 OuterObserver progress_printer(const Options& o) {
   if (!o.verbose) return {};
   return [](const OuterIterationRecord& r) {
@@ -80,9 +57,9 @@ OuterObserver progress_printer(const Options& o) {
 
 /// `mpi`: this process's MPI session (--mpi), else null. Under MPI every process calls it; only the root's report
 /// holds the gathered figures and the host check.
-RunReport run_legacy_backend(const Problem& problem, InnerBackend backend, const Options& o, bool first, json& matrix_json,
+LegacyRunReport run_legacy_backend(const Problem& problem, InnerBackend backend, const Options& o, bool first, json& matrix_json,
                       const ranks::Session* mpi) {
-  RunReport report;
+  LegacyRunReport report;
   report.backend = backend;
   const bool scaled = o.inner_scaling == "jacobi";
   OperatorOptions operator_options;
@@ -166,7 +143,7 @@ RunReport run_legacy_backend(const Problem& problem, InnerBackend backend, const
   return report;
 }
 
-void print_legacy_report(const RunReport& r) {
+void print_legacy_report(const LegacyRunReport& r) {
   const OuterResult& res = r.result;
   std::printf("%s\n", res.message.c_str());
   if (res.fallback_iteration >= 0)
@@ -212,43 +189,6 @@ void print_legacy_report(const RunReport& r) {
   }
 }
 
-json legacy_report_json(const RunReport& r) {
-  const OuterResult& res = r.result;
-  json j = run_json({"legacy", stop_reason_name(res.stop), res.message, res.max_final_relative_residual,
-                     res.final_relative_residual, r.solve_seconds, r.upload_seconds, r.host},
-                    res.history);
-  j.update({{"backend", inner_backend_name(r.backend)},
-            {"fallback_iteration", res.fallback_iteration},
-            {"fallback_reason", res.fallback_reason},
-            {"outer_iterations", res.outer_iterations},
-            {"jacobi_iterations", res.jacobi_iterations},
-            {"inner_solves", res.inner_solves},
-            {"inner_products", res.inner_products},
-            {"inner_breakdowns", res.inner_breakdowns},
-            {"residual_replacements", res.residual_replacements},
-            {"preprocess_seconds", r.preprocess_seconds}});
-  j["gpus"] = r.gpus;
-  if (r.gpus > 0) {
-    j["launch"] = r.launch;
-    j["ranks"] = r.ranks;
-    j["ranks_agree"] = r.ranks_agree;
-  }
-  if (r.timings) {
-    const GpuTimings& t = *r.timings;
-    const double total_ms = r.solve_seconds * 1e3;
-    j["gpu"] = {{"inner_spmm_seconds", t.inner_spmm_ms / 1e3},
-                {"inner_product_seconds", t.inner_spmm_ms / 1e3},
-                {"outer_spmm_seconds", t.outer_spmm_ms / 1e3},
-                {"inner_spmm_share", total_ms > 0 ? t.inner_spmm_ms / total_ms : 0.0},
-                {"inner_product_share", total_ms > 0 ? t.inner_spmm_ms / total_ms : 0.0},
-                {"outer_spmm_share", total_ms > 0 ? t.outer_spmm_ms / total_ms : 0.0},
-                {"inner_products", t.inner_products},
-                {"outer_products", t.outer_products},
-                {"device_bytes", r.device_bytes}};
-  }
-  return j;
-}
-
 }  // namespace
 
 /// The legacy solver: flexible CG with block CG inside, on one GPU, the CPU, or distributed.
@@ -274,7 +214,7 @@ int run_legacy(const Options& o, const Problem& problem, json& matrix_json, cons
     for (InnerBackend backend : backends) run_legacy_backend(problem, backend, warm, false, scratch, mpi);
     std::fflush(stdout);
   }
-  std::vector<RunReport> reports;
+  std::vector<LegacyRunReport> reports;
   for (std::size_t i = 0; i < backends.size(); ++i) {
     std::printf("\n== legacy solver, inner backend %s\n", inner_backend_name(backends[i]));
     std::fflush(stdout);
@@ -284,12 +224,12 @@ int run_legacy(const Options& o, const Problem& problem, json& matrix_json, cons
   }
 
   if (reports.size() == 2 && reports[0].timings && reports[1].timings) {
-    const RunReport& b = reports[0];
-    const RunReport& c = reports[1];
+    const LegacyRunReport& b = reports[0];
+    const LegacyRunReport& c = reports[1];
     std::printf("\n== comparison (same solver, inner products through bcsr24 vs cuSPARSE CSR fp32)\n");
     std::printf("%-18s %-11s %6s %8s %10s %9s %12s %8s\n", "inner backend", "stop", "outer", "inner", "residual",
                 "solve s", "products s", "share");
-    for (const RunReport* r : {&b, &c}) {
+    for (const LegacyRunReport* r : {&b, &c}) {
       const double total = r->solve_seconds;
       std::printf("%-18s %-11s %6d %8d %10s %9s %12s %7s%%\n", inner_backend_name(r->backend),
                   stop_reason_name(r->result.stop), r->result.outer_iterations, r->result.inner_products,
@@ -305,11 +245,11 @@ int run_legacy(const Options& o, const Problem& problem, json& matrix_json, cons
 
   if (!o.json_path.empty() && (!mpi || mpi->is_root())) {
     json runs = json::array();
-    for (const RunReport& r : reports) runs.push_back(legacy_report_json(r));
+    for (const LegacyRunReport& r : reports) runs.push_back(legacy_report_json(r));
     write_json(o, matrix_json, runs, json::object());
   }
   const bool all_converged = std::all_of(reports.begin(), reports.end(),
-                                         [](const RunReport& r) { return r.result.stop == StopReason::converged; });
+                                         [](const LegacyRunReport& r) { return r.result.stop == StopReason::converged; });
   return all_converged ? 0 : kExitNotConverged;
 }
 

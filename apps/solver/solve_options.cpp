@@ -2,7 +2,6 @@
 #include "solve_options.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include "bcsr24/error.hpp"
 #include "cli.hpp"
@@ -260,45 +259,6 @@ PcgOptions pcg_options(const Options& o) {
   p.check_every = o.check_every;
   p.time_limit_seconds = o.time_limit;
   return p;
-}
-
-json settings_json(const Options& o) {
-  return {{"solver", o.legacy() ? "legacy" : o.solver},
-          {"rhs", o.rhs},
-          {"rhs_kind", o.rhs_kind},
-          {"seed", o.seed},
-          {"tolerance", o.tolerance},
-          {"compare", o.compare},
-          {"inner_backend", o.inner_backend},
-          {"inner_scaling", o.inner_scaling},
-          {"inner_precision", o.inner_precision},
-          {"max_iterations", o.max_iterations},
-          {"block_memory", o.block_memory},
-          {"preconditioner", o.preconditioner},
-          {"cheb_degree", o.cheb_degree},
-          {"cheb_ratio", o.cheb_ratio},
-          {"cheb_ratio_factor", o.cheb_ratio_factor},
-          {"cheb_margin", o.cheb_margin},
-          {"lanczos_steps", o.lanczos_steps},
-          {"check_every", o.check_every},
-          {"time_limit", o.time_limit},
-          {"max_outer", o.max_outer},
-          {"outer_memory", o.memory},
-          {"inner_iters", o.inner_iters},
-          {"inner_tolerance", o.inner_tolerance},
-          {"fallback", o.fallback},
-          {"stall_window", o.stall_window},
-          {"replace_every", o.replace_every},
-          {"device", o.device},
-          {"gpus", o.gpus},
-          {"mpi", o.mpi}};
-}
-
-void write_json(const Options& o, const json& matrix_json, const json& runs, const json& extra) {
-  json out = {{"program", kProgram}, {"matrix", matrix_json}, {"settings", settings_json(o)}, {"runs", runs}};
-  for (const auto& [key, value] : extra.items()) out[key] = value;
-  std::ofstream file(o.json_path);
-  if (!(file << out.dump(2) << "\n")) throw Error("cannot write " + o.json_path);
 }
 
 }  // namespace bcsr24::solver

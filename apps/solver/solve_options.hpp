@@ -1,5 +1,5 @@
-// bcsr24_solve's command line: the options, their checks, what each solver takes from them, and their echo in the
-// JSON report.
+// bcsr24_solve's command line: the options, their checks and what each solver takes from them (their echo in the
+// JSON report: solve_json.hpp).
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,6 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "block_runs.hpp"
 #include "diffusion_matrix.hpp"
@@ -94,12 +93,5 @@ InnerOptions inner_solve_options(const Options& o);
 BlockRunSettings block_settings(const Options& o, InnerBackend backend);
 /// What the Jacobi-PCG baseline takes from the options.
 PcgOptions pcg_options(const Options& o);
-
-/// The options as the JSON report's "settings" (the solver-dependent defaults resolved).
-nlohmann::json settings_json(const Options& o);
-/// Writes the JSON report to o.json_path: program, matrix, settings, runs, then the members of `extra`.
-/// @throw Error if the file cannot be written.
-void write_json(const Options& o, const nlohmann::json& matrix_json, const nlohmann::json& runs,
-                const nlohmann::json& extra);
 
 }  // namespace bcsr24::solver

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "block_reports.hpp"
+#include "solve_json.hpp"
 #include "solve_text.hpp"
 
 namespace bcsr24::solver {
