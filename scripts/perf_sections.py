@@ -27,6 +27,11 @@ PRECISION_MODES = [("auto_matrix_scale", "one scale for A"), ("auto_f32b", "fp32
                    ("auto_bf16_f32b", "bf16 A, fp32 B"), ("auto_split", "split")]
 
 
+def section_head(title, text):
+    """A section's heading and its opening paragraph."""
+    return [f"## {title}", "", text, ""]
+
+
 def intro(sources, sweep):
     lines = ["# Performance", "",
              "Current figures of bcsr24 per matrix class and kernel, against cuSPARSE in the same process. "
@@ -76,8 +81,9 @@ def intro(sources, sweep):
 
 def summary_section(sweep):
     """Each kernel against the best cuSPARSE variant, geometric means per matrix class and n; auto's worst case."""
-    lines = ["## Kernels against cuSPARSE, by matrix class", "",
-             "Geometric mean over the class of the best cuSPARSE variant's time / the kernel's, per width n of B:", ""]
+    lines = section_head("Kernels against cuSPARSE, by matrix class",
+                         "Geometric mean over the class of the best cuSPARSE variant's time / the kernel's, per width "
+                         "n of B:")
     header = ["class", "kernel"] + [f"n = {n}" for n in sweep.widths]
     rows, worst_texts = [], []
     for cls, title, _ in CLASSES:
@@ -162,9 +168,9 @@ def class_section(cls, title, blurb, sweep, heldout, bench):
 
 
 def csr_section(sweep, csr):
-    lines = ["## CSR path", "",
-             "`csr_cuda_cores` (the CUDA-core path `auto` gives bands whose tiles would be nearly empty) against "
-             "cuSPARSE CSR.", ""]
+    lines = section_head("CSR path",
+                         "`csr_cuda_cores` (the CUDA-core path `auto` gives bands whose tiles would be nearly empty) "
+                         "against cuSPARSE CSR.")
     if sweep and "csr_cuda_cores" in sweep.methods:
         header = ["n", "geo. mean vs CSR fp16", "vs CSR fp32", "at least as fast as both on", "worst", "on"]
         rows = []
@@ -246,11 +252,11 @@ def layout_section(sweep, layouts):
 def groups_section(groups):
     if not groups:
         return []
-    lines = ["## Band groups", "",
-             "At n >= 128 the tile kernel reads each tile's B block from L2; a band group lets 16 consecutive bands "
-             "share each B block (one TMA copy per group and tile column; sm_90, aligned layouts, docs/KERNELS.md). "
-             "Cells: `auto` / grouped (`auto_grouped`) / one band per block (`auto_ungrouped`), us, and one band "
-             "per block / grouped:", ""]
+    lines = section_head("Band groups",
+                         "At n >= 128 the tile kernel reads each tile's B block from L2; a band group lets 16 "
+                         "consecutive bands share each B block (one TMA copy per group and tile column; sm_90, "
+                         "aligned layouts, docs/KERNELS.md). Cells: `auto` / grouped (`auto_grouped`) / one band per "
+                         "block (`auto_ungrouped`), us, and one band per block / grouped:")
     header = ["matrix"] + [f"n = {n}" for n in groups.widths]
     rows = []
     for m in groups.matrices():
@@ -280,11 +286,12 @@ def floor_section(floor, movement_path):
     movement = {key: v for key, v in movement.items() if key[1] != 0}
     if not floor or not movement:
         return []
-    lines = ["## Data-movement floors", "",
-             "`bench_floor` runs kernels that only move the tile kernel's bytes (A tiles and B blocks through the same "
-             "`cp.async` ring, C at the end; no arithmetic) over a matrix's own tile grid, one band per block: the "
-             "floor of any kernel of this design, and so of the ratios between the library's kernels (2:4 against "
-             "dense tiles; fp32 B against fp16 B). Floors and library kernels in us, then the two ratios:", ""]
+    lines = section_head("Data-movement floors",
+                         "`bench_floor` runs kernels that only move the tile kernel's bytes (A tiles and B blocks "
+                         "through the same `cp.async` ring, C at the end; no arithmetic) over a matrix's own tile "
+                         "grid, one band per block: the floor of any kernel of this design, and so of the ratios "
+                         "between the library's kernels (2:4 against dense tiles; fp32 B against fp16 B). Floors and "
+                         "library kernels in us, then the two ratios:")
     header = ["matrix", "n", "launch only", "floor 2:4", "floor dense", "floor fp32 B", "`split_pipelined`",
               "`dense_pipelined`", "`auto`", "`auto_f32b`", "dense / 2:4: floor, library",
               "fp32 B / fp16 B: floor, library"]
@@ -311,10 +318,10 @@ def floor_section(floor, movement_path):
 def precision_section(precision):
     if not precision or "auto" not in precision.methods:
         return []
-    lines = ["## Precision modes", "",
-             "Each mode against the default (fp16 A scaled per row, fp16 B) in the same run (docs/PRECISION.md): "
-             "time / the default's, geometric mean over the matrices measured at that n (range in brackets); the "
-             "last row is cuSPARSE CSR fp32's time / split's.", ""]
+    lines = section_head("Precision modes",
+                         "Each mode against the default (fp16 A scaled per row, fp16 B) in the same run "
+                         "(docs/PRECISION.md): time / the default's, geometric mean over the matrices measured at "
+                         "that n (range in brackets); the last row is cuSPARSE CSR fp32's time / split's.")
     header = ["mode"] + [f"n = {n}" for n in precision.widths]
     rows = []
 
@@ -352,10 +359,10 @@ def precision_section(precision):
 def balance_section(balance):
     if not balance or "split_pipelined_whole" not in balance.methods:
         return []
-    lines = ["## Load balance", "",
-             "A band much longer than the rest is split over several blocks whose partial sums are added in a fixed "
-             "order (`split_long_bands`); `_whole` runs every band on one block. us, where the two differ by more "
-             "than 2%:", ""]
+    lines = section_head("Load balance",
+                         "A band much longer than the rest is split over several blocks whose partial sums are added "
+                         "in a fixed order (`split_long_bands`); `_whole` runs every band on one block. us, where the "
+                         "two differ by more than 2%:")
     rows = []
     for m in balance.matrices():
         for n in balance.widths:
@@ -388,10 +395,10 @@ def measured_plans_section(model):
     matrices = model.matrices() if model else []
     if not matrices:
         return []
-    lines = ["## Measured plans", "",
-             "`auto` times the cost model's best candidates (`Tuning::measure`). On the `model` step's structure "
-             "classes (`--synth`): best cuSPARSE / `auto` (SpMV at n = 1) and `auto_model` / `auto`, geometric mean "
-             "and lowest; per class: `scripts/fit_cost_model.py`.", ""]
+    lines = section_head("Measured plans",
+                         "`auto` times the cost model's best candidates (`Tuning::measure`). On the `model` step's "
+                         "structure classes (`--synth`): best cuSPARSE / `auto` (SpMV at n = 1) and `auto_model` / "
+                         "`auto`, geometric mean and lowest; per class: `scripts/fit_cost_model.py`.")
 
     def summary(values, form):
         values = [(v, m) for v, m in values if usable(v)]

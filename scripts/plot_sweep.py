@@ -30,6 +30,13 @@ from sweep_data import (HEADLINE_KERNELS, LARGE_NNZ, SKIPPED_FILE, Sweep, auto_c
 from sweep_plots import make_plots, pick_width  # noqa: E402
 
 
+def per_width_header(first, widths, cell="n = {n}"):
+    """The header and alignment rows of a table with the columns `first` (the first left-aligned) and one
+    right-aligned column per width of B."""
+    return ["| " + " | ".join(first + [cell.format(n=n) for n in widths]) + " |",
+            "|---|" + "---:|" * (len(first) - 1 + len(widths))]
+
+
 def auto_section(sweep):
     """The headline: auto against the best cuSPARSE variant, per matrix and n and summarised per n; then
     csr_cuda_cores against cuSPARSE CSR where the sweep timed it."""
@@ -40,9 +47,8 @@ def auto_section(sweep):
     lines = ["## auto against the best cuSPARSE variant", "",
              "*auto* is the library's default: per row band, tensor-core tiles or the CUDA-core CSR path, as its cost "
              "model chooses. Each cell is the time of the fastest cuSPARSE variant for that matrix and n divided by "
-             "auto's (above 1 = bcsr24 faster; below 1 in bold).", "",
-             "| matrix | nnz | " + " | ".join(f"n = {n}" for n in widths) + " |",
-             "|---|---:|" + "---:|" * len(widths)]
+             "auto's (above 1 = bcsr24 faster; below 1 in bold).", ""]
+    lines += per_width_header(["matrix", "nnz"], widths)
     for matrix in matrices:
         cells = [format_speedup_cell(by_key[(matrix, n)]["ratio"]) if (matrix, n) in by_key else "–" for n in widths]
         lines.append(f"| {matrix} | {sweep.nnz(matrix):.0f} | " + " | ".join(cells) + " |")
@@ -69,9 +75,8 @@ def csr_cuda_cores_lines(records, matrices, widths):
     lines = ["### csr_cuda_cores against cuSPARSE CSR", "",
              "The CUDA-core CSR path alone: each cell is cusparse_csr_f16's time / csr_cuda_cores's, then "
              "cusparse_csr_f32's time / csr_cuda_cores's (at least 1 = the CUDA-core path is at least as fast; "
-             "below 1 in bold).", "",
-             "| matrix | " + " | ".join(f"n = {n}: vs f16 / vs f32" for n in widths) + " |",
-             "|---|" + "---:|" * len(widths)]
+             "below 1 in bold).", ""]
+    lines += per_width_header(["matrix"], widths, "n = {n}: vs f16 / vs f32")
     for matrix in matrices:
         cells = []
         for n in widths:
