@@ -87,7 +87,7 @@ int run_block(const Options& o, const Problem& problem, json& matrix_json) {
     const BlockRunSettings settings = block_settings(o, backend);
     std::printf("\n== block solver: flexible block CG (fp64), %s preconditioner, products %s%s, memory %d\n",
                 settings.chebyshev ? "Chebyshev" : "Jacobi", inner_backend_name(backend),
-                backend == InnerBackend::bcsr24 ? (std::string(" ") + o.inner_precision).c_str() : "", o.block_memory);
+                backend == InnerBackend::bcsr24 ? (std::string(" ") + o.inner_precision).c_str() : "", o.fcg.memory);
     std::fflush(stdout);
     blocks.push_back(run_block_solver(problem, settings));
     print_block_report(blocks.back());

@@ -65,7 +65,7 @@ LegacyRunReport run_legacy_backend(const Problem& problem, InnerBackend backend,
   OperatorOptions operator_options;
   operator_options.precision = precision_from_name(o.inner_precision);
   OuterOptions outer = outer_options(o);
-  InnerOptions inner_options = inner_solve_options(o);
+  const InnerOptions& inner_options = o.inner;
   const OuterObserver observer = progress_printer(o);
 #if BCSR24_HAS_NCCL
   if (o.gpus > 0 || mpi) {
@@ -114,7 +114,7 @@ LegacyRunReport run_legacy_backend(const Problem& problem, InnerBackend backend,
     if (first || !matrix_json.contains("bcsr24")) matrix_json["bcsr24"] = operator_census_json(*inner.op);
   }
 
-  const int slots = outer_slot_count(o.memory);
+  const int slots = outer_slot_count(o.outer.memory);
   auto upload_start = std::chrono::steady_clock::now();
   std::vector<double> x;
   if (o.device == "gpu") {
@@ -195,8 +195,8 @@ void print_legacy_report(const LegacyRunReport& r) {
 int run_legacy(const Options& o, const Problem& problem, json& matrix_json, const ranks::Session* mpi) {
   std::printf("solving with %d right-hand sides (%s), tolerance %s; legacy solver: inner block CG %d products or "
               "relative residual %s, scaling %s, precision %s; outer memory %d, fallback %s\n",
-              problem.k, o.rhs_kind.c_str(), sci(o.tolerance, 1).c_str(), o.inner_iters,
-              sci(o.inner_tolerance, 1).c_str(), o.inner_scaling.c_str(), o.inner_precision.c_str(), o.memory,
+              problem.k, o.rhs_kind.c_str(), sci(o.tolerance, 1).c_str(), o.inner.max_products,
+              sci(o.inner.tolerance, 1).c_str(), o.inner_scaling.c_str(), o.inner_precision.c_str(), o.outer.memory,
               o.fallback.c_str());
   std::vector<InnerBackend> backends;
   if (o.compare)
@@ -208,7 +208,7 @@ int run_legacy(const Options& o, const Problem& problem, json& matrix_json, cons
     // one short untimed solve per backend keeps that out of the figures compared below.
     std::printf("\n== warm-up (one outer iteration per backend, not reported)\n");
     Options warm = o;
-    warm.max_outer = 1;
+    warm.outer.max_outer = 1;
     warm.verbose = false;
     json scratch = matrix_json;
     for (InnerBackend backend : backends) run_legacy_backend(problem, backend, warm, false, scratch, mpi);

@@ -86,24 +86,24 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--compare", o.compare,
                "block: run it with bcsr24, then with cuSPARSE fp32 products, then k Jacobi-PCG solves in fp64; "
                "legacy: both inner backends");
-  apps::add_checked(app, "--max-iterations", o.max_iterations,
+  apps::add_checked(app, "--max-iterations", o.fcg.max_iterations,
                     "Iteration limit of the block solver (PCG: 100 times this)", CLI::PositiveNumber);
-  apps::add_checked(app, "--block-memory", o.block_memory, "Direction blocks each new one is A-orthogonalised against",
+  apps::add_checked(app, "--block-memory", o.fcg.memory, "Direction blocks each new one is A-orthogonalised against",
                     CLI::Range(1, small::kMaxMemory));
   apps::add_checked(app, "--preconditioner", o.preconditioner,
                     "Block solver: chebyshev (bcsr24 or cuSPARSE fp32 products) or jacobi (fp64)",
                     CLI::IsMember({"chebyshev", "jacobi"}));
-  apps::add_checked(app, "--cheb-degree", o.cheb_degree,
+  apps::add_checked(app, "--cheb-degree", o.polynomial.degree,
                     "Degree of the Chebyshev residual polynomial (odd; degree - 1 products)", CLI::Range(1, 1001));
-  apps::add_checked(app, "--cheb-ratio", o.cheb_ratio, "b / a of the Chebyshev interval (0: ratio factor * degree^2)",
+  apps::add_checked(app, "--cheb-ratio", o.polynomial.ratio, "b / a of the Chebyshev interval (0: ratio factor * degree^2)",
                     CLI::NonNegativeNumber);
-  apps::add_checked(app, "--cheb-ratio-factor", o.cheb_ratio_factor, "b / a = factor * degree^2 when --cheb-ratio is 0",
+  apps::add_checked(app, "--cheb-ratio-factor", o.polynomial.ratio_factor, "b / a = factor * degree^2 when --cheb-ratio is 0",
                     CLI::PositiveNumber);
-  apps::add_checked(app, "--cheb-margin", o.cheb_margin, "Safety margin on the Lanczos upper bound b",
+  apps::add_checked(app, "--cheb-margin", o.polynomial.upper_margin, "Safety margin on the Lanczos upper bound b",
                     CLI::NonNegativeNumber);
-  apps::add_checked(app, "--lanczos-steps", o.lanczos_steps, "Lanczos steps of the spectrum estimate",
+  apps::add_checked(app, "--lanczos-steps", o.polynomial.lanczos_steps, "Lanczos steps of the spectrum estimate",
                     CLI::Range(2, small::kMaxLanczos));
-  apps::add_checked(app, "--drop-tolerance", o.drop_tolerance,
+  apps::add_checked(app, "--drop-tolerance", o.fcg.drop_tolerance,
                     "Block solver: whitening pivot below which a direction is dropped", CLI::PositiveNumber);
   apps::add_checked(app, "--check-every", o.check_every, "Jacobi-PCG baseline: iterations between status reads",
                     CLI::PositiveNumber);
@@ -119,13 +119,13 @@ void add_options(CLI::App& app, Options& o) {
       "--device cpu with fp16/bf16 inner products: round B per tile as the tile kernels do (tiles) or use it "
       "exactly as the CSR kernel does (exact)",
       CLI::IsMember({"tiles", "exact"}));
-  apps::add_checked(app, "--max-outer", o.max_outer, "Legacy: outer iteration limit", CLI::PositiveNumber);
-  apps::add_checked(app, "--outer-memory", o.memory,
+  apps::add_checked(app, "--max-outer", o.outer.max_outer, "Legacy: outer iteration limit", CLI::PositiveNumber);
+  apps::add_checked(app, "--outer-memory", o.outer.memory,
                     "Legacy: previous directions each outer direction is orthogonalised against",
                     CLI::Range(1, kMaxOuterMemory));
-  apps::add_checked(app, "--inner-iters", o.inner_iters, "Legacy: products (block CG iterations) per inner solve",
+  apps::add_checked(app, "--inner-iters", o.inner.max_products, "Legacy: products (block CG iterations) per inner solve",
                     CLI::PositiveNumber);
-  apps::add_checked(app, "--inner-tol", o.inner_tolerance,
+  apps::add_checked(app, "--inner-tol", o.inner.tolerance,
                     "Legacy: inner solve stops early when every column's residual fell by this", CLI::PositiveNumber);
   apps::add_checked(app, "--inner-backend", o.inner_backend,
                     "Products of the preconditioner (block) or inner solve (legacy)",
@@ -147,7 +147,7 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::PositiveNumber);
   apps::add_checked(app, "--stall-factor", o.stall_factor, "Required residual reduction factor per window",
                     CLI::Range(1e-300, 1.0));
-  apps::add_checked(app, "--fallback-window", o.fallback_window, "The same window in the Jacobi phase (stagnation)",
+  apps::add_checked(app, "--fallback-window", o.outer.fallback_window, "The same window in the Jacobi phase (stagnation)",
                     CLI::PositiveNumber);
   app.add_option("--replace-every", o.replace_every,
                  "Recompute the true fp64 residual every this many iterations (default: block 1, legacy 50)")
@@ -205,23 +205,13 @@ void resolve_defaults(Options& o) {
 }
 
 OuterOptions outer_options(const Options& o) {
-  OuterOptions outer;
+  OuterOptions outer = o.outer;
   outer.tolerance = o.tolerance;
-  outer.max_outer = o.max_outer;
-  outer.memory = o.memory;
   outer.stall_window = o.stall_window;
   outer.stall_factor = o.stall_factor;
   outer.fallback = o.fallback == "jacobi" ? Fallback::jacobi : Fallback::none;
-  outer.fallback_window = o.fallback_window;
   outer.replace_every = o.replace_every;
   return outer;
-}
-
-InnerOptions inner_solve_options(const Options& o) {
-  InnerOptions inner;
-  inner.max_products = o.inner_iters;
-  inner.tolerance = o.inner_tolerance;
-  return inner;
 }
 
 BlockRunSettings block_settings(const Options& o, InnerBackend backend) {
@@ -231,20 +221,14 @@ BlockRunSettings block_settings(const Options& o, InnerBackend backend) {
   s.precision = precision_from_name(o.inner_precision);
   s.jacobi_scaling = o.inner_scaling == "jacobi";
   s.chebyshev = o.preconditioner == "chebyshev";
+  s.fcg = o.fcg;
   s.fcg.tolerance = o.tolerance;
-  s.fcg.max_iterations = o.max_iterations;
-  s.fcg.memory = o.block_memory;
-  s.fcg.drop_tolerance = o.drop_tolerance;
   s.fcg.replace_every = std::max(1, o.replace_every);
   s.fcg.stall_window = o.stall_window;
   s.fcg.stall_factor = o.stall_factor;
   s.fcg.fallback_jacobi = o.fallback == "jacobi";
   s.fcg.time_limit_seconds = o.time_limit;
-  s.polynomial.degree = o.cheb_degree;
-  s.polynomial.ratio = o.cheb_ratio;
-  s.polynomial.ratio_factor = o.cheb_ratio_factor;
-  s.polynomial.upper_margin = o.cheb_margin;
-  s.polynomial.lanczos_steps = o.lanczos_steps;
+  s.polynomial = o.polynomial;
   s.cpu_rounding = o.cpu_b_rounding == "tiles" ? BRounding::tiles : BRounding::exact;
   s.timing = !o.no_timing;
   s.warm_up = o.device == "gpu";
@@ -255,7 +239,7 @@ BlockRunSettings block_settings(const Options& o, InnerBackend backend) {
 PcgOptions pcg_options(const Options& o) {
   PcgOptions p;
   p.tolerance = o.tolerance;
-  p.max_iterations = 100 * o.max_iterations;
+  p.max_iterations = 100 * o.fcg.max_iterations;
   p.check_every = o.check_every;
   p.time_limit_seconds = o.time_limit;
   return p;

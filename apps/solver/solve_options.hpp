@@ -8,7 +8,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "block_fcg.hpp"
 #include "block_runs.hpp"
+#include "chebyshev.hpp"
 #include "diffusion_matrix.hpp"
 #include "flexible_cg.hpp"
 #include "jacobi_pcg.hpp"
@@ -36,27 +38,20 @@ struct Options {
   std::uint64_t seed = 1;
   double tolerance = 1e-8;
   std::string solver = "block";
-  // Block solver.
-  int max_iterations = 1000;
-  int block_memory = 1;
-  int cheb_degree = 15;
-  double cheb_ratio = 0.0;
-  double cheb_ratio_factor = 0.25;
-  double cheb_margin = 0.05;
-  int lanczos_steps = 30;
+  // Block solver: the options bound to fcg are its iteration limit, memory and drop tolerance (their defaults are
+  // the solver's own); polynomial is the Chebyshev preconditioner's.
+  BlockFcgOptions fcg;
+  ChebyshevOptions polynomial;
   std::string preconditioner = "chebyshev";
-  double drop_tolerance = 1e-10;
   std::string cpu_b_rounding = "tiles";
   int check_every = 8;
   double time_limit = 0.0;
   bool no_timing = false;
   bool check_spaces = false;
-  // Legacy solver.
-  int max_outer = 40000;
-  int memory = 8;
-  int inner_iters = 30;
-  double inner_tolerance = 1e-2;
-  int fallback_window = 4000;
+  // Legacy solver: the options bound to outer are its iteration limit, memory and Jacobi-phase window; inner is the
+  // inner solve's.
+  OuterOptions outer;
+  InnerOptions inner;
   // Both.
   std::string inner_backend = "bcsr24";
   bool compare = false;
@@ -86,9 +81,8 @@ void validate(const Options& o);
 /// Gives the options the command line left unset the default of the solver that runs (Options says which).
 void resolve_defaults(Options& o);
 
-/// What the legacy solver takes from the options.
+/// What the legacy solver's outer iteration takes from the options (its inner solve takes o.inner).
 OuterOptions outer_options(const Options& o);
-InnerOptions inner_solve_options(const Options& o);
 /// What the block solver takes from the options, with the inner products of `backend`.
 BlockRunSettings block_settings(const Options& o, InnerBackend backend);
 /// What the Jacobi-PCG baseline takes from the options.
