@@ -21,7 +21,9 @@ inline void cuda_ok(cudaError_t status, const char* what) {
 struct DeviceBytes {
   void* ptr = nullptr;
   std::size_t bytes = 0;
-  explicit DeviceBytes(std::size_t n) : bytes(n) { cuda_ok(cudaMalloc(&ptr, std::max<std::size_t>(n, 16)), "cudaMalloc"); }
+  explicit DeviceBytes(std::size_t n) : bytes(n) {
+    cuda_ok(cudaMalloc(&ptr, std::max<std::size_t>(n, 16)), "cudaMalloc");
+  }
   ~DeviceBytes() { cudaFree(ptr); }
   DeviceBytes(const DeviceBytes&) = delete;
   DeviceBytes& operator=(const DeviceBytes&) = delete;

@@ -37,8 +37,9 @@ struct Format16 {
   double value(fp16_t h) const {
     const int exponent = int(h >> fraction_bits) & ((1 << exponent_bits) - 1);
     const int fraction = int(h & fraction_mask());
-    const double magnitude = exponent == 0 ? std::ldexp(fraction, 1 - bias() - fraction_bits)
-                                           : std::ldexp((1 << fraction_bits) + fraction, exponent - bias() - fraction_bits);
+    const double magnitude = exponent == 0
+                                 ? std::ldexp(fraction, 1 - bias() - fraction_bits)
+                                 : std::ldexp((1 << fraction_bits) + fraction, exponent - bias() - fraction_bits);
     return (h & 0x8000u) ? -magnitude : magnitude;
   }
 };

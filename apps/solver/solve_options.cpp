@@ -95,10 +95,10 @@ void add_options(CLI::App& app, Options& o) {
                     CLI::IsMember({"chebyshev", "jacobi"}));
   apps::add_checked(app, "--cheb-degree", o.polynomial.degree,
                     "Degree of the Chebyshev residual polynomial (odd; degree - 1 products)", CLI::Range(1, 1001));
-  apps::add_checked(app, "--cheb-ratio", o.polynomial.ratio, "b / a of the Chebyshev interval (0: ratio factor * degree^2)",
-                    CLI::NonNegativeNumber);
-  apps::add_checked(app, "--cheb-ratio-factor", o.polynomial.ratio_factor, "b / a = factor * degree^2 when --cheb-ratio is 0",
-                    CLI::PositiveNumber);
+  apps::add_checked(app, "--cheb-ratio", o.polynomial.ratio,
+                    "b / a of the Chebyshev interval (0: ratio factor * degree^2)", CLI::NonNegativeNumber);
+  apps::add_checked(app, "--cheb-ratio-factor", o.polynomial.ratio_factor,
+                    "b / a = factor * degree^2 when --cheb-ratio is 0", CLI::PositiveNumber);
   apps::add_checked(app, "--cheb-margin", o.polynomial.upper_margin, "Safety margin on the Lanczos upper bound b",
                     CLI::NonNegativeNumber);
   apps::add_checked(app, "--lanczos-steps", o.polynomial.lanczos_steps, "Lanczos steps of the spectrum estimate",
@@ -123,8 +123,8 @@ void add_options(CLI::App& app, Options& o) {
   apps::add_checked(app, "--outer-memory", o.outer.memory,
                     "Legacy: previous directions each outer direction is orthogonalised against",
                     CLI::Range(1, kMaxOuterMemory));
-  apps::add_checked(app, "--inner-iters", o.inner.max_products, "Legacy: products (block CG iterations) per inner solve",
-                    CLI::PositiveNumber);
+  apps::add_checked(app, "--inner-iters", o.inner.max_products,
+                    "Legacy: products (block CG iterations) per inner solve", CLI::PositiveNumber);
   apps::add_checked(app, "--inner-tol", o.inner.tolerance,
                     "Legacy: inner solve stops early when every column's residual fell by this", CLI::PositiveNumber);
   apps::add_checked(app, "--inner-backend", o.inner_backend,
@@ -147,8 +147,8 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::PositiveNumber);
   apps::add_checked(app, "--stall-factor", o.stall_factor, "Required residual reduction factor per window",
                     CLI::Range(1e-300, 1.0));
-  apps::add_checked(app, "--fallback-window", o.outer.fallback_window, "The same window in the Jacobi phase (stagnation)",
-                    CLI::PositiveNumber);
+  apps::add_checked(app, "--fallback-window", o.outer.fallback_window,
+                    "The same window in the Jacobi phase (stagnation)", CLI::PositiveNumber);
   app.add_option("--replace-every", o.replace_every,
                  "Recompute the true fp64 residual every this many iterations (default: block 1, legacy 50)")
       ->check(CLI::NonNegativeNumber);
