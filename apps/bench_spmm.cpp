@@ -55,23 +55,7 @@ using experimental::TilePipeline;
 using bench::DeviceBuffer;
 using bench::summarize;
 
-std::vector<std::int32_t> parse_int_list(const std::string& text) {
-  std::vector<std::int32_t> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(std::stoi(item));
-  return out;
-}
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
+using apps::parse_int_list;
 
 /// What a bcsr24 method multiplies: the matrix's precision and scaling, and B's element type.
 struct Variant {
@@ -308,7 +292,7 @@ int run(Settings& s) {
           ? std::vector<std::string>{"auto", "split_pipelined", "csr_cuda_cores", "dense_bt", "dense_pipelined",
                                      "split_aligned", "cusparse_csr_f16", "cusparse_csr_f32", "cusparse_bsr16_f16",
                                      "cusparse_bsr16_f32", "cublas_dense"}
-          : split(s.methods_text);
+          : apps::split_list(s.methods_text);
   if (chosen_is_thesis_layout)
     methods.erase(std::remove(methods.begin(), methods.end(), "split_aligned"), methods.end());
 

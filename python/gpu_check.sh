@@ -25,6 +25,8 @@ root=$(pwd)
 py=${PYTHON:-python3}
 arch=${CUDA_ARCH:-90}
 site="$root/build-python/gpu-site"
+# shellcheck source=../scripts/check_verdict.sh
+source "$root/scripts/check_verdict.sh"
 failures=()
 py_steps=" ${PY_STEPS:-install test examples large bench} "
 part() { [[ "$py_steps" == *" $1 "* ]]; }
@@ -112,8 +114,4 @@ else
 fi
 fi
 
-if ((${#failures[@]})); then
-  echo "== python: FAILED: ${failures[*]}"
-  exit 1
-fi
-echo "== python: all steps passed"
+check_verdict "== python: FAILED" "== python: all steps passed"

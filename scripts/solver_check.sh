@@ -47,6 +47,8 @@ run_timeout=${RUN_TIMEOUT:-900}
 read -r -a precisions <<< "${PRECISIONS:-split fp16}"
 read -r -a degrees <<< "${DEGREES-31}"
 read -r -a extra <<< "${SOLVER_ARGS:-}"
+# shellcheck source=check_verdict.sh
+source scripts/check_verdict.sh
 failures=()
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -220,9 +222,4 @@ else
   echo "== python3 not found: no summary table (the per-run JSON and logs are in $out)"
 fi
 
-if ((${#failures[@]})); then
-  echo "== FAILED (did not converge, timed out, or mismatched): ${failures[*]}"
-  exit 1
-fi
-echo "== all judged runs converged"
-exit 0
+check_verdict "== FAILED (did not converge, timed out, or mismatched)" "== all judged runs converged"

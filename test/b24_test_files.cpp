@@ -167,4 +167,20 @@ std::vector<unsigned char> v1_bytes(const Bcsr24Matrix& a) {
   return out;
 }
 
+void check_same_tuned_choices(const std::vector<B24TunedChoice>& got, const std::vector<B24TunedChoice>& expected) {
+  REQUIRE(got.size() == expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    CHECK(got[i].n == expected[i].n);
+    CHECK(got[i].input == expected[i].input);
+    CHECK(got[i].output == expected[i].output);
+    CHECK(got[i].paths == expected[i].paths);
+    CHECK(got[i].split_long_bands == expected[i].split_long_bands);
+    CHECK(got[i].tile_pipeline == expected[i].tile_pipeline);
+    CHECK(got[i].band_groups == expected[i].band_groups);
+    CHECK(got[i].measured_us == expected[i].measured_us);
+    CHECK(got[i].device == expected[i].device);
+  }
+}
+
 }  // namespace bcsr24::test

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "format/bcsr24_matrix.hpp"
+#include "format/serialize.hpp"
 
 namespace bcsr24::test {
 
@@ -31,5 +32,8 @@ void put_u32(std::vector<unsigned char>& bytes, std::size_t offset, std::uint32_
 std::vector<unsigned char> v2_bytes(const Bcsr24Matrix& a);
 /// A version-1 file of `a` (docs/FORMAT.md, "Version 1"): aligned tiles in file order, fp16, matrix-wide scale.
 std::vector<unsigned char> v1_bytes(const Bcsr24Matrix& a);
+
+/// Catch2 checks that `got` holds the choices of `expected`, in order, field for field.
+void check_same_tuned_choices(const std::vector<B24TunedChoice>& got, const std::vector<B24TunedChoice>& expected);
 
 }  // namespace bcsr24::test

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Sparse>
@@ -69,14 +70,16 @@ void require_same_host(const bcsr24::Bcsr24Matrix& a, const bcsr24::Bcsr24Matrix
 }
 
 void require_same_census(const bcsr24::TileCensus& a, const bcsr24::TileCensus& b) {
-  CHECK(a.tile_rows == b.tile_rows);
-  CHECK(a.tile_cols == b.tile_cols);
-  CHECK(a.zero_tiles == b.zero_tiles);
-  CHECK(a.sparse24_tiles == b.sparse24_tiles);
-  CHECK(a.dense_tiles == b.dense_tiles);
-  CHECK(a.nnz == b.nnz);
-  CHECK(a.sparse24_nnz == b.sparse24_nnz);
-  CHECK(a.dense_nnz == b.dense_nnz);
+  using Census = bcsr24::TileCensus;
+  const std::pair<const char*, std::int64_t Census::*> counts[] = {
+      {"tile_rows", &Census::tile_rows},       {"tile_cols", &Census::tile_cols},
+      {"zero_tiles", &Census::zero_tiles},     {"sparse24_tiles", &Census::sparse24_tiles},
+      {"dense_tiles", &Census::dense_tiles},   {"nnz", &Census::nnz},
+      {"sparse24_nnz", &Census::sparse24_nnz}, {"dense_nnz", &Census::dense_nnz}};
+  for (const auto& [name, count] : counts) {
+    INFO(name);
+    CHECK(a.*count == b.*count);
+  }
 }
 
 /// A temporary file path removed at scope exit.

@@ -152,6 +152,20 @@ std::vector<unsigned char> fresh_file(const std::vector<B24TunedChoice>& choices
   return bytes;
 }
 
+using NamedFile = std::pair<std::string, std::vector<unsigned char>>;
+
+/// The files both damage tests change: every committed fixture and two freshly written files (version 3, and
+/// version 4 with tuned choices).
+std::vector<NamedFile> damage_inputs() {
+  std::vector<NamedFile> files;
+  for (const bcsr24::test::B24Fixture& f : bcsr24::test::b24_fixtures())
+    files.emplace_back(f.file, bcsr24::test::read_bytes(bcsr24::test::fixture_dir() + "/" + f.file));
+  files.emplace_back("fresh_v3_condensed_rcm_split_per_row.b24", fresh_file());
+  files.emplace_back("fresh_v4_condensed_rcm_split_per_row_choices.b24",
+                     fresh_file(bcsr24::test::fixture_tuned_choices()));
+  return files;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -159,12 +173,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 TEST_CASE("every single-byte change and every truncation of a .b24 file is refused", "[serialize][damage]") {
-  std::vector<std::pair<std::string, std::vector<unsigned char>>> files;
-  for (const bcsr24::test::B24Fixture& f : bcsr24::test::b24_fixtures())
-    files.emplace_back(f.file, bcsr24::test::read_bytes(bcsr24::test::fixture_dir() + "/" + f.file));
-  files.emplace_back("fresh_v3_condensed_rcm_split_per_row.b24", fresh_file());
-  files.emplace_back("fresh_v4_condensed_rcm_split_per_row_choices.b24",
-                     fresh_file(bcsr24::test::fixture_tuned_choices()));
+  const std::vector<NamedFile> files = damage_inputs();
 
   std::int64_t variants = 0, bytes_total = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -185,12 +194,7 @@ TEST_CASE("every single-byte change and every truncation of a .b24 file is refus
 
 TEST_CASE("every single-byte change with a forged checksum is refused or loads a usable matrix",
           "[serialize][damage]") {
-  std::vector<std::pair<std::string, std::vector<unsigned char>>> files;
-  for (const bcsr24::test::B24Fixture& f : bcsr24::test::b24_fixtures())
-    files.emplace_back(f.file, bcsr24::test::read_bytes(bcsr24::test::fixture_dir() + "/" + f.file));
-  files.emplace_back("fresh_v3_condensed_rcm_split_per_row.b24", fresh_file());
-  files.emplace_back("fresh_v4_condensed_rcm_split_per_row_choices.b24",
-                     fresh_file(bcsr24::test::fixture_tuned_choices()));
+  const std::vector<NamedFile> files = damage_inputs();
 
   std::int64_t variants = 0, loaded = 0;
   const auto start = std::chrono::steady_clock::now();

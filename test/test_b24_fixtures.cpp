@@ -44,29 +44,12 @@ const std::vector<B24Fixture>& b24_fixtures() {
 }
 
 const std::vector<B24TunedChoice>& fixture_tuned_choices() {
-  static const std::vector<B24TunedChoice> choices = [] {
-    B24TunedChoice hybrid;  // n = 8, fp16 B, fp32 C: hybrid, long bands split, standard pipeline
-    hybrid.n = 8;
-    hybrid.input = 1;
-    hybrid.output = 0;
-    hybrid.paths = 3;
-    hybrid.split_long_bands = 1;
-    hybrid.tile_pipeline = 1;
-    hybrid.band_groups = 0;
-    hybrid.measured_us = 12.5;
-    hybrid.device = "NVIDIA H100 80GB HBM3";
-    B24TunedChoice tiles;  // n = 130, fp32 B, fp32 C: tiles only, bands whole, deep pipeline, not timed
-    tiles.n = 130;
-    tiles.input = 3;
-    tiles.output = 0;
-    tiles.paths = 1;
-    tiles.split_long_bands = 0;
-    tiles.tile_pipeline = 2;
-    tiles.band_groups = 0;
-    tiles.measured_us = -1.0;
-    tiles.device = "NVIDIA H200";
-    return std::vector<B24TunedChoice>{hybrid, tiles};
-  }();
+  // Fields: n, B type, output type, paths, split_long_bands, tile_pipeline, band_groups, measured_us, device.
+  static const std::vector<B24TunedChoice> choices{
+      // n = 8, fp16 B, fp32 C: hybrid, long bands split, standard pipeline.
+      {8, 1, 0, 3, 1, 1, 0, 12.5, "NVIDIA H100 80GB HBM3"},
+      // n = 130, fp32 B, fp32 C: tiles only, bands whole, deep pipeline, not timed.
+      {130, 3, 0, 1, 0, 2, 0, -1.0, "NVIDIA H200"}};
   return choices;
 }
 
@@ -180,19 +163,7 @@ TEST_CASE("committed .b24 fixtures of every version load to their matrices", "[s
     // The tuned choices, field for field (version 4 only).
     const std::vector<B24TunedChoice> no_choices;
     const std::vector<B24TunedChoice>& expected = f.tuned_choices ? bcsr24::test::fixture_tuned_choices() : no_choices;
-    REQUIRE(choices.size() == expected.size());
-    for (std::size_t i = 0; i < choices.size(); ++i) {
-      CAPTURE(i);
-      CHECK(choices[i].n == expected[i].n);
-      CHECK(choices[i].input == expected[i].input);
-      CHECK(choices[i].output == expected[i].output);
-      CHECK(choices[i].paths == expected[i].paths);
-      CHECK(choices[i].split_long_bands == expected[i].split_long_bands);
-      CHECK(choices[i].tile_pipeline == expected[i].tile_pipeline);
-      CHECK(choices[i].band_groups == expected[i].band_groups);
-      CHECK(choices[i].measured_us == expected[i].measured_us);
-      CHECK(choices[i].device == expected[i].device);
-    }
+    bcsr24::test::check_same_tuned_choices(choices, expected);
 
     // The matrix it holds is the one it was made from, exactly (the values were chosen to be representable).
     require_same_csr(stored_matrix_csr(a), read_matrix_market(in_fixtures(f.matrix)));

@@ -18,11 +18,24 @@
 
 using namespace bcsr24;
 
+namespace {
+
+const ConvertOptions kAlignedFileOrder = test::convert_policy(TileLayout::aligned, Reordering::none);
+const ConvertOptions kAlignedRcm = test::convert_policy(TileLayout::aligned, Reordering::rcm);
+const ConvertOptions kCondensedFileOrder = test::convert_policy(TileLayout::condensed, Reordering::none);
+const ConvertOptions kCondensedRcm = test::convert_policy(TileLayout::condensed, Reordering::rcm);
+
+/// The matrix of the CSR-row tests: awkward sizes (rows and columns not multiples of 16 / 32, a last band with
+/// padding rows).
+CsrMatrix awkward_matrix(std::uint64_t seed) { return test::scattered_csr(181, 299, 13, seed); }
+
+}  // namespace
+
 TEST_CASE("band statistics count every stored nonzero once", "[band_csr]") {
   const std::uint64_t seed = test::test_seed(901);
   INFO("seed " << seed);
   const CsrMatrix a = test::scattered_csr(203, 317, 11, seed);
-  for (const auto& options : {test::convert_policy(TileLayout::aligned, Reordering::none), test::convert_policy(TileLayout::condensed, Reordering::rcm)}) {
+  for (const ConvertOptions& options : {kAlignedFileOrder, kCondensedRcm}) {
     const Bcsr24Matrix host = convert_to_bcsr24(a, options);
     const std::vector<detail::BandStats> stats = detail::band_stats(host);
     REQUIRE(stats.size() == std::size_t(host.tile_rows));
@@ -48,12 +61,10 @@ TEST_CASE("band statistics count every stored nonzero once", "[band_csr]") {
 TEST_CASE("CSR rows of chosen bands multiply like the tiles they came from", "[band_csr]") {
   const std::uint64_t seed = test::test_seed(902);
   INFO("seed " << seed);
-  // Awkward sizes: rows and columns not multiples of 16 / 32, a last band with padding rows.
-  const CsrMatrix a = test::scattered_csr(181, 299, 13, seed);
+  const CsrMatrix a = awkward_matrix(seed);
   const std::int32_t n = 7;
   const std::vector<std::uint16_t> b = test::random_fp16(a.cols, n, seed + 1);
-  for (const auto& options : {test::convert_policy(TileLayout::aligned, Reordering::none), test::convert_policy(TileLayout::aligned, Reordering::rcm),
-                              test::convert_policy(TileLayout::condensed, Reordering::none), test::convert_policy(TileLayout::condensed, Reordering::rcm)}) {
+  for (const ConvertOptions& options : {kAlignedFileOrder, kAlignedRcm, kCondensedFileOrder, kCondensedRcm}) {
     const Bcsr24Matrix host = convert_to_bcsr24(a, options);
     INFO(layout_name(host.layout) << "/" << reordering_name(host.reordering));
     // Every other band, including the last (padded) one.
@@ -109,7 +120,7 @@ TEST_CASE("CSR extraction keeps empty rows and skips padding rows", "[band_csr]"
       }
     a.row_ptr[r + 1] = std::int32_t(a.col_idx.size());
   }
-  const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
+  const Bcsr24Matrix host = convert_to_bcsr24(a, kAlignedFileOrder);
   const detail::BandCsr csr = detail::extract_band_csr(host, {0, 1});
   REQUIRE(csr.slots() == 32);
   CHECK(csr.row_ptr[4] - csr.row_ptr[3] == 0);
@@ -126,7 +137,7 @@ TEST_CASE("CSR extraction keeps empty rows and skips padding rows", "[band_csr]"
 TEST_CASE("split matrices: CSR rows carry the low parts, and a value whose high part is 0 still counts", "[band_csr][precision]") {
   const std::uint64_t seed = test::test_seed(903);
   INFO("seed " << seed);
-  const CsrMatrix a = test::scattered_csr(181, 299, 13, seed);
+  const CsrMatrix a = awkward_matrix(seed);
   const std::int32_t n = 5;
   const std::vector<std::uint16_t> b = test::random_fp16(a.cols, n, seed + 1);
   std::vector<float> b32(std::size_t(a.cols) * n);
@@ -179,7 +190,7 @@ TEST_CASE("split matrices: CSR rows carry the low parts, and a value whose high 
   tiny.col_idx = {0, 1};
   tiny.values = {1.0, std::ldexp(1.0, -44)};
   for (const Precision precision : {Precision::fp16, Precision::split}) {
-    ConvertOptions options = test::convert_policy(TileLayout::aligned, Reordering::none);
+    ConvertOptions options = kAlignedFileOrder;
     options.precision = precision;
     const Bcsr24Matrix host = convert_to_bcsr24(tiny, options);
     const bool split = precision == Precision::split;

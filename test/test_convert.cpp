@@ -1,4 +1,5 @@
-// CSR -> BCSR-2:4 conversion (aligned layout) checked against brute force: tile layout, classification, packing, scaling.
+// CSR -> BCSR-2:4 conversion (aligned layout) checked against brute force: classification, packing, scaling. The
+// tile layout itself: test_tile_layout.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -49,19 +50,7 @@ struct DenseSource {
   double at(std::int64_t r, std::int64_t c) const { return values[std::size_t(r * cols + c)]; }
 
   CsrMatrix csr() const {
-    CsrMatrix a;
-    a.rows = rows;
-    a.cols = cols;
-    a.row_ptr.assign(std::size_t(rows) + 1, 0);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      for (std::int64_t c = 0; c < cols; ++c)
-        if (stored[std::size_t(r * cols + c)]) {
-          a.col_idx.push_back(std::int32_t(c));
-          a.values.push_back(at(r, c));
-        }
-      a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
-    }
-    return a;
+    return bcsr24::test::csr_from_mask(rows, cols, stored, [this](std::int64_t r, std::int64_t c) { return at(r, c); });
   }
 };
 
@@ -252,66 +241,13 @@ DenseSource random_mixed_matrix(std::int32_t rows, std::int32_t cols, std::mt199
   return m;
 }
 
+/// random_mixed_matrix from a generator of its own, seeded with `seed`.
+DenseSource random_mixed_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  return random_mixed_matrix(rows, cols, rng);
+}
+
 }  // namespace
-
-TEST_CASE("tile_layout: fragment order is a bijection that follows the mma register picture", "[convert][layout]") {
-  std::set<int> dense_seen, sparse_seen;
-  for (int r = 0; r < kTileRows; ++r) {
-    for (int c = 0; c < kTileCols; ++c) dense_seen.insert(dense_value_index(r, c));
-    for (int cc = 0; cc < 16; ++cc) sparse_seen.insert(sparse_value_index(r, cc));
-  }
-  REQUIRE(dense_seen.size() == 512);
-  REQUIRE(*dense_seen.begin() == 0);
-  REQUIRE(*dense_seen.rbegin() == 511);
-  REQUIRE(sparse_seen.size() == 256);
-  REQUIRE(*sparse_seen.rbegin() == 255);
-  for (int lane = 0; lane < 32; ++lane)
-    for (int i = 0; i < 8; ++i) {
-      CAPTURE(lane, i);
-      // a0,a1: row g, cols 2t,2t+1; a2,a3: row g+8; a4..a7: the same 8 columns further.
-      const int g = lane / 4, t = lane % 4;
-      REQUIRE(fragment_row(lane, i) == g + ((i / 2) % 2) * 8);
-      REQUIRE(fragment_col(lane, i) == 2 * t + i % 2 + (i / 4) * 8);
-      for (int h = 0; h < 2; ++h)
-        REQUIRE(dense_value_index(fragment_row(lane, i), h * 16 + fragment_col(lane, i)) == h * 256 + lane * 8 + i);
-      REQUIRE(sparse_value_index(fragment_row(lane, i), fragment_col(lane, i)) == lane * 8 + i);
-    }
-  // Spot values of the FORMAT.md table.
-  CHECK(dense_value_index(0, 0) == 0);
-  CHECK(dense_value_index(0, 1) == 1);
-  CHECK(dense_value_index(8, 0) == 2);
-  CHECK(dense_value_index(0, 8) == 4);
-  CHECK(dense_value_index(0, 2) == 8);
-  CHECK(dense_value_index(1, 0) == 32);
-  CHECK(dense_value_index(0, 16) == 256);
-  CHECK(dense_value_index(15, 31) == 511);
-}
-
-TEST_CASE("tile_layout: metadata lane layout matches mma.sp m16n8k32 f16 with selector 0 (measured on H100)",
-          "[convert][layout]") {
-  // Lane 4g+0 holds columns 0-15 of row g (low 16 bits) and of row g+8 (high 16 bits); lane 4g+1 the same
-  // for columns 16-31. Stored word index = 2g + t.
-  for (int g = 0; g < 8; ++g) {
-    for (int grp = 0; grp < 8; ++grp) {
-      CAPTURE(g, grp);
-      const int word = grp < 4 ? 2 * g : 2 * g + 1;
-      REQUIRE(metadata_word(g, grp) == word);
-      REQUIRE(metadata_word(g + 8, grp) == word);
-      REQUIRE(metadata_shift(g, grp) == 4 * (grp % 4));
-      REQUIRE(metadata_shift(g + 8, grp) == metadata_shift(g, grp) + 16);
-    }
-    REQUIRE(metadata_word_of_lane(4 * g + 0) == 2 * g);
-    REQUIRE(metadata_word_of_lane(4 * g + 1) == 2 * g + 1);
-  }
-  // All 128 (row, group) nibbles land on distinct bits of the 16 words.
-  std::set<int> bits;
-  for (int r = 0; r < 16; ++r)
-    for (int grp = 0; grp < 8; ++grp) bits.insert(metadata_word(r, grp) * 32 + metadata_shift(r, grp));
-  REQUIRE(bits.size() == 128);
-  // The six valid nibbles are exactly the ordered pairs idx0 < idx1.
-  for (unsigned nibble = 0; nibble < 16; ++nibble)
-    REQUIRE(is_valid_metadata_nibble(nibble) == ((nibble & 3u) < (nibble >> 2)));
-}
 
 TEST_CASE("every 4-column pattern in every group position classifies and packs like brute force", "[convert]") {
   // For each of the 16 occupancies of a group, in every (row, group) of a tile: the tile is zero, 2:4 or dense
@@ -444,8 +380,7 @@ TEST_CASE("empty and degenerate matrices", "[convert]") {
 TEST_CASE("force_dense puts every nonzero tile in the dense list", "[convert]") {
   const std::uint64_t seed = bcsr24::test::test_seed(7);
   INFO("seed " << seed);
-  std::mt19937_64 rng(seed);
-  const DenseSource m = random_mixed_matrix(70, 90, rng);
+  const DenseSource m = random_mixed_matrix(70, 90, seed);
   const Bcsr24Matrix normal = aligned_bcsr24(m.csr());
   ConvertOptions options;
   options.force_dense = true;
@@ -459,21 +394,16 @@ TEST_CASE("force_dense puts every nonzero tile in the dense list", "[convert]") 
 TEST_CASE("parallel conversion gives the same lists as one thread", "[convert]") {
   const std::uint64_t seed = bcsr24::test::test_seed(99);
   INFO("seed " << seed);
-  std::mt19937_64 rng(seed);
   // Big enough (over 2 x 65536 entries) to be split into several chunks.
-  const DenseSource m = random_mixed_matrix(900, 1200, rng);
+  const DenseSource m = random_mixed_matrix(900, 1200, seed);
   const CsrMatrix csr = m.csr();
   REQUIRE(csr.nnz() > 3 * 65536);
   ConvertOptions one, many;
   one.threads = 1;
   many.threads = 3;
   const Bcsr24Matrix a = aligned_bcsr24(csr, one), b = aligned_bcsr24(csr, many);
-  for (const auto& [x, y] : {std::pair{&a.sparse24, &b.sparse24}, std::pair{&a.dense, &b.dense}}) {
-    REQUIRE(x->row_ptr == y->row_ptr);
-    REQUIRE(x->col_idx == y->col_idx);
-    REQUIRE(x->values == y->values);
-    REQUIRE(x->metadata == y->metadata);
-  }
+  bcsr24::test::require_same_tiles(a.sparse24, b.sparse24);
+  bcsr24::test::require_same_tiles(a.dense, b.dense);
   REQUIRE(a.nnz == b.nnz);
   REQUIRE(a.sparse24_nnz == b.sparse24_nnz);
   check_against_brute_force(m, b);
@@ -482,8 +412,7 @@ TEST_CASE("parallel conversion gives the same lists as one thread", "[convert]")
 TEST_CASE("merge_to_dense_list holds every stored tile, dense, in tile-row and column order", "[convert]") {
   const std::uint64_t seed = bcsr24::test::test_seed(5);
   INFO("seed " << seed);
-  std::mt19937_64 rng(seed);
-  const DenseSource m = random_mixed_matrix(90, 130, rng);
+  const DenseSource m = random_mixed_matrix(90, 130, seed);
   const Bcsr24Matrix b = aligned_bcsr24(m.csr());
   REQUIRE(b.sparse24.tiles() > 0);
   REQUIRE(b.dense.tiles() > 0);
@@ -509,8 +438,7 @@ TEST_CASE("merge_to_dense_list holds every stored tile, dense, in tile-row and c
 TEST_CASE("fp16 range, matrix-wide scaling: large values are scaled down by an exact power of two", "[convert][scaling]") {
   const std::uint64_t seed = bcsr24::test::test_seed(31);
   INFO("seed " << seed);
-  std::mt19937_64 rng(seed);
-  DenseSource m = random_mixed_matrix(40, 50, rng);
+  DenseSource m = random_mixed_matrix(40, 50, seed);
   for (std::size_t i = 0; i < m.values.size(); ++i) m.values[i] *= 1e6;
   m.set(3, 4, 1e6);
   const Bcsr24Matrix b = aligned_bcsr24(m.csr(), matrix_wide_scaling());
@@ -544,8 +472,7 @@ TEST_CASE("fp16 range, matrix-wide scaling: large values are scaled down by an e
 TEST_CASE("fp16 range, matrix-wide scaling: tiny values are scaled up and counted", "[convert][scaling]") {
   const std::uint64_t seed = bcsr24::test::test_seed(32);
   INFO("seed " << seed);
-  std::mt19937_64 rng(seed);
-  DenseSource m = random_mixed_matrix(40, 50, rng);
+  DenseSource m = random_mixed_matrix(40, 50, seed);
   for (std::size_t i = 0; i < m.values.size(); ++i) m.values[i] *= 1e-9;
   m.set(0, 0, 1e-9);
   const Bcsr24Matrix b = aligned_bcsr24(m.csr(), matrix_wide_scaling());

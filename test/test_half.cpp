@@ -1,9 +1,10 @@
 // fp16 and bf16 conversions: exhaustive round trips, ties to even, overflow, subnormals, NaN, and no double
-// rounding.
+// rounding. The checks common to both formats take the format's description (Format16).
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <random>
 
@@ -14,70 +15,139 @@ using bcsr24::double_to_fp16;
 using bcsr24::float_to_fp16;
 using bcsr24::fp16_t;
 using bcsr24::fp16_to_float;
+using bcsr24::bf16_to_float;
+using bcsr24::double_to_bf16;
 
 namespace {
 
-bool is_nan_bits(fp16_t h) { return (h & 0x7C00u) == 0x7C00u && (h & 0x03FFu) != 0; }
+/// A 16-bit format under test: a sign bit, its exponent and fraction widths, and the library's conversions.
+struct Format16 {
+  int exponent_bits, fraction_bits;
+  fp16_t (*from_double)(double);
+  float (*to_float)(fp16_t);
 
-/// Value of a finite fp16 bit pattern, from the IEEE definition (independent of fp16_to_float).
-double fp16_value(fp16_t h) {
-  const int exponent = (h >> 10) & 0x1F;
-  const int fraction = h & 0x3FF;
-  const double magnitude = exponent == 0 ? std::ldexp(fraction, -24) : std::ldexp(1024 + fraction, exponent - 25);
-  return (h & 0x8000u) ? -magnitude : magnitude;
+  int bias() const { return (1 << (exponent_bits - 1)) - 1; }
+  std::uint32_t exponent_mask() const { return ((1u << exponent_bits) - 1) << fraction_bits; }  // 0x7C00, 0x7F80
+  std::uint32_t fraction_mask() const { return (1u << fraction_bits) - 1; }                     // 0x03FF, 0x007F
+  std::uint32_t max_finite() const { return exponent_mask() - 1; }                                // 0x7BFF, 0x7F7F
+  /// The midpoint between the largest finite value and 2^(bias + 1): from here on a value rounds to infinity.
+  double overflow_tie() const { return std::ldexp(2.0 - std::ldexp(1.0, -fraction_bits - 1), bias()); }
+  bool is_nan(fp16_t h) const { return (h & exponent_mask()) == exponent_mask() && (h & fraction_mask()) != 0; }
+  /// Value of a finite bit pattern, from the IEEE definition (independent of to_float).
+  double value(fp16_t h) const {
+    const int exponent = int(h >> fraction_bits) & ((1 << exponent_bits) - 1);
+    const int fraction = int(h & fraction_mask());
+    const double magnitude = exponent == 0
+                                 ? std::ldexp(fraction, 1 - bias() - fraction_bits)
+                                 : std::ldexp((1 << fraction_bits) + fraction, exponent - bias() - fraction_bits);
+    return (h & 0x8000u) ? -magnitude : magnitude;
+  }
+};
+
+const Format16 kFp16{5, 10, double_to_fp16, fp16_to_float};
+const Format16 kBf16{8, 7, double_to_bf16, bf16_to_float};
+
+/// Every bit pattern: a NaN widens to a NaN and rounds back to a NaN of its sign; infinities widen to infinities;
+/// every finite pattern widens to exactly its value with its sign (-0 stays -0); and every non-NaN rounds back
+/// from double to itself.
+void check_every_pattern(const Format16& f) {
+  for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
+    const auto h = static_cast<fp16_t>(bits);
+    CAPTURE(bits);
+    const float wide = f.to_float(h);
+    if (f.is_nan(h)) {
+      REQUIRE(std::isnan(wide));
+      REQUIRE(f.is_nan(f.from_double(static_cast<double>(wide))));
+      REQUIRE((f.from_double(static_cast<double>(wide)) & 0x8000u) == (h & 0x8000u));
+      continue;
+    }
+    if ((h & 0x7FFFu) == f.exponent_mask()) {
+      REQUIRE(std::isinf(wide));
+    } else {
+      REQUIRE(static_cast<double>(wide) == f.value(h));
+    }
+    REQUIRE(std::signbit(wide) == ((h & 0x8000u) != 0));
+    REQUIRE(f.from_double(static_cast<double>(wide)) == h);
+  }
+}
+
+/// Every pair of consecutive finite magnitudes, both signs: the midpoint (exact in double) rounds to the even
+/// one, and just off the midpoint the nearer one wins. `also(mid, even)` adds checks of each midpoint.
+void check_midpoints(const Format16& f, const std::function<void(double, fp16_t)>& also = {}) {
+  for (std::uint32_t bits = 0; bits < f.max_finite(); ++bits) {
+    for (std::uint32_t sign : {0u, 0x8000u}) {
+      const auto lo = static_cast<fp16_t>(bits | sign), hi = static_cast<fp16_t>((bits + 1) | sign);
+      const double mid = (f.value(lo) + f.value(hi)) / 2;
+      const fp16_t even = (bits & 1u) ? hi : lo;
+      CAPTURE(bits, sign, mid);
+      REQUIRE(f.from_double(mid) == even);
+      REQUIRE(f.from_double(std::nextafter(mid, 0.0)) == lo);
+      REQUIRE(f.from_double(std::nextafter(mid, sign ? -1e300 : 1e300)) == hi);
+      if (also) also(mid, even);
+    }
+  }
+}
+
+/// 200,000 random doubles with exponents in [low, high]: each rounds to a value at least as close as both
+/// neighbours of the same sign (the even one on a tie), or to infinity from the overflow midpoint on. `also(x)`
+/// adds checks of each x that does not overflow.
+void check_random_rounding(const Format16& f, std::uint64_t seed, int low, int high,
+                           const std::function<void(double)>& also = {}) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> mantissa(-2.0, 2.0);
+  std::uniform_int_distribution<int> exponent(low, high);
+  for (int n = 0; n < 200000; ++n) {
+    const double x = std::ldexp(mantissa(rng), exponent(rng));
+    const fp16_t h = f.from_double(x);
+    CAPTURE(x, h);
+    if (std::fabs(x) >= f.overflow_tie()) {
+      REQUIRE((h & 0x7FFFu) == f.exponent_mask());
+      continue;
+    }
+    REQUIRE((h & f.exponent_mask()) != f.exponent_mask());
+    const double err = std::fabs(x - f.value(h));
+    const fp16_t magnitude = h & 0x7FFFu;
+    if (magnitude < f.max_finite()) REQUIRE(err <= std::fabs(x - f.value(static_cast<fp16_t>(h + 1))));
+    if (magnitude > 0u) {
+      const double err_down = std::fabs(x - f.value(static_cast<fp16_t>(h - 1)));
+      REQUIRE(err <= err_down);
+      if (err == err_down) REQUIRE((h & 1u) == 0u);
+    }
+    if (also) also(x);
+  }
 }
 
 }  // namespace
 
-TEST_CASE("fp16_to_float matches the IEEE definition for every finite pattern", "[half]") {
-  for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
-    const auto h = static_cast<fp16_t>(bits);
-    if ((h & 0x7C00u) == 0x7C00u) continue;
-    CAPTURE(bits);
-    REQUIRE(static_cast<double>(fp16_to_float(h)) == fp16_value(h));
-    REQUIRE(std::signbit(fp16_to_float(h)) == ((h & 0x8000u) != 0));  // -0 stays -0
-  }
+TEST_CASE("fp16: every pattern widens exactly and round-trips through double", "[half]") {
+  check_every_pattern(kFp16);
   CHECK(fp16_to_float(0x7C00) == std::numeric_limits<float>::infinity());
   CHECK(fp16_to_float(0xFC00) == -std::numeric_limits<float>::infinity());
   CHECK(std::isnan(fp16_to_float(0x7E00)));
   CHECK(std::isnan(fp16_to_float(0x7C01)));  // signalling NaN stays a NaN, not inf
 }
 
-TEST_CASE("all 65536 fp16 patterns round-trip through float and double", "[half]") {
+TEST_CASE("all 65536 fp16 patterns round-trip through float", "[half]") {
   for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
     const auto h = static_cast<fp16_t>(bits);
     CAPTURE(bits);
     const float f = fp16_to_float(h);
-    if (is_nan_bits(h)) {
+    if (kFp16.is_nan(h)) {
       // NaN stays NaN with its sign; quiet NaNs keep their payload exactly.
-      REQUIRE(is_nan_bits(float_to_fp16(f)));
-      REQUIRE(is_nan_bits(double_to_fp16(static_cast<double>(f))));
+      REQUIRE(kFp16.is_nan(float_to_fp16(f)));
       REQUIRE((float_to_fp16(f) & 0x8000u) == (h & 0x8000u));
       if (h & 0x0200u) REQUIRE(float_to_fp16(f) == h);
     } else {
       REQUIRE(float_to_fp16(f) == h);
-      REQUIRE(double_to_fp16(static_cast<double>(f)) == h);
     }
   }
 }
 
 TEST_CASE("midpoints between neighbouring fp16 values round to the even one", "[half]") {
-  // Every pair of consecutive finite magnitudes, both signs; the midpoint is exact in double.
-  for (std::uint32_t bits = 0; bits < 0x7BFFu; ++bits) {
-    for (std::uint32_t sign : {0u, 0x8000u}) {
-      const auto lo = static_cast<fp16_t>(bits | sign), hi = static_cast<fp16_t>((bits + 1) | sign);
-      const double mid = (fp16_value(lo) + fp16_value(hi)) / 2;
-      const fp16_t even = (bits & 1u) ? hi : lo;
-      CAPTURE(bits, sign, mid);
-      REQUIRE(double_to_fp16(mid) == even);
-      // Just off the midpoint the nearer one wins.
-      const double toward_zero = std::nextafter(mid, 0.0), away = std::nextafter(mid, sign ? -1e9 : 1e9);
-      REQUIRE(double_to_fp16(toward_zero) == lo);
-      REQUIRE(double_to_fp16(away) == hi);
-      // A float midpoint (exact in float for all but the smallest subnormals) rounds the same way.
-      if (static_cast<double>(static_cast<float>(mid)) == mid) REQUIRE(float_to_fp16(static_cast<float>(mid)) == even);
-    }
-  }
+  check_midpoints(kFp16, [](double mid, fp16_t even) {
+    // A float midpoint (exact in float for all but the smallest subnormals) rounds the same way.
+    if (static_cast<double>(static_cast<float>(mid)) == mid) REQUIRE(float_to_fp16(static_cast<float>(mid)) == even);
+  });
 }
 
 TEST_CASE("values around the top of the fp16 range", "[half]") {
@@ -125,12 +195,12 @@ TEST_CASE("subnormal boundaries", "[half]") {
 
 TEST_CASE("NaN stays NaN", "[half]") {
   const double qnan = std::numeric_limits<double>::quiet_NaN();
-  CHECK(is_nan_bits(double_to_fp16(qnan)));
-  CHECK(is_nan_bits(double_to_fp16(-qnan)));
+  CHECK(kFp16.is_nan(double_to_fp16(qnan)));
+  CHECK(kFp16.is_nan(double_to_fp16(-qnan)));
   CHECK((double_to_fp16(-qnan) & 0x8000u) != 0);
-  CHECK(is_nan_bits(float_to_fp16(std::numeric_limits<float>::quiet_NaN())));
-  CHECK(is_nan_bits(float_to_fp16(std::numeric_limits<float>::signaling_NaN())));
-  CHECK(is_nan_bits(double_to_fp16(std::numeric_limits<double>::signaling_NaN())));
+  CHECK(kFp16.is_nan(float_to_fp16(std::numeric_limits<float>::quiet_NaN())));
+  CHECK(kFp16.is_nan(float_to_fp16(std::numeric_limits<float>::signaling_NaN())));
+  CHECK(kFp16.is_nan(double_to_fp16(std::numeric_limits<double>::signaling_NaN())));
 }
 
 TEST_CASE("double rounds to fp16 directly, not through float", "[half]") {
@@ -148,69 +218,15 @@ TEST_CASE("double rounds to fp16 directly, not through float", "[half]") {
 TEST_CASE("random doubles round to the nearest fp16, ties to even", "[half]") {
   const std::uint64_t seed = bcsr24::test::test_seed(20240601);
   INFO("seed " << seed);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> mantissa(-2.0, 2.0);
-  std::uniform_int_distribution<int> exponent(-30, 17);
-  for (int n = 0; n < 200000; ++n) {
-    const double x = std::ldexp(mantissa(rng), exponent(rng));
-    const fp16_t h = double_to_fp16(x);
-    CAPTURE(x, h);
-    if (std::fabs(x) >= 65520.0) {
-      REQUIRE((h & 0x7FFFu) == 0x7C00u);
-      continue;
-    }
-    REQUIRE((h & 0x7C00u) != 0x7C00u);
-    // The chosen value is at least as close as both neighbours of the same sign.
-    const double err = std::fabs(x - fp16_value(h));
-    const fp16_t magnitude = h & 0x7FFFu;
-    if (magnitude < 0x7BFFu) REQUIRE(err <= std::fabs(x - fp16_value(static_cast<fp16_t>(h + 1))));
-    if (magnitude > 0u) {
-      const double err_down = std::fabs(x - fp16_value(static_cast<fp16_t>(h - 1)));
-      REQUIRE(err <= err_down);
-      if (err == err_down) REQUIRE((h & 1u) == 0u);
-    }
+  check_random_rounding(kFp16, seed, -30, 17, [](double x) {
     REQUIRE(float_to_fp16(static_cast<float>(x)) == double_to_fp16(static_cast<double>(static_cast<float>(x))));
-  }
+  });
 }
 
 // ---- bfloat16 ------------------------------------------------------------------------------------------
 
-namespace {
-
-using bcsr24::bf16_to_float;
-using bcsr24::double_to_bf16;
-
-bool is_bf16_nan_bits(fp16_t h) { return (h & 0x7F80u) == 0x7F80u && (h & 0x007Fu) != 0; }
-
-/// Value of a finite bf16 bit pattern, from its definition (8 exponent bits, bias 127, 7 fraction bits).
-double bf16_value(fp16_t h) {
-  const int exponent = (h >> 7) & 0xFF;
-  const int fraction = h & 0x7F;
-  const double magnitude = exponent == 0 ? std::ldexp(fraction, -133) : std::ldexp(128 + fraction, exponent - 134);
-  return (h & 0x8000u) ? -magnitude : magnitude;
-}
-
-}  // namespace
-
 TEST_CASE("bf16: every finite pattern widens exactly and round-trips", "[half][bf16]") {
-  for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
-    const auto h = static_cast<fp16_t>(bits);
-    CAPTURE(bits);
-    const float f = bf16_to_float(h);
-    if (is_bf16_nan_bits(h)) {
-      REQUIRE(std::isnan(f));
-      REQUIRE(is_bf16_nan_bits(double_to_bf16(static_cast<double>(f))));
-      REQUIRE((double_to_bf16(static_cast<double>(f)) & 0x8000u) == (h & 0x8000u));
-      continue;
-    }
-    if ((h & 0x7FFFu) == 0x7F80u) {
-      REQUIRE(std::isinf(f));
-    } else {
-      REQUIRE(static_cast<double>(f) == bf16_value(h));
-    }
-    REQUIRE(std::signbit(f) == ((h & 0x8000u) != 0));
-    REQUIRE(double_to_bf16(static_cast<double>(f)) == h);
-  }
+  check_every_pattern(kBf16);
   CHECK(bf16_to_float(0x3F80) == 1.0f);
   CHECK(static_cast<double>(bf16_to_float(0x7F7F)) == bcsr24::kBf16Max);
   CHECK(static_cast<double>(bf16_to_float(0x0080)) == bcsr24::kBf16MinNormal);
@@ -218,17 +234,7 @@ TEST_CASE("bf16: every finite pattern widens exactly and round-trips", "[half][b
 }
 
 TEST_CASE("bf16: midpoints between neighbouring values round to the even one", "[half][bf16]") {
-  for (std::uint32_t bits = 0; bits < 0x7F7Fu; ++bits) {
-    for (std::uint32_t sign : {0u, 0x8000u}) {
-      const auto lo = static_cast<fp16_t>(bits | sign), hi = static_cast<fp16_t>((bits + 1) | sign);
-      const double mid = (bf16_value(lo) + bf16_value(hi)) / 2;
-      const fp16_t even = (bits & 1u) ? hi : lo;
-      CAPTURE(bits, sign, mid);
-      REQUIRE(double_to_bf16(mid) == even);
-      REQUIRE(double_to_bf16(std::nextafter(mid, 0.0)) == lo);
-      REQUIRE(double_to_bf16(std::nextafter(mid, sign ? -1e300 : 1e300)) == hi);
-    }
-  }
+  check_midpoints(kBf16);
 }
 
 TEST_CASE("bf16: overflow, subnormals, NaN and a single rounding", "[half][bf16]") {
@@ -261,9 +267,9 @@ TEST_CASE("bf16: overflow, subnormals, NaN and a single rounding", "[half][bf16]
   CHECK(double_to_bf16(-0.0) == 0x8000);
 
   const double qnan = std::numeric_limits<double>::quiet_NaN();
-  CHECK(is_bf16_nan_bits(double_to_bf16(qnan)));
+  CHECK(kBf16.is_nan(double_to_bf16(qnan)));
   CHECK((double_to_bf16(-qnan) & 0x8000u) != 0);
-  CHECK(is_bf16_nan_bits(double_to_bf16(std::numeric_limits<double>::signaling_NaN())));
+  CHECK(kBf16.is_nan(double_to_bf16(std::numeric_limits<double>::signaling_NaN())));
 
   // 1 + 2^-8 + 2^-30 lies just above the midpoint of 1 and 1 + 2^-7. Through float the 2^-30 is lost and the
   // tie would go to 1.0.
@@ -276,25 +282,5 @@ TEST_CASE("bf16: overflow, subnormals, NaN and a single rounding", "[half][bf16]
 TEST_CASE("bf16: random doubles round to the nearest value, ties to even", "[half][bf16]") {
   const std::uint64_t seed = bcsr24::test::test_seed(20240602);
   INFO("seed " << seed);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> mantissa(-2.0, 2.0);
-  std::uniform_int_distribution<int> exponent(-140, 129);
-  for (int n = 0; n < 200000; ++n) {
-    const double x = std::ldexp(mantissa(rng), exponent(rng));
-    const fp16_t h = double_to_bf16(x);
-    CAPTURE(x, h);
-    if (std::fabs(x) >= std::ldexp(2.0 - std::ldexp(1.0, -8), 127)) {
-      REQUIRE((h & 0x7FFFu) == 0x7F80u);
-      continue;
-    }
-    REQUIRE((h & 0x7F80u) != 0x7F80u);
-    const double err = std::fabs(x - bf16_value(h));
-    const fp16_t magnitude = h & 0x7FFFu;
-    if (magnitude < 0x7F7Fu) REQUIRE(err <= std::fabs(x - bf16_value(static_cast<fp16_t>(h + 1))));
-    if (magnitude > 0u) {
-      const double err_down = std::fabs(x - bf16_value(static_cast<fp16_t>(h - 1)));
-      REQUIRE(err <= err_down);
-      if (err == err_down) REQUIRE((h & 1u) == 0u);
-    }
-  }
+  check_random_rounding(kBf16, seed, -140, 129);
 }

@@ -65,29 +65,35 @@ std::vector<Entry> entries(const CsrMatrix& a) {
   return out;
 }
 
-/// Expects a ParseError (not a subclass unless `unsupported`) at `line` whose problem contains `fragment`.
-void expect_parse_error(const std::string& text, std::int64_t line, const std::string& fragment) {
+/// Reads `text` expecting an exception of type E (`expected` says which, should none come); `check` examines it.
+template <class E, class Check>
+void expect_error(const std::string& text, const std::string& expected, Check&& check) {
   INFO("input:\n" << text);
   try {
     read(text);
-    FAIL("no exception; expected a ParseError containing: " << fragment);
-  } catch (const bcsr24::ParseError& e) {
+    FAIL("no exception; expected a " << expected);
+  } catch (const E& e) {
+    check(e);
+  }
+}
+
+/// Expects a ParseError (not a subclass unless `unsupported`) at `line` whose problem contains `fragment`.
+void expect_parse_error(const std::string& text, std::int64_t line, const std::string& fragment) {
+  expect_error<bcsr24::ParseError>(text, "ParseError containing: " + fragment, [&](const bcsr24::ParseError& e) {
     CHECK(e.file() == kName);
     CHECK(e.line() == line);
     CHECK_THAT(e.problem(), Catch::Contains(fragment));
     CHECK(std::string(e.what()) == kName + ":" + std::to_string(line) + ": " + e.problem());
-  }
+  });
 }
 
 void expect_size_limit(const std::string& text, std::int64_t line, const std::string& fragment) {
-  INFO("input:\n" << text);
-  try {
-    read(text);
-    FAIL("no exception; expected a SizeLimitError containing: " << fragment);
-  } catch (const bcsr24::SizeLimitError& e) {
-    CHECK_THAT(std::string(e.what()), Catch::StartsWith(kName + ":" + std::to_string(line) + ": "));
-    CHECK_THAT(std::string(e.what()), Catch::Contains(fragment));
-  }
+  expect_error<bcsr24::SizeLimitError>(text, "SizeLimitError containing: " + fragment,
+                                       [&](const bcsr24::SizeLimitError& e) {
+                                         CHECK_THAT(std::string(e.what()),
+                                                    Catch::StartsWith(kName + ":" + std::to_string(line) + ": "));
+                                         CHECK_THAT(std::string(e.what()), Catch::Contains(fragment));
+                                       });
 }
 
 std::string gzip_bytes(const std::string& text) {
@@ -105,6 +111,9 @@ std::string gzip_bytes(const std::string& text) {
 }
 
 const std::string kGeneral = "%%MatrixMarket matrix coordinate real general\n";
+const std::string kSymmetric = "%%MatrixMarket matrix coordinate real symmetric\n";
+const std::string kArrayGeneral = "%%MatrixMarket matrix array real general\n";
+const std::string kArraySymmetric = "%%MatrixMarket matrix array real symmetric\n";
 
 }  // namespace
 
@@ -220,10 +229,10 @@ TEST_CASE("random pattern values are spread over [-1, 1)", "[mm]") {
 
 TEST_CASE("symmetric, skew-symmetric and real hermitian coordinate files are expanded", "[mm]") {
   const std::string body = "3 3 3\n1 1 4\n3 1 10\n3 2 20\n";
-  CHECK(entries(read("%%MatrixMarket matrix coordinate real symmetric\n" + body)) ==
+  CHECK(entries(read(kSymmetric + body)) ==
         std::vector<Entry>{{0, 0, 4.0}, {0, 2, 10.0}, {1, 2, 20.0}, {2, 0, 10.0}, {2, 1, 20.0}});
   CHECK(entries(read("%%MatrixMarket matrix coordinate real hermitian\n" + body)) ==
-        entries(read("%%MatrixMarket matrix coordinate real symmetric\n" + body)));
+        entries(read(kSymmetric + body)));
   CHECK(entries(read("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n3 1 10\n3 2 20\n")) ==
         std::vector<Entry>{{0, 2, -10.0}, {1, 2, -20.0}, {2, 0, 10.0}, {2, 1, 20.0}});
   CHECK(entries(read("%%MatrixMarket matrix coordinate integer hermitian\n2 2 2\n1 1 1\n2 1 5\n")) ==
@@ -231,7 +240,7 @@ TEST_CASE("symmetric, skew-symmetric and real hermitian coordinate files are exp
 }
 
 TEST_CASE("symmetric files that store the upper triangle are mirrored the same way", "[mm]") {
-  CHECK(entries(read("%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 3 10\n2 3 20\n3 3 1\n")) ==
+  CHECK(entries(read(kSymmetric + "3 3 3\n1 3 10\n2 3 20\n3 3 1\n")) ==
         std::vector<Entry>{{0, 2, 10.0}, {1, 2, 20.0}, {2, 0, 10.0}, {2, 1, 20.0}, {2, 2, 1.0}});
   CHECK(entries(read("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 2 3\n")) ==
         std::vector<Entry>{{0, 1, 3.0}, {1, 0, -3.0}});
@@ -239,7 +248,7 @@ TEST_CASE("symmetric files that store the upper triangle are mirrored the same w
 
 TEST_CASE("duplicates are summed (also across the mirror) and explicit zeros kept", "[mm]") {
   CHECK(entries(read(kGeneral + "2 2 4\n1 1 1\n2 2 0\n1 1 2.5\n1 1 -0.5\n")) == std::vector<Entry>{{0, 0, 3.0}, {1, 1, 0.0}});
-  CHECK(entries(read("%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 1\n2 1 2\n")) ==
+  CHECK(entries(read(kSymmetric + "2 2 2\n2 1 1\n2 1 2\n")) ==
         std::vector<Entry>{{0, 1, 3.0}, {1, 0, 3.0}});
 }
 
@@ -263,12 +272,12 @@ TEST_CASE("comments and blank lines are accepted wherever lines may appear", "[m
 }
 
 TEST_CASE("empty matrices", "[mm]") {
-  const CsrMatrix a = read("%%MatrixMarket matrix coordinate real symmetric\n10 10 0\n");
+  const CsrMatrix a = read(kSymmetric + "10 10 0\n");
   CHECK(a.rows == 10);
   CHECK(a.nnz() == 0);
   CHECK(a.row_ptr.size() == 11);
   CHECK(read(kGeneral + "0 0 0").rows == 0);
-  CHECK(read("%%MatrixMarket matrix array real general\n0 3\n").nnz() == 0);
+  CHECK(read(kArrayGeneral + "0 3\n").nnz() == 0);
 }
 
 TEST_CASE("CRLF and CR-only line endings read like LF, with the same line numbers", "[mm]") {
@@ -290,14 +299,14 @@ TEST_CASE("CRLF and CR-only line endings read like LF, with the same line number
 
 TEST_CASE("array format: column-major general, packed symmetric and skew-symmetric", "[mm]") {
   MatrixMarketInfo info;
-  const CsrMatrix g = read("%%MatrixMarket matrix array real general\n%\n3 2\n1\n2\n3\n4\n5\n0\n", {}, &info);
+  const CsrMatrix g = read(kArrayGeneral + "%\n3 2\n1\n2\n3\n4\n5\n0\n", {}, &info);
   CHECK(info.format == "array");
   CHECK(info.entries == 6);
   // Column-major: the first column is 1 2 3. The 0 is listed, so it is stored.
   CHECK(entries(g) == std::vector<Entry>{{0, 0, 1.0}, {0, 1, 4.0}, {1, 0, 2.0}, {1, 1, 5.0}, {2, 0, 3.0}, {2, 1, 0.0}});
 
   // Lower triangle by columns: (1,1) (2,1) (3,1) (2,2) (3,2) (3,3).
-  const CsrMatrix s = read("%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n", {}, &info);
+  const CsrMatrix s = read(kArraySymmetric + "3 3\n1\n2\n3\n4\n5\n6\n", {}, &info);
   CHECK(info.entries == 6);
   CHECK(entries(s) == std::vector<Entry>{{0, 0, 1.0}, {0, 1, 2.0}, {0, 2, 3.0}, {1, 0, 2.0}, {1, 1, 4.0}, {1, 2, 5.0},
                                          {2, 0, 3.0}, {2, 1, 5.0}, {2, 2, 6.0}});
@@ -398,10 +407,10 @@ TEST_CASE("size line errors", "[mm][errors]") {
   expect_parse_error(kGeneral + "3 x 3\n", 2, "expected an integer number of columns, found 'x'");
   expect_parse_error(kGeneral + "3 3.0 3\n", 2, "found '3.0'");
   expect_parse_error(kGeneral + "3 3 3 3\n", 2, "unexpected '3' after the size line");
-  expect_parse_error("%%MatrixMarket matrix array real general\n3 3 9\n", 2, "unexpected '9' after the size line");
+  expect_parse_error(kArrayGeneral + "3 3 9\n", 2, "unexpected '9' after the size line");
   expect_parse_error(kGeneral + "-3 3 3\n", 2, "number of rows must not be negative");
   expect_parse_error(kGeneral + "3 3 -1\n", 2, "number of entries must not be negative");
-  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n3 4 0\n", 2, "must be square, found 3 x 4");
+  expect_parse_error(kSymmetric + "3 4 0\n", 2, "must be square, found 3 x 4");
   expect_parse_error("%%MatrixMarket matrix array real skew-symmetric\n2 3\n", 2, "must be square");
 }
 
@@ -410,7 +419,7 @@ TEST_CASE("sizes beyond 32-bit indices are refused before allocating", "[mm][err
   expect_size_limit(kGeneral + "1 1099511627776 1\n1 1 1\n", 2, "number of columns");
   expect_size_limit(kGeneral + "1 1 2147483648\n1 1 1\n", 2, "number of entries");
   expect_size_limit(kGeneral + "99999999999999999999999999999 1 1\n", 2, "exceeds the 32-bit limit");
-  expect_size_limit("%%MatrixMarket matrix array real general\n65536 65536\n1\n", 2, "dense array of 65536 x 65536");
+  expect_size_limit(kArrayGeneral + "65536 65536\n1\n", 2, "dense array of 65536 x 65536");
   // The largest dimensions that fit are accepted (the body decides the rest).
   const CsrMatrix a = read(kGeneral + "1 2147483647 1\n1 2147483647 5\n");
   CHECK(entries(a) == std::vector<Entry>{{0, 2147483646, 5.0}});
@@ -447,14 +456,14 @@ TEST_CASE("symmetry errors", "[mm][errors]") {
   expect_parse_error("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 1\n3 3 1\n", 4,
                      "diagonal entry (3, 3) in a skew-symmetric file");
   expect_parse_error("%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 1\n2 2 0\n", 3, "diagonal entry (2, 2)");
-  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 1\n3 3 1\n1 3 1\n", 5,
+  expect_parse_error(kSymmetric + "3 3 3\n2 1 1\n3 3 1\n1 3 1\n", 5,
                      "entry (1, 3) is above the diagonal but earlier entries are below it");
   expect_parse_error("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n1 2\n3 2\n", 4,
                      "entry (3, 2) is below the diagonal but earlier entries are above it");
 }
 
 TEST_CASE("array errors", "[mm][errors]") {
-  const std::string head = "%%MatrixMarket matrix array real general\n2 2\n";
+  const std::string head = kArrayGeneral + "2 2\n";
   expect_parse_error(head + "1\n2\n3\n", 5, "expected 4 values (size line 2), found only 3");
   expect_parse_error(head + "1\n2\n3\n4\n5\n", 7, "more values than the 4");
   expect_parse_error(head + "1\n2 3\n4\n", 4, "one value per line");
@@ -462,7 +471,7 @@ TEST_CASE("array errors", "[mm][errors]") {
   expect_parse_error(head + "1\n1e400\n3\n4\n", 4, "beyond the double range");
   expect_parse_error(head + "1\n-nan\n3\n4\n", 4, "not finite");
   expect_parse_error("%%MatrixMarket matrix array integer general\n1 1\n0.5\n", 3, "expected a numeric value");
-  expect_parse_error("%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n", 7, "expected 6 values");
+  expect_parse_error(kArraySymmetric + "3 3\n1\n2\n3\n4\n5\n", 7, "expected 6 values");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -534,7 +543,7 @@ TEST_CASE("large files: threaded parse equals the triplet reference; errors keep
   // Too many / too few entries against the size line.
   const auto text_lines = static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n'));
   expect_parse_error(text + "1 1 1\n", text_lines + 1, "more entries than the " + std::to_string(count));
-  const std::string fewer_header = "%%MatrixMarket matrix coordinate real general\n50000 50000 " + std::to_string(count + 1);
+  const std::string fewer_header = kGeneral + "50000 50000 " + std::to_string(count + 1);
   const std::string fewer = fewer_header + text.substr(text.find('\n', text.find('\n') + 1));
   expect_parse_error(fewer, text_lines, "found only " + std::to_string(count));
 }

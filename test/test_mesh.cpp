@@ -14,24 +14,14 @@
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/mesh.hpp"
+#include "test_support.hpp"
 
 using bcsr24::CsrMatrix;
 using bcsr24::MeshSpec;
 using bcsr24::NodeOrder;
+using bcsr24::test::small_mesh_spec;
 
 namespace {
-
-MeshSpec small_spec(int stencil, int dofs, NodeOrder order, std::uint64_t seed = 1) {
-  MeshSpec spec;
-  spec.nx = 5;
-  spec.ny = 4;
-  spec.nz = 3;
-  spec.dofs_per_node = dofs;
-  spec.stencil = stencil;
-  spec.order = order;
-  spec.seed = seed;
-  return spec;
-}
 
 /// a(i, j), or NaN when (i, j) is not stored (columns are sorted).
 double entry(const CsrMatrix& a, std::int32_t i, std::int32_t j) {
@@ -49,20 +39,17 @@ std::vector<double> diagonal(const CsrMatrix& a) {
 }  // namespace
 
 TEST_CASE("mesh matrices have the predicted size and sorted columns", "[mesh]") {
-  for (NodeOrder order : {NodeOrder::lexicographic, NodeOrder::random})
-    for (int stencil : {7, 27})
-      for (int dofs : {1, 2, 3}) {
-        const MeshSpec spec = small_spec(stencil, dofs, order);
-        INFO("stencil " << stencil << ", dofs " << dofs << ", order " << bcsr24::mesh_name(spec));
-        const CsrMatrix a = bcsr24::generate_mesh_matrix(spec);
-        CHECK(a.rows == 60 * dofs);
-        CHECK(a.cols == a.rows);
-        CHECK(a.nnz() == bcsr24::mesh_nonzeros(spec));
-        REQUIRE_NOTHROW(bcsr24::validate_csr(a));  // sorted, unique, in-range columns
-        // Symmetry and diagonal dominance (the SPD evidence): test_solver.cpp, with check_spd_evidence.
-      }
+  for (const MeshSpec& spec : bcsr24::test::small_mesh_specs()) {
+    INFO("stencil " << spec.stencil << ", dofs " << spec.dofs_per_node << ", order " << bcsr24::mesh_name(spec));
+    const CsrMatrix a = bcsr24::generate_mesh_matrix(spec);
+    CHECK(a.rows == 60 * spec.dofs_per_node);
+    CHECK(a.cols == a.rows);
+    CHECK(a.nnz() == bcsr24::mesh_nonzeros(spec));
+    REQUIRE_NOTHROW(bcsr24::validate_csr(a));  // sorted, unique, in-range columns
+    // Symmetry and diagonal dominance (the SPD evidence): test_solver.cpp, with check_spd_evidence.
+  }
   // Closed forms: per axis 3n - 2 node pairs for 27 points; 7 points: n^3 + 2 * (faces between neighbours).
-  MeshSpec spec = small_spec(27, 3, NodeOrder::lexicographic);
+  MeshSpec spec = small_mesh_spec(27, 3, NodeOrder::lexicographic);
   CHECK(bcsr24::mesh_nonzeros(spec) == (3 * 5 - 2) * (3 * 4 - 2) * (3 * 3 - 2) * 9);
   spec.stencil = 7;
   CHECK(bcsr24::mesh_nonzeros(spec) == (60 + 2 * (4 * 4 * 3 + 5 * 3 * 3 + 5 * 4 * 2)) * 9);
@@ -85,8 +72,8 @@ TEST_CASE("random node order is a symmetric permutation of the lexicographic mat
   for (int stencil : {7, 27})
     for (int dofs : {1, 2, 3}) {
       INFO("stencil " << stencil << ", dofs " << dofs);
-      const CsrMatrix lex = bcsr24::generate_mesh_matrix(small_spec(stencil, dofs, NodeOrder::lexicographic));
-      const CsrMatrix rnd = bcsr24::generate_mesh_matrix(small_spec(stencil, dofs, NodeOrder::random));
+      const CsrMatrix lex = bcsr24::generate_mesh_matrix(small_mesh_spec(stencil, dofs, NodeOrder::lexicographic));
+      const CsrMatrix rnd = bcsr24::generate_mesh_matrix(small_mesh_spec(stencil, dofs, NodeOrder::random));
       REQUIRE(rnd.rows == lex.rows);
       REQUIRE(rnd.nnz() == lex.nnz());
       CHECK(rnd.col_idx != lex.col_idx);
@@ -123,12 +110,12 @@ TEST_CASE("random node order is a symmetric permutation of the lexicographic mat
 
 TEST_CASE("mesh matrices are reproducible from the seed", "[mesh]") {
   for (NodeOrder order : {NodeOrder::lexicographic, NodeOrder::random}) {
-    const CsrMatrix a = bcsr24::generate_mesh_matrix(small_spec(27, 3, order, 5));
-    const CsrMatrix b = bcsr24::generate_mesh_matrix(small_spec(27, 3, order, 5));
+    const CsrMatrix a = bcsr24::generate_mesh_matrix(small_mesh_spec(27, 3, order, 5));
+    const CsrMatrix b = bcsr24::generate_mesh_matrix(small_mesh_spec(27, 3, order, 5));
     CHECK(a.row_ptr == b.row_ptr);
     CHECK(a.col_idx == b.col_idx);
     CHECK(a.values == b.values);
-    const CsrMatrix c = bcsr24::generate_mesh_matrix(small_spec(27, 3, order, 6));
+    const CsrMatrix c = bcsr24::generate_mesh_matrix(small_mesh_spec(27, 3, order, 6));
     CHECK(c.values != a.values);
     if (order == NodeOrder::random) CHECK(c.col_idx != a.col_idx);  // another permutation too
   }

@@ -36,70 +36,62 @@ const std::string kFmmT = "fast_matrix_market/tests/matrices/";
 /// marks as ambiguous, and rows whose source reader's expectation does not carry over to bcsr24 (complex
 /// values, vectors, values beyond double, sizes beyond int32, skew diagonals). docs/READER.md lists the same.
 std::map<std::string, Policy> policy_table() {
-  const char* complex = "complex field: bcsr24 is real-valued, UnsupportedMatrixError by design";
-  const char* vector = "vector object: bcsr24 reads matrices only, UnsupportedMatrixError";
-  const char* beyond_double = "value beyond double: inf would become fp16 inf downstream, so ParseError";
-  const char* skew_diagonal = "skew-symmetric with a diagonal entry: NIST stores the strict lower triangle only";
-  return {
-      {kFmmPy + "long_double/longcomplex_array.mtx", {Outcome::unsupported, complex}},
-      {kFmmPy + "long_double/longcomplex_coordinate.mtx", {Outcome::unsupported, complex}},
-      {kFmmPy + "long_double/longdouble_array.mtx", {Outcome::parse_error, beyond_double}},
-      {kFmmPy + "long_double/longdouble_coordinate.mtx", {Outcome::parse_error, beyond_double}},
-      {kFmmPy + "matrix_array_complex_general.mtx", {Outcome::unsupported, complex}},
-      {kFmmPy + "matrix_coordinate_complex_general.mtx", {Outcome::unsupported, complex}},
-      {kFmmPy + "matrix_coordinate_complex_hermitian.mtx", {Outcome::unsupported, complex}},
+  std::map<std::string, Policy> table;
+  const auto each = [&](Outcome outcome, const char* reason, std::initializer_list<std::string> files) {
+    for (const std::string& file : files) table[file] = {outcome, reason};
+  };
+  each(Outcome::unsupported, "complex field: bcsr24 is real-valued, UnsupportedMatrixError by design",
+       {kFmmPy + "long_double/longcomplex_array.mtx", kFmmPy + "long_double/longcomplex_coordinate.mtx",
+        kFmmPy + "matrix_array_complex_general.mtx", kFmmPy + "matrix_coordinate_complex_general.mtx",
+        kFmmPy + "matrix_coordinate_complex_hermitian.mtx", kFmmT + "eye3_complex.mtx",
+        kFmmT + "graphblas/matrix_double_complex.mtx", kFmmT + "graphblas/matrix_float_complex.mtx",
+        kFmmT + "overflow/overflow_value_gt_complex128.mtx", kFmmT + "symmetry/coordinate_hermitian_row.mtx",
+        kFmmT + "symmetry/coordinate_hermitian_row_general.mtx",
+        kFmmT + "symmetry/coordinate_hermitian_row_general_dup.mtx",
+        kFmmT + "symmetry/coordinate_hermitian_row_general_zero.mtx", kFmmT + "symmetry_array/array_hermitian.mtx",
+        kFmmT + "symmetry_array/array_hermitian_general.mtx",
+        "scipy/gh11389_complex_symmetric_no_trailing_newline.mtx", "scipy/hermitian.mtx",
+        "sprs/complex/hermitian.mtx", "sprs/complex/simple.mtx", "sprs/complex/skew-symmetric.mtx",
+        "sprs/complex/symmetric.mtx"});
+  each(Outcome::unsupported, "vector object: bcsr24 reads matrices only, UnsupportedMatrixError",
+       {kFmmPy + "scipy_crashes/vector_array_real_general.mtx",
+        kFmmPy + "scipy_crashes/vector_coordinate_real_general.mtx", kFmmT + "vector_array.mtx",
+        kFmmT + "vector_coordinate.mtx", kFmmT + "vector_coordinate_complex.mtx",
+        kFmmT + "vector_coordinate_complex_dupes.mtx", kFmmT + "vector_coordinate_dupes.mtx"});
+  each(Outcome::parse_error, "value beyond double: inf would become fp16 inf downstream, so ParseError",
+       {kFmmPy + "long_double/longdouble_array.mtx", kFmmPy + "long_double/longdouble_coordinate.mtx",
+        kFmmT + "overflow/overflow_value_gt_float128.mtx", kFmmT + "overflow/overflow_value_gt_float64.mtx"});
+  each(Outcome::parse_error, "skew-symmetric with a diagonal entry: NIST stores the strict lower triangle only",
+       {kFmmPy + "matrix_coordinate_real_skew-symmetric.mtx", "scipy/64bit_integer_sparse_skew.mtx",
+        "scipy/skew_with_diagonal.mtx"});
+  each(Outcome::loads, "integer values are read as double",
+       {kFmmT + "overflow/overflow_value_gt_int32.mtx", kFmmT + "overflow/overflow_value_gt_int64.mtx"});
+  each(Outcome::loads, "integer values are read as double; scipy's OverflowError is about its int64 storage",
+       {"scipy/over64bit_integer_dense.mtx", "scipy/over64bit_integer_sparse.mtx"});
+  // Decisions of their own.
+  const std::map<std::string, Policy> single = {
       {kFmmPy + "matrix_coordinate_real_general.mtx.bz2",
        {Outcome::unsupported, "bzip2 is recognised by its magic bytes and refused; only gzip is inflated"}},
-      {kFmmPy + "matrix_coordinate_real_skew-symmetric.mtx", {Outcome::parse_error, skew_diagonal}},
       {kFmmPy + "misc/windows_newlines.mtx", {Outcome::loads, "CR-only line endings are line endings"}},
       {kFmmPy + "scipy_crashes/dim_over_32_bit.mtx", {Outcome::size_limit, "2^40 rows do not fit 32-bit indices"}},
-      {kFmmPy + "scipy_crashes/vector_array_real_general.mtx", {Outcome::unsupported, vector}},
-      {kFmmPy + "scipy_crashes/vector_coordinate_real_general.mtx", {Outcome::unsupported, vector}},
-      {kFmmT + "eye3_complex.mtx", {Outcome::unsupported, complex}},
-      {kFmmT + "graphblas/matrix_double_complex.mtx", {Outcome::unsupported, complex}},
-      {kFmmT + "graphblas/matrix_float_complex.mtx", {Outcome::unsupported, complex}},
       {kFmmT + "overflow/overflow_index_gt_int8.mtx", {Outcome::loads, "index 300 fits our int32 indices"}},
-      {kFmmT + "overflow/overflow_value_gt_complex128.mtx", {Outcome::unsupported, complex}},
-      {kFmmT + "overflow/overflow_value_gt_float128.mtx", {Outcome::parse_error, beyond_double}},
-      {kFmmT + "overflow/overflow_value_gt_float64.mtx", {Outcome::parse_error, beyond_double}},
-      {kFmmT + "overflow/overflow_value_gt_int32.mtx", {Outcome::loads, "integer values are read as double"}},
-      {kFmmT + "overflow/overflow_value_gt_int64.mtx", {Outcome::loads, "integer values are read as double"}},
       {kFmmT + "permissive/README.md", {Outcome::parse_error, "not a Matrix Market file: no banner"}},
       {kFmmT + "permissive/permissive_banner_leading_spaces_eye3.mtx",
        {Outcome::loads, "leading blanks before the banner are harmless (scipy gh-18123 reads them too)"}},
       {kFmmT + "permissive/permissive_banner_one_percent_eye3.mtx",
        {Outcome::parse_error, "'%MatrixMarket' is a comment line, so the file has no banner"}},
       {kFmmT + "permissive/permissive_lines_indented.mtx", {Outcome::loads, "leading blanks on any line are harmless"}},
-      {kFmmT + "permissive/windows_lineendings_nist_ex1_more_freeformat.mtx", {Outcome::loads, "CRLF is a line ending"}},
-      {kFmmT + "symmetry/coordinate_hermitian_row.mtx", {Outcome::unsupported, complex}},
-      {kFmmT + "symmetry/coordinate_hermitian_row_general.mtx", {Outcome::unsupported, complex}},
-      {kFmmT + "symmetry/coordinate_hermitian_row_general_dup.mtx", {Outcome::unsupported, complex}},
-      {kFmmT + "symmetry/coordinate_hermitian_row_general_zero.mtx", {Outcome::unsupported, complex}},
-      {kFmmT + "symmetry_array/array_hermitian.mtx", {Outcome::unsupported, complex}},
-      {kFmmT + "symmetry_array/array_hermitian_general.mtx", {Outcome::unsupported, complex}},
-      {kFmmT + "vector_array.mtx", {Outcome::unsupported, vector}},
-      {kFmmT + "vector_coordinate.mtx", {Outcome::unsupported, vector}},
-      {kFmmT + "vector_coordinate_complex.mtx", {Outcome::unsupported, vector}},
-      {kFmmT + "vector_coordinate_complex_dupes.mtx", {Outcome::unsupported, vector}},
-      {kFmmT + "vector_coordinate_dupes.mtx", {Outcome::unsupported, vector}},
-      {"scipy/64bit_integer_sparse_skew.mtx", {Outcome::parse_error, skew_diagonal}},
-      {"scipy/gh11389_complex_symmetric_no_trailing_newline.mtx", {Outcome::unsupported, complex}},
+      {kFmmT + "permissive/windows_lineendings_nist_ex1_more_freeformat.mtx",
+       {Outcome::loads, "CRLF is a line ending"}},
       {"scipy/gh18123_banner_leading_space.mtx", {Outcome::loads, "leading blanks before the banner are harmless"}},
-      {"scipy/hermitian.mtx", {Outcome::unsupported, complex}},
-      {"scipy/over64bit_integer_dense.mtx",
-       {Outcome::loads, "integer values are read as double; scipy's OverflowError is about its int64 storage"}},
-      {"scipy/over64bit_integer_sparse.mtx",
-       {Outcome::loads, "integer values are read as double; scipy's OverflowError is about its int64 storage"}},
-      {"scipy/skew_with_diagonal.mtx", {Outcome::parse_error, skew_diagonal}},
-      {"scipy/unsigned_integer_array.mtx", {Outcome::loads, "'unsigned-integer' (scipy/fmm extension) reads as integer"}},
+      {"scipy/unsigned_integer_array.mtx",
+       {Outcome::loads, "'unsigned-integer' (scipy/fmm extension) reads as integer"}},
       {"sprs/complex/hermitian-int.mtx",
        {Outcome::loads, "hermitian on a real-valued field is symmetric, for integer as for real (consistent with "
                         "coordinate_hermitian_real_row.mtx)"}},
-      {"sprs/complex/hermitian.mtx", {Outcome::unsupported, complex}},
-      {"sprs/complex/simple.mtx", {Outcome::unsupported, complex}},
-      {"sprs/complex/skew-symmetric.mtx", {Outcome::unsupported, complex}},
-      {"sprs/complex/symmetric.mtx", {Outcome::unsupported, complex}},
   };
+  table.insert(single.begin(), single.end());
+  return table;
 }
 
 /// Files that must read to the same matrix (same shape, same dense values) as a partner file.

@@ -47,19 +47,7 @@ CsrMatrix random_tiled_csr(std::int32_t rows, std::int32_t cols, std::mt19937_64
           }
         }
     }
-  CsrMatrix a;
-  a.rows = rows;
-  a.cols = cols;
-  a.row_ptr.assign(std::size_t(rows) + 1, 0);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    for (std::int64_t c = 0; c < cols; ++c)
-      if (occupied[std::size_t(r * cols + c)]) {
-        a.col_idx.push_back(std::int32_t(c));
-        a.values.push_back(value());
-      }
-    a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
-  }
-  return a;
+  return bcsr24::test::csr_from_mask(rows, cols, occupied, [&](std::int64_t, std::int64_t) { return value(); });
 }
 
 /// alpha * A * B + beta * C0 in double from the ORIGINAL matrix (Eigen), B given as fp16 with ld = n.
@@ -238,13 +226,7 @@ TEST_CASE("reference_spmm on an XdYs matrix matches Eigen", "[reference]") {
 TEST_CASE("reference_spmm reads the tile lists, metadata included, not the source", "[reference]") {
   // One 2:4 tile with a single 1 at (0, 0). Rewriting its metadata to name position 2 first moves the value
   // to column 2: the product must follow the stored format.
-  CsrMatrix a;
-  a.rows = 16;
-  a.cols = 32;
-  a.row_ptr.assign(17, 1);
-  a.row_ptr[0] = 0;
-  a.col_idx = {0};
-  a.values = {1.0};
+  const CsrMatrix a = bcsr24::test::single_entry_csr(16, 32, 1.0);
   Bcsr24Matrix b24 = convert_to_bcsr24(a);
   REQUIRE(b24.sparse24.tiles() == 1);
   std::vector<fp16_t> b(32, 0);

@@ -96,6 +96,25 @@ bool is_permutation_of_rows(const std::vector<std::int32_t>& order, std::int32_t
   return true;
 }
 
+/// The bandwidths of a grid in its own order, randomly permuted (`seed`) and reordered by RCM, and the ordering.
+struct Recovery {
+  std::int64_t natural = 0, scrambled = 0, reordered = 0;
+  RowOrdering ordering;
+  std::int32_t rows = 0;
+};
+
+Recovery recover_band(const CsrMatrix& grid, std::uint64_t seed) {
+  Recovery r;
+  r.natural = permuted_bandwidth(grid, {});
+  const CsrMatrix a = permute_symmetric(grid, random_permutation(grid.rows, seed));
+  r.scrambled = permuted_bandwidth(a, {});
+  r.ordering = reverse_cuthill_mckee(a);
+  REQUIRE(is_permutation_of_rows(r.ordering.order, a.rows));
+  r.reordered = permuted_bandwidth(a, r.ordering.order);
+  r.rows = a.rows;
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("reverse_cuthill_mckee returns a permutation of the rows for every shape", "[reorder]") {
@@ -272,44 +291,26 @@ TEST_CASE("reverse_cuthill_mckee recovers a narrow band from randomly permuted g
   CAPTURE(seed);
 
   SECTION("2-D 5-point grid, 40 x 40") {
-    const CsrMatrix grid = grid_matrix(40, 40, 1, Stencil::kFaces, 1);
-    const std::int64_t natural = permuted_bandwidth(grid, {});
-    REQUIRE(natural == 40);
-    const CsrMatrix a = permute_symmetric(grid, random_permutation(grid.rows, seed));
-    const std::int64_t scrambled = permuted_bandwidth(a, {});
-    const RowOrdering o = reverse_cuthill_mckee(a);
-    REQUIRE(is_permutation_of_rows(o.order, a.rows));
-    const std::int64_t reordered = permuted_bandwidth(a, o.order);
-    CAPTURE(natural, scrambled, reordered);
-    CHECK(scrambled > 1000);
-    CHECK(reordered <= 2 * natural);
+    const Recovery r = recover_band(grid_matrix(40, 40, 1, Stencil::kFaces, 1), seed);
+    CAPTURE(r.natural, r.scrambled, r.reordered);
+    REQUIRE(r.natural == 40);
+    CHECK(r.scrambled > 1000);
+    CHECK(r.reordered <= 2 * r.natural);
   }
   SECTION("3-D 27-point grid with 3 dofs, 10 x 9 x 8") {
-    const CsrMatrix grid = grid_matrix(10, 9, 8, Stencil::kFull, 3);
-    const std::int64_t natural = permuted_bandwidth(grid, {});
-    REQUIRE(natural == 3 * (10 * 9 + 10 + 1) + 2);
-    const CsrMatrix a = permute_symmetric(grid, random_permutation(grid.rows, seed + 1));
-    const std::int64_t scrambled = permuted_bandwidth(a, {});
-    const RowOrdering o = reverse_cuthill_mckee(a);
-    REQUIRE(is_permutation_of_rows(o.order, a.rows));
-    const std::int64_t reordered = permuted_bandwidth(a, o.order);
-    CAPTURE(natural, scrambled, reordered);
-    CHECK(scrambled > 5 * natural);
-    CHECK(reordered <= 2 * natural);  // level sets from a corner: at most 169 nodes (507 rows) in this box
-    CHECK(o.supervariables == a.rows / 3);
+    const Recovery r = recover_band(grid_matrix(10, 9, 8, Stencil::kFull, 3), seed + 1);
+    CAPTURE(r.natural, r.scrambled, r.reordered);
+    REQUIRE(r.natural == 3 * (10 * 9 + 10 + 1) + 2);
+    CHECK(r.scrambled > 5 * r.natural);
+    CHECK(r.reordered <= 2 * r.natural);  // level sets from a corner: at most 169 nodes (507 rows) in this box
+    CHECK(r.ordering.supervariables == r.rows / 3);
   }
   SECTION("3-D 7-point grid, 12 x 12 x 12") {
-    const CsrMatrix grid = grid_matrix(12, 12, 12, Stencil::kFaces, 1);
-    const std::int64_t natural = permuted_bandwidth(grid, {});
-    REQUIRE(natural == 144);
-    const CsrMatrix a = permute_symmetric(grid, random_permutation(grid.rows, seed + 2));
-    const std::int64_t scrambled = permuted_bandwidth(a, {});
-    const RowOrdering o = reverse_cuthill_mckee(a);
-    REQUIRE(is_permutation_of_rows(o.order, a.rows));
-    const std::int64_t reordered = permuted_bandwidth(a, o.order);
-    CAPTURE(natural, scrambled, reordered);
-    CHECK(scrambled > 5 * natural);
-    CHECK(reordered <= 2 * natural);
+    const Recovery r = recover_band(grid_matrix(12, 12, 12, Stencil::kFaces, 1), seed + 2);
+    CAPTURE(r.natural, r.scrambled, r.reordered);
+    REQUIRE(r.natural == 144);
+    CHECK(r.scrambled > 5 * r.natural);
+    CHECK(r.reordered <= 2 * r.natural);
   }
 }
 

@@ -265,35 +265,36 @@ TEST_CASE("spmm_run generates 3-D mesh matrices with --mesh", "[app][mesh]") {
   }
 }
 
-TEST_CASE("spmm_run generates random-graph matrices with --graph", "[app]") {
+TEST_CASE("spmm_run generates random-graph and structure-class matrices with --graph and --synth", "[app]") {
+  struct Generator {
+    const char* option;  ///< the option, then the spec it is given
+    const char* spec;
+    const char* name;    ///< the matrix's name in the report
+    std::int64_t nnz;
+    const char* bad_spec;
+    const char* conflicting;  ///< the option with another matrix source: refused
+  };
+  const Generator generators[] = {
+      {"--graph", "3000,degree=5", "graph3000_d5", 15000, "3000,degree=0", "--graph 3000 --mesh 4x4x4"},
+      // Row 0 full, and column 0 and the diagonal in every other row: 3000 + 2 * 2999.
+      {"--synth", "arrowhead:3000", "arrowhead3000", 8998, "nosuch:3000", "--synth arrowhead:3000 --graph 3000"},
+  };
   TempDir dir;
-  const json report = parse_json(run_spmm(dir, "--graph 3000,degree=5 --cpu-only --json --n 8"));
-  CHECK(report.at("matrix").at("name") == "graph3000_d5");
-  CHECK(report.at("matrix").at("graph") == "3000,degree=5");
-  CHECK(report.at("matrix").at("rows") == 3000);
-  CHECK(report.at("matrix").at("nnz") == 15000);
-  check_cpu_result(report);
-  const AppRun bad = run_spmm(dir, "--graph 3000,degree=0 --cpu-only");
-  CHECK(bad.exit_code == 2);
-  require_one_error_line(bad);
-  CHECK(bad.err.find("--graph") != std::string::npos);
-  CHECK(run_spmm(dir, "--graph 3000 --mesh 4x4x4 --cpu-only").exit_code == 2);
-}
-
-TEST_CASE("spmm_run generates structure-class matrices with --synth", "[app]") {
-  TempDir dir;
-  const json report = parse_json(run_spmm(dir, "--synth arrowhead:3000 --cpu-only --json --n 8"));
-  CHECK(report.at("matrix").at("name") == "arrowhead3000");
-  CHECK(report.at("matrix").at("synth") == "arrowhead:3000");
-  CHECK(report.at("matrix").at("rows") == 3000);
-  // Row 0 full, and column 0 and the diagonal in every other row: 3000 + 2 * 2999.
-  CHECK(report.at("matrix").at("nnz") == 8998);
-  check_cpu_result(report);
-  const AppRun bad = run_spmm(dir, "--synth nosuch:3000 --cpu-only");
-  CHECK(bad.exit_code == 2);
-  require_one_error_line(bad);
-  CHECK(bad.err.find("--synth") != std::string::npos);
-  CHECK(run_spmm(dir, "--synth arrowhead:3000 --graph 3000 --cpu-only").exit_code == 2);
+  for (const Generator& g : generators) {
+    CAPTURE(g.option);
+    const std::string option = g.option;
+    const json report = parse_json(run_spmm(dir, option + " " + g.spec + " --cpu-only --json --n 8"));
+    CHECK(report.at("matrix").at("name") == g.name);
+    CHECK(report.at("matrix").at(option.substr(2)) == g.spec);
+    CHECK(report.at("matrix").at("rows") == 3000);
+    CHECK(report.at("matrix").at("nnz") == g.nnz);
+    check_cpu_result(report);
+    const AppRun bad = run_spmm(dir, option + " " + g.bad_spec + " --cpu-only");
+    CHECK(bad.exit_code == 2);
+    require_one_error_line(bad);
+    CHECK(bad.err.find(option) != std::string::npos);
+    CHECK(run_spmm(dir, std::string(g.conflicting) + " --cpu-only").exit_code == 2);
+  }
 }
 
 TEST_CASE("spmm_run fp16 range: automatic scaling, and --scaling none failing with a message", "[app]") {

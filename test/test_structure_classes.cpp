@@ -9,26 +9,11 @@
 
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/structure_classes.hpp"
+#include "test_support.hpp"
 
 using namespace bcsr24;
 
 namespace {
-
-void require_valid(const CsrMatrix& a) {
-  REQUIRE(a.row_ptr.size() == std::size_t(a.rows) + 1);
-  REQUIRE(a.row_ptr.front() == 0);
-  REQUIRE(a.row_ptr.back() == std::int32_t(a.col_idx.size()));
-  REQUIRE(a.values.size() == a.col_idx.size());
-  for (std::int32_t r = 0; r < a.rows; ++r)
-    for (std::int32_t p = a.row_ptr[std::size_t(r)]; p < a.row_ptr[std::size_t(r) + 1]; ++p) {
-      REQUIRE(a.col_idx[std::size_t(p)] >= 0);
-      REQUIRE(a.col_idx[std::size_t(p)] < a.cols);
-      if (p > a.row_ptr[std::size_t(r)]) REQUIRE(a.col_idx[std::size_t(p)] > a.col_idx[std::size_t(p) - 1]);
-      REQUIRE(a.values[std::size_t(p)] != 0.0);
-      REQUIRE(a.values[std::size_t(p)] >= -1.0);
-      REQUIRE(a.values[std::size_t(p)] < 1.0);
-    }
-}
 
 std::int32_t row_length(const CsrMatrix& a, std::int32_t r) {
   return a.row_ptr[std::size_t(r) + 1] - a.row_ptr[std::size_t(r)];
@@ -47,7 +32,7 @@ CsrMatrix make(const std::string& text) { return generate_structure(parse_struct
 TEST_CASE("structure classes: each has the shape it names", "[testkit][structure]") {
   SECTION("arrowhead: row 0 and column 0 full, the diagonal") {
     const CsrMatrix a = make("arrowhead:1001");
-    require_valid(a);
+    bcsr24::test::require_valid_generated(a);
     CHECK(row_length(a, 0) == 1001);
     for (std::int32_t r = 1; r < a.rows; ++r) {
       REQUIRE(row_length(a, r) == 2);
@@ -58,14 +43,14 @@ TEST_CASE("structure classes: each has the shape it names", "[testkit][structure
   }
   SECTION("dense rows and dense columns, spread over the matrix") {
     const CsrMatrix rows = make("dense_rows:4000,count=3,degree=5");
-    require_valid(rows);
+    bcsr24::test::require_valid_generated(rows);
     std::vector<std::int32_t> full;
     for (std::int32_t r = 0; r < rows.rows; ++r)
       if (row_length(rows, r) == rows.cols) full.push_back(r);
       else REQUIRE(row_length(rows, r) == 5);
     CHECK(full == std::vector<std::int32_t>{666, 2000, 3333});
     const CsrMatrix cols = make("dense_cols:4000,count=2,degree=5");
-    require_valid(cols);
+    bcsr24::test::require_valid_generated(cols);
     for (std::int32_t r = 0; r < cols.rows; ++r) {
       REQUIRE(has(cols, r, 1000));
       REQUIRE(has(cols, r, 3000));
@@ -75,7 +60,7 @@ TEST_CASE("structure classes: each has the shape it names", "[testkit][structure
   }
   SECTION("block-diagonal: every entry inside its row's block, the last block cut") {
     const CsrMatrix a = make("block_diagonal:1000,block=64,degree=20");
-    require_valid(a);
+    bcsr24::test::require_valid_generated(a);
     for (std::int32_t r = 0; r < a.rows; ++r) {
       const std::int32_t lo = r / 64 * 64, hi = std::min(1000, lo + 64);
       REQUIRE(row_length(a, r) == std::min(20, hi - lo));
@@ -87,7 +72,7 @@ TEST_CASE("structure classes: each has the shape it names", "[testkit][structure
   }
   SECTION("short, long and least-squares rows; power-law row lengths") {
     const CsrMatrix short_rows = make("short_rows:5000");
-    require_valid(short_rows);
+    bcsr24::test::require_valid_generated(short_rows);
     std::int32_t ones = 0;
     for (std::int32_t r = 0; r < short_rows.rows; ++r) {
       REQUIRE(row_length(short_rows, r) >= 1);
@@ -97,21 +82,21 @@ TEST_CASE("structure classes: each has the shape it names", "[testkit][structure
     CHECK(ones > 2000);
     CHECK(ones < 3000);
     const CsrMatrix long_rows = make("long_rows:300,cols=5000,degree=700");
-    require_valid(long_rows);
+    bcsr24::test::require_valid_generated(long_rows);
     CHECK(long_rows.nnz() == 300 * 700);
     const CsrMatrix ls = make("least_squares:7200");
-    require_valid(ls);
+    bcsr24::test::require_valid_generated(ls);
     CHECK(ls.cols == 7200 / 27);
     CHECK(ls.nnz() == 7200 * 4);
     const CsrMatrix power = make("power_law:20000,degree=8");
-    require_valid(power);
+    bcsr24::test::require_valid_generated(power);
     std::int32_t longest = 0;
     for (std::int32_t r = 0; r < power.rows; ++r) longest = std::max(longest, row_length(power, r));
     CHECK(longest > 100);  // a Pareto tail: a few rows far longer than the mean
   }
   SECTION("circuit: the diagonal and two more entries within the band") {
     const CsrMatrix a = make("circuit:3000,width=8");
-    require_valid(a);
+    bcsr24::test::require_valid_generated(a);
     for (std::int32_t r = 0; r < a.rows; ++r) {
       REQUIRE(row_length(a, r) == 3);
       REQUIRE(has(a, r, r));
@@ -130,7 +115,7 @@ TEST_CASE("structure classes: reproducible, named, parsed; bad specs refused", "
     spec.rows = 640;
     spec.seed = 7;
     const CsrMatrix x = generate_structure(spec), y = generate_structure(spec);
-    require_valid(x);
+    bcsr24::test::require_valid_generated(x);
     CHECK(x.col_idx == y.col_idx);
     CHECK(x.values == y.values);
     spec.seed = 8;

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <random>
 
+#include <catch2/catch.hpp>
+
 #include "bcsr24/half.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
 
@@ -120,47 +122,123 @@ ConvertOptions convert_policy(TileLayout layout, Reordering reorder) {
 CsrMatrix scattered_csr(std::int32_t rows, std::int32_t cols, int per_row, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
+  Triplets t;
   for (std::int32_t r = 0; r < rows; ++r) {
     if (r % 7 == 3) continue;
     for (int q = 0; q < per_row; ++q) {
       std::int32_t c = static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(cols));
       if (c % 5 == 2) c = (c + 1) % cols;
-      ri.push_back(r);
-      ci.push_back(c);
-      vi.push_back(value(rng));
+      t.add(r, c, value(rng));
     }
   }
-  return csr_from_triplets(rows, cols, ri, ci, vi);
+  return t.csr(rows, cols);
 }
 
 CsrMatrix wide_band_csr() {
   const std::int32_t cols = 70003;
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
-  for (std::int32_t c = 0; c < 70000; ++c) {
-    ri.push_back(5);
-    ci.push_back(c + 3);
-    vi.push_back(1.0 / (1.0 + c % 97));
-  }
-  for (std::int32_t r = 0; r < 40; ++r) {
-    ri.push_back(r);
-    ci.push_back((r * 7919) % cols);
-    vi.push_back(0.5 + r);
-  }
-  return csr_from_triplets(40, cols, ri, ci, vi);
+  Triplets t;
+  for (std::int32_t c = 0; c < 70000; ++c) t.add(5, c + 3, 1.0 / (1.0 + c % 97));
+  for (std::int32_t r = 0; r < 40; ++r) t.add(r, (r * 7919) % cols, 0.5 + r);
+  return t.csr(40, cols);
 }
 
 CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,
                       std::uint64_t seed) {
-  XdYsSpec spec;
-  spec.rows = rows;
-  spec.cols = cols;
-  spec.dense_percent = dense_percent;
-  spec.sparse24_percent = sparse24_percent;
+  return generate_xdys(XdYsSpec{rows, cols, dense_percent, sparse24_percent, seed});
+}
+
+CsrMatrix csr_from_mask(std::int64_t rows, std::int64_t cols, const std::vector<char>& mask,
+                        const std::function<double(std::int64_t, std::int64_t)>& value_at) {
+  CsrMatrix a;
+  a.rows = std::int32_t(rows);
+  a.cols = std::int32_t(cols);
+  a.row_ptr.assign(std::size_t(rows) + 1, 0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols; ++c)
+      if (mask[std::size_t(r * cols + c)]) {
+        a.col_idx.push_back(std::int32_t(c));
+        a.values.push_back(value_at(r, c));
+      }
+    a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
+  }
+  return a;
+}
+
+CsrMatrix single_entry_csr(std::int32_t rows, std::int32_t cols, double value) {
+  CsrMatrix a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr.assign(std::size_t(rows) + 1, 1);
+  a.row_ptr[0] = 0;
+  a.col_idx = {0};
+  a.values = {value};
+  return a;
+}
+
+void append_rows(CsrMatrix& a, const CsrMatrix& below) {
+  for (std::int32_t r = 0; r < below.rows; ++r) {
+    for (std::int32_t e = below.row_ptr[std::size_t(r)]; e < below.row_ptr[std::size_t(r) + 1]; ++e) {
+      a.col_idx.push_back(below.col_idx[std::size_t(e)]);
+      a.values.push_back(below.values[std::size_t(e)]);
+    }
+    a.row_ptr.push_back(std::int32_t(a.col_idx.size()));
+  }
+  a.rows += below.rows;
+}
+
+MeshSpec small_mesh_spec(int stencil, int dofs, NodeOrder order, std::uint64_t seed) {
+  MeshSpec spec;
+  spec.nx = 5;
+  spec.ny = 4;
+  spec.nz = 3;
+  spec.dofs_per_node = dofs;
+  spec.stencil = stencil;
+  spec.order = order;
   spec.seed = seed;
-  return generate_xdys(spec);
+  return spec;
+}
+
+MeshSpec randomly_numbered_mesh(std::int32_t nx, std::int32_t ny, std::int32_t nz, std::int32_t dofs,
+                                std::uint64_t seed) {
+  MeshSpec spec;
+  spec.nx = nx;
+  spec.ny = ny;
+  spec.nz = nz;
+  spec.dofs_per_node = dofs;
+  spec.order = NodeOrder::random;
+  spec.seed = seed;
+  return spec;
+}
+
+std::vector<MeshSpec> small_mesh_specs() {
+  std::vector<MeshSpec> out;
+  for (NodeOrder order : {NodeOrder::lexicographic, NodeOrder::random})
+    for (int stencil : {7, 27})
+      for (int dofs : {1, 2, 3}) out.push_back(small_mesh_spec(stencil, dofs, order));
+  return out;
+}
+
+void require_same_tiles(const TileList& a, const TileList& b) {
+  REQUIRE(a.row_ptr == b.row_ptr);
+  REQUIRE(a.col_idx == b.col_idx);
+  REQUIRE(a.values == b.values);
+  REQUIRE(a.metadata == b.metadata);
+}
+
+void require_valid_generated(const CsrMatrix& a) {
+  REQUIRE(a.row_ptr.size() == std::size_t(a.rows) + 1);
+  REQUIRE(a.row_ptr.front() == 0);
+  REQUIRE(a.row_ptr.back() == a.nnz());
+  REQUIRE(a.values.size() == a.col_idx.size());
+  for (std::int32_t r = 0; r < a.rows; ++r)
+    for (std::int32_t p = a.row_ptr[std::size_t(r)]; p < a.row_ptr[std::size_t(r) + 1]; ++p) {
+      REQUIRE(a.col_idx[std::size_t(p)] >= 0);
+      REQUIRE(a.col_idx[std::size_t(p)] < a.cols);
+      if (p > a.row_ptr[std::size_t(r)]) REQUIRE(a.col_idx[std::size_t(p)] > a.col_idx[std::size_t(p) - 1]);
+      REQUIRE(a.values[std::size_t(p)] >= -1.0);
+      REQUIRE(a.values[std::size_t(p)] < 1.0);
+      REQUIRE(a.values[std::size_t(p)] != 0.0);
+    }
 }
 
 }  // namespace bcsr24::test

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,15 @@
 #include "format/bcsr24_matrix.hpp"
 #include "format/convert.hpp"
 #include "bcsr24/csr_matrix.hpp"
+#include "bcsr24_testkit/mesh.hpp"
+
+/// Catch2 checks that `expr` throws InvalidArgument whose message contains `fragment` (a typed error that says what
+/// is wrong).
+#define BCSR24_CHECK_INVALID(expr, fragment)            \
+  do {                                                  \
+    CHECK_THROWS_AS(expr, InvalidArgument);             \
+    CHECK_THROWS_WITH(expr, Catch::Contains(fragment)); \
+  } while (false)
 
 namespace bcsr24::test {
 
@@ -40,6 +50,46 @@ CsrMatrix wide_band_csr();
 /// An XdYs matrix (synthetic.hpp): `dense_percent` of the tile positions dense, `sparse24_percent` 2:4.
 CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,
                       std::uint64_t seed);
+
+/// Entries gathered one at a time, then made a matrix by csr_from_triplets.
+struct Triplets {
+  std::vector<std::int32_t> row, col;
+  std::vector<double> value;
+  void add(std::int32_t r, std::int32_t c, double v) {
+    row.push_back(r);
+    col.push_back(c);
+    value.push_back(v);
+  }
+  CsrMatrix csr(std::int32_t rows, std::int32_t cols) const { return csr_from_triplets(rows, cols, row, col, value); }
+};
+
+/// The rows x cols matrix of the entries a row-major mask marks (nonzero), valued value_at(r, c), which is
+/// called in row-major order.
+CsrMatrix csr_from_mask(std::int64_t rows, std::int64_t cols, const std::vector<char>& mask,
+                        const std::function<double(std::int64_t, std::int64_t)>& value_at);
+
+/// A rows x cols matrix whose only stored entry is `value` at (0, 0).
+CsrMatrix single_entry_csr(std::int32_t rows, std::int32_t cols, double value);
+
+/// Appends the rows of `below` (columns within a.cols) after a's last row.
+void append_rows(CsrMatrix& a, const CsrMatrix& below);
+
+/// A 5 x 4 x 3 node mesh with the given stencil, unknowns per node and node order: small enough for exhaustive
+/// checks of every stencil and order.
+MeshSpec small_mesh_spec(int stencil, int dofs, NodeOrder order, std::uint64_t seed = 1);
+/// An nx x ny x nz node mesh with `dofs` unknowns per node, numbered in random node order (the numbering the
+/// default layout must repair).
+MeshSpec randomly_numbered_mesh(std::int32_t nx, std::int32_t ny, std::int32_t nz, std::int32_t dofs,
+                                std::uint64_t seed = 1);
+/// small_mesh_spec for every order (lexicographic, random), stencil (7, 27) and unknowns per node (1, 2, 3).
+std::vector<MeshSpec> small_mesh_specs();
+
+/// Catch2 checks that two tile lists hold the same tiles: row pointers, tile columns, values and metadata.
+void require_same_tiles(const TileList& a, const TileList& b);
+
+/// Catch2 checks of a generator's output: row pointers from 0 to nnz, sorted unique in-range columns in every
+/// row, values in [-1, 1) and never 0.
+void require_valid_generated(const CsrMatrix& a);
 
 /// Random fp16 matrix rows x cols (row-major, ld = cols), values uniform in [-1, 1) rounded to fp16.
 std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std::uint64_t seed);

@@ -15,37 +15,6 @@
 
 using namespace bcsr24;
 
-namespace {
-
-XdYsSpec make_spec(std::int32_t rows, std::int32_t cols, double dense, double sparse, std::uint64_t seed) {
-  XdYsSpec spec;
-  spec.rows = rows;
-  spec.cols = cols;
-  spec.dense_percent = dense;
-  spec.sparse24_percent = sparse;
-  spec.seed = seed;
-  return spec;
-}
-
-/// Sorted, unique, in-range columns; values in [-1, 1) and never 0.
-void require_valid_csr(const CsrMatrix& a) {
-  REQUIRE(a.row_ptr.size() == std::size_t(a.rows) + 1);
-  REQUIRE(a.row_ptr.front() == 0);
-  REQUIRE(a.row_ptr.back() == a.nnz());
-  REQUIRE(a.values.size() == a.col_idx.size());
-  for (std::int32_t r = 0; r < a.rows; ++r)
-    for (std::int32_t p = a.row_ptr[std::size_t(r)]; p < a.row_ptr[std::size_t(r) + 1]; ++p) {
-      REQUIRE(a.col_idx[std::size_t(p)] >= 0);
-      REQUIRE(a.col_idx[std::size_t(p)] < a.cols);
-      if (p > a.row_ptr[std::size_t(r)]) REQUIRE(a.col_idx[std::size_t(p)] > a.col_idx[std::size_t(p) - 1]);
-      REQUIRE(a.values[std::size_t(p)] >= -1.0);
-      REQUIRE(a.values[std::size_t(p)] < 1.0);
-      REQUIRE(a.values[std::size_t(p)] != 0.0);
-    }
-}
-
-}  // namespace
-
 TEST_CASE("census of XdYs matrices matches the requested percentages", "[synthetic]") {
   const std::uint64_t seed = bcsr24::test::test_seed(17);
   INFO("seed " << seed);
@@ -53,8 +22,8 @@ TEST_CASE("census of XdYs matrices matches the requested percentages", "[synthet
   for (const Case& c : {Case{512, 1024, 10, 5}, Case{512, 512, 0, 10}, Case{256, 256, 100, 0}, Case{256, 512, 0, 100},
                         Case{1024, 512, 50, 50}, Case{160, 320, 2.5, 7.5}, Case{64, 64, 0, 0}}) {
     CAPTURE(c.rows, c.cols, c.dense, c.sparse);
-    const CsrMatrix a = generate_xdys(make_spec(c.rows, c.cols, c.dense, c.sparse, seed));
-    require_valid_csr(a);
+    const CsrMatrix a = bcsr24::test::xdys_matrix(c.rows, c.cols, c.dense, c.sparse, seed);
+    bcsr24::test::require_valid_generated(a);
     const Bcsr24Matrix b = convert_to_bcsr24(a);
     const TileCensus census = b.census();
     const std::int64_t tiles = std::int64_t(c.rows / 16) * (c.cols / 32);
@@ -77,8 +46,8 @@ TEST_CASE("XdYs edge tiles are cut at the border", "[synthetic]") {
   for (const auto& [rows, cols] :
        std::vector<std::pair<int, int>>{{500, 700}, {17, 35}, {100, 67}, {17, 33}, {1, 1}, {100, 65}, {40, 34}}) {
     CAPTURE(rows, cols);
-    const CsrMatrix a = generate_xdys(make_spec(rows, cols, 30, 40, seed));
-    require_valid_csr(a);
+    const CsrMatrix a = bcsr24::test::xdys_matrix(rows, cols, 30, 40, seed);
+    bcsr24::test::require_valid_generated(a);
     const TileCensus census = convert_to_bcsr24(a).census();
     const std::int64_t tiles = std::int64_t((rows + 15) / 16) * ((cols + 31) / 32);
     const std::int64_t dense = std::llround(0.3 * double(tiles));
@@ -95,16 +64,16 @@ TEST_CASE("XdYs edge tiles are cut at the border", "[synthetic]") {
     }
   }
   // 500 x 700: the last tile row has 4 rows and the last tile column 28 columns (7 whole groups): kinds survive.
-  const TileCensus c = convert_to_bcsr24(generate_xdys(make_spec(500, 700, 10, 20, seed))).census();
+  const TileCensus c = convert_to_bcsr24(bcsr24::test::xdys_matrix(500, 700, 10, 20, seed)).census();
   const std::int64_t tiles = 32 * 22;
   CHECK(c.dense_tiles == std::llround(0.1 * tiles));
   CHECK(c.sparse24_tiles == std::llround(0.2 * tiles));
 }
 
 TEST_CASE("XdYs generation is reproducible from the seed", "[synthetic]") {
-  const CsrMatrix a = generate_xdys(make_spec(200, 300, 10, 20, 42));
-  const CsrMatrix b = generate_xdys(make_spec(200, 300, 10, 20, 42));
-  const CsrMatrix c = generate_xdys(make_spec(200, 300, 10, 20, 43));
+  const CsrMatrix a = bcsr24::test::xdys_matrix(200, 300, 10, 20, 42);
+  const CsrMatrix b = bcsr24::test::xdys_matrix(200, 300, 10, 20, 42);
+  const CsrMatrix c = bcsr24::test::xdys_matrix(200, 300, 10, 20, 43);
   CHECK(a.row_ptr == b.row_ptr);
   CHECK(a.col_idx == b.col_idx);
   CHECK(a.values == b.values);
@@ -112,13 +81,13 @@ TEST_CASE("XdYs generation is reproducible from the seed", "[synthetic]") {
 }
 
 TEST_CASE("XdYs rejects bad specifications", "[synthetic]") {
-  CHECK_THROWS_AS(generate_xdys(make_spec(-1, 10, 10, 10, 1)), InvalidArgument);
-  CHECK_THROWS_AS(generate_xdys(make_spec(10, -1, 10, 10, 1)), InvalidArgument);
-  CHECK_THROWS_AS(generate_xdys(make_spec(10, 10, 60, 50, 1)), InvalidArgument);
-  CHECK_THROWS_AS(generate_xdys(make_spec(10, 10, -1, 50, 1)), InvalidArgument);
-  CHECK_THROWS_AS(generate_xdys(make_spec(10, 10, 101, 0, 1)), InvalidArgument);
-  CHECK_THROWS_AS(generate_xdys(make_spec(10, 10, std::nan(""), 0, 1)), InvalidArgument);
-  CHECK(generate_xdys(make_spec(0, 0, 10, 10, 1)).nnz() == 0);
+  CHECK_THROWS_AS(bcsr24::test::xdys_matrix(-1, 10, 10, 10, 1), InvalidArgument);
+  CHECK_THROWS_AS(bcsr24::test::xdys_matrix(10, -1, 10, 10, 1), InvalidArgument);
+  CHECK_THROWS_AS(bcsr24::test::xdys_matrix(10, 10, 60, 50, 1), InvalidArgument);
+  CHECK_THROWS_AS(bcsr24::test::xdys_matrix(10, 10, -1, 50, 1), InvalidArgument);
+  CHECK_THROWS_AS(bcsr24::test::xdys_matrix(10, 10, 101, 0, 1), InvalidArgument);
+  CHECK_THROWS_AS(bcsr24::test::xdys_matrix(10, 10, std::nan(""), 0, 1), InvalidArgument);
+  CHECK(bcsr24::test::xdys_matrix(0, 0, 10, 10, 1).nnz() == 0);
 }
 
 TEST_CASE("parse_xdys_name", "[synthetic]") {

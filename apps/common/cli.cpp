@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <exception>
 #include <iostream>
+#include <sstream>
 #include <vector>
 
 namespace bcsr24::apps {
@@ -38,6 +39,21 @@ int run_main(CLI::App& app, int argc, char** argv, const std::function<void(CLI:
   } catch (const std::exception& error) {  // bcsr24::Error (ParseError names file and line) and the rest
     return report_error(program, error.what(), "", kExitRuntimeError);
   }
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<std::int32_t> parse_int_list(const std::string& text) {
+  std::vector<std::int32_t> out;
+  for (const std::string& item : split_list(text)) out.push_back(std::stoi(item));
+  return out;
 }
 
 void StorageOptions::add_to(CLI::App& app, bool with_scaling) {

@@ -2,9 +2,11 @@
 // through, and the option group that chooses how A is stored.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -39,6 +41,20 @@ int report_error(const std::string& program, const std::string& message, const s
 /// kinds, std::exception) returns 1 with its message. Only this function turns exceptions into exit codes.
 int run_main(CLI::App& app, int argc, char** argv, const std::function<void(CLI::App&)>& setup,
              const std::function<int()>& body);
+
+/// Adds an option whose --help shows its default and whose value `check` validates: the form most options of the
+/// programs take.
+template <class T>
+CLI::Option* add_checked(CLI::App& app, const std::string& name, T& value, const std::string& help,
+                         const CLI::Validator& check) {
+  return app.add_option(name, value, help)->capture_default_str()->check(check);
+}
+
+/// The non-empty comma-separated items of a list option's text ("8,32,,128" -> "8", "32", "128").
+std::vector<std::string> split_list(const std::string& text);
+/// The same items as integers (as std::stoi reads them: an item that is not a number throws
+/// std::invalid_argument, which run_main reports).
+std::vector<std::int32_t> parse_int_list(const std::string& text);
 
 /// --precision, --scaling, --layout and --reorder, as text until to_operator_options() maps them (so that
 /// CLI11 checks the names and --help lists them).

@@ -59,15 +59,6 @@ double tile_part_ns(const Bcsr24Matrix& host, const std::vector<std::uint8_t>& t
   return detail::band_groups_ns(schedule, n, device.multiprocessors) + csr_part_ns;
 }
 
-std::vector<std::int32_t> parse_widths(const std::string& text) {
-  std::vector<std::int32_t> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(std::stoi(item));
-  return out;
-}
-
 /// What the command line chose, beyond the matrix.
 struct PredictOptions {
   std::string name, widths = "1,8,16,32,64,128,256", layout_text = "auto", reorder_text = "auto", csv_path;
@@ -104,7 +95,7 @@ int predict(const apps::MatrixSource& source, PredictOptions& o) {
     std::printf("%s,%d,%s,%.3f%s%s\n", name.c_str(), n, method, ns / 1e3, *note ? "  # " : "", note);
     if (csv.is_open()) csv << name << ',' << n << ',' << method << ',' << ns / 1e3 << '\n';
   };
-  for (const std::int32_t n : parse_widths(o.widths)) {
+  for (const std::int32_t n : apps::parse_int_list(o.widths)) {
     if (n < 1) throw apps::UsageError("--n values must be >= 1");
     const kernels::OperandMode mode = kernels::OperandMode::f16;
     const int width = kernels::slice_width_for(n, mode);

@@ -7,23 +7,15 @@
 #include <cuda_fp16.h>
 
 #include "bcsr24/error.hpp"
+#include "launch_support.cuh"
 
 namespace bcsr24::solver::gpu {
 
 namespace {
 
-constexpr int kThreads = 256;
-
-void check_launch(const char* kernel) {
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw CudaError(std::string("launch of ") + kernel + " failed: " + cudaGetErrorString(status));
-}
-
-/// Grid for a grid-stride loop over `count` elements (enough blocks to fill an H100 several times).
-unsigned grid_for(std::int64_t count) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((count + kThreads - 1) / kThreads, 1, 4096));
-}
+using launch::check_launch;
+using launch::grid_for;
+using launch::kThreads;
 
 /// Pass 1: block b of pair p sums rows [b * rows_per_block, ...) of each column. Threads are laid out
 /// column-fastest so that a warp reads consecutive elements of a row (coalesced).

@@ -1,5 +1,5 @@
-// bcsr24_solve's runs of the block solver and of its baselines: building the space (GPU or CPU), the Lanczos
-// estimate and the Chebyshev choice, the timed solve, the host's fp64 check, and the reports (text and JSON).
+// bcsr24_solve's runs of the block solver and of its baseline: building the space (GPU or CPU), the Lanczos
+// estimate and the Chebyshev choice, the timed solve and the host's fp64 check. Their reports: block_reports.hpp.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +48,7 @@ struct BlockRunReport {
   std::optional<BlockTimings> timings;  ///< GPU only: device time per kind over the solve
   std::string plan;                     ///< bcsr24 plan summary (GPU)
   std::int64_t device_bytes = 0;
-  double host_residual = 0.0, error = -1.0;
+  HostCheck host;
   nlohmann::json census;                ///< bcsr24 census and scaling of the inner matrix
 };
 
@@ -60,28 +60,12 @@ struct PcgRunReport {
   double upload_seconds = 0.0, solve_seconds = 0.0;
   std::optional<BlockTimings> timings;
   std::int64_t device_bytes = 0;
-  double host_residual = 0.0, error = -1.0;
+  HostCheck host;
 };
-
-/// The bcsr24 census and fp16 scaling of an operator, for the JSON reports.
-nlohmann::json operator_census_json(const SparseOperator& op);
 
 /// @throw what the spaces and the conversion throw.
 BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& settings);
 PcgRunReport run_pcg_baseline(const Problem& problem, const std::string& device, const PcgOptions& options,
                               bool timing, bool warm_up, bool verbose = false);
-
-void print_block_report(const BlockRunReport& report);
-void print_pcg_report(const PcgRunReport& report);
-/// The comparison table and the speedups of the first block run over the others.
-void print_comparison(const std::vector<BlockRunReport>& blocks, const std::vector<PcgRunReport>& baselines);
-nlohmann::json block_report_json(const BlockRunReport& report);
-nlohmann::json pcg_report_json(const PcgRunReport& report);
-nlohmann::json comparison_json(const std::vector<BlockRunReport>& blocks, const std::vector<PcgRunReport>& baselines);
-
-/// Runs the block solver (and the baseline) on the GPU space and on the CPU space with the same settings and
-/// compares what they report iteration by iteration; prints the differences. Returns true when they agree within
-/// what the rounding of the GPU's B (tiles) and of summation order explains. For debugging a GPU build.
-bool check_spaces(const Problem& problem, const BlockRunSettings& settings, nlohmann::json& out);
 
 }  // namespace bcsr24::solver

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "bcsr24/error.hpp"
 #include "small_algebra.hpp"
 
 namespace bcsr24::solver {
@@ -101,5 +103,39 @@ class BlockSpace {
 
   virtual SpaceCounters counters() const = 0;
 };
+
+/// The sizes both spaces take, within the small algebra's fixed capacities (small_algebra.hpp).
+/// @throw InvalidArgument naming the first one outside
+inline void check_space_sizes(int k, int memory, int lanczos_steps) {
+  if (k < 1 || k > small::kMaxColumns)
+    throw InvalidArgument("block solver: k = " + std::to_string(k) + " outside 1 .. " +
+                          std::to_string(small::kMaxColumns));
+  if (memory < 1 || memory > small::kMaxMemory)
+    throw InvalidArgument("block solver: memory " + std::to_string(memory) + " outside 1 .. " +
+                          std::to_string(small::kMaxMemory));
+  if (lanczos_steps < 0 || lanczos_steps > small::kMaxLanczos)
+    throw InvalidArgument("block solver: at most " + std::to_string(small::kMaxLanczos) + " Lanczos steps");
+}
+
+/// The operations above as the GPU and the CPU space declare them (in the public part of each): one list, so the
+/// two implementations cannot drift apart from the interface or from each other.
+#define BCSR24_BLOCK_SPACE_OPERATIONS                                                         \
+  void set_slot(int slot, const std::vector<double>& values) override;                        \
+  std::vector<double> slot(int slot) override;                                                \
+  void zero_slot(int slot) override;                                                          \
+  void multiply(int q, int p) override;                                                       \
+  void residual(int r, int b, int x) override;                                                \
+  void column_norms(int slot, std::int64_t offset) override;                                  \
+  void column_dots(int x, int y, std::int64_t offset) override;                               \
+  void gram(int left, const std::vector<GramTarget>& rights) override;                        \
+  void combine(int dst, bool accumulate, const std::vector<CombineTerm>& terms) override;     \
+  void small_step(const small::SmallStep& step) override;                                     \
+  void read_small(std::int64_t offset, std::int64_t count, double* out) override;             \
+  void write_small(std::int64_t offset, const std::vector<double>& values) override;          \
+  void precondition_chebyshev(int z, int r, const ChebyshevPolynomial& polynomial) override;  \
+  void precondition_jacobi(int z, int r) override;                                            \
+  void lanczos(int steps, std::uint64_t seed) override;                                       \
+  void pcg_direction(int p, int r, bool first) override;                                      \
+  void pcg_update(int x, int p, int r, int q) override;
 
 }  // namespace bcsr24::solver

@@ -6,12 +6,15 @@
 #include <string>
 
 #include "bcsr24/error.hpp"
+#include "launch_support.cuh"
 
 namespace bcsr24::solver::block_gpu {
 
 namespace {
 
-constexpr int kThreads = 256;
+using launch::check_launch;
+using launch::grid_for;
+using launch::kThreads;
 /// Rows of the blocks a Gram thread block stages in shared memory at a time (3 x 16 x 64 doubles = 24 KiB).
 constexpr int kGramRows = 16;
 constexpr int kGramOutputsPerThread = kGramRights * small::kMaxColumns * small::kMaxColumns / kThreads;
@@ -26,17 +29,6 @@ struct GramOutputs {
 };
 static_assert(small::kMaxColumns <= kThreads, "the fused column reductions give each column at least one thread");
 static_assert(small::kTeamThreads >= small::kMaxColumns, "small steps run one lane per column");
-
-void check_launch(const char* kernel) {
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw CudaError(std::string("launch of ") + kernel + " failed: " + cudaGetErrorString(status));
-}
-
-/// Grid for a grid-stride loop over `count` elements (enough blocks to fill an H100 several times).
-unsigned grid_for(std::int64_t count) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((count + kThreads - 1) / kThreads, 1, 4096));
-}
 
 /// Blocks of a reduction's first pass over n rows with at least `rows_per_unit` rows each.
 int reduction_grid(std::int32_t n, int rows_per_unit) {

@@ -52,14 +52,7 @@ std::vector<float> round_b_like_tiles(const float* b, std::int64_t rows, int wid
 CpuBlockSpace::CpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
                              BRounding b_rounding)
     : k_(k), kp_(round_up_8(k)), n_(a.rows), inner_(inner), b_rounding_(b_rounding), a_(to_eigen(a)) {
-  if (k < 1 || k > small::kMaxColumns)
-    throw InvalidArgument("block solver: k = " + std::to_string(k) + " outside 1 .. " +
-                          std::to_string(small::kMaxColumns));
-  if (memory < 1 || memory > small::kMaxMemory)
-    throw InvalidArgument("block solver: memory " + std::to_string(memory) + " outside 1 .. " +
-                          std::to_string(small::kMaxMemory));
-  if (lanczos_steps < 0 || lanczos_steps > small::kMaxLanczos)
-    throw InvalidArgument("block solver: at most " + std::to_string(small::kMaxLanczos) + " Lanczos steps");
+  check_space_sizes(k, memory, lanczos_steps);
   if (inner.backend == InnerBackend::bcsr24 && !inner.op)
     throw InvalidArgument("block solver: bcsr24 backend without operator");
   layout_ = small::make_layout(k, memory, lanczos_steps);

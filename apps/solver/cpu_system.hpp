@@ -28,14 +28,7 @@ class CpuSystem final : public OuterSpace {
   std::vector<double> slot(int slot) const;
 
   int k() const override { return k_; }
-  void residual(int r, int b, int x) override;
-  void multiply(int q, int p) override;
-  void dots(const std::vector<std::pair<int, int>>& pairs, std::vector<double>& out) override;
-  void combine(int dst, int z, const std::vector<int>& p, const std::vector<double>& coef) override;
-  void update(int x, int p, int r, int q, const std::vector<double>& alpha) override;
-  InnerStats precondition_inner(int z, int r, const std::vector<double>& column_scale,
-                                const InnerOptions& options) override;
-  void precondition_jacobi(int z, int r, const std::vector<double>& column_mask) override;
+  BCSR24_OUTER_SPACE_OPERATIONS
 
  private:
   using Block = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

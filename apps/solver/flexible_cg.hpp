@@ -34,6 +34,18 @@ class OuterSpace {
   virtual void precondition_jacobi(int z, int r, const std::vector<double>& column_mask) = 0;
 };
 
+/// The operations above as the GPU and the CPU space declare them (in the public part of each): one list, so the
+/// two implementations cannot drift apart from the interface or from each other.
+#define BCSR24_OUTER_SPACE_OPERATIONS                                                                 \
+  void residual(int r, int b, int x) override;                                                        \
+  void multiply(int q, int p) override;                                                               \
+  void dots(const std::vector<std::pair<int, int>>& pairs, std::vector<double>& out) override;        \
+  void combine(int dst, int z, const std::vector<int>& p, const std::vector<double>& coef) override;  \
+  void update(int x, int p, int r, int q, const std::vector<double>& alpha) override;                 \
+  InnerStats precondition_inner(int z, int r, const std::vector<double>& column_scale,                \
+                                const InnerOptions& options) override;                                \
+  void precondition_jacobi(int z, int r, const std::vector<double>& column_mask) override;
+
 /// Slots used by flexible_cg: x, r, b, z, then memory + 1 pairs (p_t, q_t).
 struct OuterSlots {
   static constexpr int x = 0, r = 1, b = 2, z = 3, first_direction = 4;

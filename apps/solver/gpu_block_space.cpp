@@ -16,11 +16,7 @@ namespace bcsr24::solver {
 
 namespace {
 
-using device::CusparseProduct;
-using device::DeviceArray;
-using device::DeviceCsr;
-using device::EventTimer;
-using device::PinnedArray;
+using namespace device;  // gpu_support.hpp
 
 enum Category { inner_product, outer_product, vector_work, block_work, kCategories };
 
@@ -111,14 +107,7 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
   const DeviceInfo info = query_device();
   if (!info.available) throw NotSupported("the GPU solver needs a CUDA device: " + info.reason);
   if (a.rows != a.cols || a.rows < 1) throw InvalidArgument("GpuBlockSpace: the matrix must be square and non-empty");
-  if (k < 1 || k > small::kMaxColumns)
-    throw InvalidArgument("block solver: k = " + std::to_string(k) + " outside 1 .. " +
-                          std::to_string(small::kMaxColumns));
-  if (memory < 1 || memory > small::kMaxMemory)
-    throw InvalidArgument("block solver: memory " + std::to_string(memory) + " outside 1 .. " +
-                          std::to_string(small::kMaxMemory));
-  if (lanczos_steps < 0 || lanczos_steps > small::kMaxLanczos)
-    throw InvalidArgument("block solver: at most " + std::to_string(small::kMaxLanczos) + " Lanczos steps");
+  check_space_sizes(k, memory, lanczos_steps);
   if (inner.backend == InnerBackend::bcsr24 && !inner.op)
     throw InvalidArgument("GpuBlockSpace: bcsr24 backend without operator");
   if (!inner.row_scale.empty() && inner.row_scale.size() != std::size_t(a.rows))
@@ -377,13 +366,8 @@ void GpuBlockSpace::pcg_update(int x, int p, int r, int q) {
 void GpuBlockSpace::synchronize() { impl_->synchronize(); }
 
 BlockTimings GpuBlockSpace::timings() const {
-  const Impl& s = *impl_;
-  BlockTimings t;
-  t.inner_product_ms = s.timer.ms(inner_product);
-  t.outer_product_ms = s.timer.ms(outer_product);
-  t.vector_ms = s.timer.ms(vector_work);
-  t.block_ms = s.timer.ms(block_work);
-  return t;
+  const EventTimer& timer = impl_->timer;
+  return {timer.ms(inner_product), timer.ms(outer_product), timer.ms(vector_work), timer.ms(block_work)};
 }
 
 void GpuBlockSpace::reset_timings() {

@@ -37,23 +37,7 @@ class GpuBlockSpace final : public BlockSpace {
   int k() const override;
   std::int32_t rows() const override;
   const small::SmallLayout& layout() const override;
-  void set_slot(int slot, const std::vector<double>& values) override;
-  std::vector<double> slot(int slot) override;
-  void zero_slot(int slot) override;
-  void multiply(int q, int p) override;
-  void residual(int r, int b, int x) override;
-  void column_norms(int slot, std::int64_t offset) override;
-  void column_dots(int x, int y, std::int64_t offset) override;
-  void gram(int left, const std::vector<GramTarget>& rights) override;
-  void combine(int dst, bool accumulate, const std::vector<CombineTerm>& terms) override;
-  void small_step(const small::SmallStep& step) override;
-  void read_small(std::int64_t offset, std::int64_t count, double* out) override;
-  void write_small(std::int64_t offset, const std::vector<double>& values) override;
-  void precondition_chebyshev(int z, int r, const ChebyshevPolynomial& polynomial) override;
-  void precondition_jacobi(int z, int r) override;
-  void lanczos(int steps, std::uint64_t seed) override;
-  void pcg_direction(int p, int r, bool first) override;
-  void pcg_update(int x, int p, int r, int q) override;
+  BCSR24_BLOCK_SPACE_OPERATIONS
   SpaceCounters counters() const override;
 
   /// Waits for the stream and folds finished event timings in (not counted as an algorithm's synchronisation).

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,32 +36,34 @@ inline void cusparse_check(cusparseStatus_t status, const char* call, const char
 
 namespace bcsr24::solver::device {
 
-/// Owner of one device allocation.
+/// Owner of one device allocation of `count` elements (moved from: empty).
 template <typename T>
 class DeviceArray {
  public:
   DeviceArray() = default;
   explicit DeviceArray(std::size_t count) : count_(count) {
-    if (count_ > 0) CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&ptr_), count_ * sizeof(T)));
+    T* ptr = nullptr;
+    if (count_ > 0) CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&ptr), count_ * sizeof(T)));
+    ptr_.reset(ptr);
   }
   DeviceArray(const T* host, std::size_t count) : DeviceArray(count) {
-    if (count_ > 0) CUDA_OK(cudaMemcpy(ptr_, host, count_ * sizeof(T), cudaMemcpyHostToDevice));
+    if (count_ > 0) CUDA_OK(cudaMemcpy(ptr_.get(), host, count_ * sizeof(T), cudaMemcpyHostToDevice));
   }
-  ~DeviceArray() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  DeviceArray(DeviceArray&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+  DeviceArray(DeviceArray&& o) noexcept : ptr_(std::move(o.ptr_)), count_(std::exchange(o.count_, 0)) {}
   DeviceArray& operator=(DeviceArray&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(count_, o.count_);
+    ptr_ = std::move(o.ptr_);
+    count_ = std::exchange(o.count_, 0);
     return *this;
   }
-  T* get() const noexcept { return ptr_; }
+  T* get() const noexcept { return ptr_.get(); }
   std::size_t size() const noexcept { return count_; }
   std::size_t bytes() const noexcept { return count_ * sizeof(T); }
 
  private:
-  T* ptr_ = nullptr;
+  struct Free {
+    void operator()(T* ptr) const noexcept { cudaFree(ptr); }
+  };
+  std::unique_ptr<T, Free> ptr_;
   std::size_t count_ = 0;
 };
 

@@ -28,11 +28,7 @@ namespace bcsr24::solver {
 
 namespace {
 
-using device::CusparseProduct;
-using device::DeviceArray;
-using device::DeviceCsr;
-using device::EventTimer;
-using device::PinnedArray;
+using namespace device;  // gpu_support.hpp
 
 void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status != CUBLAS_STATUS_SUCCESS)
@@ -413,12 +409,7 @@ void GpuSystem::synchronize() { impl_->synchronize(); }
 
 GpuTimings GpuSystem::timings() const {
   const Impl& s = *impl_;
-  GpuTimings t;
-  t.inner_spmm_ms = s.timer.ms(inner_spmm);
-  t.outer_spmm_ms = s.timer.ms(outer_spmm);
-  t.inner_products = s.inner_products;
-  t.outer_products = s.outer_products;
-  return t;
+  return {s.timer.ms(inner_spmm), s.timer.ms(outer_spmm), s.inner_products, s.outer_products};
 }
 
 std::int64_t GpuSystem::device_bytes() const {

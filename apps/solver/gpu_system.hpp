@@ -58,14 +58,7 @@ class GpuSystem final : public OuterSpace {
   std::int32_t send_rows() const;
 
   int k() const override;
-  void residual(int r, int b, int x) override;
-  void multiply(int q, int p) override;
-  void dots(const std::vector<std::pair<int, int>>& pairs, std::vector<double>& out) override;
-  void combine(int dst, int z, const std::vector<int>& p, const std::vector<double>& coef) override;
-  void update(int x, int p, int r, int q, const std::vector<double>& alpha) override;
-  InnerStats precondition_inner(int z, int r, const std::vector<double>& column_scale,
-                                const InnerOptions& options) override;
-  void precondition_jacobi(int z, int r, const std::vector<double>& column_mask) override;
+  BCSR24_OUTER_SPACE_OPERATIONS
 
  private:
   void init(const CsrMatrix& a_local, const CsrMatrix* a_halo, const std::vector<double>& inverse_diagonal,

@@ -143,4 +143,11 @@ double max_relative_error(const std::vector<double>& x, const std::vector<double
   return worst;
 }
 
+HostCheck check_on_host(const Problem& problem, const std::vector<double>& x) {
+  HostCheck check;
+  check.residual = max_relative_residual_host(problem.a, x, problem.b, problem.k);
+  if (!problem.x_true.empty()) check.error = max_relative_error(x, problem.x_true, problem.k);
+  return check;
+}
+
 }  // namespace bcsr24::solver

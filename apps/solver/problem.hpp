@@ -77,4 +77,11 @@ double max_relative_residual_host(const CsrMatrix& a, const std::vector<double>&
 /// max_j |x_j - x_true_j| / |x_true_j|.
 double max_relative_error(const std::vector<double>& x, const std::vector<double>& x_true, int k);
 
+/// The host's own fp64 check of a solution a solver returned: what every run reports beside the solver's figures.
+struct HostCheck {
+  double residual = 0.0;  ///< max_relative_residual_host
+  double error = -1.0;    ///< max_relative_error against the known solution; -1 when the problem has none
+};
+HostCheck check_on_host(const Problem& problem, const std::vector<double>& x);
+
 }  // namespace bcsr24::solver

@@ -52,36 +52,29 @@ void add_options(CLI::App& app, Options& options) {
   app.add_option("--n", options.width, "Width of B in columns, any n >= 1 (default 128 = --nmult 16)")
       ->check(CLI::PositiveNumber)
       ->excludes(nmult);
-  app.add_option("--kernel", options.kernel,
-                 "GPU kernel to run: auto puts each 16-row band on tensor-core tiles (split_pipelined: 2:4 tiles on "
-                 "mma.sp, dense tiles on mma.sync) or on CUDA-core CSR (csr_cuda_cores), whichever the cost model "
-                 "predicts faster; dense_bt and dense_pipelined are the thesis's ladder; all runs each one that "
-                 "applies to the precision and lists the others as not applicable")
-      ->capture_default_str()
-      ->check(CLI::IsMember(kernel_choices()));
-  app.add_option("--reps", options.reps, "Timed repetitions per kernel (median, min and max are reported)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--warmup", options.warmup, "Untimed runs per kernel before timing")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--cpu-reps", options.cpu_reps, "Timed repetitions of the CPU reference path")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  apps::add_checked(app, "--kernel", options.kernel,
+                    "GPU kernel to run: auto puts each 16-row band on tensor-core tiles (split_pipelined: 2:4 tiles on "
+                    "mma.sp, dense tiles on mma.sync) or on CUDA-core CSR (csr_cuda_cores), whichever the cost model "
+                    "predicts faster; dense_bt and dense_pipelined are the thesis's ladder; all runs each one that "
+                    "applies to the precision and lists the others as not applicable",
+                    CLI::IsMember(kernel_choices()));
+  apps::add_checked(app, "--reps", options.reps, "Timed repetitions per kernel (median, min and max are reported)",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--warmup", options.warmup, "Untimed runs per kernel before timing", CLI::NonNegativeNumber);
+  apps::add_checked(app, "--cpu-reps", options.cpu_reps, "Timed repetitions of the CPU reference path",
+                    CLI::PositiveNumber);
   app.add_flag("--check,!--no-check", options.check,
                "Compare every kernel with an fp64 reference of the original matrix (default on): of every row "
                "where that is cheap, else of --check-rows rows drawn at random plus the longest rows and both ends "
                "(the check's host memory stays under 1 GiB)");
-  app.add_option("--check-rows", options.check_rows,
-                 "Rows drawn uniformly at random (seeded by --seed) for the sampled check; a number that covers "
-                 "every row checks them all")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  apps::add_checked(app, "--check-rows", options.check_rows,
+                    "Rows drawn uniformly at random (seeded by --seed) for the sampled check; a number that covers "
+                    "every row checks them all",
+                    CLI::PositiveNumber);
   options.storage.add_to(app);
-  app.add_option("--pattern-values", options.pattern_values,
-                 "Values given to the entries of a pattern (structure-only) Matrix Market file")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"ones", "random"}));
+  apps::add_checked(app, "--pattern-values", options.pattern_values,
+                    "Values given to the entries of a pattern (structure-only) Matrix Market file",
+                    CLI::IsMember({"ones", "random"}));
   app.add_flag("--json", options.json_output, "Print one JSON object on stdout instead of text");
   app.add_option("--save", options.save_path, "Write the preprocessed matrix to this .b24 file");
   app.add_flag("--fp16-out", options.fp16_out, "GPU kernels write C in fp16 (default fp32)");

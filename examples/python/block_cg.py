@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import bcsr24
-from mesh import describe, mesh_matrix
+from mesh import add_mesh_arguments, check_status, describe, mesh_matrix
 
 
 def block_cg(cp, apply, b, tol, maxiter):
@@ -47,9 +47,7 @@ def block_cg(cp, apply, b, tol, maxiter):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mesh", type=int, default=70, help="nodes per side (the grid is N x N+1 x N+2; default 70)")
-    p.add_argument("--stencil", type=int, default=27, choices=(7, 27))
-    p.add_argument("--dofs", type=int, default=3)
+    add_mesh_arguments(p)
     p.add_argument("--rhs", type=int, default=16, help="right-hand sides (block width)")
     p.add_argument("--tol", type=float, default=1e-5, help="relative residual of every right-hand side")
     p.add_argument("--maxiter", type=int, default=2000)
@@ -98,13 +96,7 @@ def main(argv=None):
     similar = abs(len(h1) - len(h2)) <= max(1, 0.1 * len(h2))
     print(f"both converged to {args.tol:g}: {'yes' if converged else 'NO'}; iteration counts "
           f"{'within' if similar else 'NOT within'} 10%")
-    if args.check:
-        if converged and similar:
-            print("check: converged")
-            return 0
-        print("check: FAILED")
-        return 1
-    return 0
+    return check_status(args.check, converged and similar, "converged")
 
 
 if __name__ == "__main__":

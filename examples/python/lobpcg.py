@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import bcsr24
-from mesh import describe, mesh_matrix
+from mesh import add_mesh_arguments, check_status, describe, mesh_matrix
 
 
 def timed_operator(cla, cp, apply, shape, label, plan_for=None):
@@ -67,9 +67,7 @@ def residuals(cp, a64, w, v):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mesh", type=int, default=70, help="nodes per side (the grid is N x N+1 x N+2; default 70)")
-    p.add_argument("--stencil", type=int, default=27, choices=(7, 27))
-    p.add_argument("--dofs", type=int, default=3)
+    add_mesh_arguments(p)
     p.add_argument("--k", type=int, default=16, help="eigenpairs (block size)")
     p.add_argument("--tol", type=float, default=1e-4)
     p.add_argument("--maxiter", type=int, default=20, help="cupyx's default is 20")
@@ -130,13 +128,7 @@ def main(argv=None):
     same_iterations = abs(it1 - it2) <= max(1, 0.1 * it2)
     print(f"\neigenvalues agree within the residual norms: {'yes' if agree else 'NO'}; "
           f"iterations {it1} vs {it2}: {'within' if same_iterations else 'NOT within'} 10%")
-    if args.check:
-        if agree and same_iterations:
-            print("check: eigenvalues agree")
-            return 0
-        print("check: FAILED")
-        return 1
-    return 0
+    return check_status(args.check, agree and same_iterations, "eigenvalues agree")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ neighbours (27-point stencil, weights 1/2, 1/4, 1/8 for face, edge and corner ne
 `dofs` unknowns coupled by a small SPD block, as in vector-valued (elasticity-like) discretisations. The matrix is
 kron(node operator, dof block): symmetric positive definite, 81 nonzeros per row for 27 points and 3 dofs. The
 block's entries (0.3, 0.1) are not dyadic, so fp16 storage rounds them and split precision matters.
+
+Also the examples' shared command line: the mesh options and the exit status of --check.
 """
 
 import numpy as np
@@ -51,3 +53,19 @@ def mesh_matrix(nx, ny=None, nz=None, stencil=27, dofs=3, dtype=np.float64):
 def describe(a, nx, ny, nz, stencil, dofs):
     return (f"3-D {stencil}-point mesh {nx}x{ny}x{nz}, {dofs} dofs per node: {a.shape[0]:,} rows, {a.nnz:,} nonzeros "
             f"({a.nnz / a.shape[0]:.1f} per row)")
+
+
+def add_mesh_arguments(parser):
+    """--mesh, --stencil and --dofs: an example's matrix, built by mesh_matrix on an N x N+1 x N+2 grid."""
+    parser.add_argument("--mesh", type=int, default=70, help="nodes per side (the grid is N x N+1 x N+2; default 70)")
+    parser.add_argument("--stencil", type=int, default=27, choices=(7, 27))
+    parser.add_argument("--dofs", type=int, default=3)
+
+
+def check_status(check, passed, verdict):
+    """An example's exit status: with --check, 0 after printing "check: <verdict>" when it passed, else 1 after
+    "check: FAILED"; 0 without --check."""
+    if not check:
+        return 0
+    print(f"check: {verdict}" if passed else "check: FAILED")
+    return 0 if passed else 1

@@ -10,6 +10,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
 #include "random_values.hpp"
+#include "spec_text.hpp"
 
 namespace bcsr24 {
 
@@ -71,45 +72,28 @@ CsrMatrix generate_random_graph(const RandomGraphSpec& spec) {
 }
 
 RandomGraphSpec parse_random_graph_spec(const std::string& text) {
-  auto fail = [&](const std::string& why) -> InvalidArgument {
-    return InvalidArgument("random graph spec '" + text + "': " + why +
-                           " (expected ROWS[,cols=C][,degree=D][,power][,seed=S])");
-  };
-  auto to_int = [&](const std::string& value, const std::string& what) -> std::int64_t {
-    if (value.empty() || value.size() > 18 || !std::all_of(value.begin(), value.end(), ::isdigit))
-      throw fail(what + " '" + value + "' is not a non-negative integer");
-    return std::stoll(value);
-  };
+  const detail::SpecText spec_text("random graph spec", text, "ROWS[,cols=C][,degree=D][,power][,seed=S]");
+  const std::vector<std::string> parts = spec_text.parts(0);
   RandomGraphSpec spec;
-  std::size_t start = 0;
-  bool first = true;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
-    if (first) {
-      const std::int64_t rows = to_int(part, "rows");
-      if (rows < 1 || rows > INT32_MAX) throw fail("rows must be in 1 .. 2^31 - 1");
-      spec.rows = static_cast<std::int32_t>(rows);
-      first = false;
-      continue;
-    }
+  spec.rows = spec_text.rows(parts[0]);
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
     const std::size_t eq = part.find('=');
     const std::string key = part.substr(0, eq), value = eq == std::string::npos ? "" : part.substr(eq + 1);
     if (key == "power" && eq == std::string::npos) {
       spec.power_law = true;
     } else if (key == "cols") {
-      const std::int64_t v = to_int(value, "cols");
-      if (v < 1 || v > INT32_MAX) throw fail("cols must be in 1 .. 2^31 - 1");
+      const std::int64_t v = spec_text.integer(value, "cols");
+      if (v < 1 || v > INT32_MAX) throw spec_text.fail("cols must be in 1 .. 2^31 - 1");
       spec.cols = static_cast<std::int32_t>(v);
     } else if (key == "degree") {
-      const std::int64_t v = to_int(value, "degree");
-      if (v < 1 || v > INT32_MAX) throw fail("degree must be >= 1");
+      const std::int64_t v = spec_text.integer(value, "degree");
+      if (v < 1 || v > INT32_MAX) throw spec_text.fail("degree must be >= 1");
       spec.degree = static_cast<std::int32_t>(v);
     } else if (key == "seed") {
-      spec.seed = static_cast<std::uint64_t>(to_int(value, "seed"));
+      spec.seed = static_cast<std::uint64_t>(spec_text.integer(value, "seed"));
     } else {
-      throw fail("unknown part '" + part + "'");
+      throw spec_text.fail("unknown part '" + part + "'");
     }
   }
   return spec;

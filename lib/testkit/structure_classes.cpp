@@ -10,6 +10,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
 #include "random_values.hpp"
+#include "spec_text.hpp"
 
 namespace bcsr24 {
 
@@ -203,47 +204,31 @@ CsrMatrix generate_structure(const StructureSpec& given) {
 }
 
 StructureSpec parse_structure_spec(const std::string& text) {
-  auto fail = [&](const std::string& why) -> InvalidArgument {
-    return InvalidArgument("structure spec '" + text + "': " + why +
-                           " (expected CLASS:ROWS[,cols=C][,degree=D][,count=K][,block=B][,width=W][,seed=S])");
-  };
-  auto to_int = [&](const std::string& value, const std::string& what) -> std::int64_t {
-    if (value.empty() || value.size() > 18 || !std::all_of(value.begin(), value.end(), ::isdigit))
-      throw fail(what + " '" + value + "' is not a non-negative integer");
-    return std::stoll(value);
-  };
+  const detail::SpecText spec_text("structure spec", text,
+                                   "CLASS:ROWS[,cols=C][,degree=D][,count=K][,block=B][,width=W][,seed=S]");
   const std::size_t colon = text.find(':');
-  if (colon == std::string::npos) throw fail("no ':' after the class");
+  if (colon == std::string::npos) throw spec_text.fail("no ':' after the class");
   StructureSpec spec;
   spec.kind = structure_class_from_name(text.substr(0, colon));
-  std::size_t start = colon + 1;
-  bool first = true;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
-    if (first) {
-      const std::int64_t rows = to_int(part, "rows");
-      if (rows < 1 || rows > INT32_MAX) throw fail("rows must be in 1 .. 2^31 - 1");
-      spec.rows = static_cast<std::int32_t>(rows);
-      first = false;
-      continue;
-    }
+  const std::vector<std::string> parts = spec_text.parts(colon + 1);
+  spec.rows = spec_text.rows(parts[0]);
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
     const std::size_t eq = part.find('=');
-    if (eq == std::string::npos) throw fail("'" + part + "' is not key=value");
+    if (eq == std::string::npos) throw spec_text.fail("'" + part + "' is not key=value");
     const std::string key = part.substr(0, eq), value = part.substr(eq + 1);
     if (key == "seed") {
-      spec.seed = static_cast<std::uint64_t>(to_int(value, "seed"));
+      spec.seed = static_cast<std::uint64_t>(spec_text.integer(value, "seed"));
       continue;
     }
-    const std::int64_t v = to_int(value, key);
-    if (v < 1 || v > INT32_MAX) throw fail(key + " must be in 1 .. 2^31 - 1");
+    const std::int64_t v = spec_text.integer(value, key);
+    if (v < 1 || v > INT32_MAX) throw spec_text.fail(key + " must be in 1 .. 2^31 - 1");
     if (key == "cols") spec.cols = static_cast<std::int32_t>(v);
     else if (key == "degree") spec.degree = static_cast<std::int32_t>(v);
     else if (key == "count") spec.count = static_cast<std::int32_t>(v);
     else if (key == "block") spec.block = static_cast<std::int32_t>(v);
     else if (key == "width") spec.width = static_cast<std::int32_t>(v);
-    else throw fail("unknown part '" + part + "'");
+    else throw spec_text.fail("unknown part '" + part + "'");
   }
   return spec;
 }

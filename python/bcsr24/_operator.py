@@ -31,6 +31,11 @@ _INT32_MAX = 2**31 - 1
 _B_DTYPES = {"fp16": ("float32", "float16"), "bf16": ("float32", "bfloat16"), "split": ("float32",)}
 
 
+def _forwarded(name, doc):
+    """A read-only property whose value is the C++ operator's attribute of the same name."""
+    return property(lambda self: getattr(self._impl, name), doc=doc)
+
+
 def _choice(value, accepted, name):
     if value not in accepted:
         raise ValueError(f"{name}={value!r}: expected one of {', '.join(repr(a) for a in accepted)}")
@@ -207,15 +212,9 @@ class SparseOperator:
 
     ndim = 2
 
-    @property
-    def nnz(self):
-        """Nonzeros of the source matrix (explicit zeros excluded)."""
-        return self._impl.nnz
+    nnz = _forwarded("nnz", "Nonzeros of the source matrix (explicit zeros excluded).")
 
-    @property
-    def precision(self):
-        """How A's values are stored: ``"fp16"``, ``"bf16"`` or ``"split"``."""
-        return self._impl.precision
+    precision = _forwarded("precision", """How A's values are stored: ``"fp16"``, ``"bf16"`` or ``"split"``.""")
 
     @property
     def dtype(self):
@@ -234,26 +233,17 @@ class SparseOperator:
         except ImportError:
             return "bfloat16"
 
-    @property
-    def options(self):
-        """The options the operator was built with (for a .b24 file: the file's precision, layout and order)."""
-        return self._impl.options
+    options = _forwarded("options", "The options the operator was built with (for a .b24 file: the file's precision, "
+                                    "layout and order).")
 
-    @property
-    def census(self):
-        """Tile statistics (bcsr24::TileCensus): 2:4, dense and empty 16x32 tiles, bytes, 2:4 share."""
-        return self._impl.census
+    census = _forwarded("census", "Tile statistics (bcsr24::TileCensus): 2:4, dense and empty 16x32 tiles, bytes, "
+                                  "2:4 share.")
 
-    @property
-    def layout_report(self):
-        """The layout and row order chosen and why, with the thesis layout's tiles and bytes beside them."""
-        return self._impl.layout_report
+    layout_report = _forwarded("layout_report", "The layout and row order chosen and why, with the thesis layout's "
+                                                "tiles and bytes beside them.")
 
-    @property
-    def scaling_report(self):
-        """Range findings and the power-of-two scaling applied (bcsr24::Fp16Scaling), incl. the relative error of
-        the stored A."""
-        return self._impl.scaling_report
+    scaling_report = _forwarded("scaling_report", "Range findings and the power-of-two scaling applied "
+                                                  "(bcsr24::Fp16Scaling), incl. the relative error of the stored A.")
 
     @property
     def device(self):
@@ -261,10 +251,7 @@ class SparseOperator:
         d = self._impl.device
         return None if d < 0 else d
 
-    @property
-    def device_bytes(self):
-        """Device bytes of the operator's copy (0 before the first GPU use)."""
-        return self._impl.device_bytes
+    device_bytes = _forwarded("device_bytes", "Device bytes of the operator's copy (0 before the first GPU use).")
 
     def __repr__(self):
         c = self.census

@@ -17,6 +17,7 @@
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
 #include "bindings.hpp"
+#include "report_dicts.hpp"
 
 namespace nb = nanobind;
 
@@ -146,16 +147,7 @@ void bind_cuda_interop(nb::module_& m) {
       "device_info",
       [](int device) {
         DeviceGuard guard(device);
-        const DeviceInfo info = query_device();
-        nb::dict d;
-        d["available"] = info.available;
-        d["name"] = info.name;
-        d["compute_capability"] = info.compute_capability;
-        d["multiprocessors"] = info.multiprocessors;
-        d["l2_bytes"] = info.l2_bytes;
-        d["global_memory_bytes"] = info.global_memory_bytes;
-        d["reason"] = info.reason;
-        return d;
+        return device_info_dict(query_device());
       },
       nb::arg("device") = -1, "bcsr24::query_device() on `device` (-1: the current one) as a dict.");
   m.def(

@@ -79,15 +79,8 @@ void bind_errors(nb::module_& m) {
       "_set_error_classes",
       [](nb::object parse, nb::object unsupported_matrix, nb::object file_format, nb::object not_supported,
          nb::object cuda, nb::object range, nb::object size_limit, nb::object library) {
-        ErrorClasses& c = classes();
-        c.parse = parse;
-        c.unsupported_matrix = unsupported_matrix;
-        c.file_format = file_format;
-        c.not_supported = not_supported;
-        c.cuda = cuda;
-        c.range = range;
-        c.size_limit = size_limit;
-        c.library = library;
+        classes() =
+            ErrorClasses{parse, unsupported_matrix, file_format, not_supported, cuda, range, size_limit, library};
       },
       "Hands the package's exception classes to the C++ translator (called once by bcsr24/__init__.py).");
 }

@@ -17,6 +17,7 @@
 #include "bcsr24/precision.hpp"
 #include "bcsr24/reference.hpp"
 #include "bindings.hpp"
+#include "report_dicts.hpp"
 
 namespace nb = nanobind;
 
@@ -68,79 +69,6 @@ nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(std::vector<T>&& v) {
   auto* owned = new std::vector<T>(std::move(v));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
   return nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), {owned->size()}, owner);
-}
-
-nb::dict census_dict(const TileCensus& c) {
-  nb::dict d;
-  d["tile_rows"] = c.tile_rows;
-  d["tile_cols"] = c.tile_cols;
-  d["zero_tiles"] = c.zero_tiles;
-  d["sparse24_tiles"] = c.sparse24_tiles;
-  d["dense_tiles"] = c.dense_tiles;
-  d["stored_tiles"] = c.stored_tiles();
-  d["sparse24_share"] = c.sparse24_share();
-  d["nnz"] = c.nnz;
-  d["nnz_per_tile"] = c.nnz_per_tile();
-  d["sparse24_nnz"] = c.sparse24_nnz;
-  d["dense_nnz"] = c.dense_nnz;
-  d["max_tiles_per_tile_row"] = c.max_tiles_per_tile_row;
-  d["empty_tile_rows"] = c.empty_tile_rows;
-  d["sparse24_bytes"] = c.sparse24_bytes;
-  d["dense_bytes"] = c.dense_bytes;
-  d["index_bytes"] = c.index_bytes;
-  d["row_order_bytes"] = c.row_order_bytes;
-  d["total_bytes"] = c.total_bytes();
-  d["gathered_b_rows"] = c.gathered_b_rows;
-  d["layout"] = layout_name(c.layout);
-  d["reordering"] = reordering_name(c.reordering);
-  return d;
-}
-
-nb::dict layout_dict(const LayoutReport& r) {
-  nb::dict d;
-  d["layout"] = layout_name(r.layout);
-  d["reordering"] = reordering_name(r.reordering);
-  d["reason"] = r.reason;
-  d["baseline_stored_tiles"] = r.baseline_stored_tiles;
-  d["baseline_sparse24_tiles"] = r.baseline_sparse24_tiles;
-  d["baseline_bytes"] = r.baseline_bytes;
-  d["condensed_tiles_file_order"] = r.condensed_tiles_file_order;
-  d["condensed_tiles_rcm"] = r.condensed_tiles_rcm;
-  d["reorder_seconds"] = r.reorder_seconds;
-  d["baseline_seconds"] = r.baseline_seconds;
-  d["pack_seconds"] = r.pack_seconds;
-  d["total_seconds"] = r.total_seconds;
-  return d;
-}
-
-nb::dict scaling_dict(const Fp16Scaling& s) {
-  nb::dict d;
-  d["exponent"] = s.exponent;
-  d["per_row"] = s.per_row;
-  d["min_row_exponent"] = s.min_row_exponent;
-  d["max_row_exponent"] = s.max_row_exponent;
-  d["max_abs"] = s.max_abs;
-  d["min_abs_nonzero"] = s.min_abs_nonzero;
-  d["overflow_count"] = s.overflow_count;
-  d["underflow_count"] = s.underflow_count;
-  d["subnormal_count"] = s.subnormal_count;
-  d["flushed_count"] = s.flushed_count;
-  d["max_flushed_relative"] = s.max_flushed_relative;
-  d["max_relative_error"] = s.max_relative_error;
-  d["frobenius_relative_error"] = s.frobenius_relative_error;
-  return d;
-}
-
-nb::dict options_dict(const OperatorOptions& o) {
-  nb::dict d;
-  d["precision"] = precision_name(o.precision);
-  d["scaling"] = scaling_policy_name(o.scaling);
-  d["layout"] = layout_name(o.layout);
-  d["reorder"] = reordering_name(o.reorder);
-  d["threads"] = o.threads;
-  d["pattern_values"] = o.matrix_market.pattern_values == PatternValues::ones ? "ones" : "random";
-  d["seed"] = o.matrix_market.seed;
-  return d;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/spmm_plan.hpp"
 #include "bindings.hpp"
+#include "report_dicts.hpp"
 #include "operator_binding.hpp"
 
 namespace nb = nanobind;
@@ -55,58 +56,6 @@ Tuning tuning_from_name(const std::string& name) {
   if (name == tuning_name(Tuning::measure)) return Tuning::measure;
   if (name == tuning_name(Tuning::model)) return Tuning::model;
   throw InvalidArgument("tuning must be measure or model, got " + name);
-}
-
-nb::dict report_dict(const PlanReport& r) {
-  nb::dict d;
-  d["kernel"] = kernel_name(r.kernel);
-  d["n"] = r.n;
-  d["precision"] = precision_name(r.precision);
-  d["input"] = input_type_name(r.input);
-  d["tile_bands"] = r.tile_bands;
-  d["csr_bands"] = r.csr_bands;
-  d["sparse24_tiles"] = r.sparse24_tiles;
-  d["dense_tiles"] = r.dense_tiles;
-  d["sparse24_nnz"] = r.sparse24_nnz;
-  d["dense_nnz"] = r.dense_nnz;
-  d["csr_nnz"] = r.csr_nnz;
-  d["sparse24_bytes"] = r.sparse24_bytes;
-  d["dense_bytes"] = r.dense_bytes;
-  d["csr_bytes"] = r.csr_bytes;
-  d["split_bands"] = r.split_bands;
-  d["split_parts"] = r.split_parts;
-  d["tile_stages"] = r.tile_stages;
-  d["deep_tile_pipeline"] = r.deep_tile_pipeline;
-  d["empty_bands"] = r.empty_bands;
-  d["band_groups"] = r.band_groups;
-  d["band_group_steps"] = r.band_group_steps;
-  d["csr_long_rows"] = r.csr_long_rows;
-  d["csr_long_blocks"] = r.csr_long_blocks;
-  d["csr_medium_rows"] = r.csr_medium_rows;
-  d["csr_chunks"] = r.csr_chunks;
-  d["csr_nz_lanes"] = r.csr_nz_lanes;
-  d["predicted_us"] = r.predicted_us;
-  d["tiles_only_us"] = r.tiles_only_us;
-  d["csr_only_us"] = r.csr_only_us;
-  d["reason"] = r.reason;
-  // How an automatic plan was chosen (docs/API.md, "Measured plans"): the candidates it chose from, in measuring
-  // order, each with the model's time and its median (-1: not measured).
-  d["tuning"] = tuning_name(r.tuning);
-  d["tuning_reason"] = r.tuning_reason;
-  d["tuning_ms"] = r.tuning_ms;
-  nb::list candidates;
-  for (const PlanCandidate& c : r.candidates) {
-    nb::dict x;
-    x["description"] = c.description;
-    x["predicted_us"] = c.predicted_us;
-    x["measured_us"] = c.measured_us;
-    x["runs"] = c.runs;
-    x["chosen"] = c.chosen;
-    x["note"] = c.note;
-    candidates.append(x);
-  }
-  d["candidates"] = candidates;
-  return d;
 }
 
 }  // namespace

@@ -18,10 +18,7 @@
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::test::GpuCase;
-using bcsr24::test::require_pass;
-using bcsr24::test::run_and_check;
-using bcsr24::test::same_bits;
+using namespace bcsr24::test;
 
 namespace {
 
@@ -92,14 +89,7 @@ TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of ba
   const std::uint64_t seed = test::test_seed(1302);
   INFO("seed " << seed);
   SECTION("a randomly numbered mesh in file order, and its RCM order, which gathers B rows (refused)") {
-    MeshSpec spec;
-    spec.nx = 9;
-    spec.ny = 7;
-    spec.nz = 5;
-    spec.dofs_per_node = 3;
-    spec.order = NodeOrder::random;
-    spec.seed = seed;
-    const CsrMatrix a = generate_mesh_matrix(spec);
+    const CsrMatrix a = generate_mesh_matrix(test::randomly_numbered_mesh(9, 7, 5, 3, seed));
     const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
     const DeviceMatrix dev = test::upload_all(host);
     for (const std::int32_t n : {64, 130}) {

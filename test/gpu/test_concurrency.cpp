@@ -32,34 +32,15 @@
 #include "bcsr24/sparse_operator.hpp"
 #include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
+#include "cuda_memory.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
+using bcsr24::test::cuda_ok;
+using bcsr24::test::DeviceBytes;
+using bcsr24::test::PinnedBytes;
 
 namespace {
-
-void cuda_ok(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(status));
-}
-
-/// Device memory freed with its owner (test side: B, C and the initial C images).
-struct DeviceBytes {
-  void* ptr = nullptr;
-  std::size_t bytes = 0;
-  explicit DeviceBytes(std::size_t n) : bytes(n) { cuda_ok(cudaMalloc(&ptr, std::max<std::size_t>(n, 16)), "cudaMalloc"); }
-  ~DeviceBytes() { cudaFree(ptr); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-};
-
-/// Pinned host memory, so that a thread's copies of C back are asynchronous like its products.
-struct PinnedBytes {
-  void* ptr = nullptr;
-  explicit PinnedBytes(std::size_t n) { cuda_ok(cudaMallocHost(&ptr, std::max<std::size_t>(n, 16)), "cudaMallocHost"); }
-  ~PinnedBytes() { cudaFreeHost(ptr); }
-  PinnedBytes(const PinnedBytes&) = delete;
-  PinnedBytes& operator=(const PinnedBytes&) = delete;
-};
 
 int env_count(const char* name, int fallback) {
   const char* text = std::getenv(name);
@@ -74,13 +55,8 @@ CsrMatrix long_band_matrix(std::uint64_t seed) {
   const std::int32_t rows = 400, cols = 2500;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
-  auto add = [&](std::int32_t r, std::int32_t c) {
-    ri.push_back(r);
-    ci.push_back(c);
-    vi.push_back(value(rng));
-  };
+  test::Triplets t;
+  auto add = [&](std::int32_t r, std::int32_t c) { t.add(r, c, value(rng)); };
   for (std::int32_t r = 0; r < 16; ++r)
     for (std::int32_t c = 0; c < cols; ++c)
       if ((c + r) % 3 != 0) add(r, c);
@@ -89,7 +65,7 @@ CsrMatrix long_band_matrix(std::uint64_t seed) {
     if (r >= 96 && r < 128) continue;
     for (int e = 0; e < 4; ++e) add(r, static_cast<std::int32_t>(rng() % cols));
   }
-  return csr_from_triplets(rows, cols, ri, ci, vi);
+  return t.csr(rows, cols);
 }
 
 /// One shared operator: its source and options (the twin for the serial run is built from the same).
@@ -101,16 +77,8 @@ struct OperatorSource {
 
 std::vector<OperatorSource> operator_sources(std::uint64_t seed) {
   std::vector<OperatorSource> out;
-  {
-    // 2:4 and dense tiles with scattered entries between them, 16-bit or fp32 B, every kernel.
-    XdYsSpec spec;
-    spec.rows = 333;
-    spec.cols = 451;
-    spec.dense_percent = 12;
-    spec.sparse24_percent = 12;
-    spec.seed = seed + 1;
-    out.push_back({"fp16 XdYs 333 x 451", generate_xdys(spec), {}});
-  }
+  // 2:4 and dense tiles with scattered entries between them, 16-bit or fp32 B, every kernel.
+  out.push_back({"fp16 XdYs 333 x 451", test::xdys_matrix(333, 451, 12, 12, seed + 1), {}});
   {
     RandomGraphSpec spec;
     spec.rows = 517;

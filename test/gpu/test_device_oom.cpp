@@ -24,24 +24,15 @@
 #include "bcsr24/sparse_operator.hpp"
 #include "bcsr24_experimental/plan_knobs.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
+#include "cuda_memory.hpp"
 #include "device/device_memory.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
+using bcsr24::test::cuda_ok;
+using bcsr24::test::DeviceBytes;
 
 namespace {
-
-void cuda_ok(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(status));
-}
-
-struct DeviceBytes {
-  void* ptr = nullptr;
-  explicit DeviceBytes(std::size_t n) { cuda_ok(cudaMalloc(&ptr, std::max<std::size_t>(n, 16)), "cudaMalloc"); }
-  ~DeviceBytes() { cudaFree(ptr); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-};
 
 /// Clears the failure hooks however a test section ends.
 struct HookReset {
@@ -83,6 +74,17 @@ void require_worded(const OutOfMemory& e, const std::string& what) {
   CHECK(text.find(what) != std::string::npos);
   CHECK(text.find("out of device memory") != std::string::npos);
   CHECK((text.find("bytes") != std::string::npos || text.find("iB") != std::string::npos));
+}
+
+/// `operation` must throw OutOfMemory (worded as require_worded checks); `returned` is the failure if it does not.
+template <class Operation>
+void require_out_of_memory(Operation&& operation, const char* returned, const std::string& what) {
+  try {
+    operation();
+    FAIL(returned);
+  } catch (const OutOfMemory& e) {
+    require_worded(e, what);
+  }
 }
 
 /// Device buffers for every product of these tests (made once, before any baseline is measured).
@@ -134,24 +136,19 @@ CsrMatrix mixed_matrix(std::uint64_t seed) {
   const std::int32_t rows = 300, cols = 2300;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
+  test::Triplets t;
+  // The long band's rows are of different scales: per-row exponents.
   for (std::int32_t r = 0; r < 16; ++r)
     for (std::int32_t c = 0; c < cols; ++c)
-      if ((c + r) % 3 != 0) {
-        ri.push_back(r);
-        ci.push_back(c);
-        vi.push_back(value(rng) * (r + 1) * 1000.0);  // rows of different scales: per-row exponents
-      }
+      if ((c + r) % 3 != 0) t.add(r, c, value(rng) * (r + 1) * 1000.0);
   for (std::int32_t r = 16; r < rows; ++r) {
     if (r >= 64 && r < 96) continue;
     for (int e = 0; e < 5; ++e) {
-      ri.push_back(r);
-      ci.push_back(static_cast<std::int32_t>(rng() % cols));
-      vi.push_back(value(rng));
+      const auto c = static_cast<std::int32_t>(rng() % cols);
+      t.add(r, c, value(rng));
     }
   }
-  return csr_from_triplets(rows, cols, ri, ci, vi);
+  return t.csr(rows, cols);
 }
 
 struct Source {
@@ -217,12 +214,7 @@ TEST_CASE("every allocation of an upload fails in turn: OutOfMemory, nothing lea
     for (std::int64_t k = 1; k <= uploads; ++k) {
       INFO("allocation " << k << " fails");
       detail::fail_device_allocation_at(k);
-      try {
-        op.upload();
-        FAIL("the upload did not fail");
-      } catch (const OutOfMemory& e) {
-        require_worded(e, "SparseOperator::upload");
-      }
+      require_out_of_memory([&] { op.upload(); }, "the upload did not fail", "SparseOperator::upload");
       detail::fail_device_allocation_at(0);
       CHECK_FALSE(op.uploaded());
       CHECK(op.device_bytes() == 0);
@@ -282,12 +274,8 @@ TEST_CASE("every allocation of plan creation fails in turn: OutOfMemory, nothing
         const SpmmPlan automatic = op.make_plan(8);  // a plan made before, which the failure must leave usable
         const std::vector<unsigned char> automatic_bits = product(op, automatic, buffers);
         detail::fail_device_allocation_at(k);
-        try {
-          (void)op.make_plan(c.n, c.kernel, c.options);
-          FAIL("make_plan did not fail");
-        } catch (const OutOfMemory& e) {
-          require_worded(e, "SparseOperator::");
-        }
+        require_out_of_memory([&] { (void)op.make_plan(c.n, c.kernel, c.options); }, "make_plan did not fail",
+                              "SparseOperator::");
         detail::fail_device_allocation_at(0);
         CHECK(product(op, automatic, buffers) == automatic_bits);
         // Made again, the plan multiplies as on the twin.
@@ -377,12 +365,8 @@ TEST_CASE("uploads and plans beyond the memory budget are refused before allocat
   f32_b.input = InputType::f32;
   const MemoryState uploaded = memory_state();
   detail::set_device_allocation_budget(std::int64_t(op.cols()) * 256 * 4 / 2);
-  try {
-    (void)op.make_plan(256, KernelKind::automatic, f32_b);
-    FAIL("the plan was not refused");
-  } catch (const OutOfMemory& e) {
-    require_worded(e, "SparseOperator::make_plan (n = 256");
-  }
+  require_out_of_memory([&] { (void)op.make_plan(256, KernelKind::automatic, f32_b); }, "the plan was not refused",
+                        "SparseOperator::make_plan (n = 256");
   detail::set_device_allocation_budget(-1);
   require_no_leak(uploaded, "after a refused plan");
   CHECK(product(op, small, buffers) == small_bits);
@@ -428,19 +412,10 @@ TEST_CASE("full device memory: an upload that does not fit is refused before all
   INFO("device memory left free: " << left << " bytes");
   CHECK(left < big.census().total_bytes());
   const std::int64_t calls = detail::device_allocation_calls();
-  try {
-    big.upload();
-    FAIL("the upload was not refused");
-  } catch (const OutOfMemory& e) {
-    require_worded(e, "are free");
-  }
+  require_out_of_memory([&] { big.upload(); }, "the upload was not refused", "are free");
   CHECK(detail::device_allocation_calls() == calls);
-  try {
-    (void)wide.make_plan(256, KernelKind::automatic, f32_b);
-    FAIL("the plan did not fail");
-  } catch (const OutOfMemory& e) {
-    require_worded(e, "cudaMalloc of");
-  }
+  require_out_of_memory([&] { (void)wide.make_plan(256, KernelKind::automatic, f32_b); }, "the plan did not fail",
+                        "cudaMalloc of");
   CHECK(product(wide, wide_plan, buffers) == wide_bits);
   for (void* p : hog) cudaFree(p);
   require_no_leak(before, "after the device was full");

@@ -215,14 +215,7 @@ std::vector<int> rank_counts() {
 }
 
 CsrMatrix random_mesh(std::int32_t nx, std::int32_t ny, std::int32_t nz, int dofs, std::uint64_t seed) {
-  MeshSpec spec;
-  spec.nx = nx;
-  spec.ny = ny;
-  spec.nz = nz;
-  spec.dofs_per_node = dofs;
-  spec.order = NodeOrder::random;
-  spec.seed = seed;
-  return generate_mesh_matrix(spec);
+  return generate_mesh_matrix(test::randomly_numbered_mesh(nx, ny, nz, dofs, seed));
 }
 
 void check_case(const CsrMatrix& a, int ranks, const RowPartition* rows, const Case& cfg) {

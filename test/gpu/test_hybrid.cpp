@@ -14,10 +14,7 @@
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::test::GpuCase;
-using bcsr24::test::require_pass;
-using bcsr24::test::run_and_check;
-using bcsr24::test::same_bits;
+using namespace bcsr24::test;
 
 namespace {
 
@@ -25,12 +22,7 @@ namespace {
 /// random graph of `degree` scattered nonzeros per row over all columns, some rows left empty.
 CsrMatrix blocks_over_graph(std::int32_t block_rows, std::int32_t graph_rows, std::int32_t cols, std::int32_t degree,
                             std::uint64_t seed) {
-  RandomGraphSpec spec;
-  spec.rows = graph_rows;
-  spec.cols = cols;
-  spec.degree = degree;
-  spec.seed = seed;
-  const CsrMatrix graph = generate_random_graph(spec);
+  const CsrMatrix graph = generate_random_graph(RandomGraphSpec{graph_rows, cols, degree, /*power_law=*/false, seed});
   CsrMatrix a;
   a.rows = block_rows + graph_rows;
   a.cols = cols;

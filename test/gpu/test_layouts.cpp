@@ -13,9 +13,7 @@
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::test::GpuCase;
-using bcsr24::test::require_pass;
-using bcsr24::test::run_and_check;
+using namespace bcsr24::test;
 
 namespace {
 
@@ -122,13 +120,7 @@ TEST_CASE("a band with more than 2^16 distinct columns", "[gpu][layout]") {
 }
 
 TEST_CASE("randomly numbered 3-D mesh: the default policy restores tiles and multiplies correctly", "[gpu][layout][mesh]") {
-  MeshSpec spec;
-  spec.nx = 14;
-  spec.ny = 13;
-  spec.nz = 11;
-  spec.dofs_per_node = 3;
-  spec.order = NodeOrder::random;
-  const CsrMatrix a = generate_mesh_matrix(spec);
+  const CsrMatrix a = generate_mesh_matrix(test::randomly_numbered_mesh(14, 13, 11, 3));
   const Bcsr24Matrix host = convert_to_bcsr24(a);
   INFO(describe(host));
   REQUIRE(host.reordering == Reordering::rcm);

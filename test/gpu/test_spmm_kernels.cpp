@@ -14,9 +14,7 @@
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::test::GpuCase;
-using bcsr24::test::require_pass;
-using bcsr24::test::run_and_check;
+using namespace bcsr24::test;
 
 namespace {
 

@@ -18,6 +18,7 @@
 #include "bcsr24_experimental/plan_knobs.hpp"
 #include "bcsr24_testkit/structure_classes.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
+#include "cuda_memory.hpp"
 #include "device/device_memory.hpp"
 #include "device/plan_access.hpp"
 #include "device/plan_tuning.hpp"
@@ -26,30 +27,14 @@
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::test::GpuCase;
-using bcsr24::test::require_pass;
-using bcsr24::test::run_and_check;
-using bcsr24::test::same_bits;
+using namespace bcsr24::test;
 
 namespace {
-
-void cuda_ok(cudaError_t s, const char* what) {
-  if (s != cudaSuccess) throw CudaError(std::string(what) + ": " + cudaGetErrorString(s));
-}
-
-/// Device memory for one test (freed at scope exit).
-struct Scratch {
-  void* ptr = nullptr;
-  explicit Scratch(std::size_t bytes) { cuda_ok(cudaMalloc(&ptr, std::max<std::size_t>(bytes, 16)), "cudaMalloc"); }
-  ~Scratch() { cudaFree(ptr); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-};
 
 /// Runs `plan` on fp16 B (cols x n, ldb = n) from `b` into NaN-poisoned fp32 C and returns C.
 std::vector<float> run_plan(const SpmmPlan& plan, const SparseOperator& op, const std::vector<std::uint16_t>& b) {
   const std::int32_t n = plan.n();
-  Scratch d_b(b.size() * 2), d_c(std::size_t(op.rows()) * n * 4);
+  DeviceBytes d_b(b.size() * 2), d_c(std::size_t(op.rows()) * n * 4);
   cuda_ok(cudaMemcpy(d_b.ptr, b.data(), b.size() * 2, cudaMemcpyHostToDevice), "B");
   cuda_ok(cudaMemset(d_c.ptr, 0xff, std::size_t(op.rows()) * n * 4), "poison C");
   plan.run(static_cast<const fp16_t*>(d_b.ptr), n, d_c.ptr, n, 1.0f, 0.0f);
@@ -69,20 +54,25 @@ PlanOptions measured(double budget_ms) {
   return o;
 }
 
+/// A random graph of `degree` per row with `count` full rows (StructureClass::dense_rows).
+CsrMatrix dense_rows_matrix(std::int32_t rows, std::int32_t degree, std::int32_t count, std::uint64_t seed) {
+  StructureSpec spec;
+  spec.kind = StructureClass::dense_rows;
+  spec.rows = rows;
+  spec.degree = degree;
+  spec.count = count;
+  spec.seed = seed;
+  return generate_structure(spec);
+}
+
 /// A mix that gives the tuner real alternatives: dense 16 x 64 diagonal blocks (tiles) over a scattered random
 /// graph (CSR at wide n) and a few full rows.
 CsrMatrix mixed_matrix(std::uint64_t seed) {
-  StructureSpec rows;
-  rows.kind = StructureClass::dense_rows;
-  rows.rows = 30000;
-  rows.degree = 3;
-  rows.count = 3;
-  rows.seed = seed;
-  const CsrMatrix graph = generate_structure(rows);
+  const CsrMatrix graph = dense_rows_matrix(30000, 3, 3, seed);
   CsrMatrix a;
-  a.rows = graph.rows + 8000;
+  a.rows = 8000;
   a.cols = graph.cols;
-  a.row_ptr.assign(std::size_t(a.rows) + 1, 0);
+  a.row_ptr.assign(8001, 0);
   for (std::int32_t r = 0; r < 8000; ++r) {
     const std::int32_t first = r / 16 * 64 % (a.cols - 64);
     for (std::int32_t c = first; c < first + 64; ++c) {
@@ -91,13 +81,7 @@ CsrMatrix mixed_matrix(std::uint64_t seed) {
     }
     a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
   }
-  for (std::int32_t g = 0; g < graph.rows; ++g) {
-    for (std::int32_t e = graph.row_ptr[std::size_t(g)]; e < graph.row_ptr[std::size_t(g) + 1]; ++e) {
-      a.col_idx.push_back(graph.col_idx[std::size_t(e)]);
-      a.values.push_back(graph.values[std::size_t(e)]);
-    }
-    a.row_ptr[std::size_t(8000 + g) + 1] = std::int32_t(a.col_idx.size());
-  }
+  append_rows(a, graph);
   return a;
 }
 
@@ -107,17 +91,8 @@ TEST_CASE("every plan kind works at n = 1..9, 127..130, 255 and 256", "[gpu][wid
   const std::uint64_t seed = test::test_seed(3301);
   INFO("seed " << seed);
   // Small enough to check every width quickly; tiles and scattered rows both present, so automatic plans split.
-  StructureSpec spec;
-  spec.kind = StructureClass::dense_rows;
-  spec.rows = 1000;
-  spec.degree = 6;
-  spec.count = 2;
-  spec.seed = seed;
-  const CsrMatrix a = generate_structure(spec);
-  ConvertOptions aligned;
-  aligned.layout = TileLayout::aligned;
-  aligned.reorder = Reordering::none;
-  const Bcsr24Matrix host = convert_to_bcsr24(a, aligned);
+  const CsrMatrix a = dense_rows_matrix(1000, 6, 2, seed);
+  const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
   const DeviceMatrix dev = test::upload_all(host);
   const bool groups = query_device().compute_capability >= 90;
   std::vector<std::int32_t> widths = {127, 128, 129, 130, 255, 256};

@@ -23,32 +23,20 @@
 
 #include "bcsr24/bcsr24.hpp"
 #include "bcsr24_testkit/product_bounds.hpp"
+#include "cuda_memory.hpp"
 #include "soak_matrices.hpp"
 
 using namespace bcsr24;
 using bcsr24::soak::uniform;
 using bcsr24::soak::uniform_real;
+using bcsr24::test::cuda_ok;
+using bcsr24::test::DeviceBytes;
 
 namespace {
 
 /// Additions per output beyond the row's 2 k_i that the accumulation bound charges (per-tile rescales, the
 /// block reduction, split-band part sums): the value the GPU precision tests use.
 constexpr int kExtraTerms = 16;
-
-struct CudaFailure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-void cuda_ok(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw CudaFailure(std::string(what) + ": " + cudaGetErrorString(status));
-}
-
-struct DeviceBytes {
-  void* ptr = nullptr;
-  explicit DeviceBytes(std::size_t n) { cuda_ok(cudaMalloc(&ptr, std::max<std::size_t>(n, 16)), "cudaMalloc"); }
-  ~DeviceBytes() { cudaFree(ptr); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-};
 
 std::uint64_t case_seed(std::uint64_t seed, std::int64_t index) {  // splitmix64 of the pair
   std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * std::uint64_t(index + 1);

@@ -16,19 +16,19 @@ class Error : public std::runtime_error {
 /// A caller broke a documented precondition (bad size, null pointer, bad option).
 class InvalidArgument : public Error {
  public:
-  explicit InvalidArgument(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 /// The input is valid but outside what bcsr24 supports (complex values, too old a GPU...).
 class NotSupported : public Error {
  public:
-  explicit NotSupported(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 /// A size would overflow the 32-bit indices used by the formats or exhaust memory.
 class SizeLimitError : public Error {
  public:
-  explicit SizeLimitError(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 /// Device (or host) memory does not hold what an operation needs: the message names what was being allocated,
@@ -36,7 +36,7 @@ class SizeLimitError : public Error {
 /// (an operator, its other plans) stays usable.
 class OutOfMemory : public SizeLimitError {
  public:
-  explicit OutOfMemory(const std::string& what) : SizeLimitError(what) {}
+  using SizeLimitError::SizeLimitError;
 };
 
 /// A Matrix Market file is malformed. Carries the file name and 1-based line number.
@@ -67,31 +67,31 @@ class UnsupportedMatrixError : public ParseError {
 /// A preprocessed-matrix file (.b24) is truncated, corrupted or of another version.
 class FileFormatError : public Error {
  public:
-  explicit FileFormatError(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 /// Values cannot be represented in fp16 under the chosen scaling policy.
 class RangeError : public Error {
  public:
-  explicit RangeError(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 /// A CUDA runtime call failed; the message names the call, file and line. (A failed allocation is OutOfMemory.)
 class CudaError : public Error {
  public:
-  explicit CudaError(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 /// A cuSPARSE / cuBLAS call failed; the message names the call, file and line.
 class CusparseError : public Error {
  public:
-  explicit CusparseError(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 /// An NCCL call of the distributed operator failed; the message names the call, file, line and NCCL's reason.
 class NcclError : public Error {
  public:
-  explicit NcclError(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 }  // namespace bcsr24

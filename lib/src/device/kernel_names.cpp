@@ -1,82 +1,57 @@
 // Names of the kernels, as used on command lines and in reports.
 #include <string>
 
-#include "bcsr24/error.hpp"
 #include "bcsr24/spmm_plan.hpp"
 #include "bcsr24_experimental/plan_knobs.hpp"
+#include "format/name_table.hpp"
 
 namespace bcsr24 {
 
-const char* kernel_name(KernelKind kind) noexcept {
-  switch (kind) {
-    case KernelKind::dense_bt: return "dense_bt";
-    case KernelKind::dense_pipelined: return "dense_pipelined";
-    case KernelKind::split_pipelined: return "split_pipelined";
-    case KernelKind::csr_cuda_cores: return "csr_cuda_cores";
-    case KernelKind::automatic: return "auto";
-  }
-  return "unknown";
-}
+namespace {
+
+/// In the order kernel_from_name's error lists them.
+constexpr detail::Named<KernelKind> kKernels[] = {{KernelKind::automatic, "auto"},
+                                                  {KernelKind::split_pipelined, "split_pipelined"},
+                                                  {KernelKind::dense_pipelined, "dense_pipelined"},
+                                                  {KernelKind::dense_bt, "dense_bt"},
+                                                  {KernelKind::csr_cuda_cores, "csr_cuda_cores"}};
+constexpr detail::Named<Tuning> kTunings[] = {{Tuning::model, "model"}, {Tuning::measure, "measure"}};
+constexpr detail::Named<InputType> kInputTypes[] = {
+    {InputType::automatic, "auto"}, {InputType::f16, "fp16"}, {InputType::bf16, "bf16"}, {InputType::f32, "fp32"}};
+
+}  // namespace
+
+const char* kernel_name(KernelKind kind) noexcept { return detail::name_in(kKernels, kind, "unknown"); }
 
 std::vector<KernelKind> all_kernels() {
   return {KernelKind::dense_bt, KernelKind::dense_pipelined, KernelKind::split_pipelined, KernelKind::csr_cuda_cores,
           KernelKind::automatic};
 }
 
-KernelKind kernel_from_name(const std::string& name) {
-  for (KernelKind k : all_kernels())
-    if (name == kernel_name(k)) return k;
-  throw InvalidArgument("unknown kernel '" + name +
-                        "' (expected auto, split_pipelined, dense_pipelined, dense_bt or csr_cuda_cores)");
-}
+KernelKind kernel_from_name(const std::string& name) { return detail::value_in(kKernels, name, "kernel"); }
 
-const char* tuning_name(Tuning tuning) noexcept {
-  switch (tuning) {
-    case Tuning::model: return "model";
-    case Tuning::measure: return "measure";
-  }
-  return "?";
-}
+const char* tuning_name(Tuning tuning) noexcept { return detail::name_in(kTunings, tuning); }
 
-const char* input_type_name(InputType type) noexcept {
-  switch (type) {
-    case InputType::automatic: return "auto";
-    case InputType::f16: return "fp16";
-    case InputType::bf16: return "bf16";
-    case InputType::f32: return "fp32";
-  }
-  return "?";
-}
+const char* input_type_name(InputType type) noexcept { return detail::name_in(kInputTypes, type); }
 
 namespace experimental {
 
-const char* tile_pipeline_name(TilePipeline pipeline) noexcept {
-  switch (pipeline) {
-    case TilePipeline::automatic: return "auto";
-    case TilePipeline::standard: return "standard";
-    case TilePipeline::deep: return "deep";
-  }
-  return "?";
-}
+namespace {
 
-const char* band_groups_name(BandGroups groups) noexcept {
-  switch (groups) {
-    case BandGroups::automatic: return "auto";
-    case BandGroups::off: return "off";
-    case BandGroups::on: return "on";
-  }
-  return "?";
-}
+constexpr detail::Named<TilePipeline> kTilePipelines[] = {
+    {TilePipeline::automatic, "auto"}, {TilePipeline::standard, "standard"}, {TilePipeline::deep, "deep"}};
+constexpr detail::Named<BandGroups> kBandGroups[] = {
+    {BandGroups::automatic, "auto"}, {BandGroups::off, "off"}, {BandGroups::on, "on"}};
+constexpr detail::Named<BandPaths> kBandPaths[] = {{BandPaths::automatic, "auto"},
+                                                   {BandPaths::tiles, "tiles"},
+                                                   {BandPaths::csr, "csr"},
+                                                   {BandPaths::hybrid, "hybrid"}};
 
-const char* band_paths_name(BandPaths paths) noexcept {
-  switch (paths) {
-    case BandPaths::automatic: return "auto";
-    case BandPaths::tiles: return "tiles";
-    case BandPaths::csr: return "csr";
-    case BandPaths::hybrid: return "hybrid";
-  }
-  return "?";
-}
+}  // namespace
+
+const char* tile_pipeline_name(TilePipeline pipeline) noexcept { return detail::name_in(kTilePipelines, pipeline); }
+const char* band_groups_name(BandGroups groups) noexcept { return detail::name_in(kBandGroups, groups); }
+const char* band_paths_name(BandPaths paths) noexcept { return detail::name_in(kBandPaths, paths); }
 
 bool default_knobs(const PlanKnobs& knobs) noexcept {
   const PlanKnobs defaults;

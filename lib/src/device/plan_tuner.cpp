@@ -17,6 +17,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
 #include "device/cuda_check.hpp"
+#include "device/cuda_owners.hpp"
 #include "device/device_buffer.hpp"
 #include "device/device_matrix_impl.hpp"
 #include "device/device_memory.hpp"
@@ -30,44 +31,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// A stream of the tuner's own, so that its runs neither wait for nor delay the caller's work in other streams.
-class TuningStream {
- public:
-  TuningStream() { BCSR24_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~TuningStream() {
-    cudaStreamSynchronize(stream_);
-    cudaStreamDestroy(stream_);
-  }
-  TuningStream(const TuningStream&) = delete;
-  TuningStream& operator=(const TuningStream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
+/// A stream of the tuner's own, so that its runs neither wait for nor delay the caller's work in other streams;
+/// its work is finished before it goes.
+struct TuningStream {
+  OwnedStream stream = make_stream();
+  ~TuningStream() { cudaStreamSynchronize(stream.get()); }
+  cudaStream_t get() const { return stream.get(); }
 };
 
 /// A start and a stop event around one timed run of one candidate.
-class EventPair {
- public:
-  EventPair() {
-    BCSR24_CUDA_CHECK(cudaEventCreate(&start_));
-    const cudaError_t status = cudaEventCreate(&stop_);
-    if (status != cudaSuccess) {
-      cudaEventDestroy(start_);
-      BCSR24_CUDA_CHECK(status);
-    }
-  }
-  ~EventPair() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-  cudaEvent_t start() const { return start_; }
-  cudaEvent_t stop() const { return stop_; }
-
- private:
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+struct EventPair {
+  OwnedEvent start = make_event(), stop = make_event();
 };
 
 /// A draft that differs from every other one, with the identity it would be stored as.
@@ -287,19 +261,19 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
       const std::vector<std::size_t> round = rounds.next_round(elapsed_ms());
       if (round.empty()) break;
       for (const std::size_t k : round) {
-        BCSR24_CUDA_CHECK(cudaEventRecord(events[k].start(), stream.get()));
+        BCSR24_CUDA_CHECK(cudaEventRecord(events[k].start.get(), stream.get()));
         if (f32_b)
           plans[k].run(reinterpret_cast<const float*>(b.get()), ldb, reinterpret_cast<float*>(c.get()), n, 1.0f, 0.0f,
                        stream.get());
         else
           plans[k].run(reinterpret_cast<const fp16_t*>(b.get()), ldb, c.get(), n, 1.0f, 0.0f, stream.get());
-        BCSR24_CUDA_CHECK(cudaEventRecord(events[k].stop(), stream.get()));
+        BCSR24_CUDA_CHECK(cudaEventRecord(events[k].stop.get(), stream.get()));
       }
-      BCSR24_CUDA_CHECK(cudaEventSynchronize(events[round.back()].stop()));
+      BCSR24_CUDA_CHECK(cudaEventSynchronize(events[round.back()].stop.get()));
       std::vector<double> ms;
       for (const std::size_t k : round) {
         float t = 0.0f;
-        BCSR24_CUDA_CHECK(cudaEventElapsedTime(&t, events[k].start(), events[k].stop()));
+        BCSR24_CUDA_CHECK(cudaEventElapsedTime(&t, events[k].start.get(), events[k].stop.get()));
         ms.push_back(double(t));
       }
       rounds.record(ms);

@@ -13,10 +13,16 @@
 
 #include "bcsr24/error.hpp"
 #include "device/cuda_check.hpp"
+#include "device/cuda_owners.hpp"
 #include "device/device_buffer.hpp"
 #include "kernels/halo_pack.hpp"
 
 namespace bcsr24 {
+
+using detail::make_event;
+using detail::make_stream;
+using detail::OwnedEvent;
+using detail::OwnedStream;
 
 namespace {
 
@@ -34,32 +40,6 @@ namespace {
 
 std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
 
-enum class StreamPriority { normal, highest };
-
-/// A CUDA stream or event that is destroyed with its owner.
-struct StreamHandle {
-  cudaStream_t stream = nullptr;
-  explicit StreamHandle(StreamPriority priority = StreamPriority::normal) {
-    int least = 0, greatest = 0;
-    if (priority == StreamPriority::highest) BCSR24_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    BCSR24_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest));
-  }
-  ~StreamHandle() {
-    if (stream) cudaStreamDestroy(stream);
-  }
-  StreamHandle(const StreamHandle&) = delete;
-  StreamHandle& operator=(const StreamHandle&) = delete;
-};
-struct EventHandle {
-  cudaEvent_t event = nullptr;
-  EventHandle() { BCSR24_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming)); }
-  ~EventHandle() {
-    if (event) cudaEventDestroy(event);
-  }
-  EventHandle(const EventHandle&) = delete;
-  EventHandle& operator=(const EventHandle&) = delete;
-};
-
 ncclDataType_t nccl_type(HaloElement element) {
   switch (element) {
     case HaloElement::f16: return ncclHalf;
@@ -76,22 +56,22 @@ std::vector<std::vector<std::int32_t>> exchange_requests(const RankBlock& block,
   const int ranks = comm.size, me = comm.rank;
   std::vector<std::vector<std::int32_t>> requested(at(ranks));
   if (ranks == 1) return requested;
-  StreamHandle stream;
+  const OwnedStream stream = make_stream();
   std::vector<std::int32_t> my_counts(at(ranks));
   for (int q = 0; q < ranks; ++q) my_counts[at(q)] = block.recv_count(q);
   detail::DeviceBuffer<std::int32_t> d_my_counts(my_counts), d_peer_counts(at(ranks));
-  BCSR24_CUDA_CHECK(cudaMemsetAsync(d_peer_counts.get(), 0, d_peer_counts.bytes(), stream.stream));
+  BCSR24_CUDA_CHECK(cudaMemsetAsync(d_peer_counts.get(), 0, d_peer_counts.bytes(), stream.get()));
   BCSR24_NCCL_CHECK(ncclGroupStart());
   for (int q = 0; q < ranks; ++q) {
     if (q == me) continue;
-    BCSR24_NCCL_CHECK(ncclSend(d_my_counts.get() + q, 1, ncclInt32, q, comm.comm, stream.stream));
-    BCSR24_NCCL_CHECK(ncclRecv(d_peer_counts.get() + q, 1, ncclInt32, q, comm.comm, stream.stream));
+    BCSR24_NCCL_CHECK(ncclSend(d_my_counts.get() + q, 1, ncclInt32, q, comm.comm, stream.get()));
+    BCSR24_NCCL_CHECK(ncclRecv(d_peer_counts.get() + q, 1, ncclInt32, q, comm.comm, stream.get()));
   }
   BCSR24_NCCL_CHECK(ncclGroupEnd());
   std::vector<std::int32_t> peer_counts(at(ranks));
   BCSR24_CUDA_CHECK(cudaMemcpyAsync(peer_counts.data(), d_peer_counts.get(), d_peer_counts.bytes(),
-                                    cudaMemcpyDeviceToHost, stream.stream));
-  BCSR24_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
+                                    cudaMemcpyDeviceToHost, stream.get()));
+  BCSR24_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
   std::vector<std::int64_t> peer_offsets(at(ranks) + 1, 0);
   for (int q = 0; q < ranks; ++q) {
@@ -108,17 +88,17 @@ std::vector<std::vector<std::int32_t>> exchange_requests(const RankBlock& block,
     if (q == me) continue;
     if (block.recv_count(q) > 0)
       BCSR24_NCCL_CHECK(ncclSend(d_mine.get() + block.recv_offsets[at(q)], at(block.recv_count(q)), ncclInt32, q,
-                                 comm.comm, stream.stream));
+                                 comm.comm, stream.get()));
     if (peer_counts[at(q)] > 0)
       BCSR24_NCCL_CHECK(ncclRecv(d_theirs.get() + peer_offsets[at(q)], at(peer_counts[at(q)]), ncclInt32, q,
-                                 comm.comm, stream.stream));
+                                 comm.comm, stream.get()));
   }
   BCSR24_NCCL_CHECK(ncclGroupEnd());
   std::vector<std::int32_t> all(at(peer_offsets.back()));
   if (!all.empty())
     BCSR24_CUDA_CHECK(cudaMemcpyAsync(all.data(), d_theirs.get(), d_theirs.bytes(), cudaMemcpyDeviceToHost,
-                                      stream.stream));
-  BCSR24_CUDA_CHECK(cudaStreamSynchronize(stream.stream));
+                                      stream.get()));
+  BCSR24_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   for (int q = 0; q < ranks; ++q)
     requested[at(q)].assign(all.begin() + peer_offsets[at(q)], all.begin() + peer_offsets[at(q) + 1]);
   return requested;
@@ -218,8 +198,8 @@ struct HaloExchangePlan::Impl {
   // caller's local product but must also get SMs while that product's many blocks wait to be scheduled. At equal
   // priority they were served after it (two H200s, 151M-nonzero mesh, n = 32: 28 us of the 36 us exchange
   // exposed).
-  StreamHandle comm_stream{StreamPriority::highest};
-  EventHandle b_ready, halo_ready;
+  OwnedStream comm_stream = make_stream(/*highest_priority=*/true);
+  OwnedEvent b_ready = make_event(false), halo_ready = make_event(false);
 };
 
 HaloExchangePlan::HaloExchangePlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -264,10 +244,10 @@ void HaloExchangePlan::start(const void* b, std::int64_t ldb, Stream stream) con
     throw InvalidArgument("HaloExchangePlan::start: the exchange lives on CUDA device " + std::to_string(s.device) +
                           ", device " + std::to_string(device) + " is current");
   // The exchange waits only for what `stream` did before (B written), then runs beside the caller's work.
-  BCSR24_CUDA_CHECK(cudaEventRecord(p.b_ready.event, stream));
-  BCSR24_CUDA_CHECK(cudaStreamWaitEvent(p.comm_stream.stream, p.b_ready.event, 0));
+  BCSR24_CUDA_CHECK(cudaEventRecord(p.b_ready.get(), stream));
+  BCSR24_CUDA_CHECK(cudaStreamWaitEvent(p.comm_stream.get(), p.b_ready.get(), 0));
   kernels::launch_pack_rows(b, ldb, s.send_rows.get(), static_cast<std::int32_t>(s.send.total()), p.n,
-                            p.send_buffer.get(), p.ld, p.element_bytes, p.comm_stream.stream);
+                            p.send_buffer.get(), p.ld, p.element_bytes, p.comm_stream.get());
   const ncclDataType_t type = nccl_type(p.element);
   BCSR24_NCCL_CHECK(ncclGroupStart());
   for (int q = 0; q < s.comm.size; ++q) {
@@ -275,19 +255,19 @@ void HaloExchangePlan::start(const void* b, std::int64_t ldb, Stream stream) con
     const std::int64_t recv_count = s.recv_offsets[at(q) + 1] - s.recv_offsets[at(q)];
     if (send_count > 0)
       BCSR24_NCCL_CHECK(ncclSend(p.send_buffer.get() + s.send.send_offsets[at(q)] * p.ld * p.element_bytes,
-                                 at(send_count * p.ld), type, q, s.comm.comm, p.comm_stream.stream));
+                                 at(send_count * p.ld), type, q, s.comm.comm, p.comm_stream.get()));
     if (recv_count > 0)
       BCSR24_NCCL_CHECK(ncclRecv(p.halo_buffer.get() + s.recv_offsets[at(q)] * p.ld * p.element_bytes,
-                                 at(recv_count * p.ld), type, q, s.comm.comm, p.comm_stream.stream));
+                                 at(recv_count * p.ld), type, q, s.comm.comm, p.comm_stream.get()));
   }
   BCSR24_NCCL_CHECK(ncclGroupEnd());
-  BCSR24_CUDA_CHECK(cudaEventRecord(p.halo_ready.event, p.comm_stream.stream));
+  BCSR24_CUDA_CHECK(cudaEventRecord(p.halo_ready.get(), p.comm_stream.get()));
 }
 
 void HaloExchangePlan::wait(Stream stream) const {
   const HaloExchange::State& s = *impl_->pattern;
   if (s.send.total() == 0 && s.halo_rows == 0) return;
-  BCSR24_CUDA_CHECK(cudaStreamWaitEvent(stream, impl_->halo_ready.event, 0));
+  BCSR24_CUDA_CHECK(cudaStreamWaitEvent(stream, impl_->halo_ready.get(), 0));
 }
 
 const void* HaloExchangePlan::halo() const noexcept { return impl_->halo_buffer.get(); }

@@ -3,23 +3,19 @@
 
 #include <string>
 
-#include "bcsr24/error.hpp"
+#include "format/name_table.hpp"
 
 namespace bcsr24 {
 
-const char* precision_name(Precision precision) noexcept {
-  switch (precision) {
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::split: return "split";
-  }
-  return "?";
-}
+namespace {
 
-Precision precision_from_name(const std::string& name) {
-  for (Precision p : {Precision::fp16, Precision::bf16, Precision::split})
-    if (name == precision_name(p)) return p;
-  throw InvalidArgument("unknown precision '" + name + "' (expected fp16, bf16 or split)");
-}
+constexpr detail::Named<Precision> kPrecisions[] = {
+    {Precision::fp16, "fp16"}, {Precision::bf16, "bf16"}, {Precision::split, "split"}};
+
+}  // namespace
+
+const char* precision_name(Precision precision) noexcept { return detail::name_in(kPrecisions, precision); }
+
+Precision precision_from_name(const std::string& name) { return detail::value_in(kPrecisions, name, "precision"); }
 
 }  // namespace bcsr24

@@ -14,11 +14,13 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "bcsr24/error.hpp"
 #include "format/b24_content_check.hpp"
+#include "format/b24_header.hpp"
 #include "format/layout_check.hpp"
 #include "format/serialize_memory.hpp"
 #include "format/tile_codec.hpp"
@@ -31,36 +33,9 @@ namespace bcsr24 {
 
 namespace {
 
-constexpr char kMagic[8] = {'B', 'C', 'S', 'R', '2', '4', '\0', '\0'};
-/// Fixed header size of version 1 (magic .. payload_bytes), see docs/FORMAT.md.
-constexpr std::size_t kHeaderBytesV1 = 136;
-/// Version 2: the version 1 header (bytes 12-15 now hold layout, reordering and a reserved u16) followed by
-/// three i64 counts: row_order entries, 2:4 b_rows entries, dense b_rows entries.
-constexpr std::size_t kHeaderBytesV2 = 160;
-/// Version 3: the version 2 header followed by the precision fields (docs/FORMAT.md): precision (u8), per-row
-/// flag (u8), reserved (u16), min and max row exponent (i32 each), reserved (u32), the three error fields of the
-/// census (f64 each) and the row_exponent count (i64).
-constexpr std::size_t kHeaderBytesV3 = 208;
-constexpr std::size_t kVersionEnd = 12;   // magic + version
-constexpr std::size_t kTrailerBytes = 4;  // CRC-32 of every byte after the magic and before the trailer
-/// Scale exponents beyond this cannot come from a finite double input.
-constexpr std::int32_t kMaxAbsExponent = 1100;
-/// Smallest number of file bytes one stored tile occupies (col_idx + values (+ metadata)), without b_rows.
-constexpr std::int64_t kMinSparseTileBytes = 4 + kSparseTileValues * 2 + kSparseTileMetaWords * 4;
-constexpr std::int64_t kMinDenseTileBytes = 4 + kDenseTileValues * 2;
-/// More tiles than any file holds, small enough that no size computed from counts up to it overflows: 2^40 tiles
-/// in each list, at most 1,220 (2:4) + 2,180 (dense) bytes each with low parts and b_rows, stay below 2^52 bytes.
-constexpr std::int64_t kMaxTiles = std::int64_t{1} << 40;
+using namespace detail::b24;
 
 static_assert(kB24FileVersion == 4 && kB24OldestFileVersion == 1, "update the reading paths of load_bcsr24");
-/// Bytes of the tuned-choice section's count (version 4), before its first choice.
-constexpr std::size_t kChoiceCountBytes = 4;
-/// Bytes of one tuned choice before its device name: n (i32), six codes (u8), the name's length (u16), the
-/// measured median (f64).
-constexpr std::size_t kChoiceFixedBytes = 4 + 6 + 2 + 8;
-/// Offset of the name's length within a choice.
-constexpr std::size_t kChoiceNameLengthOffset = 4 + 6;
-constexpr std::size_t kMaxDeviceNameBytes = 255;
 
 /// Why a tuned choice cannot be stored, or "" (the same rules for writing and reading).
 std::string tuned_choice_problem(const B24TunedChoice& c) {
@@ -75,52 +50,6 @@ std::string tuned_choice_problem(const B24TunedChoice& c) {
   if (!(std::isfinite(c.measured_us) && (c.measured_us >= 0.0 || c.measured_us == -1.0)))
     return "a measured time that is neither >= 0 nor -1";
   return "";
-}
-
-/// The header fields after magic and version, in file order.
-struct Header {
-  std::uint32_t version = 0;
-  // Version 1: one reserved u32 at byte 12. Version 2: layout (u8), reordering (u8), reserved (u16).
-  std::uint32_t reserved0 = 0;  // version 1 only
-  std::uint8_t layout = 0, reordering = 0;
-  std::uint16_t reserved2 = 0;
-  std::int32_t rows = 0, cols = 0, tile_rows = 0, tile_cols = 0;
-  std::int64_t nnz = 0, sparse24_nnz = 0, dense_nnz = 0;
-  std::int64_t sparse24_tiles = 0, dense_tiles = 0;
-  std::int32_t exponent = 0;
-  std::uint32_t reserved1 = 0;
-  double max_abs = 0.0, min_abs_nonzero = 0.0;
-  std::int64_t overflow_count = 0, underflow_count = 0, subnormal_count = 0, flushed_count = 0;
-  std::uint64_t payload_bytes = 0;
-  // Version 2 on (0 for version 1).
-  std::int64_t row_order_count = 0, sparse24_b_rows_count = 0, dense_b_rows_count = 0;
-  // Version 3 on (fp16, no row exponents and zero errors for older versions).
-  std::uint8_t precision = 0, per_row = 0;
-  std::uint16_t reserved3 = 0;
-  std::int32_t min_row_exponent = 0, max_row_exponent = 0;
-  std::uint32_t reserved4 = 0;
-  double max_flushed_relative = 0.0, max_relative_error = 0.0, frobenius_relative_error = 0.0;
-  std::int64_t row_exponent_count = 0;
-};
-
-bool is_split(const Header& h) { return h.precision == static_cast<std::uint8_t>(Precision::split); }
-
-/// Bytes of the arrays for the given sizes (row_order, row_exponent, both row_ptr arrays, col_idx, values,
-/// values_lo, metadata, b_rows). Callers bound every count first (tile counts by kMaxTiles, the others to 0 or a
-/// multiple of them), so this cannot overflow.
-std::uint64_t payload_bytes_for(const Header& h) {
-  const std::uint64_t row_ptrs = 2 * (static_cast<std::uint64_t>(h.tile_rows) + 1) * 4;
-  const std::uint64_t sparse = static_cast<std::uint64_t>(h.sparse24_tiles) * kMinSparseTileBytes;
-  const std::uint64_t dense = static_cast<std::uint64_t>(h.dense_tiles) * kMinDenseTileBytes;
-  const std::uint64_t indices = 4 * (static_cast<std::uint64_t>(h.row_order_count) +
-                                     static_cast<std::uint64_t>(h.sparse24_b_rows_count) +
-                                     static_cast<std::uint64_t>(h.dense_b_rows_count));
-  const std::uint64_t row_exponents = 2 * static_cast<std::uint64_t>(h.row_exponent_count);
-  const std::uint64_t low_parts =
-      is_split(h) ? 2 * (static_cast<std::uint64_t>(h.sparse24_tiles) * kSparseTileValues +
-                         static_cast<std::uint64_t>(h.dense_tiles) * kDenseTileValues)
-                  : 0;
-  return row_ptrs + sparse + dense + indices + row_exponents + low_parts;
 }
 
 // ---- writing -------------------------------------------------------------------------------------------
@@ -262,83 +191,27 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a, const std::vect
   h.version = choices.empty() ? kB24VersionWithoutChoices : kB24FileVersion;
   h.layout = static_cast<std::uint8_t>(a.layout);
   h.reordering = static_cast<std::uint8_t>(a.reordering);
-  h.rows = a.rows;
-  h.cols = a.cols;
-  h.tile_rows = a.tile_rows;
-  h.tile_cols = a.tile_cols;
-  h.nnz = a.nnz;
-  h.sparse24_nnz = a.sparse24_nnz;
-  h.dense_nnz = a.dense_nnz;
+  h.precision = static_cast<std::uint8_t>(a.precision);
+  for_each_shared_field(a, h, [](const auto& from, auto& to) { to = from; });
   h.sparse24_tiles = a.sparse24.tiles();
   h.dense_tiles = a.dense.tiles();
-  h.exponent = a.scaling.exponent;
-  h.max_abs = a.scaling.max_abs;
-  h.min_abs_nonzero = a.scaling.min_abs_nonzero;
-  h.overflow_count = a.scaling.overflow_count;
-  h.underflow_count = a.scaling.underflow_count;
-  h.subnormal_count = a.scaling.subnormal_count;
-  h.flushed_count = a.scaling.flushed_count;
   h.row_order_count = static_cast<std::int64_t>(a.row_order.size());
   h.sparse24_b_rows_count = static_cast<std::int64_t>(a.sparse24.b_rows.size());
   h.dense_b_rows_count = static_cast<std::int64_t>(a.dense.b_rows.size());
-  h.precision = static_cast<std::uint8_t>(a.precision);
-  h.per_row = a.scaling.per_row ? 1 : 0;
-  h.min_row_exponent = a.scaling.min_row_exponent;
-  h.max_row_exponent = a.scaling.max_row_exponent;
-  h.max_flushed_relative = a.scaling.max_flushed_relative;
-  h.max_relative_error = a.scaling.max_relative_error;
-  h.frobenius_relative_error = a.scaling.frobenius_relative_error;
   h.row_exponent_count = static_cast<std::int64_t>(a.row_exponent.size());
   h.payload_bytes = payload_bytes_for(h);
-  // Field by field (never the struct as a whole: no padding bytes reach the file).
   w.value(h.version);
-  w.value(h.layout);
-  w.value(h.reordering);
-  w.value(h.reserved2);
-  w.value(h.rows);
-  w.value(h.cols);
-  w.value(h.tile_rows);
-  w.value(h.tile_cols);
-  w.value(h.nnz);
-  w.value(h.sparse24_nnz);
-  w.value(h.dense_nnz);
-  w.value(h.sparse24_tiles);
-  w.value(h.dense_tiles);
-  w.value(h.exponent);
-  w.value(h.reserved1);
-  w.value(h.max_abs);
-  w.value(h.min_abs_nonzero);
-  w.value(h.overflow_count);
-  w.value(h.underflow_count);
-  w.value(h.subnormal_count);
-  w.value(h.flushed_count);
-  w.value(h.payload_bytes);
-  w.value(h.row_order_count);
-  w.value(h.sparse24_b_rows_count);
-  w.value(h.dense_b_rows_count);
-  w.value(h.precision);
-  w.value(h.per_row);
-  w.value(h.reserved3);
-  w.value(h.min_row_exponent);
-  w.value(h.max_row_exponent);
-  w.value(h.reserved4);
-  w.value(h.max_flushed_relative);
-  w.value(h.max_relative_error);
-  w.value(h.frobenius_relative_error);
-  w.value(h.row_exponent_count);
+  for_each_header_field(h, h.version, [&](const auto& field) { w.value(field); });
   w.array(a.row_order);
   w.array(a.row_exponent);
-  w.array(a.sparse24.row_ptr);
-  w.array(a.sparse24.col_idx);
-  w.array(a.sparse24.values);
-  w.array(a.sparse24.values_lo);
-  w.array(a.sparse24.metadata);
-  w.array(a.sparse24.b_rows);
-  w.array(a.dense.row_ptr);
-  w.array(a.dense.col_idx);
-  w.array(a.dense.values);
-  w.array(a.dense.values_lo);
-  w.array(a.dense.b_rows);
+  for (const TileList* list : {&a.sparse24, &a.dense}) {
+    w.array(list->row_ptr);
+    w.array(list->col_idx);
+    w.array(list->values);
+    w.array(list->values_lo);
+    w.array(list->metadata);  // empty in the dense list (check_list_sizes)
+    w.array(list->b_rows);
+  }
   if (!choices.empty()) {
     w.value(static_cast<std::uint32_t>(choices.size()));
     for (const B24TunedChoice& c : choices) {
@@ -359,50 +232,7 @@ namespace {
 Header read_header(Reader& r, std::uint32_t version) {
   Header h;
   h.version = version;
-  const bool v1 = version == 1;
-  const bool v3 = version >= 3;
-  if (v1) {
-    h.reserved0 = r.value<std::uint32_t>();
-  } else {
-    h.layout = r.value<std::uint8_t>();
-    h.reordering = r.value<std::uint8_t>();
-    h.reserved2 = r.value<std::uint16_t>();
-  }
-  h.rows = r.value<std::int32_t>();
-  h.cols = r.value<std::int32_t>();
-  h.tile_rows = r.value<std::int32_t>();
-  h.tile_cols = r.value<std::int32_t>();
-  h.nnz = r.value<std::int64_t>();
-  h.sparse24_nnz = r.value<std::int64_t>();
-  h.dense_nnz = r.value<std::int64_t>();
-  h.sparse24_tiles = r.value<std::int64_t>();
-  h.dense_tiles = r.value<std::int64_t>();
-  h.exponent = r.value<std::int32_t>();
-  h.reserved1 = r.value<std::uint32_t>();
-  h.max_abs = r.value<double>();
-  h.min_abs_nonzero = r.value<double>();
-  h.overflow_count = r.value<std::int64_t>();
-  h.underflow_count = r.value<std::int64_t>();
-  h.subnormal_count = r.value<std::int64_t>();
-  h.flushed_count = r.value<std::int64_t>();
-  h.payload_bytes = r.value<std::uint64_t>();
-  if (!v1) {
-    h.row_order_count = r.value<std::int64_t>();
-    h.sparse24_b_rows_count = r.value<std::int64_t>();
-    h.dense_b_rows_count = r.value<std::int64_t>();
-  }
-  if (v3) {
-    h.precision = r.value<std::uint8_t>();
-    h.per_row = r.value<std::uint8_t>();
-    h.reserved3 = r.value<std::uint16_t>();
-    h.min_row_exponent = r.value<std::int32_t>();
-    h.max_row_exponent = r.value<std::int32_t>();
-    h.reserved4 = r.value<std::uint32_t>();
-    h.max_flushed_relative = r.value<double>();
-    h.max_relative_error = r.value<double>();
-    h.frobenius_relative_error = r.value<double>();
-    h.row_exponent_count = r.value<std::int64_t>();
-  }
+  for_each_header_field(h, version, [&](auto& field) { field = r.value<std::remove_reference_t<decltype(field)>>(); });
   return h;
 }
 
@@ -565,43 +395,24 @@ Bcsr24Matrix load_bcsr24_bytes(const unsigned char* bytes, std::size_t size, con
   }
 
   Bcsr24Matrix a;
-  a.rows = h.rows;
-  a.cols = h.cols;
-  a.tile_rows = h.tile_rows;
-  a.tile_cols = h.tile_cols;
-  a.nnz = h.nnz;
-  a.sparse24_nnz = h.sparse24_nnz;
-  a.dense_nnz = h.dense_nnz;
-  a.scaling.exponent = h.exponent;
-  a.scaling.max_abs = h.max_abs;
-  a.scaling.min_abs_nonzero = h.min_abs_nonzero;
-  a.scaling.overflow_count = h.overflow_count;
-  a.scaling.underflow_count = h.underflow_count;
-  a.scaling.subnormal_count = h.subnormal_count;
-  a.scaling.flushed_count = h.flushed_count;
-  a.scaling.per_row = h.per_row != 0;
-  a.scaling.min_row_exponent = h.min_row_exponent;
-  a.scaling.max_row_exponent = h.max_row_exponent;
-  a.scaling.max_flushed_relative = h.max_flushed_relative;
-  a.scaling.max_relative_error = h.max_relative_error;
-  a.scaling.frobenius_relative_error = h.frobenius_relative_error;
+  for_each_shared_field(a, h, [](auto& to, const auto& from) { to = from; });
   a.precision = static_cast<Precision>(h.precision);
   a.layout = layout;
   a.reordering = static_cast<Reordering>(h.reordering);
-  const std::int64_t low_parts = is_split(h) ? 1 : 0;
   a.row_order = r.array<std::int32_t>(h.row_order_count);
   a.row_exponent = r.array<std::int16_t>(h.row_exponent_count);
-  a.sparse24.row_ptr = r.array<std::int32_t>(std::int64_t{h.tile_rows} + 1);
-  a.sparse24.col_idx = r.array<std::int32_t>(h.sparse24_tiles);
-  a.sparse24.values = r.array<fp16_t>(h.sparse24_tiles * kSparseTileValues);
-  a.sparse24.values_lo = r.array<fp16_t>(low_parts * h.sparse24_tiles * kSparseTileValues);
-  a.sparse24.metadata = r.array<std::uint32_t>(h.sparse24_tiles * kSparseTileMetaWords);
-  a.sparse24.b_rows = r.array<std::int32_t>(h.sparse24_b_rows_count);
-  a.dense.row_ptr = r.array<std::int32_t>(std::int64_t{h.tile_rows} + 1);
-  a.dense.col_idx = r.array<std::int32_t>(h.dense_tiles);
-  a.dense.values = r.array<fp16_t>(h.dense_tiles * kDenseTileValues);
-  a.dense.values_lo = r.array<fp16_t>(low_parts * h.dense_tiles * kDenseTileValues);
-  a.dense.b_rows = r.array<std::int32_t>(h.dense_b_rows_count);
+  const std::int64_t low_parts = is_split(h) ? 1 : 0;
+  const auto read_list = [&](TileList& list, std::int64_t tiles, std::int64_t values_per_tile,
+                             std::int64_t meta_per_tile, std::int64_t b_rows_count) {
+    list.row_ptr = r.array<std::int32_t>(std::int64_t{h.tile_rows} + 1);
+    list.col_idx = r.array<std::int32_t>(tiles);
+    list.values = r.array<fp16_t>(tiles * values_per_tile);
+    list.values_lo = r.array<fp16_t>(low_parts * tiles * values_per_tile);
+    list.metadata = r.array<std::uint32_t>(tiles * meta_per_tile);
+    list.b_rows = r.array<std::int32_t>(b_rows_count);
+  };
+  read_list(a.sparse24, h.sparse24_tiles, kSparseTileValues, kSparseTileMetaWords, h.sparse24_b_rows_count);
+  read_list(a.dense, h.dense_tiles, kDenseTileValues, 0, h.dense_b_rows_count);
   if (h.version >= 4) {
     // The section's sizes matched the file's above (check_sizes): what is left to check is its content.
     const auto count = r.value<std::uint32_t>();

@@ -1,0 +1,275 @@
+// bcsr24_solve's JSON report (solve_json.hpp): the settings, the bcsr24 census of the inner matrix, every run of the
+// block solver, the baseline and the legacy solver, and the comparison. nlohmann::json keeps its keys sorted, so the
+// order fields are added in does not show in the file.
+#include "solve_json.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <utility>
+
+#include "bcsr24/error.hpp"
+#include "block_reports.hpp"
+
+namespace bcsr24::solver {
+
+using json = nlohmann::json;
+
+namespace {
+
+json timings_json(const BlockTimings& t, double solve_seconds, std::int64_t inner_products,
+                  std::int64_t outer_products) {
+  const double solve_ms = solve_seconds * 1e3;
+  const auto share = [&](double ms) { return solve_ms > 0 ? ms / solve_ms : 0.0; };
+  return {{"inner_product_seconds", t.inner_product_ms / 1e3},
+          {"outer_product_seconds", t.outer_product_ms / 1e3},
+          {"vector_seconds", t.vector_ms / 1e3},
+          {"block_algebra_seconds", t.block_ms / 1e3},
+          {"other_seconds", std::max(0.0, solve_seconds - t.total_ms() / 1e3)},
+          {"inner_product_share", share(t.inner_product_ms)},
+          {"product_share", share(t.inner_product_ms + t.outer_product_ms)},
+          {"vector_share", share(t.vector_ms)},
+          {"block_algebra_share", share(t.block_ms)},
+          {"other_share", std::max(0.0, 1.0 - share(t.total_ms()))},
+          {"ms_per_inner_product", inner_products > 0 ? t.inner_product_ms / double(inner_products) : 0.0},
+          {"ms_per_outer_product", outer_products > 0 ? t.outer_product_ms / double(outer_products) : 0.0}};
+}
+
+}  // namespace
+
+void to_json(json& j, const BlockIterationRecord& h) {
+  j = {{"iteration", h.iteration},
+          {"max_relative_residual", h.max_relative},
+          {"active", h.active},
+          {"directions", h.directions},
+          {"deflated", h.deflated},
+          {"chebyshev", h.chebyshev},
+          {"true_residual", h.true_residual},
+          {"seconds", h.seconds},
+          {"relative_residual_per_column", h.relative}};
+}
+
+void to_json(json& j, const PcgCheck& h) {
+  j = {{"iteration", h.iteration},
+          {"max_relative_residual", h.max_relative},
+          {"active", h.active},
+          {"true_residual", h.true_residual},
+          {"seconds", h.seconds}};
+}
+
+void to_json(json& j, const OuterIterationRecord& h) {
+  j = {{"iteration", h.iteration},
+          {"max_relative_residual", h.max_relative_residual},
+          {"inner", h.inner},
+          {"inner_products", h.inner_stats.products},
+          {"inner_relative_residual", h.inner_stats.relative_residual},
+          {"inner_deflated", h.inner_stats.max_deflated},
+          {"inner_breakdown", h.inner_stats.breakdown ? h.inner_stats.breakdown_reason : ""}};
+}
+
+void add_host_check(json& j, const HostCheck& host) {
+  j["host_check_relative_residual"] = host.residual;
+  if (host.error >= 0.0) j["max_relative_error"] = host.error;
+}
+
+json run_json(const RunOutcome& run, json history) {
+  json j = {{"solver", run.solver},
+            {"stop", run.stop},
+            {"message", run.message},
+            {"max_relative_residual", run.max_relative_residual},
+            {"relative_residual_per_column", run.relative_residual_per_column},
+            {"solve_seconds", run.solve_seconds},
+            {"upload_seconds", run.upload_seconds},
+            {"history", std::move(history)}};
+  add_host_check(j, run.host);
+  return j;
+}
+
+json operator_census_json(const SparseOperator& op) {
+  const TileCensus& c = op.census();
+  const Fp16Scaling& s = op.scaling();
+  return {{"bcsr24_bytes", bcsr24_bytes(op)},
+          {"csr_f32_bytes", csr_f32_bytes(op)},
+          {"precision", precision_name(op.precision())},
+          {"tile_rows", c.tile_rows},
+          {"tile_cols", c.tile_cols},
+          {"sparse24_tiles", c.sparse24_tiles},
+          {"dense_tiles", c.dense_tiles},
+          {"sparse24_share", c.sparse24_share()},
+          {"nnz_per_tile", c.nnz_per_tile()},
+          {"fp16_scale_exponent", s.exponent},
+          {"max_abs", s.max_abs},
+          {"min_abs_nonzero", s.min_abs_nonzero},
+          {"overflow_count", s.overflow_count},
+          {"underflow_count", s.underflow_count},
+          {"subnormal_count", s.subnormal_count},
+          {"flushed_count", s.flushed_count}};
+}
+
+json block_report_json(const BlockRunReport& r) {
+  const BlockFcgResult& res = r.result;
+  json j = run_json({"block", block_stop_name(res.stop), res.message, res.max_final_relative, res.final_relative,
+                     r.solve_seconds, r.upload_seconds, r.host},
+                    res.history);
+  j.update({{"label", r.label},
+            {"device", r.settings.device},
+            {"backend", inner_backend_name(r.settings.backend)},
+            {"precision", r.settings.backend == InnerBackend::bcsr24 ? precision_name(r.settings.precision) : "fp32"},
+            {"preconditioner", r.settings.chebyshev ? "chebyshev" : "jacobi"},
+            {"jacobi_scaling", r.settings.jacobi_scaling},
+            {"memory", r.settings.fcg.memory},
+            {"tolerance", r.settings.fcg.tolerance},
+            {"fallback_iteration", res.fallback_iteration},
+            {"fallback_reason", res.fallback_reason},
+            {"iterations", res.iterations},
+            {"jacobi_iterations", res.jacobi_iterations},
+            {"deflated", res.deflated},
+            {"inner_products", res.inner_products},
+            {"lanczos_products", r.lanczos_products},
+            {"outer_products", res.outer_products},
+            {"synchronizations", res.synchronizations},
+            {"synchronizations_per_iteration",
+             res.iterations > 0 ? double(res.synchronizations) / res.iterations : 0.0},
+            {"initial_relative_residual_per_column", res.initial_relative},
+            {"lanczos_seconds", r.lanczos_seconds},
+            {"iterate_seconds", r.iterate_seconds},
+            {"preprocess_seconds", r.preprocess_seconds},
+            {"device_bytes", r.device_bytes},
+            {"plan", r.plan}});
+  if (!r.census.is_null()) j["bcsr24"] = r.census;
+  if (r.chebyshev) {
+    const ChebyshevChoice& c = *r.chebyshev;
+    j["chebyshev"] = {{"degree", c.polynomial.degree},
+                      {"products_per_application", c.polynomial.degree - 1},
+                      {"a", c.polynomial.a},
+                      {"b", c.polynomial.b},
+                      {"ratio", c.polynomial.b / c.polynomial.a},
+                      {"lanczos_steps", c.estimate.steps},
+                      {"lanczos_columns", c.estimate.columns},
+                      {"lanczos_shortest", c.estimate.shortest},
+                      {"theta_min", c.estimate.theta_min},
+                      {"theta_max", c.estimate.theta_max},
+                      {"residual_bound", c.estimate.residual_bound},
+                      {"gershgorin", c.gershgorin},
+                      {"reason", c.reason}};
+  }
+  if (r.timings)
+    j["gpu"] = timings_json(*r.timings, r.solve_seconds, res.inner_products + r.lanczos_products, res.outer_products);
+  return j;
+}
+
+json pcg_report_json(const PcgRunReport& r) {
+  const PcgResult& res = r.result;
+  json j = run_json({"jacobi_pcg", block_stop_name(res.stop), res.message, res.max_final_relative, res.final_relative,
+                     r.solve_seconds, r.upload_seconds, r.host},
+                    res.history);
+  j.update({{"label", r.label},
+            {"device", r.device},
+            {"tolerance", r.options.tolerance},
+            {"check_every", r.options.check_every},
+            {"iterations", res.iterations},
+            {"converged_iteration", res.converged_iteration},
+            {"restarts", res.restarts},
+            {"outer_products", res.products},
+            {"synchronizations", res.synchronizations},
+            {"device_bytes", r.device_bytes}});
+  if (r.timings) j["gpu"] = timings_json(*r.timings, r.solve_seconds, 0, res.products);
+  return j;
+}
+
+json legacy_report_json(const LegacyRunReport& r) {
+  const OuterResult& res = r.result;
+  json j = run_json({"legacy", stop_reason_name(res.stop), res.message, res.max_final_relative_residual,
+                     res.final_relative_residual, r.solve_seconds, r.upload_seconds, r.host},
+                    res.history);
+  j.update({{"backend", inner_backend_name(r.backend)},
+            {"fallback_iteration", res.fallback_iteration},
+            {"fallback_reason", res.fallback_reason},
+            {"outer_iterations", res.outer_iterations},
+            {"jacobi_iterations", res.jacobi_iterations},
+            {"inner_solves", res.inner_solves},
+            {"inner_products", res.inner_products},
+            {"inner_breakdowns", res.inner_breakdowns},
+            {"residual_replacements", res.residual_replacements},
+            {"preprocess_seconds", r.preprocess_seconds}});
+  j["gpus"] = r.gpus;
+  if (r.gpus > 0) {
+    j["launch"] = r.launch;
+    j["ranks"] = r.ranks;
+    j["ranks_agree"] = r.ranks_agree;
+  }
+  if (r.timings) {
+    const GpuTimings& t = *r.timings;
+    const double total_ms = r.solve_seconds * 1e3;
+    j["gpu"] = {{"inner_spmm_seconds", t.inner_spmm_ms / 1e3},
+                {"inner_product_seconds", t.inner_spmm_ms / 1e3},
+                {"outer_spmm_seconds", t.outer_spmm_ms / 1e3},
+                {"inner_spmm_share", total_ms > 0 ? t.inner_spmm_ms / total_ms : 0.0},
+                {"inner_product_share", total_ms > 0 ? t.inner_spmm_ms / total_ms : 0.0},
+                {"outer_spmm_share", total_ms > 0 ? t.outer_spmm_ms / total_ms : 0.0},
+                {"inner_products", t.inner_products},
+                {"outer_products", t.outer_products},
+                {"device_bytes", r.device_bytes}};
+  }
+  return j;
+}
+
+
+json comparison_json(const std::vector<BlockRunReport>& blocks, const std::vector<PcgRunReport>& baselines) {
+  json j = json::object();
+  if (blocks.empty()) return j;
+  const BlockRunReport& first = blocks.front();
+  j["reference"] = first.label;
+  j["reference_converged"] = first.result.stop == BlockStop::converged;
+  json others = json::array();
+  for (std::size_t i = 1; i < blocks.size(); ++i)
+    others.push_back({{"label", blocks[i].label},
+                      {"converged", blocks[i].result.stop == BlockStop::converged},
+                      {"speedup", first.solve_seconds > 0 ? blocks[i].solve_seconds / first.solve_seconds : 0.0}});
+  for (const PcgRunReport& r : baselines)
+    others.push_back({{"label", r.label},
+                      {"converged", r.result.stop == BlockStop::converged},
+                      {"speedup", first.solve_seconds > 0 ? r.solve_seconds / first.solve_seconds : 0.0}});
+  j["speedups"] = others;
+  return j;
+}
+
+json settings_json(const Options& o) {
+  return {{"solver", o.legacy() ? "legacy" : o.solver},
+          {"rhs", o.rhs},
+          {"rhs_kind", o.rhs_kind},
+          {"seed", o.seed},
+          {"tolerance", o.tolerance},
+          {"compare", o.compare},
+          {"inner_backend", o.inner_backend},
+          {"inner_scaling", o.inner_scaling},
+          {"inner_precision", o.inner_precision},
+          {"max_iterations", o.fcg.max_iterations},
+          {"block_memory", o.fcg.memory},
+          {"preconditioner", o.preconditioner},
+          {"cheb_degree", o.polynomial.degree},
+          {"cheb_ratio", o.polynomial.ratio},
+          {"cheb_ratio_factor", o.polynomial.ratio_factor},
+          {"cheb_margin", o.polynomial.upper_margin},
+          {"lanczos_steps", o.polynomial.lanczos_steps},
+          {"check_every", o.check_every},
+          {"time_limit", o.time_limit},
+          {"max_outer", o.outer.max_outer},
+          {"outer_memory", o.outer.memory},
+          {"inner_iters", o.inner.max_products},
+          {"inner_tolerance", o.inner.tolerance},
+          {"fallback", o.fallback},
+          {"stall_window", o.stall_window},
+          {"replace_every", o.replace_every},
+          {"device", o.device},
+          {"gpus", o.gpus},
+          {"mpi", o.mpi}};
+}
+
+void write_json(const Options& o, const json& matrix_json, const json& runs, const json& extra) {
+  json out = {{"program", kProgram}, {"matrix", matrix_json}, {"settings", settings_json(o)}, {"runs", runs}};
+  for (const auto& [key, value] : extra.items()) out[key] = value;
+  std::ofstream file(o.json_path);
+  if (!(file << out.dump(2) << "\n")) throw Error("cannot write " + o.json_path);
+}
+
+}  // namespace bcsr24::solver

@@ -1,0 +1,248 @@
+// bcsr24_solve's command line (solve_options.hpp).
+#include "solve_options.hpp"
+
+#include <algorithm>
+
+#include "bcsr24/error.hpp"
+#include "cli.hpp"
+#include "small_algebra.hpp"
+#if BCSR24_HAS_NCCL
+#include "rank_session.hpp"
+#endif
+
+namespace bcsr24::solver {
+
+using json = nlohmann::json;
+using apps::UsageError;
+
+namespace {
+
+/// Direction memory of the legacy solver, bounded by the GPU combine kernel's term count.
+constexpr int kMaxOuterMemory = 23;
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& o) {
+  app.description(
+      "Solve A X = B for SPD A and several right-hand sides to a relative residual tolerance (default 1e-8), checked "
+      "with the true fp64 residual.\n"
+      "--solver block (default): flexible block CG in fp64 for all right-hand sides, preconditioned by a Chebyshev "
+      "polynomial of D^-1/2 A D^-1/2 (degree and interval from Lanczos steps) whose products run through bcsr24 "
+      "(--inner-precision split by default) or cuSPARSE CSR fp32 (--inner-backend); every scalar stays on the GPU and "
+      "the host waits once per iteration. --compare runs it with bcsr24, then with cuSPARSE fp32, then k "
+      "Jacobi-preconditioned CG solves in fp64 (--solver pcg alone).\n"
+      "--solver legacy: flexible CG with a block CG inside (the distributed runs, --gpus / --mpi, use it).\n"
+      "Exit status: 0 every run converged, 1 error, 2 bad arguments, 3 a run stopped without converging "
+      "(the report says why).");
+  auto* matrix = app.add_option("--matrix", o.matrix_path, "Matrix Market file of an SPD matrix");
+  auto* mesh = app.add_option("--generate-mesh", o.mesh,
+                              "Generate a 3D mesh matrix with NX x NY x NZ nodes instead (diagonally dominant SPD)")
+                   ->expected(3);
+  auto* diffusion =
+      app.add_option("--generate-diffusion", o.diffusion,
+                     "Generate a 3-D diffusion problem on NX x NY x NZ cells instead (finite volumes, 7 points, "
+                     "Dirichlet boundary; NZ = 1: 2-D): see --coefficients")
+          ->expected(3);
+  matrix->excludes(mesh)->excludes(diffusion);
+  mesh->excludes(diffusion);
+  apps::add_checked(app, "--dofs-per-node", o.mesh_spec.dofs_per_node, "Unknowns per mesh node", CLI::PositiveNumber);
+  apps::add_checked(app, "--stencil", o.mesh_spec.stencil, "Mesh stencil: 7 or 27 points", CLI::IsMember({7, 27}));
+  apps::add_checked(app, "--diag-margin", o.mesh_spec.diagonal_margin,
+                    "Mesh diagonal = (1 + margin) * off-diagonal row sum; smaller = worse conditioned",
+                    CLI::PositiveNumber);
+  app.add_option("--mesh-seed", o.mesh_spec.seed, "Seed of the mesh values")->capture_default_str();
+  apps::add_checked(
+      app, "--coefficients", o.coefficients,
+      "Diffusion coefficient field: constant, inclusions (random cubes of --contrast in 1), layers "
+      "(z-layers log-uniform in [1, --contrast]), lognormal (exp(--sigma g), g a smoothed Gaussian field)",
+      CLI::IsMember({"constant", "inclusions", "layers", "lognormal"}));
+  apps::add_checked(app, "--contrast", o.diffusion_spec.contrast,
+                    "Diffusion: coefficient of the inclusions, or range of the layers", CLI::PositiveNumber);
+  apps::add_checked(app, "--fill", o.diffusion_spec.fill, "Diffusion: volume fraction of the inclusions",
+                    CLI::Range(0.0, 1.0));
+  apps::add_checked(app, "--inclusion-size", o.diffusion_spec.inclusion_size, "Diffusion: inclusion edge in cells",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--layer-thickness", o.diffusion_spec.layer_thickness, "Diffusion: layer thickness in cells",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--sigma", o.diffusion_spec.sigma, "Diffusion: standard deviation of ln k (lognormal)",
+                    CLI::NonNegativeNumber);
+  apps::add_checked(app, "--correlation", o.diffusion_spec.correlation,
+                    "Diffusion: smoothing half width in cells (lognormal)", CLI::NonNegativeNumber);
+  app.add_option("--anisotropy", o.anisotropy, "Diffusion: K = k diag(AX, AY, AZ), e.g. 1 1 1e-4")->expected(3);
+  app.add_option("--diffusion-seed", o.diffusion_spec.seed, "Seed of the coefficient field")->capture_default_str();
+  app.add_option("--write-matrix", o.write_matrix,
+                 "Also write the matrix (read or generated) to this Matrix Market file");
+  app.add_flag("--write-only", o.write_only, "With --write-matrix: write it and stop");
+  apps::add_checked(app, "--rhs", o.rhs, "Number of right-hand sides k (the block solver takes at most 64)",
+                    CLI::Range(1, 256));
+  apps::add_checked(app, "--rhs-kind", o.rhs_kind,
+                    "a_times_random: B = A X_true with random X_true (the error is reported); random: random B",
+                    CLI::IsMember({"a_times_random", "random"}));
+  app.add_option("--seed", o.seed, "Seed of the right-hand sides")->capture_default_str();
+  apps::add_checked(app, "--tol", o.tolerance, "Target max_j |b_j - A x_j| / |b_j| (true fp64 residual)",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--solver", o.solver, "block (default), pcg (the Jacobi-PCG baseline alone), legacy",
+                    CLI::IsMember({"block", "pcg", "legacy"}));
+  app.add_flag("--compare", o.compare,
+               "block: run it with bcsr24, then with cuSPARSE fp32 products, then k Jacobi-PCG solves in fp64; "
+               "legacy: both inner backends");
+  apps::add_checked(app, "--max-iterations", o.fcg.max_iterations,
+                    "Iteration limit of the block solver (PCG: 100 times this)", CLI::PositiveNumber);
+  apps::add_checked(app, "--block-memory", o.fcg.memory, "Direction blocks each new one is A-orthogonalised against",
+                    CLI::Range(1, small::kMaxMemory));
+  apps::add_checked(app, "--preconditioner", o.preconditioner,
+                    "Block solver: chebyshev (bcsr24 or cuSPARSE fp32 products) or jacobi (fp64)",
+                    CLI::IsMember({"chebyshev", "jacobi"}));
+  apps::add_checked(app, "--cheb-degree", o.polynomial.degree,
+                    "Degree of the Chebyshev residual polynomial (odd; degree - 1 products)", CLI::Range(1, 1001));
+  apps::add_checked(app, "--cheb-ratio", o.polynomial.ratio,
+                    "b / a of the Chebyshev interval (0: ratio factor * degree^2)", CLI::NonNegativeNumber);
+  apps::add_checked(app, "--cheb-ratio-factor", o.polynomial.ratio_factor,
+                    "b / a = factor * degree^2 when --cheb-ratio is 0", CLI::PositiveNumber);
+  apps::add_checked(app, "--cheb-margin", o.polynomial.upper_margin, "Safety margin on the Lanczos upper bound b",
+                    CLI::NonNegativeNumber);
+  apps::add_checked(app, "--lanczos-steps", o.polynomial.lanczos_steps, "Lanczos steps of the spectrum estimate",
+                    CLI::Range(2, small::kMaxLanczos));
+  apps::add_checked(app, "--drop-tolerance", o.fcg.drop_tolerance,
+                    "Block solver: whitening pivot below which a direction is dropped", CLI::PositiveNumber);
+  apps::add_checked(app, "--check-every", o.check_every, "Jacobi-PCG baseline: iterations between status reads",
+                    CLI::PositiveNumber);
+  apps::add_checked(app, "--time-limit", o.time_limit,
+                    "Wall-clock cap of each solve in seconds (0: none); stop reason time_limit",
+                    CLI::NonNegativeNumber);
+  app.add_flag("--no-timing", o.no_timing, "No CUDA events around the operations (time to solution only)");
+  app.add_flag("--check-spaces", o.check_spaces,
+               "Run every operation and the whole solve on the GPU space and on the CPU space with the same inputs and "
+               "compare (a debugging aid for a new GPU or build; small matrices)");
+  apps::add_checked(
+      app, "--cpu-b-rounding", o.cpu_b_rounding,
+      "--device cpu with fp16/bf16 inner products: round B per tile as the tile kernels do (tiles) or use it "
+      "exactly as the CSR kernel does (exact)",
+      CLI::IsMember({"tiles", "exact"}));
+  apps::add_checked(app, "--max-outer", o.outer.max_outer, "Legacy: outer iteration limit", CLI::PositiveNumber);
+  apps::add_checked(app, "--outer-memory", o.outer.memory,
+                    "Legacy: previous directions each outer direction is orthogonalised against",
+                    CLI::Range(1, kMaxOuterMemory));
+  apps::add_checked(app, "--inner-iters", o.inner.max_products,
+                    "Legacy: products (block CG iterations) per inner solve", CLI::PositiveNumber);
+  apps::add_checked(app, "--inner-tol", o.inner.tolerance,
+                    "Legacy: inner solve stops early when every column's residual fell by this", CLI::PositiveNumber);
+  apps::add_checked(app, "--inner-backend", o.inner_backend,
+                    "Products of the preconditioner (block) or inner solve (legacy)",
+                    CLI::IsMember({"bcsr24", "cusparse_csr_f32"}));
+  app.add_option("--inner-precision", o.inner_precision,
+                 "Precision of bcsr24's inner products: fp16, bf16 or split (about fp32 accuracy); default split for "
+                 "the block solver, fp16 for legacy. The vectors go in as fp32 either way (no conversion pass)")
+      ->check(CLI::IsMember({"fp16", "bf16", "split"}));
+  app.add_option("--inner-scaling", o.inner_scaling,
+                 "jacobi: the inner operator is D^-1/2 A D^-1/2 (default for the block solver); none: A itself "
+                 "(default for legacy), its fp16 range left to bcsr24's scaling")
+      ->check(CLI::IsMember({"none", "jacobi"}));
+  apps::add_checked(app, "--fallback", o.fallback,
+                    "When the preconditioner (block) or inner solve (legacy) stops helping: jacobi = continue with the "
+                    "Jacobi preconditioner in fp64; none = stop and say so",
+                    CLI::IsMember({"jacobi", "none"}));
+  app.add_option("--stall-window", o.stall_window,
+                 "Iterations over which the best residual must fall by 1/stall-factor (default: block 25, legacy 5)")
+      ->check(CLI::PositiveNumber);
+  apps::add_checked(app, "--stall-factor", o.stall_factor, "Required residual reduction factor per window",
+                    CLI::Range(1e-300, 1.0));
+  apps::add_checked(app, "--fallback-window", o.outer.fallback_window,
+                    "The same window in the Jacobi phase (stagnation)", CLI::PositiveNumber);
+  app.add_option("--replace-every", o.replace_every,
+                 "Recompute the true fp64 residual every this many iterations (default: block 1, legacy 50)")
+      ->check(CLI::NonNegativeNumber);
+  apps::add_checked(app, "--device", o.device,
+                    "gpu, or cpu (same algorithm, bcsr24 products emulated; small matrices only)",
+                    CLI::IsMember({"gpu", "cpu"}));
+  CLI::Option* gpus =
+      app.add_option("--gpus", o.gpus,
+                     "Legacy solver distributed by rows over GPUs 0..P-1 of this host (one thread and NCCL rank each; "
+                     "halo exchange and NCCL all-reduce). 1 runs the distributed code on one GPU. Needs a build with "
+                     "NCCL; the block solver runs on one GPU")
+          ->check(CLI::PositiveNumber);
+  app.add_flag("--mpi", o.mpi,
+               "The distributed legacy solve with one MPI process per GPU (mpirun -np P): each process takes device "
+               "local rank % device count of its host, reads or generates the whole matrix and keeps its rows; "
+               "rank 0 prints. Needs a build with NCCL and MPI")
+      ->excludes(gpus);
+  app.add_option("--json", o.json_path, "Also write the results as JSON to this file");
+  app.add_flag("--verbose", o.verbose, "Print every iteration");
+}
+
+void validate(const Options& o) {
+  if (o.matrix_path.empty() && o.mesh.empty() && o.diffusion.empty())
+    throw UsageError("give --matrix FILE, --generate-mesh NX NY NZ or --generate-diffusion NX NY NZ");
+  for (std::int32_t v : o.mesh)
+    if (v < 1) throw UsageError("--generate-mesh sizes must be >= 1");
+  for (std::int32_t v : o.diffusion)
+    if (v < 1) throw UsageError("--generate-diffusion sizes must be >= 1");
+  if (o.write_only && o.write_matrix.empty()) throw UsageError("--write-only needs --write-matrix FILE");
+  if (o.gpus > 0 && o.device != "gpu") throw UsageError("--gpus needs --device gpu");
+  if (o.mpi && o.device != "gpu") throw UsageError("--mpi needs --device gpu");
+  if ((o.gpus > 0 || o.mpi) && o.solver != "legacy" && o.solver != "block")
+    throw UsageError("--gpus and --mpi run the legacy solver only");
+  if (o.check_spaces && o.device != "gpu") throw UsageError("--check-spaces compares the GPU space with the CPU space");
+  if (!o.legacy() && o.rhs > small::kMaxColumns)
+    throw UsageError("the block solver takes at most " + std::to_string(small::kMaxColumns) +
+                     " right-hand sides (--solver legacy takes up to 256)");
+#if BCSR24_HAS_NCCL
+  if (o.mpi && !bcsr24::ranks::mpi_available())
+    throw UsageError("--mpi: this bcsr24_solve was built without MPI (CMake found none; --gpus P runs on one host)");
+#else
+  if (o.gpus > 0 || o.mpi)
+    throw UsageError(std::string(o.mpi ? "--mpi" : "--gpus") +
+                     ": this bcsr24_solve was built without NCCL (no distributed solve)");
+#endif
+}
+
+void resolve_defaults(Options& o) {
+  const bool legacy = o.legacy();
+  if (o.inner_scaling.empty()) o.inner_scaling = legacy ? "none" : "jacobi";
+  if (o.inner_precision.empty()) o.inner_precision = legacy ? "fp16" : "split";
+  if (o.stall_window < 0) o.stall_window = legacy ? 5 : 25;
+  if (o.replace_every < 0) o.replace_every = legacy ? 50 : 1;
+}
+
+OuterOptions outer_options(const Options& o) {
+  OuterOptions outer = o.outer;
+  outer.tolerance = o.tolerance;
+  outer.stall_window = o.stall_window;
+  outer.stall_factor = o.stall_factor;
+  outer.fallback = o.fallback == "jacobi" ? Fallback::jacobi : Fallback::none;
+  outer.replace_every = o.replace_every;
+  return outer;
+}
+
+BlockRunSettings block_settings(const Options& o, InnerBackend backend) {
+  BlockRunSettings s;
+  s.device = o.device;
+  s.backend = backend;
+  s.precision = precision_from_name(o.inner_precision);
+  s.jacobi_scaling = o.inner_scaling == "jacobi";
+  s.chebyshev = o.preconditioner == "chebyshev";
+  s.fcg = o.fcg;
+  s.fcg.tolerance = o.tolerance;
+  s.fcg.replace_every = std::max(1, o.replace_every);
+  s.fcg.stall_window = o.stall_window;
+  s.fcg.stall_factor = o.stall_factor;
+  s.fcg.fallback_jacobi = o.fallback == "jacobi";
+  s.fcg.time_limit_seconds = o.time_limit;
+  s.polynomial = o.polynomial;
+  s.cpu_rounding = o.cpu_b_rounding == "tiles" ? BRounding::tiles : BRounding::exact;
+  s.timing = !o.no_timing;
+  s.warm_up = o.device == "gpu";
+  s.verbose = o.verbose;
+  return s;
+}
+
+PcgOptions pcg_options(const Options& o) {
+  PcgOptions p;
+  p.tolerance = o.tolerance;
+  p.max_iterations = 100 * o.fcg.max_iterations;
+  p.check_every = o.check_every;
+  p.time_limit_seconds = o.time_limit;
+  return p;
+}
+
+}  // namespace bcsr24::solver
