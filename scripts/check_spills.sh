@@ -24,8 +24,12 @@ archs=$(cache_value CMAKE_CUDA_ARCHITECTURES)
 archs=${archs//;/ }
 [[ -n $archs ]] || { echo "check_spills: no CMAKE_CUDA_ARCHITECTURES in $cache" >&2; exit 2; }
 
-# Every kernel translation unit of the library (hand-written and generated).
-mapfile -t units < <(cd "$src" && ls lib/src/kernels/*.cu lib/src/kernels/generated/*.cu 2>/dev/null)
+# Every kernel translation unit of the library: the hand-written ones and those of the kernel table, which CMake
+# writes into the build tree when it configures it (lib/CMakeLists.txt).
+generated=$build/lib/kernels_generated
+compgen -G "$generated/*.cu" > /dev/null ||
+  { echo "check_spills: no kernel-table units in $generated (configure the build first)" >&2; exit 2; }
+mapfile -t units < <(ls "$src"/lib/src/kernels/*.cu "$generated"/*.cu)
 jobs=()
 for arch in $archs; do
   case $arch in
@@ -42,7 +46,7 @@ compile() {  # one (architecture, translation unit): ptxas's report in a log of 
   local sm=$1 unit=$2
   local log=$out/$sm.$(basename "$unit" .cu).log
   "$nvcc" -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -arch="$sm" -cubin -Xptxas -v \
-    -I"$src/lib/include" -I"$src/lib/src" -I"$src/lib/experimental" "$src/$unit" -o "$out/$sm.$(basename "$unit" .cu).cubin" > "$log" 2>&1 ||
+    -I"$src/lib/include" -I"$src/lib/src" -I"$src/lib/experimental" "$unit" -o "$out/$sm.$(basename "$unit" .cu).cubin" > "$log" 2>&1 ||
     { echo "check_spills: $unit failed to compile for $sm (see $log)" >&2; return 1; }
 }
 export -f compile
