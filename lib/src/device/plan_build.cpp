@@ -1,0 +1,82 @@
+// Builds a plan from its draft (device/plan_draft.hpp): PlanAccess's entry points, and SpmmPlan::Impl::build,
+// which makes the tile part and the CSR part (their own files) and the buffer that unaligned B is staged in.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "bcsr24/error.hpp"
+#include "bcsr24/spmm_plan.hpp"
+#include "device/plan_access.hpp"
+#include "device/plan_draft.hpp"
+#include "device/plan_tuner.hpp"
+#include "device/spmm_plan_impl.hpp"
+#include "format/tile_layout.hpp"
+
+namespace bcsr24 {
+
+SpmmPlan detail::PlanAccess::build(const DeviceMatrix& a, const PlanDraft& draft) {
+  auto impl = std::make_unique<SpmmPlan::Impl>();
+  // A failure part way leaves nothing allocated: the buffers made so far belong to impl, freed as it goes.
+  try {
+    impl->build(a, draft);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("SparseOperator::make_plan (n = " + std::to_string(draft.n) + ", kernel " +
+                      kernel_name(draft.kernel) + ", its work lists and workspace): " + e.what());
+  }
+  return SpmmPlan(std::move(impl));
+}
+
+SpmmPlan detail::PlanAccess::make(const DeviceMatrix& a, std::int32_t n, KernelKind kernel,
+                                   const PlanOptions& options, const PlanKnobs& knobs, TunedChoices* store) {
+  const bool measure = options.tuning == Tuning::measure;
+  if (measure && kernel == KernelKind::automatic && experimental::default_knobs(knobs))
+    return tune_plan(a, n, options, store);
+  SpmmPlan plan = build(a, draft_plan(a, n, kernel, options, knobs));
+  if (measure)
+    plan.impl_->report.tuning_reason = kernel != KernelKind::automatic
+                                           ? std::string("kernel ") + kernel_name(kernel) + " requested: nothing to measure"
+                                           : std::string("plan knobs forced: the cost model decides the rest");
+  return plan;
+}
+
+PlanReport& detail::PlanAccess::report(SpmmPlan& plan) noexcept { return plan.impl_->report; }
+
+SpmmPlan::SpmmPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& draft) {
+  const DeviceMatrix::Impl& m = matrix.impl();
+  const KernelKind requested = draft.kernel;
+  const bool dense_kernel = requested == KernelKind::dense_bt || requested == KernelKind::dense_pipelined;
+  a = &m;
+  n = draft.n;
+  kernel = requested;
+  tile_kernel = dense_kernel ? requested : KernelKind::split_pipelined;
+  options = draft.options;
+  mode = draft.mode;
+  slice_width = draft.slice_width;
+  tile_pipeline = draft.tile_pipeline;
+  csr = draft.csr;
+  report = draft.report;
+
+  build_tile_part(m, draft);
+  build_csr_part(m, draft.to_csr);
+  if (m.precision == Precision::split) {  // the low parts double the value bytes of the tiles
+    report.sparse24_bytes += report.sparse24_tiles * kSparseTileValues * 2;
+    report.dense_bytes += report.dense_tiles * kDenseTileValues * 2;
+  }
+  // Unaligned B (allow_unaligned_b) is copied into a buffer of aligned rows where some part reads it in 16-byte
+  // pieces (the tiles; CSR unless n < 8).
+  needs_aligned_b = run_tiles || (run_csr && !csr_shape.scalar_b);
+  if (options.allow_unaligned_b && needs_aligned_b) {
+    const bool f32 = options.input == InputType::f32;
+    const int per_chunk = f32 ? 4 : 8;  // values per 16-byte load
+    staged_ld = (std::int64_t(n) + per_chunk - 1) / per_chunk * per_chunk;
+    const auto count = static_cast<std::size_t>(std::int64_t(m.cols) * staged_ld);
+    if (f32)
+      staged_b_f32 = detail::DeviceBuffer<float>(count);
+    else
+      staged_b = detail::DeviceBuffer<std::uint16_t>(count);
+  }
+}
+
+}  // namespace bcsr24

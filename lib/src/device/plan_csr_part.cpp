@@ -1,0 +1,90 @@
+// The CSR part of a plan (SpmmPlan::Impl::build_csr_part): the non-padding rows of the bands that run on CUDA
+// cores, sorted into long rows (a block each, or several for the longest), medium and short rows by the CSR
+// kernel's shape, and the kernel-table entry to launch.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "device/spmm_plan_impl.hpp"
+#include "format/tile_layout.hpp"
+
+namespace bcsr24 {
+
+void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr) {
+  Impl& p = *this;
+  const DeviceBandCsr& csr = *p.csr;
+  // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each.
+  std::vector<std::int32_t> slots;
+  std::int64_t row_entries = 0;
+  for (std::size_t b = 0; b < to_csr.size(); ++b) {
+    if (!to_csr[b]) continue;
+    ++report.csr_bands;
+    const detail::BandStats& s = m.band_stats[b];
+    report.csr_nnz += s.nnz();
+    if (s.nnz() == 0) ++report.empty_bands;
+    for (int r = 0; r < kTileRows; ++r) {
+      const std::int32_t slot = csr.first_slot[b] + r;
+      if (csr.out_row_host[static_cast<std::size_t>(slot)] < 0) continue;
+      slots.push_back(slot);
+      row_entries += csr.row_nnz[static_cast<std::size_t>(slot)];
+    }
+  }
+  p.run_csr = !slots.empty();
+  if (p.run_csr) {
+    const double mean_row_nnz = double(row_entries) / double(slots.size());
+    p.csr_shape = kernels::csr_shape_for(n, mean_row_nnz);
+    p.csr_kernel = &kernels::csr_kernel({p.mode, p.options.output, p.csr_shape});
+    const kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
+    std::vector<std::int32_t> long_slots, medium_slots, short_slots;
+    for (const std::int32_t slot : slots) {
+      const std::int32_t entries = csr.row_nnz[static_cast<std::size_t>(slot)];
+      (entries > classes.medium_max ? long_slots : entries > classes.short_max ? medium_slots : short_slots)
+          .push_back(slot);
+    }
+    // Longest first: they are the launch's critical path. A row far longer than one block's lanes cover gets
+    // several blocks, each on its share of the column chunks.
+    std::stable_sort(long_slots.begin(), long_slots.end(), [&](std::int32_t x, std::int32_t y) {
+      return csr.row_nnz[static_cast<std::size_t>(x)] > csr.row_nnz[static_cast<std::size_t>(y)];
+    });
+    std::vector<kernels::CsrLongBlock> long_blocks;
+    for (const std::int32_t slot : long_slots) {
+      const int blocks = kernels::csr_long_row_blocks(p.csr_shape.chunks, csr.row_nnz[static_cast<std::size_t>(slot)]);
+      const int chunks = p.csr_shape.chunks / blocks;
+      for (int b = 0; b < blocks; ++b)
+        long_blocks.push_back({slot, static_cast<std::int16_t>(b * chunks), static_cast<std::int16_t>(chunks)});
+    }
+    std::vector<std::int32_t> short_with_entries;
+    for (const std::int32_t slot : short_slots)
+      if (csr.row_nnz[static_cast<std::size_t>(slot)] > 0) short_with_entries.push_back(slot);
+    p.csr_has_empty = short_with_entries.size() < short_slots.size();
+    if (p.csr_has_empty) {
+      p.csr_short_with_entries = static_cast<std::int32_t>(short_with_entries.size());
+      if (!short_with_entries.empty())
+        p.csr_short_slots_with_entries = detail::DeviceBuffer<std::int32_t>(short_with_entries);
+    }
+    kernels::CsrSpmmParams& c = p.csr_params;
+    c.row_ptr = csr.row_ptr.get();
+    c.b_row = csr.b_row.get();
+    c.values = csr.values.get();
+    c.values_lo = csr.values_lo.get();
+    c.slot_exponent = csr.slot_exponent.get();
+    c.out_row = csr.out_row.get();
+    c.long_blocks = detail::upload_to(p.csr_long_blocks, long_blocks);
+    c.medium_slots = detail::upload_to(p.csr_medium_slots, medium_slots);
+    c.short_slots = detail::upload_to(p.csr_short_slots, short_slots);
+    c.long_count = static_cast<std::int32_t>(long_blocks.size());
+    c.medium_count = static_cast<std::int32_t>(medium_slots.size());
+    c.short_count = static_cast<std::int32_t>(short_slots.size());
+    c.k = m.cols;
+    c.n = n;
+    report.csr_long_rows = static_cast<std::int32_t>(long_slots.size());
+    report.csr_long_blocks = c.long_count;
+    report.csr_medium_rows = c.medium_count;
+    report.csr_chunks = p.csr_shape.chunks;
+    report.csr_nz_lanes = p.csr_shape.nz_lanes;
+    const std::int64_t value_bytes = m.precision == Precision::split ? 4 : 2;
+    report.csr_bytes = report.csr_nnz * (4 + value_bytes) + std::int64_t(slots.size()) * 12;
+  }
+}
+
+}  // namespace bcsr24

@@ -1,0 +1,128 @@
+// The tile part of a plan (SpmmPlan::Impl::build_tile_part): the tile bands' work items in the matrix's
+// longest-first order, long bands split over blocks (with their partial sums and counters) or the bands run in
+// band groups, the lists without empty bands that run() uses with beta = 1, and the kernel-table entry to launch.
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "bcsr24/error.hpp"
+#include "device/cuda_check.hpp"
+#include "device/device_memory.hpp"
+#include "device/spmm_plan_impl.hpp"
+#include "device/tile_schedule.hpp"
+#include "format/bcsr24_matrix.hpp"
+#include "format/tile_layout.hpp"
+
+namespace bcsr24 {
+
+void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::PlanDraft& draft) {
+  Impl& p = *this;
+  const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
+  const std::int64_t n_slices = (std::int64_t(n) + p.slice_width - 1) / p.slice_width;
+  // Tile part: the descriptors of the tile bands, in the matrix's longest-first order.
+  std::vector<kernels::TileRowWork> tile_work;
+  for (const kernels::TileRowWork& w : m.row_work_host) {
+    if (draft.to_csr[static_cast<std::size_t>(w.tile_row)]) continue;
+    tile_work.push_back(w);
+    const detail::BandStats& s = m.band_stats[static_cast<std::size_t>(w.tile_row)];
+    report.sparse24_tiles += s.sparse24_tiles;
+    report.dense_tiles += s.dense_tiles;
+    report.sparse24_nnz += s.sparse24_nnz;
+    report.dense_nnz += s.dense_nnz;
+  }
+  report.tile_bands = static_cast<std::int32_t>(tile_work.size());
+  p.run_tiles = !tile_work.empty();
+  p.grouped = p.run_tiles && draft.groups != nullptr;
+  if (p.grouped) {
+    const detail::BandGroupSchedule& groups = *draft.groups;
+    kernels::BandGroupParams& g = p.group_params;
+    g.sparse24 = m.sparse24.view();
+    g.dense = m.dense.view();
+    g.groups = detail::upload_to(p.groups, groups.groups);
+    g.steps = detail::upload_to(p.group_steps, groups.steps);
+    g.entry_ptr = detail::upload_to(p.group_entry_ptr, groups.entry_ptr);
+    g.entries = detail::upload_to(p.group_entries, groups.entries);
+    g.group_rows = detail::upload_to(p.group_rows, groups.group_rows);
+    g.n_groups = static_cast<std::int32_t>(groups.groups.size());
+    g.n_slices = static_cast<std::int32_t>((std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth);
+    g.rows = m.rows;
+    g.n = n;
+    g.row_map = m.row_map.get();
+    g.stored_row_exponent = m.stored_row_exponent.get();
+  }
+  const detail::TileSchedule schedule = detail::schedule_tile_bands(tile_work, p.grouped ? 0 : draft.tiles_per_part);
+  report.split_bands = static_cast<std::int32_t>(schedule.groups.size());
+  report.split_parts = schedule.partials;
+  const std::int64_t index_bytes = m.b_row_index == BRowIndex::full ? kFullIndexBytesPerTile : 0;
+  if (dense_kernel) {
+    report.dense_tiles += report.sparse24_tiles;
+    report.dense_nnz += report.sparse24_nnz;
+    report.sparse24_tiles = report.sparse24_nnz = 0;
+  }
+  report.sparse24_bytes = report.sparse24_tiles * (kSparseTileValues * 2 + kSparseTileMetaWords * 4 + 4 + index_bytes);
+  report.dense_bytes = report.dense_tiles * (kDenseTileValues * 2 + 4 + index_bytes);
+  // The matrix's own descriptors serve when the plan runs every band as one item each.
+  const bool own_descriptors = tile_work.size() == m.row_work_host.size() && schedule.groups.empty();
+
+  kernels::SpmmParams& k = p.params;
+  k.sparse24 = m.sparse24.view();
+  k.dense = dense_kernel ? m.merged_dense.view() : m.dense.view();
+  if (!own_descriptors && p.run_tiles && !p.grouped)
+    p.tile_work = detail::DeviceBuffer<kernels::TileRowWork>(schedule.items);
+  k.row_work = own_descriptors ? m.row_work.get() : p.tile_work.get();
+  k.row_map = m.row_map.get();
+  k.stored_row_exponent = m.stored_row_exponent.get();
+  if (std::int64_t(schedule.items.size()) * n_slices > INT32_MAX)
+    throw SizeLimitError("SpmmPlan: " + std::to_string(schedule.items.size()) + " tile work items x " +
+                         std::to_string(n_slices) + " column slices exceed the 2^31 - 1 blocks of one launch");
+  k.tile_rows = static_cast<std::int32_t>(schedule.items.size());
+  {
+    // Split parts always hold tiles (a band is split only when long); keep every part of a group regardless, so
+    // that the group's counter still sees all of them.
+    std::vector<kernels::TileRowWork> with_entries;
+    for (const kernels::TileRowWork& w : schedule.items)
+      if (w.split != kernels::kUnsplit || w.sparse24_end > w.sparse24_begin || w.dense_end > w.dense_begin ||
+          w.merged_end > w.merged_begin)
+        with_entries.push_back(w);
+    report.empty_bands += static_cast<std::int32_t>(schedule.items.size() - with_entries.size());
+    // A grouped plan runs every band of its groups (the kernel's grid is the groups): no list without the empty ones.
+    p.tiles_have_empty = !p.grouped && with_entries.size() < schedule.items.size();
+    if (p.tiles_have_empty) {
+      p.tile_items_with_entries = static_cast<std::int32_t>(with_entries.size());
+      if (!with_entries.empty())
+        p.tile_work_with_entries = detail::DeviceBuffer<kernels::TileRowWork>(with_entries);
+    }
+  }
+  k.rows = m.rows;
+  k.k = m.cols;
+  k.n = n;
+  k.n_slices = static_cast<std::int32_t>(n_slices);
+  if (!schedule.groups.empty()) {
+    k.split_groups = detail::upload_to(p.split_groups, schedule.groups);
+    p.split_partials = detail::DeviceBuffer<float>(std::size_t(schedule.partials) * std::size_t(n_slices) *
+                                                   kTileRows * std::size_t(p.slice_width));
+    p.split_counters = detail::DeviceBuffer<unsigned>(schedule.groups.size() * std::size_t(n_slices));
+    // The counters start at zero; the last part of each group resets its counter, so they stay zero between runs.
+    BCSR24_CUDA_CHECK(cudaMemset(p.split_counters.get(), 0, p.split_counters.bytes()));
+    detail::wait_for_device_writes();  // the first run may be on a stream not ordered after the legacy one
+    k.split_partials = p.split_partials.get();
+    k.split_counters = p.split_counters.get();
+  }
+
+  p.split_bands = !schedule.groups.empty();
+  if (p.grouped) {
+    kernels::configure_band_group_kernel(p.mode, p.options.output);
+    report.tile_stages = kernels::kGroupStages;
+  } else if (p.run_tiles) {
+    kernels::TileKernelKey tile_key = draft.tile_key;
+    tile_key.split_bands = p.split_bands;
+    p.tile = &kernels::tile_kernel(tile_key);
+    kernels::configure_tile_kernel(*p.tile);
+    report.tile_stages = p.tile->stages;
+  }
+}
+
+}  // namespace bcsr24

@@ -1,0 +1,96 @@
+// SpmmPlan's state (internal): what a plan fixed when it was built (device/plan_build.cpp and the two parts'
+// files) and what run() reads (device/spmm_plan.cpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "bcsr24/spmm_plan.hpp"
+#include "device/device_buffer.hpp"
+#include "device/device_matrix_impl.hpp"
+#include "device/plan_draft.hpp"
+#include "kernels/band_group_params.hpp"
+#include "kernels/csr_params.hpp"
+#include "kernels/kernel_table.hpp"
+#include "kernels/spmm_params.hpp"
+
+namespace bcsr24 {
+
+namespace detail {
+
+/// Copies `host` into a new device buffer held by `buffer` and returns its pointer, for a kernel's parameters.
+template <typename T>
+T* upload_to(DeviceBuffer<T>& buffer, const std::vector<T>& host) {
+  buffer = DeviceBuffer<T>(host);
+  return buffer.get();
+}
+
+}  // namespace detail
+
+struct SpmmPlan::Impl {
+  /// Fixes everything a run needs from the plan's decisions (device/plan_draft.hpp): the tile part, then the
+  /// CSR part, then B's staging buffer (device/plan_build.cpp).
+  void build(const DeviceMatrix& matrix, const detail::PlanDraft& draft);
+  /// The tile bands' work lists, split-band workspace or band groups, and their kernel (device/plan_tile_part.cpp).
+  void build_tile_part(const DeviceMatrix::Impl& m, const detail::PlanDraft& draft);
+  /// The CSR bands' rows by length class and their kernel (device/plan_csr_part.cpp).
+  void build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr);
+  const DeviceMatrix::Impl* a = nullptr;
+  const DeviceBandCsr* csr = nullptr;  // the CSR copy the plan's CSR part reads (the matrix's candidates or every band)
+  std::int32_t n = 0;
+  KernelKind kernel = KernelKind::automatic;
+  KernelKind tile_kernel = KernelKind::split_pipelined;  // the rung that runs the tile bands
+  PlanOptions options;
+  int slice_width = 8;
+  kernels::SpmmParams params;  // everything but b, ldb, c, ldc, alpha, beta
+  kernels::CsrSpmmParams csr_params;
+  kernels::CsrShape csr_shape;
+  const kernels::TileKernel* tile = nullptr;  // the kernel-table entries the plan launches
+  const kernels::CsrKernel* csr_kernel = nullptr;
+  bool run_tiles = false, run_csr = false;
+  bool needs_aligned_b = false;  // some part reads B in 16-byte pieces (the tiles; CSR unless n < 8)
+  bool split_bands = false;      // the tile kernel's schedule has split bands: launch the instantiation for them
+  kernels::OperandMode mode = kernels::OperandMode::f16;  // A's precision and B's element type
+  TilePipeline tile_pipeline = TilePipeline::standard;     // resolved: standard or deep
+  detail::DeviceBuffer<kernels::TileRowWork> tile_work;  // the tile kernel's work items, unless they are the
+                                                         // matrix's own descriptors (every band, none split)
+  detail::DeviceBuffer<kernels::SplitGroup> split_groups;  // split bands: their parts' partial sums and counters
+  detail::DeviceBuffer<float> split_partials;
+  detail::DeviceBuffer<unsigned> split_counters;
+  detail::DeviceBuffer<kernels::CsrLongBlock> csr_long_blocks;
+  detail::DeviceBuffer<std::int32_t> csr_medium_slots, csr_short_slots;
+  // run() with beta == 1 leaves C's rows without entries as they are, so it launches only the work with entries:
+  // these lists, where they differ from the full ones (a halo part of a distributed operator has entries in a few
+  // per cent of its rows; reading and writing the rest of C cost it ~30% of a product).
+  bool tiles_have_empty = false, csr_has_empty = false;
+  detail::DeviceBuffer<kernels::TileRowWork> tile_work_with_entries;
+  std::int32_t tile_items_with_entries = 0;
+  detail::DeviceBuffer<std::int32_t> csr_short_slots_with_entries;
+  std::int32_t csr_short_with_entries = 0;
+  // Band groups (device/band_groups.hpp): the tile bands run on the band-group kernel instead.
+  bool grouped = false;
+  kernels::BandGroupParams group_params;  // everything but c, ldc, alpha, beta
+  // B's TMA descriptor of the last run, re-encoded by run() when B changes: the one member run() writes, which is
+  // why a plan's run() is called by one host thread at a time (docs/API.md, "Threads and streams"). The launch
+  // copies the descriptor into the kernel's parameters, so re-encoding it never affects a product in flight.
+  mutable kernels::BandGroupBMap group_b_map;
+  detail::DeviceBuffer<kernels::BandGroup> groups;
+  detail::DeviceBuffer<kernels::BandGroupStep> group_steps;
+  detail::DeviceBuffer<std::int32_t> group_entry_ptr, group_entries, group_rows;
+  detail::DeviceBuffer<std::uint16_t> staged_b;      // 16-bit B copied for alignment
+  detail::DeviceBuffer<float> staged_b_f32;          // fp32 B copied for alignment
+  std::int64_t staged_ld = 0;
+  /// run() for 16-bit (std::uint16_t) or fp32 B: checks the arguments, stages unaligned B, then launch().
+  template <typename BElement>
+  void run(const BElement* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
+           cudaStream_t s) const;
+  /// Enqueues both parts with B (16-bit or fp32) already checked and, where needed, staged.
+  /// `ldb_used`: B's leading dimension as the tile part reads it (the staged copy's where B was staged).
+  void launch(kernels::SpmmParams k, std::int64_t ldb_used, const void* b_as_given, std::int64_t ldb_as_given,
+              cudaStream_t s) const;
+  PlanReport report;
+};
+
+}  // namespace bcsr24
