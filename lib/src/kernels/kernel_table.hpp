@@ -1,6 +1,7 @@
 // The kernel table: every instantiation of the tile kernel and of the CSR kernel that a plan may choose, each with
-// the key the plan looks it up by. The table is declared in generate_kernel_table.py, which writes the
-// translation units that compile it (generated/); a plan finds its kernels here once and launches them directly.
+// the key the plan looks it up by. The table is declared in generate_kernel_table.py, which writes the translation
+// units that compile it into the build tree (BUILD/lib/kernels_generated/); a plan finds its kernels here once and
+// launches them directly.
 #pragma once
 
 #include <cstddef>
@@ -60,7 +61,7 @@ struct KernelTablePart {
   std::size_t count;
 };
 
-/// Every entry of the table, part by part (generated/kernel_table_parts.cpp).
+/// Every entry of the table, part by part (kernel_table_parts.cpp, generated into the build tree).
 struct KernelTable {
   const KernelTablePart<TileKernel>* tile_parts;
   std::size_t tile_part_count;

@@ -1,5 +1,6 @@
 // The kernel-table entry of one tile-kernel instantiation: the template arguments a kernel kind, operand mode,
-// width and depth stand for, and the geometry the plan reads. generated/tile_kernels_*.cu list the entries.
+// width and depth stand for, and the geometry the plan reads. The generated tile_kernels_*.cu
+// (BUILD/lib/kernels_generated/) list the entries.
 #pragma once
 
 #include "device/plan_choices.hpp"
