@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bcsr24/error.hpp"
@@ -103,22 +104,25 @@ std::vector<double> widen_b(const Bcsr24Matrix& a, std::int32_t n, const T* b, s
 
 }  // namespace
 
-void reference_spmm(const Bcsr24Matrix& a, std::int32_t n, const fp16_t* b, std::int64_t ldb, float* c,
+template <typename BElement>
+void reference_spmm(const Bcsr24Matrix& a, std::int32_t n, const BElement* b, std::int64_t ldb, float* c,
                     std::int64_t ldc, double alpha, double beta) {
+  static_assert(std::is_same_v<BElement, fp16_t> || std::is_same_v<BElement, float>, "B is 16-bit or fp32");
   check_arguments(a, n, b, ldb, c, ldc);
-  // Widen B once; row k of B is used by every tile that names it. Its 16 bits are the matrix's own 16-bit type,
-  // as SpmmPlan::run takes them: bf16 for a bf16 matrix, else fp16.
-  if (a.precision == Precision::bf16)
+  // Widen B once; row k of B is used by every tile that names it. 16-bit B is in the matrix's own 16-bit type, as
+  // SpmmPlan::run takes it: bf16 for a bf16 matrix, else fp16.
+  if constexpr (std::is_same_v<BElement, float>)
+    multiply(a, n, widen_b(a, n, b, ldb, [](float x) { return static_cast<double>(x); }), c, ldc, alpha, beta);
+  else if (a.precision == Precision::bf16)
     multiply(a, n, widen_b(a, n, b, ldb, [](fp16_t h) { return double(bf16_to_float(h)); }), c, ldc, alpha, beta);
   else
     multiply(a, n, widen_b(a, n, b, ldb, [](fp16_t h) { return detail::fp16_bits_to_double(h); }), c, ldc, alpha,
              beta);
 }
 
-void reference_spmm(const Bcsr24Matrix& a, std::int32_t n, const float* b, std::int64_t ldb, float* c,
-                    std::int64_t ldc, double alpha, double beta) {
-  check_arguments(a, n, b, ldb, c, ldc);
-  multiply(a, n, widen_b(a, n, b, ldb, [](float x) { return static_cast<double>(x); }), c, ldc, alpha, beta);
-}
+template void reference_spmm<fp16_t>(const Bcsr24Matrix&, std::int32_t, const fp16_t*, std::int64_t, float*,
+                                     std::int64_t, double, double);
+template void reference_spmm<float>(const Bcsr24Matrix&, std::int32_t, const float*, std::int64_t, float*,
+                                    std::int64_t, double, double);
 
 }  // namespace bcsr24
