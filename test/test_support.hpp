@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,15 @@ struct Triplets {
     value.push_back(v);
   }
   CsrMatrix csr(std::int32_t rows, std::int32_t cols) const { return csr_from_triplets(rows, cols, row, col, value); }
+};
+
+/// Triplets valued uniformly in [-1, 1) by `rng`, which also serves the caller's own random choices (columns), so
+/// that one seed fixes the whole matrix.
+struct RandomTriplets : Triplets {
+  explicit RandomTriplets(std::uint64_t seed) : rng(seed) {}
+  void add(std::int32_t r, std::int32_t c) { Triplets::add(r, c, uniform(rng)); }
+  std::mt19937_64 rng;
+  std::uniform_real_distribution<double> uniform{-1.0, 1.0};
 };
 
 /// The rows x cols matrix of the entries a row-major mask marks (nonzero), valued value_at(r, c), which is

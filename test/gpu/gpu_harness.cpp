@@ -159,4 +159,47 @@ void require_pass(const GpuCheck& r) {
   REQUIRE(r.output_norm > 0.0);
 }
 
+GivenB given_b(const std::vector<float>& b, bool f32, Precision precision) {
+  GivenB given{std::vector<fp16_t>(b.size()), std::vector<double>(b.size())};
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (f32) {
+      given.exact[i] = b[i];
+    } else if (precision == Precision::bf16) {
+      given.b16[i] = double_to_bf16(b[i]);
+      given.exact[i] = bf16_to_float(given.b16[i]);
+    } else {
+      given.b16[i] = double_to_fp16(b[i]);
+      given.exact[i] = fp16_to_float(given.b16[i]);
+    }
+  }
+  return given;
+}
+
+ModeCheck run_mode_product(const CsrMatrix& a, const Bcsr24Matrix& host, const SpmmPlan& plan, std::int32_t n,
+                           bool f32, const std::vector<float>& b, const GivenB& given, const std::vector<float>& c0,
+                           double alpha, double beta, const ModeArithmetic& arithmetic) {
+  void* d_b = nullptr;
+  float* d_c = nullptr;
+  REQUIRE(cudaMalloc(&d_b, std::max<std::size_t>(b.size() * 4, 16)) == cudaSuccess);
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d_c), std::max<std::size_t>(c0.size() * 4, 16)) == cudaSuccess);
+  if (f32)
+    REQUIRE(cudaMemcpy(d_b, b.data(), b.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  else
+    REQUIRE(cudaMemcpy(d_b, given.b16.data(), given.b16.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess);
+  REQUIRE(cudaMemcpy(d_c, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  if (f32)
+    plan.run(static_cast<const float*>(d_b), n, d_c, n, float(alpha), float(beta));
+  else
+    plan.run(static_cast<const fp16_t*>(d_b), n, d_c, n, float(alpha), float(beta));
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  std::vector<float> c(c0.size());
+  REQUIRE(cudaMemcpy(c.data(), d_c, c.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+  cudaFree(d_b);
+  cudaFree(d_c);
+  // Reference and bound from the original A.
+  std::vector<std::int32_t> exponent(std::size_t(a.rows));
+  for (std::int32_t i = 0; i < a.rows; ++i) exponent[std::size_t(i)] = host.exponent_of_row(i);
+  return check_mode_product(a, n, given.exact, c0, alpha, beta, c, exponent, arithmetic, 16);
+}
+
 }  // namespace bcsr24::test

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bcsr24/csr_matrix.hpp"
+#include "bcsr24/half.hpp"
 #include "bcsr24/precision.hpp"
 #include "bcsr24/spmm_plan.hpp"
 #include "bcsr24_testkit/product_bounds.hpp"
@@ -63,5 +64,20 @@ using bcsr24::check_mode_product;
 using bcsr24::mode_arithmetic;
 using bcsr24::ModeArithmetic;
 using bcsr24::ModeCheck;
+
+/// B as a plan is given it: `b` itself where `f32`, else rounded to the matrix's 16-bit type (bf16 for a bf16
+/// matrix, fp16 otherwise) in `b16`; `exact` is that B in double.
+struct GivenB {
+  std::vector<fp16_t> b16;
+  std::vector<double> exact;
+};
+GivenB given_b(const std::vector<float>& b, bool f32, Precision precision);
+
+/// Runs `plan` once on the device with B (`b` where `f32`, else given.b16; ldb = n) and C = c0 (fp32, ldc = n),
+/// copies C back and checks it against the float64 product of the original `a` with given.exact within the bound
+/// of `arithmetic` (check_mode_product, rows' exponents from `host`).
+ModeCheck run_mode_product(const CsrMatrix& a, const Bcsr24Matrix& host, const SpmmPlan& plan, std::int32_t n,
+                           bool f32, const std::vector<float>& b, const GivenB& given, const std::vector<float>& c0,
+                           double alpha, double beta, const ModeArithmetic& arithmetic);
 
 }  // namespace bcsr24::test

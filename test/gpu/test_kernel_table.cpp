@@ -28,17 +28,13 @@ namespace {
 /// long bands split it; the other bands hold a few scattered entries each, and the last band is partial.
 CsrMatrix long_band_matrix(std::uint64_t seed) {
   const std::int32_t rows = 16 * 5 + 3, cols = 32 * 100 + 5;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
-  auto add = [&](std::int32_t r, std::int32_t c) { ri.push_back(r); ci.push_back(c); vi.push_back(value(rng)); };
+  test::RandomTriplets t(seed);
   for (std::int32_t r = 0; r < 16; ++r)
     for (std::int32_t c = 0; c < 32 * 100; ++c)
-      if (c < 32 * 50 || c % 4 < 2) add(r, c);
+      if (c < 32 * 50 || c % 4 < 2) t.add(r, c);
   for (std::int32_t r = 16; r < rows; ++r)
-    for (int q = 0; q < 7; ++q) add(r, static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(cols)));
-  return csr_from_triplets(rows, cols, ri, ci, vi);
+    for (int q = 0; q < 7; ++q) t.add(r, static_cast<std::int32_t>(t.rng() % static_cast<std::uint64_t>(cols)));
+  return t.csr(rows, cols);
 }
 
 Precision precision_of(OperandMode mode) {
@@ -59,39 +55,11 @@ test::ModeCheck run_fp32_c(const CsrMatrix& a, const Bcsr24Matrix& host, const S
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> b(std::size_t(a.cols) * n);
   for (float& v : b) v = dist(rng);
-  std::vector<fp16_t> b16(b.size());
-  std::vector<double> b_exact(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    if (input == InputType::f32) {
-      b_exact[i] = b[i];
-    } else {  // bf16 B for a bf16 matrix
-      b16[i] = double_to_bf16(b[i]);
-      b_exact[i] = bf16_to_float(b16[i]);
-    }
-  }
+  const bool f32 = input == InputType::f32;  // otherwise bf16 B for a bf16 matrix
+  const test::GivenB given = test::given_b(b, f32, host.precision);
   const std::vector<float> c0(std::size_t(a.rows) * n, std::nanf(""));
-  void* d_b = nullptr;
-  float* d_c = nullptr;
-  REQUIRE(cudaMalloc(&d_b, b.size() * 4) == cudaSuccess);
-  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d_c), c0.size() * 4) == cudaSuccess);
-  if (input == InputType::f32)
-    REQUIRE(cudaMemcpy(d_b, b.data(), b.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
-  else
-    REQUIRE(cudaMemcpy(d_b, b16.data(), b16.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess);
-  REQUIRE(cudaMemcpy(d_c, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
-  if (input == InputType::f32)
-    plan.run(static_cast<const float*>(d_b), n, d_c, n, 1.0f, 0.0f);
-  else
-    plan.run(static_cast<const fp16_t*>(d_b), n, d_c, n, 1.0f, 0.0f);
-  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  std::vector<float> c(c0.size());
-  REQUIRE(cudaMemcpy(c.data(), d_c, c.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
-  cudaFree(d_b);
-  cudaFree(d_c);
-  std::vector<std::int32_t> exponent(std::size_t(a.rows));
-  for (std::int32_t i = 0; i < a.rows; ++i) exponent[std::size_t(i)] = host.exponent_of_row(i);
-  return test::check_mode_product(a, n, b_exact, c0, 1.0, 0.0, c, exponent,
-                                  test::mode_arithmetic(host.precision, input), 16);
+  return test::run_mode_product(a, host, plan, n, f32, b, given, c0, 1.0, 0.0,
+                                test::mode_arithmetic(host.precision, input));
 }
 
 }  // namespace

@@ -65,19 +65,7 @@ test::ModeCheck run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const Dev
                          BandGroups groups = BandGroups::automatic) {
   const bool f32 = input == InputType::f32;
   // The B the kernel sees, exactly, in double: fp32 as given, or rounded to the matrix's 16-bit type.
-  std::vector<fp16_t> b16(b.size());
-  std::vector<double> b_exact(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    if (f32) {
-      b_exact[i] = b[i];
-    } else if (host.precision == Precision::bf16) {
-      b16[i] = double_to_bf16(b[i]);
-      b_exact[i] = bf16_to_float(b16[i]);
-    } else {
-      b16[i] = double_to_fp16(b[i]);
-      b_exact[i] = fp16_to_float(b16[i]);
-    }
-  }
+  const test::GivenB given = test::given_b(b, f32, host.precision);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> c0(std::size_t(a.rows) * n);
@@ -90,30 +78,8 @@ test::ModeCheck run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const Dev
   knobs.band_groups = groups;
   SpmmPlan plan = test::make_plan(dev, n, kernel, options, knobs);
   report = plan.report();
-  void* d_b = nullptr;
-  float* d_c = nullptr;
-  REQUIRE(cudaMalloc(&d_b, std::max<std::size_t>(b.size() * 4, 16)) == cudaSuccess);
-  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d_c), std::max<std::size_t>(c0.size() * 4, 16)) == cudaSuccess);
-  if (f32)
-    REQUIRE(cudaMemcpy(d_b, b.data(), b.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
-  else
-    REQUIRE(cudaMemcpy(d_b, b16.data(), b16.size() * 2, cudaMemcpyHostToDevice) == cudaSuccess);
-  REQUIRE(cudaMemcpy(d_c, c0.data(), c0.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
-  if (f32)
-    plan.run(static_cast<const float*>(d_b), n, d_c, n, float(alpha), float(beta));
-  else
-    plan.run(static_cast<const fp16_t*>(d_b), n, d_c, n, float(alpha), float(beta));
-  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  std::vector<float> c(c0.size());
-  REQUIRE(cudaMemcpy(c.data(), d_c, c.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
-  cudaFree(d_b);
-  cudaFree(d_c);
-
-  // Reference and bound from the original A.
-  std::vector<std::int32_t> exponent(std::size_t(a.rows));
-  for (std::int32_t i = 0; i < a.rows; ++i) exponent[std::size_t(i)] = host.exponent_of_row(i);
-  return test::check_mode_product(a, n, b_exact, c0, alpha, beta, c, exponent,
-                                  test::mode_arithmetic(host.precision, input), 16);
+  return test::run_mode_product(a, host, plan, n, f32, b, given, c0, alpha, beta,
+                                test::mode_arithmetic(host.precision, input));
 }
 
 /// B with columns of very different scales (10^U(-decades, decades)) and a full fp32 significand.

@@ -117,18 +117,14 @@ TEST_CASE("tile rows of very different lengths and empty tile rows", "[gpu][imba
   // Row block 0: every column (2:4 and dense tiles alternating); row block 3: one entry; others empty;
   // the last (partial) row block: a long dense run.
   const std::int32_t m = 16 * 6 + 5, k = 32 * 70 + 7;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> val(-1.0, 1.0);
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
-  auto add = [&](std::int32_t r, std::int32_t c) { ri.push_back(r); ci.push_back(c); vi.push_back(val(rng)); };
+  test::RandomTriplets t(seed);
   for (std::int32_t r = 0; r < 16; ++r)
     for (std::int32_t c = 0; c < k; ++c)
-      if ((c / 32) % 2 == 0 ? (c % 4) < 2 : true) add(r, c);  // even tile columns 2:4, odd dense
-  add(3 * 16 + 7, 1000);
+      if ((c / 32) % 2 == 0 ? (c % 4) < 2 : true) t.add(r, c);  // even tile columns 2:4, odd dense
+  t.add(3 * 16 + 7, 1000);
   for (std::int32_t r = 16 * 6; r < m; ++r)
-    for (std::int32_t c = 0; c < k / 2; ++c) add(r, c);
-  Prepared p = prepare(csr_from_triplets(m, k, ri, ci, vi));
+    for (std::int32_t c = 0; c < k / 2; ++c) t.add(r, c);
+  Prepared p = prepare(t.csr(m, k));
   const TileCensus census = p.host.census();
   CHECK(census.empty_tile_rows >= 3);
   CHECK(census.max_tiles_per_tile_row >= 70);
