@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "format/convert.hpp"
@@ -25,9 +27,13 @@ const ConvertOptions kAlignedRcm = test::convert_policy(TileLayout::aligned, Reo
 const ConvertOptions kCondensedFileOrder = test::convert_policy(TileLayout::condensed, Reordering::none);
 const ConvertOptions kCondensedRcm = test::convert_policy(TileLayout::condensed, Reordering::rcm);
 
-/// The matrix of the CSR-row tests: awkward sizes (rows and columns not multiples of 16 / 32, a last band with
-/// padding rows).
-CsrMatrix awkward_matrix(std::uint64_t seed) { return test::scattered_csr(181, 299, 13, seed); }
+/// A product of the CSR-row tests: a matrix of awkward sizes (rows and columns not multiples of 16 / 32, a last band
+/// with padding rows) from `seed`, n, and a random fp16 B of n columns from seed + 1.
+std::tuple<CsrMatrix, std::int32_t, std::vector<std::uint16_t>> awkward_product(std::uint64_t seed, std::int32_t n) {
+  CsrMatrix a = test::scattered_csr(181, 299, 13, seed);
+  std::vector<std::uint16_t> b = test::random_fp16(a.cols, n, seed + 1);
+  return {std::move(a), n, std::move(b)};
+}
 
 }  // namespace
 
@@ -61,9 +67,7 @@ TEST_CASE("band statistics count every stored nonzero once", "[band_csr]") {
 TEST_CASE("CSR rows of chosen bands multiply like the tiles they came from", "[band_csr]") {
   const std::uint64_t seed = test::test_seed(902);
   INFO("seed " << seed);
-  const CsrMatrix a = awkward_matrix(seed);
-  const std::int32_t n = 7;
-  const std::vector<std::uint16_t> b = test::random_fp16(a.cols, n, seed + 1);
+  const auto [a, n, b] = awkward_product(seed, 7);
   for (const ConvertOptions& options : {kAlignedFileOrder, kAlignedRcm, kCondensedFileOrder, kCondensedRcm}) {
     const Bcsr24Matrix host = convert_to_bcsr24(a, options);
     INFO(layout_name(host.layout) << "/" << reordering_name(host.reordering));
@@ -137,9 +141,7 @@ TEST_CASE("CSR extraction keeps empty rows and skips padding rows", "[band_csr]"
 TEST_CASE("split matrices: CSR rows carry the low parts, and a value whose high part is 0 still counts", "[band_csr][precision]") {
   const std::uint64_t seed = test::test_seed(903);
   INFO("seed " << seed);
-  const CsrMatrix a = awkward_matrix(seed);
-  const std::int32_t n = 5;
-  const std::vector<std::uint16_t> b = test::random_fp16(a.cols, n, seed + 1);
+  const auto [a, n, b] = awkward_product(seed, 5);
   std::vector<float> b32(std::size_t(a.cols) * n);
   for (std::size_t i = 0; i < b32.size(); ++i) b32[i] = float(0.001 * double(i % 997) - 0.5);
   for (const auto& layout : {TileLayout::aligned, TileLayout::condensed}) {

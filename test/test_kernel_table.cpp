@@ -21,20 +21,21 @@ using kernels::OperandMode;
 
 namespace {
 
-std::vector<const kernels::TileKernel*> tile_entries() {
-  std::vector<const kernels::TileKernel*> out;
-  const kernels::KernelTable& t = kernels::kernel_table();
-  for (std::size_t p = 0; p < t.tile_part_count; ++p)
-    for (std::size_t i = 0; i < t.tile_parts[p].count; ++i) out.push_back(&t.tile_parts[p].entries[i]);
+/// The entries of a kernel's parts of the table, in table order.
+template <typename Entry>
+std::vector<const Entry*> entries_of(const kernels::KernelTablePart<Entry>* parts, std::size_t part_count) {
+  std::vector<const Entry*> out;
+  for (std::size_t p = 0; p < part_count; ++p)
+    for (std::size_t i = 0; i < parts[p].count; ++i) out.push_back(&parts[p].entries[i]);
   return out;
 }
 
+std::vector<const kernels::TileKernel*> tile_entries() {
+  return entries_of(kernels::kernel_table().tile_parts, kernels::kernel_table().tile_part_count);
+}
+
 std::vector<const kernels::CsrKernel*> csr_entries() {
-  std::vector<const kernels::CsrKernel*> out;
-  const kernels::KernelTable& t = kernels::kernel_table();
-  for (std::size_t p = 0; p < t.csr_part_count; ++p)
-    for (std::size_t i = 0; i < t.csr_parts[p].count; ++i) out.push_back(&t.csr_parts[p].entries[i]);
-  return out;
+  return entries_of(kernels::kernel_table().csr_parts, kernels::kernel_table().csr_part_count);
 }
 
 const OperandMode kModes[] = {OperandMode::f16, OperandMode::bf16, OperandMode::f16_f32b, OperandMode::bf16_f32b,

@@ -463,13 +463,23 @@ TEST_CASE("symmetry errors", "[mm][errors]") {
 }
 
 TEST_CASE("array errors", "[mm][errors]") {
-  const std::string head = kArrayGeneral + "2 2\n";
-  expect_parse_error(head + "1\n2\n3\n", 5, "expected 4 values (size line 2), found only 3");
-  expect_parse_error(head + "1\n2\n3\n4\n5\n", 7, "more values than the 4");
-  expect_parse_error(head + "1\n2 3\n4\n", 4, "one value per line");
-  expect_parse_error(head + "1\nabc\n3\n4\n", 4, "expected a numeric value, found 'abc'");
-  expect_parse_error(head + "1\n1e400\n3\n4\n", 4, "beyond the double range");
-  expect_parse_error(head + "1\n-nan\n3\n4\n", 4, "not finite");
+  // Bodies of a 2 x 2 general array (4 values, one per line from line 3), each with the line of its error.
+  const struct {
+    const char* body;
+    std::int64_t line;
+    const char* fragment;
+  } bad_bodies[] = {
+      {"1\n2\n3\n", 5, "expected 4 values (size line 2), found only 3"},
+      {"1\n2\n3\n4\n5\n", 7, "more values than the 4"},
+      {"1\n2 3\n4\n", 4, "one value per line"},
+      {"1\nabc\n3\n4\n", 4, "expected a numeric value, found 'abc'"},
+      {"1\n1e400\n3\n4\n", 4, "beyond the double range"},
+      {"1\n-nan\n3\n4\n", 4, "not finite"},
+  };
+  for (const auto& bad : bad_bodies) {
+    INFO("body: " << bad.body);
+    expect_parse_error(kArrayGeneral + "2 2\n" + bad.body, bad.line, bad.fragment);
+  }
   expect_parse_error("%%MatrixMarket matrix array integer general\n1 1\n0.5\n", 3, "expected a numeric value");
   expect_parse_error(kArraySymmetric + "3 3\n1\n2\n3\n4\n5\n", 7, "expected 6 values");
 }
