@@ -53,6 +53,8 @@ if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_R
 # A failing test or sanitizer run is recorded and the later steps still run; the script then exits 1.
 failures=()
 check() { local name=$1; shift; "$@" || failures+=("$name"); }
+# shellcheck source=check_verdict.sh
+source scripts/check_verdict.sh
 # step_command STEP VAR...: the call of this script that repeats STEP, with BENCH_REPS and the given variables as set.
 step_command() {
   local step=$1 text="" var
@@ -192,6 +194,19 @@ shared_matrix() {
   [[ -f "$f" ]] || { echo "missing $f" >&2; return 1; }
   echo "$f"
 }
+# bench_each NAME WIDTHS METHODS FILTER KIND SPEC...: bench on each SPEC as a --graph, --mesh or --xdys (at
+# --size 16384) source, or as the name of a shared SuiteSparse matrix (KIND matrix: an absent one is skipped).
+bench_each() {
+  local name=$1 widths=$2 methods=$3 filter=$4 kind=$5 spec f
+  shift 5
+  for spec in "$@"; do
+    case $kind in
+      matrix) f=$(shared_matrix "$spec") || continue; bench "$name" "$widths" "$methods" "$filter" --matrix "$f" ;;
+      xdys) bench "$name" "$widths" "$methods" "$filter" --xdys "$spec" --size 16384 ;;
+      *) bench "$name" "$widths" "$methods" "$filter" "--$kind" "$spec" ;;
+    esac
+  done
+}
 
 if has groups; then
   # Band groups (docs/KERNELS.md, "Band groups"): the automatic plan, groups forced on and forced off, on XdYs
@@ -232,16 +247,13 @@ if has csr; then
   cn=${CSR_N:-1,8,16,32,64,128,256}
   methods=auto,split_pipelined,csr_cuda_cores,cusparse_csr_f16,cusparse_csr_f32
   filter="^(matrix|tiles)|plan|split|csr|auto"
-  for spec in ${CSR_GRAPHS:-1000000,degree=8 1000000,degree=16,power 200000,degree=4}; do
-    bench csr "$cn" "$methods" "$filter" --graph "$spec"
-  done
-  for spec in ${CSR_MESHES:-40x40x40,dofs=3,order=random}; do
-    bench csr "$cn" "$methods" "$filter" --mesh "$spec"
-  done
-  for m in ${CSR_MATRICES:-Andrews memplus delaunay_n14 ca-GrQc rajat01}; do
-    f=$(shared_matrix "$m") || continue
-    bench csr "$cn" "$methods" "$filter" --matrix "$f"
-  done
+  # shellcheck disable=SC2086
+  bench_each csr "$cn" "$methods" "$filter" graph \
+    ${CSR_GRAPHS:-1000000,degree=8 1000000,degree=16,power 200000,degree=4}
+  # shellcheck disable=SC2086
+  bench_each csr "$cn" "$methods" "$filter" mesh ${CSR_MESHES:-40x40x40,dofs=3,order=random}
+  # shellcheck disable=SC2086
+  bench_each csr "$cn" "$methods" "$filter" matrix ${CSR_MATRICES:-Andrews memplus delaunay_n14 ca-GrQc rajat01}
   meta csr "$(step_command csr CSR_N CSR_GRAPHS CSR_MESHES CSR_MATRICES)"
 fi
 
@@ -253,16 +265,12 @@ if has balance; then
   bn=${BALANCE_N:-8,32,128}
   methods=auto,auto_whole,split_pipelined,split_pipelined_whole,cusparse_csr_f16,cusparse_csr_f32
   filter="^(matrix|tiles)|plan|split|auto|dense"
-  for spec in ${BALANCE_GRAPHS:-1000000,degree=16,power 100000,degree=8,power}; do
-    bench balance "$bn" "$methods" "$filter" --graph "$spec"
-  done
-  for m in ${BALANCE_MATRICES:-rajat01 memplus ca-GrQc}; do
-    f=$(shared_matrix "$m") || continue
-    bench balance "$bn" "$methods" "$filter" --matrix "$f"
-  done
-  for m in ${BALANCE_XDYS:-0d10s 10d0s}; do
-    bench balance "$bn" "$methods,dense_pipelined" "$filter" --xdys "$m" --size 16384
-  done
+  # shellcheck disable=SC2086
+  bench_each balance "$bn" "$methods" "$filter" graph ${BALANCE_GRAPHS:-1000000,degree=16,power 100000,degree=8,power}
+  # shellcheck disable=SC2086
+  bench_each balance "$bn" "$methods" "$filter" matrix ${BALANCE_MATRICES:-rajat01 memplus ca-GrQc}
+  # shellcheck disable=SC2086
+  bench_each balance "$bn" "$methods,dense_pipelined" "$filter" xdys ${BALANCE_XDYS:-0d10s 10d0s}
   meta balance "$(step_command balance BALANCE_N BALANCE_GRAPHS BALANCE_MATRICES BALANCE_XDYS)"
 fi
 
@@ -274,13 +282,12 @@ if has layout; then
   ln=${LAYOUT_N:-8,32,128}
   methods=split_pipelined,split_aligned,cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32
   filter="^(matrix|tiles|layout)|split|cusparse"
-  for spec in ${LAYOUT_MESHES:-27x27x27,dofs=3,order=lex 27x27x27,dofs=3,order=random}; do
-    bench layouts "$ln" "$methods" "$filter" --mesh "$spec"
-  done
-  for m in ${LAYOUT_MATRICES:-bcsstk16 Andrews memplus delaunay_n14 bcsstk13 bayer10}; do
-    f=$(shared_matrix "$m") || continue
-    bench layouts "$ln" "$methods" "$filter" --matrix "$f"
-  done
+  # shellcheck disable=SC2086
+  bench_each layouts "$ln" "$methods" "$filter" mesh \
+    ${LAYOUT_MESHES:-27x27x27,dofs=3,order=lex 27x27x27,dofs=3,order=random}
+  # shellcheck disable=SC2086
+  bench_each layouts "$ln" "$methods" "$filter" matrix \
+    ${LAYOUT_MATRICES:-bcsstk16 Andrews memplus delaunay_n14 bcsstk13 bayer10}
   meta layouts "$(step_command layout LAYOUT_N LAYOUT_MESHES LAYOUT_MATRICES)"
 fi
 
@@ -292,16 +299,13 @@ if has precision; then
   pn=${PRECISION_N:-8,16,32,128}
   methods=auto,auto_matrix_scale,auto_f32b,auto_bf16,auto_bf16_f32b,auto_split,cusparse_csr_f16,cusparse_csr_f32
   filter="^(matrix|tiles|precision|variant)|auto|cusparse"
-  for spec in ${PRECISION_MESHES:-40x40x40,dofs=3,order=lex 40x40x40,dofs=3,order=random}; do
-    bench precision "$pn" "$methods" "$filter" --mesh "$spec"
-  done
-  for m in ${PRECISION_MATRICES:-bcsstk16 bcsstk13 memplus Andrews}; do
-    f=$(shared_matrix "$m") || continue
-    bench precision "$pn" "$methods" "$filter" --matrix "$f"
-  done
-  for m in ${PRECISION_XDYS:-10d0s 0d10s}; do
-    bench precision "$pn" "$methods" "$filter" --xdys "$m" --size 16384
-  done
+  # shellcheck disable=SC2086
+  bench_each precision "$pn" "$methods" "$filter" mesh \
+    ${PRECISION_MESHES:-40x40x40,dofs=3,order=lex 40x40x40,dofs=3,order=random}
+  # shellcheck disable=SC2086
+  bench_each precision "$pn" "$methods" "$filter" matrix ${PRECISION_MATRICES:-bcsstk16 bcsstk13 memplus Andrews}
+  # shellcheck disable=SC2086
+  bench_each precision "$pn" "$methods" "$filter" xdys ${PRECISION_XDYS:-10d0s 0d10s}
   meta precision "$(step_command precision PRECISION_N PRECISION_MESHES PRECISION_MATRICES PRECISION_XDYS)"
 fi
 
@@ -473,8 +477,4 @@ if has report; then
     --sweep '$stage/sweep' --out '$out/PERFORMANCE.md'"
 fi
 
-if ((${#failures[@]})); then
-  echo "== FAILED: ${failures[*]}"
-  exit 1
-fi
-echo "== all steps passed"
+check_verdict "== FAILED" "== all steps passed"
