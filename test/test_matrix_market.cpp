@@ -464,11 +464,7 @@ TEST_CASE("symmetry errors", "[mm][errors]") {
 
 TEST_CASE("array errors", "[mm][errors]") {
   // Bodies of a 2 x 2 general array (4 values, one per line from line 3), each with the line of its error.
-  const struct {
-    const char* body;
-    std::int64_t line;
-    const char* fragment;
-  } bad_bodies[] = {
+  const struct { const char* body; std::int64_t line; const char* fragment; } bad_bodies[] = {
       {"1\n2\n3\n", 5, "expected 4 values (size line 2), found only 3"},
       {"1\n2\n3\n4\n5\n", 7, "more values than the 4"},
       {"1\n2 3\n4\n", 4, "one value per line"},
