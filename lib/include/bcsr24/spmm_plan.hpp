@@ -113,7 +113,8 @@ struct PlanReport {
   Tuning tuning = Tuning::model;
   std::vector<PlanCandidate> candidates;  ///< what a measured plan chose from (empty for the model)
   std::string tuning_reason;              ///< which candidate was kept and why, or why nothing was measured
-  double tuning_ms = 0.0;                 ///< wall time of make_plan's choosing: drafts, builds, timed runs
+  double tuning_ms = 0.0;                 ///< what measuring added to make_plan (after the model's own draft): drafts of the other
+                                          ///< candidates, builds, timed runs; bounded by the tuning budget
 };
 
 namespace detail {

@@ -116,14 +116,18 @@ std::string format_us(double us) {
 std::string tuning_device_name(const DeviceMatrix& matrix) { return matrix.impl().device_name; }
 
 SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions& options, TunedChoices* store) {
-  const Clock::time_point start = Clock::now();
-  auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
   const DeviceMatrix::Impl& m = matrix.impl();
   PlanOptions model_options = options;
   model_options.tuning = Tuning::model;
   DraftCache cache;
   // The model's own plan: its draft also checks n and the types, so a bad request fails before anything is timed.
   PlanDraft model = draft_plan(matrix, n, KernelKind::automatic, model_options, {}, &cache);
+  // Tuning time is what measuring adds to the plan: it starts after the model's own draft, which a plan made with
+  // Tuning::model pays as well, and the budget bounds all of it, the drafting of the other candidates included.
+  const Clock::time_point start = Clock::now();
+  auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); };
+  const double budget_ms =
+      options.tuning_budget_ms > 0.0 ? options.tuning_budget_ms : default_tuning_budget_ms(model.report.predicted_us);
   const TunedKey key{n, model.options.input, options.output, tuning_device_name(matrix)};
   const bool deep_exists = model.deep_pipeline_exists;
   const std::size_t bands = model.to_csr.size();
@@ -173,7 +177,14 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   space.csr_only = model.report.csr_only_us >= 0.0;
   space.deep_pipeline = deep_exists;
   space.band_groups = n >= kTuneGroupMinColumns;  // where the device, mode or layout refuse them, drafting fails
+  bool drafting_cut = false;
   for (const TunedChoice& choice : candidate_choices(space)) {
+    // Drafting a candidate costs host time (the band split, band-group schedules); at most half the budget goes
+    // to it, the rest is left for measuring.
+    if (elapsed_ms() > 0.5 * budget_ms) {
+      drafting_cut = true;
+      break;
+    }
     PlanDraft draft;
     try {
       draft = draft_plan(matrix, n, KernelKind::automatic, model_options, choice.knobs(), &cache);
@@ -212,10 +223,10 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
     }
     listed.push_back(std::move(c));
   }
-  if (selected.size() < 2) return model_plan(listed, "no other candidate within reach of its prediction");
-
-  const double budget_ms =
-      options.tuning_budget_ms > 0.0 ? options.tuning_budget_ms : default_tuning_budget_ms(model.report.predicted_us);
+  if (selected.size() < 2)
+    return model_plan(listed, drafting_cut ? "drafting the candidates used up half of the tuning budget of " +
+                                                 format_us(budget_ms * 1e3)
+                                           : std::string("no other candidate within reach of its prediction"));
 
   // Scratch B of the plan's width and type, laid out as a caller would give it: ldb = n where the plan accepts any
   // B (staging included in the times), else the aligned ldb the plan requires. Candidates are built without the
