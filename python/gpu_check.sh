@@ -45,8 +45,13 @@ install_wheels() {
 pip_install_package() {
   local cmake_args="-DCMAKE_CUDA_ARCHITECTURES=$arch" p
   if [[ -n "${BCSR24_DEPS_PREFIX:-}" ]]; then
+    # Headers from the unpacked package; the library from the system's shared libz where there is one: the
+    # extension module is position-independent and Debian's libz.a is not, so it cannot be linked into it.
+    local lib
     p=$(cd "$BCSR24_DEPS_PREFIX" && pwd)/usr
-    cmake_args+=" -DZLIB_INCLUDE_DIR=$p/include -DZLIB_LIBRARY=$p/lib/x86_64-linux-gnu/libz.a"
+    lib=$(ls /usr/lib/x86_64-linux-gnu/libz.so /lib/x86_64-linux-gnu/libz.so /usr/lib/x86_64-linux-gnu/libz.so.1 \
+      /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -n 1)
+    cmake_args+=" -DZLIB_INCLUDE_DIR=$p/include -DZLIB_LIBRARY=${lib:-$p/lib/x86_64-linux-gnu/libz.a}"
   fi
   rm -rf "$site/bcsr24"
   CMAKE_ARGS="$cmake_args" "$py" -m pip install -v --no-build-isolation --no-deps --upgrade --target "$site" . \

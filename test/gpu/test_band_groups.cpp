@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/mesh.hpp"
+#include "bcsr24_testkit/structure_classes.hpp"
+#include "bcsr24_experimental/plan_knobs.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "test_skip.hpp"
 #include "test_support.hpp"
@@ -155,4 +158,51 @@ TEST_CASE("band groups: what plans refuse and what automatic plans leave alone",
   PlanKnobs off;
   off.band_groups = BandGroups::off;
   CHECK(test::make_plan(dev, 256, KernelKind::automatic, {}, off).report().band_groups == 0);
+}
+
+TEST_CASE("band groups with several steps per tile column: right on every run, bit for bit", "[gpu][band_groups][.needs_sm90]") {
+  // Two full rows over a random graph of 6 per row: nearly every band has a tile in every tile column, so a group's
+  // column needs several steps (at most kGroupTilesPerStep tiles each) and every stage is reused round after round.
+  // This is the matrix on which test_tuner's [widths] case once saw wrong outputs in a few runs; it is run many
+  // times here, checked every time, and runs clean under compute-sanitizer (gpu_check.sh's sanitize step).
+  if (!has_band_groups()) BCSR24_SKIP("band groups need compute capability 9.0");
+  const std::uint64_t seed = test::test_seed(1303);
+  INFO("seed " << seed);
+  StructureSpec spec;
+  spec.kind = StructureClass::dense_rows;
+  spec.rows = 1000;
+  spec.degree = 6;
+  spec.count = 2;
+  spec.seed = seed;
+  const CsrMatrix a = generate_structure(spec);
+  const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
+  const DeviceMatrix dev = test::upload_all(host);
+  // Fewer runs under compute-sanitizer, which slows every launch a hundredfold.
+  const int repeats = std::getenv("CUDA_INJECTION64_PATH") != nullptr ? 3 : 25;
+  for (const std::int32_t n : {127, 128, 256}) {
+    GpuCase cfg;
+    cfg.n = n;
+    cfg.seed = seed + std::uint64_t(n);
+    cfg.band_groups = BandGroups::on;
+    cfg.paths = BandPaths::tiles;
+    cfg.beta = n == 256 ? 0.5 : 0.0;
+    const SpmmPlan plan = test::make_plan(dev, n, KernelKind::automatic, {}, [] {
+      PlanKnobs k;
+      k.band_groups = BandGroups::on;
+      k.paths = BandPaths::tiles;
+      return k;
+    }());
+    REQUIRE(plan.report().band_groups > 0);
+    REQUIRE(plan.report().band_group_steps > std::int64_t(2) * 32 * plan.report().band_groups);  // several per column
+    const test::GpuCheck first = run_and_check(a, host, dev, KernelKind::automatic, cfg);
+    INFO("n = " << n);
+    require_pass(first);
+    int differing = 0;
+    for (int r = 1; r < repeats; ++r) {
+      const test::GpuCheck again = run_and_check(a, host, dev, KernelKind::automatic, cfg);
+      require_pass(again);
+      differing += same_bits(first.c, again.c) ? 0 : 1;
+    }
+    CHECK(differing == 0);
+  }
 }

@@ -24,6 +24,7 @@
 #include "bcsr24/bcsr24.hpp"
 #include "bcsr24_testkit/product_bounds.hpp"
 #include "cuda_memory.hpp"
+#include "device/device_memory.hpp"
 #include "soak_matrices.hpp"
 
 using namespace bcsr24;
@@ -393,11 +394,12 @@ int main(int argc, char** argv) {
     return 77;
   }
   cudaStream_t stream = nullptr;
-  std::size_t free_start = 0, free_end = 0, total = 0;
+  std::size_t free_start = 0, free_end = 0, total = 0, stack_start = 0, stack_end = 0;
   try {
     cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
     cuda_ok(cudaDeviceSynchronize(), "start");
     cuda_ok(cudaMemGetInfo(&free_start, &total), "cudaMemGetInfo");
+    cuda_ok(cudaDeviceGetLimit(&stack_start, cudaLimitStackSize), "cudaDeviceGetLimit");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bcsr24_soak: %s\n", e.what());
     return 1;
@@ -429,15 +431,32 @@ int main(int argc, char** argv) {
   const double ran = elapsed();
 
   // Everything the run made is gone: device memory must be where it started.
+  // Two checks. The library's own count of live device allocations must be 0: exact, whatever the driver does.
+  // The driver's free memory must be back too, less what the runtime reserved on its own and keeps: when a kernel
+  // needs more local memory per thread than the stack limit in force, the runtime raises the limit and keeps a
+  // reserve of (new limit x resident threads of the device), in 2 MiB pages.
   bool memory_back = false;
+  std::int64_t live = -1;
+  std::size_t runtime_reserve = 0;
   try {
     cuda_ok(cudaStreamSynchronize(stream), "end");
     cuda_ok(cudaDeviceSynchronize(), "end");
     cuda_ok(cudaMemGetInfo(&free_end, &total), "cudaMemGetInfo");
-    memory_back = free_end >= free_start;
+    cuda_ok(cudaDeviceGetLimit(&stack_end, cudaLimitStackSize), "cudaDeviceGetLimit");
+    live = detail::live_device_allocations();
+    if (stack_end > stack_start) {
+      int sms = 0, threads = 0;
+      cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "attribute");
+      cuda_ok(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, 0), "attribute");
+      constexpr std::size_t kPage = std::size_t(2) << 20;
+      runtime_reserve = ((stack_end - stack_start) * std::size_t(sms) * std::size_t(threads) + kPage - 1) / kPage * kPage;
+    }
+    memory_back = free_end + runtime_reserve >= free_start;
   } catch (const std::exception& e) {
     failures.push_back({std::string("at the end: ") + e.what()});
   }
+  if (live != 0)
+    failures.push_back({"the library holds " + std::to_string(live) + " device allocations at the end (leaked)"});
   // compute-sanitizer (loaded through CUDA_INJECTION64_PATH) keeps device memory of its own as programs allocate;
   // under it leaks are its --leak-check's to report.
   const bool sanitizer = std::getenv("CUDA_INJECTION64_PATH") != nullptr;
@@ -459,6 +478,9 @@ int main(int argc, char** argv) {
   for (const auto& [what, count] : tally.refused) std::printf("  %-60s %lld\n", what.c_str(), static_cast<long long>(count));
   std::printf("device memory free: %zu bytes at the start, %zu at the end%s\n", free_start, free_end,
               sanitizer ? " (under compute-sanitizer: not compared)" : "");
+  std::printf("runtime stack limit: %zu bytes per thread at the start, %zu at the end (reserve allowed: %zu bytes)\n",
+              stack_start, stack_end, runtime_reserve);
+  std::printf("library device allocations live at the end: %lld\n", static_cast<long long>(live));
   std::printf("failures: %zu\n", failures.size());
   return failures.empty() ? 0 : 1;
 }

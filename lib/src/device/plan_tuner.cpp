@@ -133,16 +133,21 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   const std::size_t bands = model.to_csr.size();
 
   // Marks a plan as chosen by measurement (or by the model, where nothing could be measured).
-  auto finish = [&](SpmmPlan plan, Tuning tuning, std::vector<PlanCandidate> candidates, std::string reason) {
+  // tuning_ms is taken when the choice is made: building the plan that is returned is a cost every plan pays,
+  // tuned or not, so it is not counted (where candidates were timed, their builds are).
+  auto finish = [&](SpmmPlan plan, Tuning tuning, std::vector<PlanCandidate> candidates, std::string reason,
+                    double tuning_ms) {
     PlanReport& r = PlanAccess::report(plan);
     r.tuning = tuning;
     r.candidates = std::move(candidates);
     r.tuning_reason = std::move(reason);
-    r.tuning_ms = elapsed_ms();
+    r.tuning_ms = tuning_ms;
     return plan;
   };
   auto model_plan = [&](std::vector<PlanCandidate> candidates, const std::string& why) {
-    return finish(PlanAccess::build(matrix, model), Tuning::model, std::move(candidates), why + ": the model's choice");
+    const double decided_ms = elapsed_ms();
+    return finish(PlanAccess::build(matrix, model), Tuning::model, std::move(candidates), why + ": the model's choice",
+                  decided_ms);
   };
 
   // A choice stored for this key is rebuilt as it was measured. One that cannot be built here any more (a forced
@@ -151,6 +156,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
     if (const std::optional<StoredChoice> stored = store->find(key)) {
       try {
         const PlanDraft draft = draft_plan(matrix, n, KernelKind::automatic, model_options, stored->choice.knobs(), &cache);
+        const double decided_ms = elapsed_ms();
         SpmmPlan plan = PlanAccess::build(matrix, draft);
         PlanCandidate c;
         c.description = describe_choice(stored->choice, std::size_t(std::count(draft.to_csr.begin(), draft.to_csr.end(), 1)),
@@ -162,7 +168,8 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
         return finish(std::move(plan), Tuning::measure, {c},
                       "the choice stored for n = " + std::to_string(n) + " on " + key.device + " (" +
                           (stored->measured_us >= 0 ? format_us(stored->measured_us) : std::string("not timed")) +
-                          " when measured)");
+                          " when measured)",
+                      decided_ms);
       } catch (const InvalidArgument&) {
         store->forget(key);
       }
@@ -197,7 +204,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   }
   std::vector<CandidateRank> ranks;
   for (const Drafted& d : drafts) ranks.push_back({d.choice.paths, d.draft.report.predicted_us});
-  const std::vector<std::size_t> selected = select_candidates(ranks);
+  std::vector<std::size_t> selected = select_candidates(ranks);
 
   // The report's list: the measured candidates in measuring order (the model's first), then the others.
   std::vector<std::size_t> order = selected;
@@ -251,12 +258,38 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   try {
     check_device_memory(scratch_bytes, "the tuner's scratch B and C");
     DeviceBuffer<unsigned char> b(static_cast<std::size_t>(b_bytes)), c(static_cast<std::size_t>(c_bytes));
+    // Candidates are built in measuring order (the model's first) while the budget holds the next build (as long as
+    // the last one took) and a warm-up plus one timed run of every candidate built so far: on a large matrix the
+    // builds, not the runs, are what a small budget cannot afford.
     plans.reserve(selected.size());
+    double last_build_ms = 0.0, runs_ms = 0.0, model_build_ms = 0.0;
     for (const std::size_t i : selected) {
+      const double next_runs_ms = runs_ms + drafts[i].draft.report.predicted_us / 1e3;
+      if (!plans.empty() && elapsed_ms() + last_build_ms + 2.0 * next_runs_ms > budget_ms) break;
       PlanDraft draft = drafts[i].draft;
       draft.options.allow_unaligned_b = options.allow_unaligned_b && staged;
+      const double before_ms = elapsed_ms();
       plans.push_back(PlanAccess::build(matrix, draft));
+      last_build_ms = elapsed_ms() - before_ms;
+      if (plans.size() == 1) model_build_ms = last_build_ms;
+      runs_ms = next_runs_ms;
     }
+    if (plans.size() < 2) {
+      // The model's plan is returned: its build is paid by every plan, tuned or not.
+      const double decided_ms = elapsed_ms() - model_build_ms;
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "building the candidates' plans leaves no room to compare them within the tuning budget of %.1f "
+                    "ms: the model's choice",
+                    budget_ms);
+      for (std::size_t k = 1; k < selected.size(); ++k) measured[k].note = "not measured: not built within the budget";
+      // The model's plan is the one built; it is rebuilt only where it left out the staging workspace asked for.
+      SpmmPlan plan = options.allow_unaligned_b && !staged ? PlanAccess::build(matrix, model) : std::move(plans[0]);
+      return finish(std::move(plan), Tuning::model, std::move(measured), line, decided_ms);
+    }
+    for (std::size_t k = plans.size(); k < selected.size(); ++k)
+      measured[k].note = "not measured: not built within the budget";
+    selected.resize(plans.size());
     // The builds upload lists and reset counters on the legacy default stream (cudaMemcpy, cudaMemset), which the
     // tuner's non-blocking stream does not wait for. Each build already waits for its own writes; this wait keeps
     // the timing correct whatever a build leaves pending.
@@ -309,11 +342,12 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   const Drafted& winner = drafts[selected[chosen]];
   // The plan measured is the plan returned, unless it was built without the staging workspace the caller's
   // options ask for: then the same draft is built again with them (the same decisions, so the same results).
+  const double decided_ms = elapsed_ms();
   SpmmPlan plan = std::move(*kept);
   plans.clear();
   if (options.allow_unaligned_b && !staged) plan = PlanAccess::build(matrix, winner.draft);
   if (store != nullptr && timed) store->store({key, winner.choice, measured[chosen].measured_us});
-  return finish(std::move(plan), timed ? Tuning::measure : Tuning::model, std::move(measured), reason);
+  return finish(std::move(plan), timed ? Tuning::measure : Tuning::model, std::move(measured), reason, decided_ms);
 }
 
 }  // namespace bcsr24::detail

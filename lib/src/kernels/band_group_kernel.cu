@@ -146,6 +146,8 @@ __device__ __forceinline__ void consume_steps(const GroupStages& g, const std::i
     const int s = step % kGroupStages;
     while (ptx::ld_acquire_cta_shared(g.issued(step % kGroupProducers)) <= step) __nanosleep(20);
     ptx::mbarrier_wait_parity(g.full(s), std::uint32_t(step / kGroupStages) & 1u);
+    // Lanes leave both waits independently; ldmatrix and mma below are .sync.aligned and need the whole warp.
+    __syncwarp();
     const unsigned char* a_slot = g.base + std::size_t(s) * kStageBytes + kBBlockBytes + slot * kSlotBytes;
     const std::uint32_t b_row = g.stage(s) + std::uint32_t(lane) * (kGroupSliceWidth * 2);
     const uint4 a0 = *reinterpret_cast<const uint4*>(a_slot + lane * 16);
