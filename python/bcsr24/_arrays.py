@@ -294,11 +294,28 @@ def empty(v, rows, dtype):
     return _EMPTY_OF[v[0]](shape, dtype, v[6], v[8])
 
 
+class _DLPackCapsule:
+    """A DLPack capsule of a CUDA buffer as the protocol object (__dlpack__, __dlpack_device__) that newer JAX
+    versions take instead of the bare capsule. The work that wrote it is finished: no stream to wait on."""
+
+    __slots__ = ("_capsule", "_device")
+
+    def __init__(self, capsule, device):
+        self._capsule = capsule
+        self._device = device
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return (2, self._device)  # kDLCUDA
+
+
 def finish(v, out, stream):
     """Hands the result back: JAX (immutable, own streams) gets a synchronised buffer through DLPack."""
     if v[0] == JAX:
         _bcsr24.stream_synchronize(stream, v[6])
-        return _jax.dlpack.from_dlpack(out)
+        return _jax.dlpack.from_dlpack(_DLPackCapsule(out, v[6]))
     if v[0] in (CAI, DLPACK):
         # Objects without a known library: the result is a DLPack-capable buffer; the work must be done before a
         # consumer that ignores streams reads it.

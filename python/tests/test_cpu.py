@@ -423,6 +423,8 @@ def test_torch_cpu_tensors_autograd_and_lobpcg(rng):
     A = bt.as_tensor(lap, device="cpu")
     assert A.shape == (120, 120) and A.dtype == torch.float32
     with pytest.raises(TypeError, match="supports A @ X"):
+        torch.add(A, 1)
+    with pytest.raises(TypeError):  # operators: torch turns the TypeError into NotImplemented, Python words it
         A + 1
     torch.manual_seed(0)
     w, _ = torch.lobpcg(A, k=3, X=torch.randn(120, 5), largest=True, niter=500, tol=1e-5)

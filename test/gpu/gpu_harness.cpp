@@ -132,7 +132,12 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
       if (half_out) tol += std::fabs(ref) * std::ldexp(1.0, -11) + std::ldexp(1.0, -25);  // final fp16 rounding
       const double e = std::fabs(got - ref);
       ++out.checked;
-      if (!std::isfinite(got) || e > tol) ++out.violations;
+      if (!std::isfinite(got) || e > tol) {
+        ++out.violations;
+        if (out.violating_rows.empty() || out.violating_rows.back() != i) out.violating_rows.push_back(i);
+        out.first_bad_col = out.first_bad_col < 0 ? j : std::min(out.first_bad_col, j);
+        out.last_bad_col = std::max(out.last_bad_col, j);
+      }
       if (std::isfinite(got)) out.max_ratio = std::max(out.max_ratio, e / tol);
       err2 += e * e;
       ref2 += ref * ref;
@@ -152,8 +157,13 @@ bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
 }
 
 void require_pass(const GpuCheck& r) {
+  std::string rows;
+  for (std::size_t i = 0; i < r.violating_rows.size() && i < 24; ++i) rows += " " + std::to_string(r.violating_rows[i]);
+  if (r.violating_rows.size() > 24) rows += " ...";
   INFO("checked " << r.checked << " outputs, violations " << r.violations << ", max error/bound " << r.max_ratio
                   << ", relative error " << r.rel_error);
+  INFO("rows with violations (" << r.violating_rows.size() << "):" << rows << "; columns " << r.first_bad_col
+                                 << ".." << r.last_bad_col);
   REQUIRE(r.checked > 0);
   REQUIRE(r.violations == 0);
   REQUIRE(r.output_norm > 0.0);

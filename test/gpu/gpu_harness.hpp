@@ -38,6 +38,8 @@ struct GpuCheck {
   double output_norm = 0.0;      ///< ||C||_F: a kernel writing nothing cannot pass
   std::vector<float> c;          ///< the kernel's output (rows x ldc, as float)
   std::vector<float> c_initial;  ///< C as uploaded before the run (rows x ldc, as float)
+  std::vector<std::int32_t> violating_rows;  ///< rows of C with a violation, ascending (for the failure message)
+  std::int32_t first_bad_col = -1, last_bad_col = -1;  ///< columns of C with a violation, lowest and highest
 };
 
 /// The matrix on the device with every list every kernel needs (the all-dense list, CSR rows of every band).

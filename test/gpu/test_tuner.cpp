@@ -24,6 +24,7 @@
 #include "device/plan_tuning.hpp"
 #include "format/convert.hpp"
 #include "gpu/gpu_harness.hpp"
+#include "kernels/band_group_params.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
@@ -120,7 +121,14 @@ TEST_CASE("every plan kind works at n = 1..9, 127..130, 255 and 256", "[gpu][wid
         cfg.split_long_bands = true;
         cfg.band_groups = BandGroups::on;
         INFO("band groups");
-        require_pass(run_and_check(a, host, dev, KernelKind::automatic, cfg));
+        if (n % kernels::kGroupSliceWidth == 0) {
+          require_pass(run_and_check(a, host, dev, KernelKind::automatic, cfg));
+        } else {  // band groups run whole column slices only
+          PlanKnobs knobs;
+          knobs.band_groups = BandGroups::on;
+          knobs.paths = paths;
+          CHECK_THROWS_AS(test::make_plan(dev, n, KernelKind::automatic, {}, knobs), InvalidArgument);
+        }
       }
     }
   }

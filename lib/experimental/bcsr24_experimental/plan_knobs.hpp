@@ -22,7 +22,8 @@ const char* tile_pipeline_name(TilePipeline pipeline) noexcept;
 
 /// Whether the tile bands run 16 to a thread block, each B block loaded once for every band of the block that
 /// has a tile in its tile column (docs/KERNELS.md, "Band groups"). Needs compute capability 9.0 (TMA), 16-bit A
-/// and B, and a layout whose tiles name their B block by tile column (aligned layouts).
+/// and B, a layout whose tiles name their B block by tile column (aligned layouts), and n a multiple of 64 (whole
+/// column slices: a partial last slice gave wrong outputs on the H100, cause not yet found).
 enum class BandGroups {
   automatic,  ///< grouped where it saves B loads and fills the GPU: n >= 128, at most 0.6 B-block loads per tile,
               ///< enough groups for the SMs (automatic kernel only)
