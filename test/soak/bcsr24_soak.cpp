@@ -427,11 +427,12 @@ int main(int argc, char** argv) {
     // The first cases load what the driver keeps for the process (2 MiB on the H100 after the first cases, with
     // the library's own allocations all given back): free memory is compared with its value after them, so that a
     // leak is memory that keeps going as the cases go on.
-    if (index + 1 == warmup_cases && only_case < 0) {
-      cudaStreamSynchronize(stream);
-      cudaDeviceSynchronize();
-      cudaMemGetInfo(&free_warm, &total);
-    }
+    if (index + 1 == warmup_cases && only_case < 0) try {
+        cuda_ok(cudaDeviceSynchronize(), "after the warm-up cases");
+        cuda_ok(cudaMemGetInfo(&free_warm, &total), "cudaMemGetInfo");
+      } catch (const std::exception& e) {
+        failures.push_back({std::string("after the warm-up cases: ") + e.what()});
+      }
     for (std::size_t f = failures_before; f < failures.size(); ++f) {
       std::printf("FAIL case %lld (replay: bcsr24_soak --seed %llu --case %lld): %s\n", static_cast<long long>(index),
                   static_cast<unsigned long long>(seed), static_cast<long long>(index), failures[f].what.c_str());

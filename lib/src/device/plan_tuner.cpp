@@ -274,6 +274,8 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
       if (plans.size() == 1) model_build_ms = last_build_ms;
       runs_ms = next_runs_ms;
     }
+    for (std::size_t k = plans.size(); k < selected.size(); ++k)
+      measured[k].note = "not measured: not built within the budget";
     if (plans.size() < 2) {
       // The model's plan is returned: its build is paid by every plan, tuned or not.
       const double decided_ms = elapsed_ms() - model_build_ms;
@@ -282,13 +284,10 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
                     "building the candidates' plans leaves no room to compare them within the tuning budget of %.1f "
                     "ms: the model's choice",
                     budget_ms);
-      for (std::size_t k = 1; k < selected.size(); ++k) measured[k].note = "not measured: not built within the budget";
       // The model's plan is the one built; it is rebuilt only where it left out the staging workspace asked for.
       SpmmPlan plan = options.allow_unaligned_b && !staged ? PlanAccess::build(matrix, model) : std::move(plans[0]);
       return finish(std::move(plan), Tuning::model, std::move(measured), line, decided_ms);
     }
-    for (std::size_t k = plans.size(); k < selected.size(); ++k)
-      measured[k].note = "not measured: not built within the budget";
     selected.resize(plans.size());
     // The builds upload lists and reset counters on the legacy default stream (cudaMemcpy, cudaMemset), which the
     // tuner's non-blocking stream does not wait for. Each build already waits for its own writes; this wait keeps
