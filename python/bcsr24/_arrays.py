@@ -20,6 +20,9 @@ from . import _bcsr24
 # host arrays of another library (a CPU torch tensor, a JAX CPU array), what turns the NumPy result back into one.
 HOST, TORCH, CUPY, JAX, NUMBA, CAI, DLPACK = "numpy", "torch", "cupy", "jax", "numba", "cai", "dlpack"
 
+# NumPy/CuPy dtype names by type character (dtype.name is computed in Python, about a microsecond per call).
+_CHAR_NAMES = {"e": "float16", "f": "float32", "d": "float64"}
+
 _DLPACK_CPU, _DLPACK_CUDA, _DLPACK_CUDA_HOST, _DLPACK_CUDA_MANAGED = 1, 2, 3, 13
 
 
@@ -46,6 +49,8 @@ def _shape2(shape, strides_elements, name):
 
 # --------------------------------------------------------------------------------------------------- NumPy / host
 def _numpy_view(a, name, wrap=None):
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))  # the kernels read native byte order
     itemsize = a.itemsize
     st = a.strides
     dims = None
@@ -57,7 +62,9 @@ def _numpy_view(a, name, wrap=None):
         a = np.ascontiguousarray(a)
         dims = _shape2(a.shape, tuple(s // itemsize for s in a.strides), name)
     rows, n, ld, vector = dims
-    return (HOST, a.__array_interface__["data"][0], rows, n, ld, a.dtype.name, -1, vector, a, None, wrap)
+    dt = a.dtype
+    return (HOST, a.__array_interface__["data"][0], rows, n, ld, _CHAR_NAMES.get(dt.char) or dt.name, -1, vector, a,
+            None, wrap)
 
 
 # --------------------------------------------------------------------------------------------------------- PyTorch
@@ -81,17 +88,31 @@ def _load_torch():
 
 
 def _torch_view(t, name):
-    if not t.is_cuda:
-        if t.dtype == _torch.bfloat16:
-            raise TypeError(f"{name}: bfloat16 CPU tensors have no NumPy form; use float32 for the CPU path")
-        return _numpy_view(t.detach().numpy(), name, _torch.from_numpy)
-    dims = _shape2(t.shape, t.stride(), name)
-    if dims is None:
-        t = t.contiguous()  # columns not adjacent: the one case that is copied
-        dims = _shape2(t.shape, t.stride(), name)
-    rows, n, ld, vector = dims
-    dtype = _TORCH_DTYPES.get(t.dtype) or str(t.dtype).replace("torch.", "")
-    return (TORCH, t.data_ptr(), rows, n, ld, dtype, t.get_device(), vector, t, None, None)
+    if t.is_cuda:
+        shape = t.shape
+        st = t.stride()
+        # The common case first, without the general shape rules: a row-major matrix (or a contiguous vector).
+        if len(shape) == 2:
+            if st[1] == 1 and shape[0] > 1 and st[0] >= shape[1]:
+                return (TORCH, t.data_ptr(), shape[0], shape[1], st[0], _TORCH_DTYPES.get(t.dtype) or _dtype_text(t),
+                        t.get_device(), False, t, None, None)
+        elif len(shape) == 1 and st[0] == 1:
+            return (TORCH, t.data_ptr(), shape[0], 1, 1, _TORCH_DTYPES.get(t.dtype) or _dtype_text(t),
+                    t.get_device(), True, t, None, None)
+        dims = _shape2(shape, st, name)
+        if dims is None:
+            t = t.contiguous()  # columns not adjacent: the one case that is copied
+            dims = _shape2(t.shape, t.stride(), name)
+        rows, n, ld, vector = dims
+        return (TORCH, t.data_ptr(), rows, n, ld, _TORCH_DTYPES.get(t.dtype) or _dtype_text(t), t.get_device(),
+                vector, t, None, None)
+    if t.dtype == _torch.bfloat16:
+        raise TypeError(f"{name}: bfloat16 CPU tensors have no NumPy form; use float32 for the CPU path")
+    return _numpy_view(t.detach().numpy(), name, _torch.from_numpy)
+
+
+def _dtype_text(t):
+    return str(t.dtype).replace("torch.", "")
 
 
 def _torch_stream(device):
@@ -118,9 +139,23 @@ def _load_cupy():
 
 
 def _cupy_view(a, name):
+    shape = a.shape
+    st = a.strides
     itemsize = a.itemsize
-    dims = _shape2(a.shape, tuple(s // itemsize for s in a.strides), name)
-    if dims is None or any(s % itemsize for s in a.strides):
+    # The common case first, without the general shape rules: a row-major matrix (or a contiguous vector).
+    if len(shape) == 2:
+        if st[1] == itemsize and shape[0] > 1 and st[0] >= shape[1] * itemsize and st[0] % itemsize == 0:
+            mem = a.data
+            dt = a.dtype
+            return (CUPY, mem.ptr, shape[0], shape[1], st[0] // itemsize, _CHAR_NAMES.get(dt.char) or dt.name,
+                    mem.device_id, False, a, None, None)
+    elif len(shape) == 1 and st[0] == itemsize:
+        mem = a.data
+        dt = a.dtype
+        return (CUPY, mem.ptr, shape[0], 1, 1, _CHAR_NAMES.get(dt.char) or dt.name, mem.device_id, True, a, None,
+                None)
+    dims = None if any(s % itemsize for s in st) else _shape2(shape, tuple(s // itemsize for s in st), name)
+    if dims is None:
         a = _cupy.ascontiguousarray(a)
         dims = _shape2(a.shape, tuple(s // itemsize for s in a.strides), name)
     rows, n, ld, vector = dims
@@ -226,7 +261,7 @@ def _dlpack_view(a, name):
 
 
 # ------------------------------------------------------------------------------------------------------- dispatch
-_VIEWERS = {np.ndarray: _numpy_view}
+VIEWERS = {np.ndarray: _numpy_view}  # type -> viewer, filled on first sight of each type
 
 
 def _viewer_for(tp):
@@ -261,20 +296,20 @@ def _viewer_for(tp):
             viewer = lambda a, name: _numpy_view(np.asarray(a), name)  # noqa: E731
         else:
             return None
-    _VIEWERS[tp] = viewer
+    VIEWERS[tp] = viewer
     return viewer
 
 
 def view(a, name="b"):
     """The view tuple of an array (see the top of this file). @raise TypeError for objects that are no array."""
-    viewer = _VIEWERS.get(type(a)) or _viewer_for(type(a))
+    viewer = VIEWERS.get(type(a)) or _viewer_for(type(a))
     if viewer is None:
         raise TypeError(f"{name}: expected an array (NumPy, CuPy, PyTorch, JAX, Numba, or any object with "
                         f"__cuda_array_interface__ or __dlpack__), got {type(a).__module__}.{type(a).__name__}")
     return viewer(a, name)
 
 
-_STREAM_OF = {TORCH: _torch_stream, CUPY: _cupy_stream}
+STREAM_OF = {TORCH: _torch_stream, CUPY: _cupy_stream}  # library -> current-stream query (by device)
 _EMPTY_OF = {TORCH: _torch_empty, CUPY: _cupy_empty, JAX: _dlpack_empty, NUMBA: _numba_empty,
              CAI: _dlpack_empty, DLPACK: _dlpack_empty}
 
@@ -283,7 +318,7 @@ def default_stream(v):
     """The stream an array's own library would run the next operation on."""
     if v[9] is not None:
         return v[9]
-    get = _STREAM_OF.get(v[0])
+    get = STREAM_OF.get(v[0])
     return get(v[6]) if get is not None else 0
 
 

@@ -361,9 +361,13 @@ class SparseOperator:
         if v[0] == _HOST:
             return self._host_product(v, out, alpha, beta, None)
         s = _default_stream(v) if stream is None else _stream_handle(stream)
-        od = "float32" if out is None else _view(out, "out")[5]
+        if out is None:
+            o, od = None, "float32"
+        else:
+            o = _view(out, "out")
+            od = o[5]
         plan = self._plans.get((v[3], v[5], od, v[6], s, _get_ident())) or self._cached_plan(v, od, s)
-        return plan._run_view(v, out, alpha, beta, s)
+        return plan._run_view(v, out, alpha, beta, s, o)
 
     def plan_for(self, b, out=None, stream=None):
         """The plan ``op.matmul(b, out=out, stream=stream)`` runs, made now if it does not exist yet: lets a timed

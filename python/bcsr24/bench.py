@@ -5,7 +5,8 @@ overhead of Plan.run over the C++ SpmmPlan::run.
     python -m bcsr24.bench --mesh 70 --n 8,16,32,128     # the examples' 3-D mesh matrix (27 points, 3 dofs)
 
 Products: CUDA events around each run, after warm-up runs, with the L2 cache flushed (a buffer twice its size
-written) before every timed run; median and minimum over the runs, GFLOP/s as 2 nnz n / time, and each method's
+read, then a 100 us wait on the GPU so that the Python calls after it are enqueued before the GPU is free:
+the events time the product on the device) before every timed run; median and minimum over the runs, GFLOP/s as 2 nnz n / time, and each method's
 relative error ||C - A B||_F / ||A B||_F against the float64 product beside its time. bcsr24 is timed through
 ``op @ b`` on CuPy and on torch arrays (the Python path, output allocation included), each library's CSR through
 its own operator on the same float32 B.
@@ -42,14 +43,48 @@ def _mesh(n):
     return a, f"mesh {n}x{n + 1}x{n + 2} (27 points, 3 dofs)"
 
 
-class _Flush:
-    """Writes a buffer of twice the L2 size so that no run finds A or B in L2 from the run before."""
+_FLUSH_SOURCE = r"""
+extern "C" __global__ void bcsr24_bench_read(const uint4* buf, long long count, unsigned* sink) {
+  unsigned acc = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    const uint4 v = buf[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;  // never true for the zeroed buffer: keeps the loads, writes nothing
+}
 
-    def __init__(self, cp, l2_bytes):
-        self.buf = cp.empty(max(2 * l2_bytes, 1 << 20) // 4, dtype=cp.float32)
+extern "C" __global__ void bcsr24_bench_wait(long long ns) {
+  long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(500);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+"""
+
+
+class _Flush:
+    """Reads a buffer of twice the L2 size so that no run finds A or B in L2 from the run before (a read, as
+    bench_spmm's flush: a write would leave dirty lines whose write-back the timed run would pay), then keeps the
+    GPU busy for ``wait_us`` more (one thread polling the global timer): the Python calls that follow (start event,
+    product) are enqueued while the GPU still works, so the events time the product on the device, as the C++
+    benchmark's do, and not the latency of a Python call (which the call-overhead table measures on its own)."""
+
+    def __init__(self, cp, l2_bytes, wait_us=100.0):
+        self.cp = cp
+        self.buf = cp.zeros(max(2 * l2_bytes, 1 << 20) // 16, dtype=cp.uint32).reshape(-1, 4)
+        self.sink = cp.zeros(1, dtype=cp.uint32)
+        module = cp.RawModule(code=_FLUSH_SOURCE)
+        self.read = module.get_function("bcsr24_bench_read")
+        self.wait = module.get_function("bcsr24_bench_wait")
+        self.wait_ns = cp.int64(int(wait_us * 1e3))
 
     def __call__(self):
-        self.buf.fill(0)
+        self.read((1024,), (256,), (self.buf, self.cp.int64(self.buf.shape[0]), self.sink))
+        if self.wait_ns > 0:
+            self.wait((1,), (1,), (self.wait_ns,))
 
 
 def _time(run, flush, warmup, reps):

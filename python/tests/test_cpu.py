@@ -283,6 +283,8 @@ def test_numpy_leading_stride_and_column_major(rng):
     check(op @ f, *bound(a, op, wide))
     v = wide[:, 3]  # a strided vector
     check(op @ v, *bound(a, op, v))
+    swapped = wide.astype(wide.dtype.newbyteorder(">"))  # same values, big-endian bytes: converted, never misread
+    assert np.array_equal(op @ swapped, op @ wide)
 
 
 def test_numpy_errors_name_the_argument(rng):
