@@ -13,6 +13,7 @@
 #                                this tree's on the same GPU (it builds AB_REV's bench_spmm in build-ab/; needs the
 #                                build step's build-gpu); OUTDIR/ab/ab.md has the new/old ratios, > 3% slower flagged
 #   AB_REV=d3ca7bc               the revision the ab step compares with (its variables: AB_N, AB_METHODS, AB_SRC, ...)
+#   GPU_BUILD_DIR=build-gpu      the build folder (Ninja when installed and the folder is new, else Makefiles)
 #   BCSR24_GIT_COMMIT=SHA        the commit of this tree, for the metas, where it is a copy without .git
 #   SANITIZE_TAGS='~[hog]~[timing]'  Catch2 test spec of the sanitizer runs (default: every test but the one that
 #                                fills the device's memory and the wall-clock ones; the conditional ones included)
@@ -40,7 +41,7 @@ cd "$(dirname "$0")/.."
 steps=${STEPS:-build test sanitize check bench groups floor csr balance layout precision heldout model sweep distributed solver soak python report}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
-build=build-gpu
+build=${GPU_BUILD_DIR:-build-gpu}
 has() { [[ " $steps " == *" $1 "* ]]; }
 mpirun_exe=$(command -v mpirun || true)
 if [[ -n "${BCSR24_MPI_PREFIX:-}" ]]; then
@@ -81,7 +82,15 @@ if has build; then
   [[ -n "${mpi_prefix:-}" ]] && cfg+=(-DMPI_CXX_COMPILER="$mpi_prefix/bin/mpicxx")
   # The floor step runs bench_floor, a research program (apps/research) the default build leaves out.
   has floor && cfg+=(-DBCSR24_BUILD_RESEARCH=ON)
+  # Ninja where it is installed (a new build folder only: CMake keeps a folder's generator): it compiles the
+  # objects of every target as soon as their own inputs exist, where Makefiles wait for each target's dependencies
+  # to be linked first, which on 16 cores doubled the build's time.
+  [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja > /dev/null && cfg+=(-G Ninja)
+  build_start=$SECONDS
   { cmake "${cfg[@]}" && cmake --build "$build" -j"$(nproc)"; } 2>&1 | tee "$out/build.log" | tail -n 5
+  generator=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+  echo "== build: $((SECONDS - build_start)) s (configure and build, ${generator:-unknown generator}, $(nproc) jobs)" \
+    | tee -a "$out/build.log"
   # Every kernel entry point with its registers and spills (none may spill): $out/spills/entries.tsv.
   echo "== register spills (scripts/check_spills.sh)"
   check spills bash -o pipefail -c "scripts/check_spills.sh '$build' '$out/spills' 2>&1 | tee '$out/spills.log' | grep -v '^    '"
