@@ -110,6 +110,37 @@ struct Product {
 };
 
 /// Runs one product of `plan` (inputs drawn from `rng`) and checks it; a failure is recorded in `failures`.
+/// What the bound model sees of one output (the worst violation of a product), in units of fp32's 2^-23 times
+/// sum_p |a_ip b_pj|: the accumulation term charges 2 k_i + kExtraTerms of them; the row's nonzeros, the 32-column
+/// tiles they fall in, its largest product and the output's magnitude say which part of the arithmetic the error
+/// outgrew.
+std::string explain_output(const CsrMatrix& a, std::int32_t n, const std::vector<double>& b_exact, double alpha,
+                           std::int32_t i, std::int64_t j, double error, double ratio) {
+  double abs_sum = 0.0, max_product = 0.0, value = 0.0;
+  std::vector<std::int32_t> tiles;
+  for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+    const std::int32_t col = a.col_idx[std::size_t(p)];
+    const double term = a.values[std::size_t(p)] * b_exact[std::size_t(col) * std::size_t(n) + std::size_t(j)];
+    abs_sum += std::fabs(term);
+    max_product = std::max(max_product, std::fabs(term));
+    value += term;
+    if (tiles.empty() || tiles.back() != col / 32) tiles.push_back(col / 32);
+  }
+  std::sort(tiles.begin(), tiles.end());
+  tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
+  const std::int32_t k_i = a.row_ptr[i + 1] - a.row_ptr[i];
+  const double unit = std::fabs(alpha) * abs_sum * 0x1p-23;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "worst: C(%d, %lld) |error| %.3g = %.3g bound, = %.3g x 2^-23 |alpha| sum|ab| (accumulation term "
+                "charges %d); row: %d nonzeros in %zu tiles of 32 columns, max|ab| / sum|ab| %.3g, |sum ab| / "
+                "sum|ab| %.3g",
+                i, static_cast<long long>(j), error, ratio, unit > 0.0 ? error / unit : 0.0, 2 * k_i + kExtraTerms,
+                k_i, tiles.size(), abs_sum > 0.0 ? max_product / abs_sum : 0.0,
+                abs_sum > 0.0 ? std::fabs(value) / abs_sum : 0.0);
+  return text;
+}
+
 void check_product(const SparseOperator& op, const CsrMatrix& stored, const SpmmPlan& plan, Product pr,
                    std::mt19937_64& rng, cudaStream_t stream, Tally& tally, std::vector<Failure>& failures,
                    const std::string& where) {
@@ -217,6 +248,10 @@ void check_product(const SparseOperator& op, const CsrMatrix& stored, const Spmm
                                         stored_matrix_arithmetic(precision, input), kExtraTerms);
   std::int64_t bad = 0;
   std::string first;
+  double worst_ratio = 0.0;
+  std::int32_t worst_i = -1;
+  std::int64_t worst_j = -1;
+  double worst_error = 0.0;
   for (std::int32_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < pr.ldc; ++j) {
       const std::size_t e = std::size_t(i) * std::size_t(pr.ldc) + std::size_t(j);
@@ -247,6 +282,12 @@ void check_product(const SparseOperator& op, const CsrMatrix& stored, const Spmm
       tally.nonzero_outputs += got != 0.0;
       if (std::isfinite(got)) tally.max_ratio = std::max(tally.max_ratio, error / bound);
       if (!std::isfinite(got) || error > bound) {
+        if (std::isfinite(got) && error / bound > worst_ratio) {
+          worst_ratio = error / bound;
+          worst_i = i;
+          worst_j = j;
+          worst_error = error;
+        }
         if (++bad == 1) {
           char text[256];
           std::snprintf(text, sizeof text, "C(%d, %lld) = %.9g, reference %.9g, |error| %.3g > bound %.3g", i,
@@ -259,7 +300,10 @@ void check_product(const SparseOperator& op, const CsrMatrix& stored, const Spmm
     failures.push_back({where + ", n " + std::to_string(n) + ", ldb " + std::to_string(pr.ldb) + " (+" +
                         std::to_string(pr.b_offset) + "), ldc " + std::to_string(pr.ldc) + ", alpha " +
                         std::to_string(pr.alpha) + ", beta " + std::to_string(pr.beta) + ": " + std::to_string(bad) +
-                        " outputs wrong; first: " + first});
+                        " outputs wrong; first: " + first +
+                        (worst_i >= 0 ? "; " + explain_output(stored, n, b_exact, alpha, worst_i, worst_j, worst_error,
+                                                               worst_ratio)
+                                      : std::string())});
 }
 
 /// One case: a matrix, an operator, a few plans with a few products each.
