@@ -4,12 +4,12 @@ overhead of Plan.run over the C++ SpmmPlan::run.
     python -m bcsr24.bench A.mtx --n 8,32,128            # a Matrix Market or .b24 file
     python -m bcsr24.bench --mesh 70 --n 8,16,32,128     # the examples' 3-D mesh matrix (27 points, 3 dofs)
 
-Products: CUDA events around each run, after warm-up runs, with the L2 cache flushed (a buffer twice its size
-read, then a 100 us wait on the GPU so that the Python calls after it are enqueued before the GPU is free:
-the events time the product on the device) before every timed run; median and minimum over the runs, GFLOP/s as 2 nnz n / time, and each method's
-relative error ||C - A B||_F / ||A B||_F against the float64 product beside its time. bcsr24 is timed through
-``op @ b`` on CuPy and on torch arrays (the Python path, output allocation included), each library's CSR through
-its own operator on the same float32 B.
+Products: CUDA events around each run, after warm-up runs; before every timed run the L2 cache is flushed (a
+buffer twice its size read) and the GPU kept busy 100 us more, so that the Python calls after it are enqueued
+before the GPU is free and the events time the product on the device. Median and minimum over the runs, GFLOP/s
+as 2 nnz n / time, and each method's relative error ||C - A B||_F / ||A B||_F against the float64 product beside
+its time. bcsr24 is timed through ``op @ b`` on CuPy and on torch arrays (the Python path, output allocation
+included), each library's CSR through its own operator on the same float32 B.
 
 Call overhead: on a small matrix (--overhead-mesh, default 8: 2,160 rows) at n = 8, 1000 back-to-back
 ``plan.run(b, out=c)`` (and ``op @ b``) calls timed with two CUDA events, against ``plan.run_repeat(1000, ...)``,
