@@ -30,7 +30,11 @@ ModeArithmetic mode_arithmetic(Precision precision, InputType input) {
 ModeArithmetic stored_matrix_arithmetic(Precision precision, InputType input) {
   ModeArithmetic m = mode_arithmetic(precision, input);
   m.u_a = 0.0;
-  m.s_a = 0.0;
+  // Storing costs nothing more against the stored matrix, but split mode's products still drop A_lo B_lo: where the
+  // high part is subnormal or zero, 2^-11 |A_lo| is the element's whole distance from hi (at most half a subnormal
+  // step, 2^-25) and the dropped term reaches 2^-25 2^-11 |b| per element: an absolute term of the row's scale,
+  // half of mode_arithmetic's s_a (whose other half is storing's own rounding).
+  m.s_a = precision == Precision::split ? std::ldexp(1.0, -36) : 0.0;
   return m;
 }
 

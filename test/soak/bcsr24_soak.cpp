@@ -2,7 +2,9 @@
 // through the public API only, every product checked against the CPU reference (reference_spmm) under the
 // error bound of its precision mode (bcsr24_testkit/product_bounds.hpp). Exits 1 on any result outside its bound,
 // any exception other than a documented refusal, or device memory not back to its starting value; 77 without a
-// usable GPU. Every case has its own seed: `--seed S --case K` replays case K of a run.
+// usable GPU. Every case has its own seed: `--seed S --case K` replays case K of a run. `--emulate` needs no GPU:
+// the cases' fp16 and split matrices go through a CPU emulation of the tile kernel's arithmetic
+// (tile_emulation.hpp) against the same bounds, which tells the algorithm's errors from the GPU's.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -25,7 +27,10 @@
 #include "bcsr24_testkit/product_bounds.hpp"
 #include "cuda_memory.hpp"
 #include "device/device_memory.hpp"
+#include "format/bcsr24_matrix.hpp"
+#include "device/plan_access.hpp"
 #include "soak_matrices.hpp"
+#include "tile_emulation.hpp"
 
 using namespace bcsr24;
 using bcsr24::soak::uniform;
@@ -110,6 +115,14 @@ struct Product {
 };
 
 /// Runs one product of `plan` (inputs drawn from `rng`) and checks it; a failure is recorded in `failures`.
+/// Each row's power of two (the matrix's and its own): what the bound's absolute terms are relative to.
+std::vector<std::int32_t> row_exponents(const SparseOperator& op) {
+  const Bcsr24Matrix& host = detail::OperatorAccess::host(op);
+  std::vector<std::int32_t> e(static_cast<std::size_t>(op.rows()));
+  for (std::int32_t i = 0; i < op.rows(); ++i) e[std::size_t(i)] = host.exponent_of_row(i);
+  return e;
+}
+
 /// What the bound model sees of one output (the worst violation of a product), in units of fp32's 2^-23 times
 /// sum_p |a_ip b_pj|: the accumulation term charges 2 k_i + kExtraTerms of them; the row's nonzeros, the 32-column
 /// tiles they fall in, its largest product and the output's magnitude say which part of the arithmetic the error
@@ -244,7 +257,7 @@ void check_product(const SparseOperator& op, const CsrMatrix& stored, const Spmm
     reference_spmm(op, n, b16.data(), n, ref.data(), n, alpha, beta);
   else
     reference_spmm(op, n, b32.data(), n, ref.data(), n, alpha, beta);  // bf16 B widened exactly
-  const ProductBound pb = product_bound(stored, n, b_exact, c0, alpha, beta, {},
+  const ProductBound pb = product_bound(stored, n, b_exact, c0, alpha, beta, row_exponents(op),
                                         stored_matrix_arithmetic(precision, input), kExtraTerms);
   std::int64_t bad = 0;
   std::string first;
@@ -304,6 +317,76 @@ void check_product(const SparseOperator& op, const CsrMatrix& stored, const Spmm
                         (worst_i >= 0 ? "; " + explain_output(stored, n, b_exact, alpha, worst_i, worst_j, worst_error,
                                                                worst_ratio)
                                       : std::string())});
+}
+
+/// --emulate: the case's matrix and options, then instead of GPU products the tile kernel's arithmetic emulated on
+/// the CPU (tile_emulation.hpp) for B of the soak's kinds at n = 36, against the same reference and bound. Prints one
+/// line per B kind; a product outside its bound here is the algorithm's, not the GPU's.
+void emulate_case(std::uint64_t seed, std::int32_t max_rows, std::int64_t index, Tally& tally,
+                  std::vector<Failure>& failures) {
+  std::mt19937_64 rng(seed);
+  const soak::RandomMatrix m = soak::random_matrix(rng, max_rows);
+  const OperatorOptions options = random_options(rng);
+  if (options.precision == Precision::bf16) return;
+  std::optional<SparseOperator> op;
+  try {
+    op.emplace(SparseOperator::from_csr(m.a, options));
+  } catch (const RangeError&) {
+    return;
+  }
+  ++tally.cases;
+  const CsrMatrix stored = op->stored_csr();
+  const Bcsr24Matrix& host = detail::OperatorAccess::host(*op);
+  const std::int32_t rows = op->rows(), cols = op->cols(), n = 36;
+  for (const bool f32_b : {true, false}) {
+    if (!f32_b && op->precision() == Precision::split) continue;  // split takes fp32 B only
+    std::vector<double> b_exact(std::size_t(cols) * std::size_t(n));
+    std::vector<float> b32(b_exact.size());
+    std::vector<fp16_t> b16(b_exact.size());
+    std::vector<double> col_scale(static_cast<std::size_t>(n));
+    for (double& sc : col_scale)
+      sc = f32_b ? std::pow(10.0, uniform_real(rng, -6.0, 6.0)) : std::ldexp(1.0, int(uniform(rng, -4, 4)));
+    for (std::size_t at = 0; at < b_exact.size(); ++at) {
+      const double v = uniform_real(rng, -1.0, 1.0) * col_scale[at % std::size_t(n)];
+      if (f32_b) {
+        b32[at] = float(v);
+        b_exact[at] = b32[at];
+      } else {
+        b16[at] = double_to_fp16(v);
+        b_exact[at] = b32[at] = fp16_to_float(b16[at]);
+      }
+    }
+    const float alpha = 1.0f;
+    const std::vector<float> got = soak::emulate_tile_product(host, n, f32_b, b32, b16, alpha);
+    const InputType input = f32_b ? InputType::f32 : InputType::f16;
+    const ProductBound pb = product_bound(stored, n, b_exact, {}, alpha, 0.0, row_exponents(*op),
+                                          stored_matrix_arithmetic(op->precision(), input), kExtraTerms);
+    std::int64_t bad = 0;
+    double worst = 0.0, worst_error = 0.0;
+    std::int32_t wi = -1;
+    std::int64_t wj = -1;
+    for (std::int32_t i = 0; i < rows; ++i)
+      for (std::int32_t j = 0; j < n; ++j) {
+        const std::size_t at = std::size_t(i) * std::size_t(n) + std::size_t(j);
+        const double want = double(float(pb.want[at]));  // the reference as the soak has it: rounded to float
+        const double bound = pb.bound[at] + std::fabs(want) * 0x1p-24 + 0x1p-126;
+        const double error = std::fabs(double(got[at]) - want);
+        tally.outputs++;
+        if (error > bound) ++bad;
+        if (error / bound > worst) worst = error / bound, worst_error = error, wi = i, wj = j;
+      }
+    tally.max_ratio = std::max(tally.max_ratio, worst);
+    const std::string what = "case " + std::to_string(index) + ": " + m.name + " (values " + m.values + "); " +
+                             precision_name(options.precision) + ", layout " + layout_name(options.layout) +
+                             ", scaling " + scaling_policy_name(options.scaling) + ", B " +
+                             (f32_b ? "fp32" : "fp16") + ", n 36 (CPU emulation of the tile kernel)";
+    std::printf("%s: %lld outputs outside the bound, largest |error| / bound %.3g\n", what.c_str(),
+                static_cast<long long>(bad), worst);
+    if (bad > 0) {
+      failures.push_back({what + ": " + std::to_string(bad) + " outputs outside the bound; " +
+                          explain_output(stored, n, b_exact, alpha, wi, wj, worst_error, worst)});
+    }
+  }
 }
 
 /// One case: a matrix, an operator, a few plans with a few products each.
@@ -419,15 +502,30 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0;
   std::int64_t only_case = -1, max_cases = 0;
   std::int32_t max_rows = 2000;
-  bool verbose = false;
+  bool verbose = false, emulate = false;
   app.add_option("--seconds", seconds, "how long to run")->capture_default_str();
   app.add_option("--seed", seed, "seed of the run (default: from the clock, printed)");
   app.add_option("--case", only_case, "run only this case of the seed's sequence (replays a failure)");
   app.add_option("--cases", max_cases, "stop after this many cases (0: run for --seconds)")->capture_default_str();
   app.add_option("--max-rows", max_rows, "largest matrix dimension")->capture_default_str();
   app.add_flag("-v,--verbose", verbose, "one line per case");
+  app.add_flag("--emulate", emulate,
+               "no GPU: the cases' fp16 and split matrices through a CPU emulation of the tile kernel's arithmetic "
+               "(tile_emulation.hpp), against the same bounds; with --case, that case; else --cases of them");
   CLI11_PARSE(app, argc, argv);
   if (seed == 0) seed = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  if (emulate) {
+    Tally tally;
+    std::vector<Failure> failures;
+    const std::int64_t first = only_case >= 0 ? only_case : 0;
+    const std::int64_t last = only_case >= 0 ? only_case : std::max<std::int64_t>(max_cases, 1) - 1;
+    for (std::int64_t index = first; index <= last; ++index) emulate_case(case_seed(seed, index), max_rows, index, tally, failures);
+    for (const Failure& f : failures) std::printf("FAIL %s\n", f.what.c_str());
+    std::printf("emulated cases %lld, outputs %lld, largest |error| / bound %.3g, failures %zu\n",
+                static_cast<long long>(tally.cases), static_cast<long long>(tally.outputs), tally.max_ratio,
+                failures.size());
+    return failures.empty() ? 0 : 1;
+  }
 
   // Every kernel is loaded when the context starts: loaded lazily, modules would take device memory during the run
   // and look like a leak at its end.

@@ -25,7 +25,8 @@ struct ModeArithmetic {
 ModeArithmetic mode_arithmetic(Precision precision, InputType input);
 
 /// The same against the matrix as stored (SparseOperator::stored_csr, reference_spmm): storing A costs nothing
-/// more (u_a = s_a = 0); staging B, the dropped split term and the accumulation remain.
+/// more (u_a = 0, and s_a = 0 but for split mode's A_lo B_lo, which a subnormal or zero high part leaves at
+/// 2^-36 2^e |b|: pass the rows' exponents); staging B, the dropped split term and the accumulation remain.
 ModeArithmetic stored_matrix_arithmetic(Precision precision, InputType input);
 
 /// The float64 value of alpha * A * B + beta * C0 for every output (rows x n, leading dimension n) and the bound
