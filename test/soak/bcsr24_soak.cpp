@@ -114,7 +114,32 @@ struct Product {
   bool expect_refusal = false;  // unaligned B to a plan without the workspace
 };
 
-/// Runs one product of `plan` (inputs drawn from `rng`) and checks it; a failure is recorded in `failures`.
+/// B (cols x n, ld n): columns of different scales for fp32 B; 16-bit B in the matrix's 16-bit type, times
+/// 2^-4 .. 2^4. b_exact holds the values the kernels are given, b32 them as floats, b16 the 16-bit bits.
+void draw_b(std::mt19937_64& rng, std::int32_t cols, std::int32_t n, bool f32_b, Precision precision,
+            std::vector<double>& b_exact, std::vector<float>& b32, std::vector<fp16_t>& b16) {
+  b_exact.assign(std::size_t(cols) * std::size_t(n), 0.0);
+  b32.assign(b_exact.size(), 0.0f);
+  b16.assign(b_exact.size(), 0);
+  std::vector<double> col_scale(static_cast<std::size_t>(n));
+  for (double& s : col_scale) s = f32_b ? std::pow(10.0, uniform_real(rng, -6.0, 6.0)) : std::ldexp(1.0, int(uniform(rng, -4, 4)));
+  for (std::int32_t k = 0; k < cols; ++k)
+    for (std::int32_t j = 0; j < n; ++j) {
+      const std::size_t at = std::size_t(k) * std::size_t(n) + std::size_t(j);
+      const double v = uniform_real(rng, -1.0, 1.0) * col_scale[std::size_t(j)];
+      if (f32_b) {
+        b32[at] = float(v);
+        b_exact[at] = b32[at];
+      } else if (precision == Precision::bf16) {
+        b16[at] = double_to_bf16(v);
+        b_exact[at] = b32[at] = bf16_to_float(b16[at]);
+      } else {
+        b16[at] = double_to_fp16(v);
+        b_exact[at] = b32[at] = fp16_to_float(b16[at]);
+      }
+    }
+}
+
 /// Each row's power of two (the matrix's and its own): what the bound's absolute terms are relative to.
 std::vector<std::int32_t> row_exponents(const SparseOperator& op) {
   const Bcsr24Matrix& host = detail::OperatorAccess::host(op);
@@ -154,6 +179,7 @@ std::string explain_output(const CsrMatrix& a, std::int32_t n, const std::vector
   return text;
 }
 
+/// Runs one product of `plan` (inputs drawn from `rng`) and checks it; a failure is recorded in `failures`.
 void check_product(const SparseOperator& op, const CsrMatrix& stored, const SpmmPlan& plan, Product pr,
                    std::mt19937_64& rng, cudaStream_t stream, Tally& tally, std::vector<Failure>& failures,
                    const std::string& where) {
@@ -161,27 +187,10 @@ void check_product(const SparseOperator& op, const CsrMatrix& stored, const Spmm
   const InputType input = plan.input();
   const bool f32_b = input == InputType::f32, f16_c = plan.output() == OutputType::f16;
   const Precision precision = op.precision();
-  // B: columns of different scales for fp32 B; 16-bit B in the matrix's 16-bit type, times 2^-4 .. 2^4.
-  std::vector<double> b_exact(std::size_t(cols) * std::size_t(n));
-  std::vector<float> b32(b_exact.size());
-  std::vector<fp16_t> b16(b_exact.size());
-  std::vector<double> col_scale(static_cast<std::size_t>(n));
-  for (double& s : col_scale) s = f32_b ? std::pow(10.0, uniform_real(rng, -6.0, 6.0)) : std::ldexp(1.0, int(uniform(rng, -4, 4)));
-  for (std::int32_t k = 0; k < cols; ++k)
-    for (std::int32_t j = 0; j < n; ++j) {
-      const std::size_t at = std::size_t(k) * std::size_t(n) + std::size_t(j);
-      const double v = uniform_real(rng, -1.0, 1.0) * col_scale[std::size_t(j)];
-      if (f32_b) {
-        b32[at] = float(v);
-        b_exact[at] = b32[at];
-      } else if (precision == Precision::bf16) {
-        b16[at] = double_to_bf16(v);
-        b_exact[at] = b32[at] = bf16_to_float(b16[at]);
-      } else {
-        b16[at] = double_to_fp16(v);
-        b_exact[at] = b32[at] = fp16_to_float(b16[at]);
-      }
-    }
+  std::vector<double> b_exact;
+  std::vector<float> b32;
+  std::vector<fp16_t> b16;
+  draw_b(rng, cols, n, f32_b, precision, b_exact, b32, b16);
   // fp16 output: alpha brought down by powers of two until |alpha A B| stays far inside fp16's range.
   if (f16_c && pr.alpha != 0.0) {
     std::vector<float> ab(std::size_t(rows) * std::size_t(n));
@@ -340,22 +349,10 @@ void emulate_case(std::uint64_t seed, std::int32_t max_rows, std::int64_t index,
   const std::int32_t rows = op->rows(), cols = op->cols(), n = 36;
   for (const bool f32_b : {true, false}) {
     if (!f32_b && op->precision() == Precision::split) continue;  // split takes fp32 B only
-    std::vector<double> b_exact(std::size_t(cols) * std::size_t(n));
-    std::vector<float> b32(b_exact.size());
-    std::vector<fp16_t> b16(b_exact.size());
-    std::vector<double> col_scale(static_cast<std::size_t>(n));
-    for (double& sc : col_scale)
-      sc = f32_b ? std::pow(10.0, uniform_real(rng, -6.0, 6.0)) : std::ldexp(1.0, int(uniform(rng, -4, 4)));
-    for (std::size_t at = 0; at < b_exact.size(); ++at) {
-      const double v = uniform_real(rng, -1.0, 1.0) * col_scale[at % std::size_t(n)];
-      if (f32_b) {
-        b32[at] = float(v);
-        b_exact[at] = b32[at];
-      } else {
-        b16[at] = double_to_fp16(v);
-        b_exact[at] = b32[at] = fp16_to_float(b16[at]);
-      }
-    }
+    std::vector<double> b_exact;
+    std::vector<float> b32;
+    std::vector<fp16_t> b16;
+    draw_b(rng, cols, n, f32_b, op->precision(), b_exact, b32, b16);
     const float alpha = 1.0f;
     const std::vector<float> got = soak::emulate_tile_product(host, n, f32_b, b32, b16, alpha);
     const InputType input = f32_b ? InputType::f32 : InputType::f16;
