@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import bcsr24
-from mesh import add_mesh_arguments, check_status, describe, mesh_matrix
+from mesh import add_mesh_arguments, check_status, describe, events_ms, mesh_matrix, timed_call
 
 _CHUNK_ROWS = 4096  # rows per batch of the Gram GEMMs: a few hundred batches for a million rows
 
@@ -100,12 +100,7 @@ def main(argv=None):
         events = []
 
         def apply(x, product=product, events=events):
-            start, stop = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            y = product(x)
-            stop.record()
-            events.append((start, stop))
-            return y
+            return timed_call(cp, product, x, events)
 
         # Warm-up: two iterations compile CuPy's kernels (the first call of each in a process) and make cuSPARSE's
         # handle and buffers; bcsr24's plan already exists.
@@ -116,7 +111,7 @@ def main(argv=None):
         x, history = block_cg(cp, apply, b, args.tol, args.maxiter)
         cp.cuda.Device().synchronize()
         seconds = time.perf_counter() - t
-        product_s = sum(cp.cuda.get_elapsed_time(e0, e1) for e0, e1 in events) * 1e-3
+        product_s = events_ms(cp, events) * 1e-3
         true_res = float(cp.max(cp.linalg.norm(a64 @ x.astype(cp.float64) - b, axis=0) / cp.linalg.norm(b, axis=0)))
         runs.append((label, history, seconds, true_res, product_s, len(events)))
 

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import bcsr24
-from mesh import add_mesh_arguments, check_status, describe, mesh_matrix
+from mesh import add_mesh_arguments, check_status, describe, events_ms, mesh_matrix, timed_call
 
 
 def timed_operator(cla, cp, apply, shape, label, plan_for=None):
@@ -35,17 +35,12 @@ def timed_operator(cla, cp, apply, shape, label, plan_for=None):
             run = plan.run
         else:
             run = apply
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        y = run(x)
-        stop.record()
-        events.append((start, stop))
-        return y
+        return timed_call(cp, run, x, events)
 
     op = cla.LinearOperator(shape, matvec=product, matmat=product, dtype=np.float32)
 
     def report():
-        ms = sum(cp.cuda.get_elapsed_time(a, b) for a, b in events)
+        ms = events_ms(cp, events)
         return {"label": label, "products": len(events), "product_ms": ms, "plan_s": plan_seconds[0],
                 "widths": len(widths)}
 

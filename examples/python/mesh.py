@@ -6,7 +6,8 @@ neighbours (27-point stencil, weights 1/2, 1/4, 1/8 for face, edge and corner ne
 kron(node operator, dof block): symmetric positive definite, 81 nonzeros per row for 27 points and 3 dofs. The
 block's entries (0.3, 0.1) are not dyadic, so fp16 storage rounds them and split precision matters.
 
-Also the examples' shared command line: the mesh options and the exit status of --check.
+Also what the examples share besides: the mesh options, the exit status of --check, and products timed with CUDA
+events.
 """
 
 import numpy as np
@@ -69,3 +70,18 @@ def check_status(check, passed, verdict):
         return 0
     print(f"check: {verdict}" if passed else "check: FAILED")
     return 0 if passed else 1
+
+
+def timed_call(cp, run, x, events):
+    """run(x) between two CUDA events on the current stream, appended to `events` (GPU time, read after the run)."""
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    y = run(x)
+    stop.record()
+    events.append((start, stop))
+    return y
+
+
+def events_ms(cp, events):
+    """Milliseconds between the event pairs of timed_call, summed (waits for the last one)."""
+    return sum(cp.cuda.get_elapsed_time(start, stop) for start, stop in events)

@@ -309,7 +309,7 @@ def view(a, name="b"):
     return viewer(a, name)
 
 
-STREAM_OF = {TORCH: _torch_stream, CUPY: _cupy_stream}  # library -> current-stream query (by device)
+_STREAM_OF = {TORCH: _torch_stream, CUPY: _cupy_stream}
 _EMPTY_OF = {TORCH: _torch_empty, CUPY: _cupy_empty, JAX: _dlpack_empty, NUMBA: _numba_empty,
              CAI: _dlpack_empty, DLPACK: _dlpack_empty}
 
@@ -318,7 +318,7 @@ def default_stream(v):
     """The stream an array's own library would run the next operation on."""
     if v[9] is not None:
         return v[9]
-    get = STREAM_OF.get(v[0])
+    get = _STREAM_OF.get(v[0])
     return get(v[6]) if get is not None else 0
 
 

@@ -6,7 +6,6 @@ from . import _arrays, _bcsr24
 _HOST = _arrays.HOST
 _view = _arrays.view
 _default_stream = _arrays.default_stream
-_STREAM_OF = _arrays.STREAM_OF
 _VIEWERS = _arrays.VIEWERS
 _empty = _arrays.empty
 _finish = _arrays.finish
@@ -83,12 +82,7 @@ class Plan:
         if v[2] != self._cols or v[3] != self.n or v[5] != self.b_dtype or v[6] != self.device:
             self._reject(v)
         if stream is None:
-            # The stream b's library would run its next operation on (default_stream(), inlined: this is the
-            # per-call path whose overhead the benchmark measures).
-            s = v[9]
-            if s is None:
-                get = _STREAM_OF.get(v[0])
-                s = get(v[6]) if get is not None else 0
+            s = _default_stream(v)
         else:
             s = stream
             if v[9] is not None and v[9] != s and v[0] != _arrays.JAX:

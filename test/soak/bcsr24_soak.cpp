@@ -180,9 +180,9 @@ std::string explain_output(const CsrMatrix& a, std::int32_t n, const std::vector
 }
 
 /// Runs one product of `plan` (inputs drawn from `rng`) and checks it; a failure is recorded in `failures`.
-void check_product(const SparseOperator& op, const CsrMatrix& stored, const SpmmPlan& plan, Product pr,
-                   std::mt19937_64& rng, cudaStream_t stream, Tally& tally, std::vector<Failure>& failures,
-                   const std::string& where) {
+void check_product(const SparseOperator& op, const CsrMatrix& stored, const std::vector<std::int32_t>& exponents,
+                   const SpmmPlan& plan, Product pr, std::mt19937_64& rng, cudaStream_t stream, Tally& tally,
+                   std::vector<Failure>& failures, const std::string& where) {
   const std::int32_t rows = op.rows(), cols = op.cols(), n = pr.n;
   const InputType input = plan.input();
   const bool f32_b = input == InputType::f32, f16_c = plan.output() == OutputType::f16;
@@ -266,7 +266,7 @@ void check_product(const SparseOperator& op, const CsrMatrix& stored, const Spmm
     reference_spmm(op, n, b16.data(), n, ref.data(), n, alpha, beta);
   else
     reference_spmm(op, n, b32.data(), n, ref.data(), n, alpha, beta);  // bf16 B widened exactly
-  const ProductBound pb = product_bound(stored, n, b_exact, c0, alpha, beta, row_exponents(op),
+  const ProductBound pb = product_bound(stored, n, b_exact, c0, alpha, beta, exponents,
                                         stored_matrix_arithmetic(precision, input), kExtraTerms);
   std::int64_t bad = 0;
   std::string first;
@@ -346,6 +346,7 @@ void emulate_case(std::uint64_t seed, std::int32_t max_rows, std::int64_t index,
   ++tally.cases;
   const CsrMatrix stored = op->stored_csr();
   const Bcsr24Matrix& host = detail::OperatorAccess::host(*op);
+  const std::vector<std::int32_t> exponents = row_exponents(*op);
   const std::int32_t rows = op->rows(), cols = op->cols(), n = 36;
   for (const bool f32_b : {true, false}) {
     if (!f32_b && op->precision() == Precision::split) continue;  // split takes fp32 B only
@@ -356,7 +357,7 @@ void emulate_case(std::uint64_t seed, std::int32_t max_rows, std::int64_t index,
     const float alpha = 1.0f;
     const std::vector<float> got = soak::emulate_tile_product(host, n, f32_b, b32, b16, alpha);
     const InputType input = f32_b ? InputType::f32 : InputType::f16;
-    const ProductBound pb = product_bound(stored, n, b_exact, {}, alpha, 0.0, row_exponents(*op),
+    const ProductBound pb = product_bound(stored, n, b_exact, {}, alpha, 0.0, exponents,
                                           stored_matrix_arithmetic(op->precision(), input), kExtraTerms);
     std::int64_t bad = 0;
     double worst = 0.0, worst_error = 0.0;
@@ -422,6 +423,7 @@ void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Ta
   tally.cover(std::string("layout ") + layout_name(op->census().layout) + " / " + reordering_name(op->census().reordering));
   tally.cover(std::string("scaling ") + scaling_policy_name(options.scaling) + " / " + precision_name(options.precision));
   const CsrMatrix stored = op->stored_csr();
+  const std::vector<std::int32_t> exponents = row_exponents(*op);
 
   const int plans = static_cast<int>(uniform(rng, 1, 4));
   for (int p = 0; p < plans; ++p) {
@@ -485,7 +487,7 @@ void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Ta
       const double betas[] = {0.0, 1.0, 0.0, -0.5};
       pr.alpha = rng() % 4 == 0 ? uniform_real(rng, -4.0, 4.0) : alphas[rng() % 5];
       pr.beta = rng() % 4 == 0 ? uniform_real(rng, -2.0, 2.0) : betas[rng() % 4];
-      check_product(*op, stored, *plan, pr, rng, stream, tally, failures, where);
+      check_product(*op, stored, exponents, *plan, pr, rng, stream, tally, failures, where);
     }
   }
 }
