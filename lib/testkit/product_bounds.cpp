@@ -15,6 +15,13 @@ ModeArithmetic mode_arithmetic(Precision precision, InputType input) {
     // dropped A_lo B_lo term can add as much again when the high part is subnormal (hence 2^-35).
     case Precision::split: m.u_a = std::ldexp(1.0, -22); m.s_a = std::ldexp(1.0, -35); m.dropped = std::ldexp(1.0, -22); break;
   }
+  // A is stored in fp16 (split: its high part), with each row's largest magnitude near the top of fp16's range.
+  // The A_lo products of split mode are scaled down by 2^-11 after the tensor cores add them, so their own
+  // subnormals add at most gamma 2^-25 2^e |b|, far inside s_a.
+  if (precision != Precision::bf16) m.min_normal_a = std::ldexp(1.0, -14);
+  // 16-bit B goes to the tensor cores as given. fp32 B is staged to fp16 with its block's largest magnitude in
+  // [2^14, 2^15): a staged subnormal's charge, gamma 2^-29 of the column's largest, is far inside s_b.
+  if (input == InputType::f16) m.min_normal_b = std::ldexp(1.0, -14);
   if (input == InputType::f32) {
     // fp16 staging: the block's largest magnitude sits in [2^14, 2^15), so a value's subnormal error is at most
     // 2^-25 * 2^(e_block) <= 2^-39 of the column's largest; bf16 keeps fp32's exponent range.
@@ -55,17 +62,21 @@ ProductBound product_bound(const CsrMatrix& a, std::int32_t n, const std::vector
     const std::int32_t k_i = a.row_ptr[i + 1] - a.row_ptr[i];
     const double terms = 2.0 * k_i + extra_terms;
     const double gamma = terms * u32 / (1.0 - terms * u32);
+    const double a_floor = std::ldexp(m.min_normal_a, e);
+    // The size the accumulation sees: a nonzero operand below the floor counts as the floor (see ModeArithmetic).
+    auto aligned = [](double v, double floor) { return v == 0.0 ? 0.0 : std::max(std::fabs(v), floor); };
     for (std::int32_t j = 0; j < n; ++j) {
-      double ref = 0.0, abs_sum = 0.0, abs_b = 0.0, abs_a = 0.0;
+      double ref = 0.0, abs_sum = 0.0, aligned_sum = 0.0, abs_b = 0.0, abs_a = 0.0;
       for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
         const double av = a.values[std::size_t(p)], bv = b_exact[std::size_t(a.col_idx[std::size_t(p)]) * n + j];
         ref += av * bv;
         abs_sum += std::fabs(av * bv);
+        aligned_sum += aligned(av, a_floor) * aligned(bv, m.min_normal_b);
         abs_b += std::fabs(bv);
         abs_a += std::fabs(av);
       }
-      const double product_error = abs_sum * (m.u_a + m.u_b + m.u_a * m.u_b + m.dropped + gamma) + abs_b * row_step +
-                                   abs_a * (1.0 + m.u_a) * m.s_b * col_max[std::size_t(j)];
+      const double product_error = abs_sum * (m.u_a + m.u_b + m.u_a * m.u_b + m.dropped) + aligned_sum * gamma +
+                                   abs_b * row_step + abs_a * (1.0 + m.u_a) * m.s_b * col_max[std::size_t(j)];
       const double c_old = beta == 0.0 ? 0.0 : c0[std::size_t(i) * n + j];
       const double want = alpha * ref + beta * c_old;
       const std::size_t at = std::size_t(i) * n + j;

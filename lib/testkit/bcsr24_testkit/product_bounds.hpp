@@ -16,9 +16,12 @@ namespace bcsr24 {
 ///  - staging b: |staged - b| <= u_b |b| + s_b max_k |b_kj|  (fp32 B converted per tile and column);
 ///  - split mode drops A_lo B_lo: <= dropped |a| |b|;
 ///  - fp32 accumulation (tensor cores may truncate: 2^-23 per addition) over the row's terms, per-tile rescales
-///    and the block reduction.
+///    and the block reduction. The tensor cores align an fp16 subnormal operand as if it had fp16's smallest normal
+///    exponent (apps/research/probe_mma_subnormal measured it; docs/PRECISION.md), so the accumulation term charges
+///    such an operand as if it were min_normal_a 2^e (A, in its row's scale) or min_normal_b (16-bit B) in size.
 struct ModeArithmetic {
   double u_a = 0.0, s_a = 0.0, u_b = 0.0, s_b = 0.0, dropped = 0.0;
+  double min_normal_a = 0.0, min_normal_b = 0.0;  ///< 0: the operand's subnormals need no such charge
 };
 
 /// The terms of `precision` with B given as `input` (16-bit B is exact: u_b = s_b = 0).
