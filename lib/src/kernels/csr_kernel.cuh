@@ -113,7 +113,9 @@ __device__ __forceinline__ const BElement<kMode>* b_matrix(const CsrSpmmParams& 
 
 /// The 8 columns of B row `row` at `b_cols` as one chunk of 16-byte loads, or (BRead::scalar: n < 8, B in any
 /// layout) the first `cols` of them one by one, the rest zero: a narrow B is read without being padded first;
-/// or (BRead::one_column) the one element.
+/// or (BRead::one_column) the one element. fp32 B is two 16-byte loads, the second only where `cols` > 4: B's
+/// rows need only be readable to n rounded up to 4 floats (ldb % 4 == 0), so the last row of a B with
+/// n % 8 in [1, 4] ends inside the chunk (compute-sanitizer memcheck caught the read past it).
 template <OperandMode kMode, BRead kRead>
 __device__ __forceinline__ BChunk<kMode, kRead> load_b_chunk(const CsrSpmmParams& p, const BElement<kMode>* b_cols,
                                                              std::int32_t row, int cols) {
@@ -123,7 +125,8 @@ __device__ __forceinline__ BChunk<kMode, kRead> load_b_chunk(const CsrSpmmParams
     return __ldg(src);
   } else if constexpr (reads_f32_b(kMode)) {
     if constexpr (!kScalarB) {
-      return {__ldg(reinterpret_cast<const float4*>(src)), __ldg(reinterpret_cast<const float4*>(src) + 1)};
+      const float4* src4 = reinterpret_cast<const float4*>(src);
+      return {__ldg(src4), cols > 4 ? __ldg(src4 + 1) : make_float4(0.0f, 0.0f, 0.0f, 0.0f)};
     } else {
       float f[8];
 #pragma unroll
@@ -144,15 +147,15 @@ __device__ __forceinline__ BChunk<kMode, kRead> load_b_chunk(const CsrSpmmParams
 }
 
 /// acc += entries first, first + stride, ... < end of the row, times the 8 columns of B at `b_cols` (the
-/// first `cols` of them with BRead::scalar, the one with BRead::one_column). Entries go in rounds of kUnroll
+/// first `cols_left` of them where fewer are left, the one with BRead::one_column). Entries go in rounds of kUnroll
 /// independent loads; the last, partial round is predicated rather than run one entry at a time, so the
 /// remaining entries cost one memory latency, not one each. (Predicating every round measured 8-13% slower on
 /// Andrews at n = 64 and 256.)
 template <OperandMode kMode, BRead kRead>
 __device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const BElement<kMode>* b_cols,
-                                                   std::int32_t first, std::int32_t end, std::int32_t stride,
-                                                   float (&acc)[kThreadCols<kRead>]) {
-  const int cols = p.n < 8 ? p.n : 8;
+                                                   int cols_left, std::int32_t first, std::int32_t end,
+                                                   std::int32_t stride, float (&acc)[kThreadCols<kRead>]) {
+  const int cols = cols_left < 8 ? cols_left : 8;
   // One round from entry i; kPartial: entries past the row's end are zero values times zero B (adding nothing).
   auto round = [&](std::int32_t i, auto partial) {
     constexpr bool kPartial = decltype(partial)::value;
@@ -256,7 +259,7 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, const CsrLongBl
   const int col0 = pass_col0 + (item.first_chunk + chunk) * 8;
   float acc[kCols] = {};
   if (col0 < p.n)
-    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.row_ptr[item.slot] + nz_lane,
+    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, p.row_ptr[item.slot] + nz_lane,
                                      p.row_ptr[item.slot + 1], kBlockWarps * warp_nz_lanes, acc);
   for (int offset = chunks; offset < kWarp; offset <<= 1)
 #pragma unroll
@@ -300,8 +303,8 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::in
   const int col0 = pass_col0 + chunk * 8;
   float acc[kCols] = {};
   if (col0 < p.n)
-    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.row_ptr[slot] + nz_lane, p.row_ptr[slot + 1],
-                                     kNzLanes, acc);
+    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, p.row_ptr[slot] + nz_lane,
+                                     p.row_ptr[slot + 1], kNzLanes, acc);
 #pragma unroll
   for (int offset = kChunks; offset < kGroup; offset <<= 1)
 #pragma unroll
