@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "bcsr24/sparse_operator.hpp"
 #include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24_testkit/synthetic.hpp"

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/matrix_market.hpp"
 #include "bcsr24_testkit/splitmix64.hpp"

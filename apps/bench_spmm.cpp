@@ -29,6 +29,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <CLI/CLI.hpp>
+
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"

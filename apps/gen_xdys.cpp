@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "bcsr24/matrix_market.hpp"
 #include "bcsr24/sparse_operator.hpp"
 #include "bcsr24_testkit/synthetic.hpp"

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 namespace bcsr24::apps {
 
 int report_error(const std::string& program, const std::string& message, const std::string& suffix, int code) {

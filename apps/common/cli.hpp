@@ -8,9 +8,15 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "bcsr24/operator_options.hpp"
+
+// CLI11 by declaration only: its header costs ~4 s of compile time in every file that includes it, so only the
+// files that add or read options include <CLI/CLI.hpp> (cli_options.hpp for add_checked).
+namespace CLI {
+class App;
+class Option;
+class Validator;
+}  // namespace CLI
 
 namespace bcsr24::apps {
 
@@ -41,14 +47,6 @@ int report_error(const std::string& program, const std::string& message, const s
 /// kinds, std::exception) returns 1 with its message. Only this function turns exceptions into exit codes.
 int run_main(CLI::App& app, int argc, char** argv, const std::function<void(CLI::App&)>& setup,
              const std::function<int()>& body);
-
-/// Adds an option whose --help shows its default and whose value `check` validates: the form most options of the
-/// programs take.
-template <class T>
-CLI::Option* add_checked(CLI::App& app, const std::string& name, T& value, const std::string& help,
-                         const CLI::Validator& check) {
-  return app.add_option(name, value, help)->capture_default_str()->check(check);
-}
 
 /// The non-empty comma-separated items of a list option's text ("8,32,,128" -> "8", "32", "128").
 std::vector<std::string> split_list(const std::string& text);

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include <CLI/CLI.hpp>
+
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24_testkit/structure_classes.hpp"

@@ -6,10 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/matrix_market.hpp"
+#include "cli.hpp"
 
 namespace bcsr24::apps {
 

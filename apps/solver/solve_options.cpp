@@ -8,6 +8,7 @@
 #include "small_algebra.hpp"
 #if BCSR24_HAS_NCCL
 #include "rank_session.hpp"
+#include "cli_options.hpp"
 #endif
 
 namespace bcsr24::solver {

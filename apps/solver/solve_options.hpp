@@ -6,11 +6,10 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "block_fcg.hpp"
 #include "block_runs.hpp"
 #include "chebyshev.hpp"
+#include "cli.hpp"
 #include "diffusion_matrix.hpp"
 #include "flexible_cg.hpp"
 #include "jacobi_pcg.hpp"

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <optional>
 
+#include <CLI/CLI.hpp>
+
 #include "bcsr24/device.hpp"
 #include "report.hpp"
 #include "runs.hpp"

@@ -8,6 +8,7 @@
 #include "bcsr24/spmm_plan.hpp"
 #ifdef BCSR24_HAS_NCCL
 #include "distributed.hpp"
+#include "cli_options.hpp"
 #endif
 
 namespace bcsr24::spmm_run {

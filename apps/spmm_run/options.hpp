@@ -4,8 +4,6 @@
 #include <cstdint>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "cli.hpp"
 #include "matrix_source.hpp"
 
