@@ -29,10 +29,18 @@
 #include "device/device_memory.hpp"
 #include "format/bcsr24_matrix.hpp"
 #include "device/plan_access.hpp"
+#include "soak_case.hpp"
 #include "soak_matrices.hpp"
-#include "tile_emulation.hpp"
 
 using namespace bcsr24;
+using bcsr24::soak::draw_b;
+using bcsr24::soak::emulate_case;
+using bcsr24::soak::explain_output;
+using bcsr24::soak::Failure;
+using bcsr24::soak::kExtraTerms;
+using bcsr24::soak::random_options;
+using bcsr24::soak::row_exponents;
+using bcsr24::soak::Tally;
 using bcsr24::soak::uniform;
 using bcsr24::soak::uniform_real;
 using bcsr24::test::cuda_ok;
@@ -40,29 +48,12 @@ using bcsr24::test::DeviceBytes;
 
 namespace {
 
-/// Additions per output beyond the row's 2 k_i that the accumulation bound charges (per-tile rescales, the
-/// block reduction, split-band part sums): the value the GPU precision tests use.
-constexpr int kExtraTerms = 16;
-
 std::uint64_t case_seed(std::uint64_t seed, std::int64_t index) {  // splitmix64 of the pair
   std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * std::uint64_t(index + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
-
-/// What the run covered and found.
-struct Tally {
-  std::int64_t cases = 0, products = 0, outputs = 0, nonzero_outputs = 0, plans = 0, failures = 0;
-  double max_ratio = 0.0;
-  std::map<std::string, std::int64_t> covered, refused;
-  void cover(const std::string& what) { ++covered[what]; }
-  void refuse(const std::string& what) { ++refused[what]; }
-};
-
-struct Failure {
-  std::string what;
-};
 
 /// The B type a plan resolves `input` to on a matrix of `precision` (automatic: the matrix's 16-bit type).
 InputType resolved_input(Precision precision, InputType input) {
@@ -82,21 +73,6 @@ bool plan_is_valid(Precision precision, KernelKind kernel, InputType input, Outp
   return b_ok && (output == OutputType::f32 || fp16_pair) && (!dense || fp16_pair);
 }
 
-OperatorOptions random_options(std::mt19937_64& rng) {
-  OperatorOptions o;
-  const Precision precisions[] = {Precision::fp16, Precision::fp16, Precision::bf16, Precision::split};
-  o.precision = precisions[rng() % 4];
-  const TileLayout layouts[] = {TileLayout::automatic, TileLayout::aligned, TileLayout::condensed};
-  o.layout = layouts[rng() % 3];
-  const Reordering orders[] = {Reordering::automatic, Reordering::none, Reordering::rcm};
-  o.reorder = orders[rng() % 3];
-  const ScalingPolicy scalings[] = {ScalingPolicy::per_row, ScalingPolicy::per_row, ScalingPolicy::automatic,
-                                    ScalingPolicy::none};
-  o.scaling = scalings[rng() % 4];
-  o.threads = static_cast<int>(uniform(rng, 0, 4));
-  return o;
-}
-
 std::int32_t random_n(std::mt19937_64& rng) {
   switch (rng() % 8) {
     case 0: return static_cast<std::int32_t>(uniform(rng, 1, 8));
@@ -113,71 +89,6 @@ struct Product {
   double alpha = 1.0, beta = 0.0;
   bool expect_refusal = false;  // unaligned B to a plan without the workspace
 };
-
-/// B (cols x n, ld n): columns of different scales for fp32 B; 16-bit B in the matrix's 16-bit type, times
-/// 2^-4 .. 2^4. b_exact holds the values the kernels are given, b32 them as floats, b16 the 16-bit bits.
-void draw_b(std::mt19937_64& rng, std::int32_t cols, std::int32_t n, bool f32_b, Precision precision,
-            std::vector<double>& b_exact, std::vector<float>& b32, std::vector<fp16_t>& b16) {
-  b_exact.assign(std::size_t(cols) * std::size_t(n), 0.0);
-  b32.assign(b_exact.size(), 0.0f);
-  b16.assign(b_exact.size(), 0);
-  std::vector<double> col_scale(static_cast<std::size_t>(n));
-  for (double& s : col_scale) s = f32_b ? std::pow(10.0, uniform_real(rng, -6.0, 6.0)) : std::ldexp(1.0, int(uniform(rng, -4, 4)));
-  for (std::int32_t k = 0; k < cols; ++k)
-    for (std::int32_t j = 0; j < n; ++j) {
-      const std::size_t at = std::size_t(k) * std::size_t(n) + std::size_t(j);
-      const double v = uniform_real(rng, -1.0, 1.0) * col_scale[std::size_t(j)];
-      if (f32_b) {
-        b32[at] = float(v);
-        b_exact[at] = b32[at];
-      } else if (precision == Precision::bf16) {
-        b16[at] = double_to_bf16(v);
-        b_exact[at] = b32[at] = bf16_to_float(b16[at]);
-      } else {
-        b16[at] = double_to_fp16(v);
-        b_exact[at] = b32[at] = fp16_to_float(b16[at]);
-      }
-    }
-}
-
-/// Each row's power of two (the matrix's and its own): what the bound's absolute terms are relative to.
-std::vector<std::int32_t> row_exponents(const SparseOperator& op) {
-  const Bcsr24Matrix& host = detail::OperatorAccess::host(op);
-  std::vector<std::int32_t> e(static_cast<std::size_t>(op.rows()));
-  for (std::int32_t i = 0; i < op.rows(); ++i) e[std::size_t(i)] = host.exponent_of_row(i);
-  return e;
-}
-
-/// What the bound model sees of one output (the worst violation of a product), in units of fp32's 2^-23 times
-/// sum_p |a_ip b_pj|: the accumulation term charges 2 k_i + kExtraTerms of them; the row's nonzeros, the 32-column
-/// tiles they fall in, its largest product and the output's magnitude say which part of the arithmetic the error
-/// outgrew.
-std::string explain_output(const CsrMatrix& a, std::int32_t n, const std::vector<double>& b_exact, double alpha,
-                           std::int32_t i, std::int64_t j, double error, double ratio) {
-  double abs_sum = 0.0, max_product = 0.0, value = 0.0;
-  std::vector<std::int32_t> tiles;
-  for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
-    const std::int32_t col = a.col_idx[std::size_t(p)];
-    const double term = a.values[std::size_t(p)] * b_exact[std::size_t(col) * std::size_t(n) + std::size_t(j)];
-    abs_sum += std::fabs(term);
-    max_product = std::max(max_product, std::fabs(term));
-    value += term;
-    if (tiles.empty() || tiles.back() != col / 32) tiles.push_back(col / 32);
-  }
-  std::sort(tiles.begin(), tiles.end());
-  tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
-  const std::int32_t k_i = a.row_ptr[i + 1] - a.row_ptr[i];
-  const double unit = std::fabs(alpha) * abs_sum * 0x1p-23;
-  char text[320];
-  std::snprintf(text, sizeof text,
-                "worst: C(%d, %lld) |error| %.3g = %.3g bound, = %.3g x 2^-23 |alpha| sum|ab| (accumulation term "
-                "charges %d); row: %d nonzeros in %zu tiles of 32 columns, max|ab| / sum|ab| %.3g, |sum ab| / "
-                "sum|ab| %.3g",
-                i, static_cast<long long>(j), error, ratio, unit > 0.0 ? error / unit : 0.0, 2 * k_i + kExtraTerms,
-                k_i, tiles.size(), abs_sum > 0.0 ? max_product / abs_sum : 0.0,
-                abs_sum > 0.0 ? std::fabs(value) / abs_sum : 0.0);
-  return text;
-}
 
 /// Runs one product of `plan` (inputs drawn from `rng`) and checks it; a failure is recorded in `failures`.
 void check_product(const SparseOperator& op, const CsrMatrix& stored, const std::vector<std::int32_t>& exponents,
@@ -326,65 +237,6 @@ void check_product(const SparseOperator& op, const CsrMatrix& stored, const std:
                         (worst_i >= 0 ? "; " + explain_output(stored, n, b_exact, alpha, worst_i, worst_j, worst_error,
                                                                worst_ratio)
                                       : std::string())});
-}
-
-/// --emulate: the case's matrix and options, then instead of GPU products the tile kernel's arithmetic emulated on
-/// the CPU (tile_emulation.hpp) for B of the soak's kinds at n = 36, against the same reference and bound. Prints one
-/// line per B kind; a product outside its bound here is the algorithm's, not the GPU's.
-void emulate_case(std::uint64_t seed, std::int32_t max_rows, std::int64_t index, Tally& tally,
-                  std::vector<Failure>& failures) {
-  std::mt19937_64 rng(seed);
-  const soak::RandomMatrix m = soak::random_matrix(rng, max_rows);
-  const OperatorOptions options = random_options(rng);
-  if (options.precision == Precision::bf16) return;
-  std::optional<SparseOperator> op;
-  try {
-    op.emplace(SparseOperator::from_csr(m.a, options));
-  } catch (const RangeError&) {
-    return;
-  }
-  ++tally.cases;
-  const CsrMatrix stored = op->stored_csr();
-  const Bcsr24Matrix& host = detail::OperatorAccess::host(*op);
-  const std::vector<std::int32_t> exponents = row_exponents(*op);
-  const std::int32_t rows = op->rows(), cols = op->cols(), n = 36;
-  for (const bool f32_b : {true, false}) {
-    if (!f32_b && op->precision() == Precision::split) continue;  // split takes fp32 B only
-    std::vector<double> b_exact;
-    std::vector<float> b32;
-    std::vector<fp16_t> b16;
-    draw_b(rng, cols, n, f32_b, op->precision(), b_exact, b32, b16);
-    const float alpha = 1.0f;
-    const std::vector<float> got = soak::emulate_tile_product(host, n, f32_b, b32, b16, alpha);
-    const InputType input = f32_b ? InputType::f32 : InputType::f16;
-    const ProductBound pb = product_bound(stored, n, b_exact, {}, alpha, 0.0, exponents,
-                                          stored_matrix_arithmetic(op->precision(), input), kExtraTerms);
-    std::int64_t bad = 0;
-    double worst = 0.0, worst_error = 0.0;
-    std::int32_t wi = -1;
-    std::int64_t wj = -1;
-    for (std::int32_t i = 0; i < rows; ++i)
-      for (std::int32_t j = 0; j < n; ++j) {
-        const std::size_t at = std::size_t(i) * std::size_t(n) + std::size_t(j);
-        const double want = double(float(pb.want[at]));  // the reference as the soak has it: rounded to float
-        const double bound = pb.bound[at] + std::fabs(want) * 0x1p-24 + 0x1p-126;
-        const double error = std::fabs(double(got[at]) - want);
-        tally.outputs++;
-        if (error > bound) ++bad;
-        if (error / bound > worst) worst = error / bound, worst_error = error, wi = i, wj = j;
-      }
-    tally.max_ratio = std::max(tally.max_ratio, worst);
-    const std::string what = "case " + std::to_string(index) + ": " + m.name + " (values " + m.values + "); " +
-                             precision_name(options.precision) + ", layout " + layout_name(options.layout) +
-                             ", scaling " + scaling_policy_name(options.scaling) + ", B " +
-                             (f32_b ? "fp32" : "fp16") + ", n 36 (CPU emulation of the tile kernel)";
-    std::printf("%s: %lld outputs outside the bound, largest |error| / bound %.3g\n", what.c_str(),
-                static_cast<long long>(bad), worst);
-    if (bad > 0) {
-      failures.push_back({what + ": " + std::to_string(bad) + " outputs outside the bound; " +
-                          explain_output(stored, n, b_exact, alpha, wi, wj, worst_error, worst)});
-    }
-  }
 }
 
 /// One case: a matrix, an operator, a few plans with a few products each.
