@@ -1,5 +1,5 @@
 // What the solver's CPU tests share (test_solver*.cpp): a small matrix as a dense Eigen matrix, the small diffusion
-// problems, and the spectrum of the Jacobi-scaled matrix that the preconditioner's bounds must contain.
+// problems, the inner matrix of a backend, and the spectrum of the Jacobi-scaled matrix that the preconditioner's bounds must contain.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,13 @@ inline Eigen::VectorXd scaled_spectrum(const CsrMatrix& a) {
   const std::vector<double> s = jacobi_scale(a);
   const Eigen::MatrixXd scaled = dense(scale_symmetric(a, s));
   return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(scaled, Eigen::EigenvaluesOnly).eigenvalues();
+}
+
+/// The inner matrix (Jacobi-scaled A) for a backend and precision.
+inline InnerMatrix make_inner(const CsrMatrix& a, InnerBackend backend, bcsr24::Precision precision) {
+  bcsr24::OperatorOptions options;
+  options.precision = precision;
+  return prepare_inner_matrix(a, backend, true, options);
 }
 
 }  // namespace bcsr24::solver::test

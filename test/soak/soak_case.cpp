@@ -11,6 +11,13 @@
 
 namespace bcsr24::soak {
 
+std::uint64_t case_seed(std::uint64_t seed, std::int64_t index) {  // splitmix64 of the pair
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * std::uint64_t(index + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 
 OperatorOptions random_options(std::mt19937_64& rng) {
   OperatorOptions o;

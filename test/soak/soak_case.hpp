@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include "bcsr24/bcsr24.hpp"
 
 namespace bcsr24::soak {
@@ -30,6 +32,9 @@ struct Tally {
 struct Failure {
   std::string what;
 };
+
+/// The seed of case `index` of a run (splitmix64 of the pair): `--seed S --case K` replays one case.
+std::uint64_t case_seed(std::uint64_t seed, std::int64_t index);
 
 /// Random operator options: precision, layout, reordering, scaling and conversion threads.
 OperatorOptions random_options(std::mt19937_64& rng);
@@ -54,5 +59,9 @@ std::string explain_output(const CsrMatrix& a, std::int32_t n, const std::vector
 /// line per B kind; a product outside its bound here is the algorithm's, not the GPU's.
 void emulate_case(std::uint64_t seed, std::int32_t max_rows, std::int64_t index, Tally& tally,
                   std::vector<Failure>& failures);
+
+/// One case on the GPU: a matrix, an operator, a few plans with a few products each (soak_products.cpp).
+void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Tally& tally,
+              std::vector<Failure>& failures, bool verbose);
 
 }  // namespace bcsr24::soak
