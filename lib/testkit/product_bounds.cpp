@@ -15,7 +15,7 @@ ModeArithmetic mode_arithmetic(Precision precision, InputType input) {
     // dropped A_lo B_lo term can add as much again when the high part is subnormal (hence 2^-35).
     case Precision::split: m.u_a = std::ldexp(1.0, -22); m.s_a = std::ldexp(1.0, -35); m.dropped = std::ldexp(1.0, -22); break;
   }
-  // A is stored in fp16 (split: its high part), with each row's largest magnitude near the top of fp16's range.
+  // A is stored in fp16 (split: its high part) in its row's scale 2^e, so fp16's smallest normal is 2^-14 2^e there.
   // The A_lo products of split mode are scaled down by 2^-11 after the tensor cores add them, so their own
   // subnormals add at most gamma 2^-25 2^e |b|, far inside s_a.
   if (precision != Precision::bf16) m.min_normal_a = std::ldexp(1.0, -14);
