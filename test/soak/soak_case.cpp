@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "format/bcsr24_matrix.hpp"
 #include "device/plan_access.hpp"
+#include "format/bcsr24_matrix.hpp"
 #include "soak_matrices.hpp"
 
 namespace bcsr24::soak {
@@ -17,7 +17,6 @@ std::uint64_t case_seed(std::uint64_t seed, std::int64_t index) {  // splitmix64
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
-
 
 OperatorOptions random_options(std::mt19937_64& rng) {
   OperatorOptions o;

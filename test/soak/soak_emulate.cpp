@@ -14,7 +14,6 @@
 
 namespace bcsr24::soak {
 
-
 /// --emulate: the case's matrix and options, then instead of GPU products the tile kernel's arithmetic emulated on
 /// the CPU (tile_emulation.hpp) for B of the soak's kinds at n = 36, against the same reference and bound. Prints one
 /// line per B kind; a product outside its bound here is the algorithm's, not the GPU's.

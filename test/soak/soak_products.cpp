@@ -18,8 +18,8 @@
 #include "bcsr24/bcsr24.hpp"
 #include "bcsr24_testkit/product_bounds.hpp"
 #include "cuda_memory.hpp"
-#include "format/bcsr24_matrix.hpp"
 #include "device/plan_access.hpp"
+#include "format/bcsr24_matrix.hpp"
 #include "soak_matrices.hpp"
 
 namespace bcsr24::soak {
@@ -28,7 +28,6 @@ using bcsr24::test::cuda_ok;
 using bcsr24::test::DeviceBytes;
 
 namespace {
-
 
 /// The B type a plan resolves `input` to on a matrix of `precision` (automatic: the matrix's 16-bit type).
 InputType resolved_input(Precision precision, InputType input) {
@@ -319,6 +318,5 @@ void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Ta
     }
   }
 }
-
 
 }  // namespace bcsr24::soak
