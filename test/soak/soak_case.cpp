@@ -18,6 +18,11 @@ std::uint64_t case_seed(std::uint64_t seed, std::int64_t index) {  // splitmix64
   return z ^ (z >> 31);
 }
 
+double output_bound(double mode_bound, double want, bool fp16_output) {
+  const double bound = mode_bound + std::fabs(want) * 0x1p-24 + 0x1p-126;
+  return fp16_output ? bound + std::fabs(want) * 0x1p-11 + 0x1p-25 : bound;
+}
+
 OperatorOptions random_options(std::mt19937_64& rng) {
   OperatorOptions o;
   const Precision precisions[] = {Precision::fp16, Precision::fp16, Precision::bf16, Precision::split};

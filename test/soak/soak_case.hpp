@@ -36,6 +36,11 @@ struct Failure {
 /// The seed of case `index` of a run (splitmix64 of the pair): `--seed S --case K` replays one case.
 std::uint64_t case_seed(std::uint64_t seed, std::int64_t index);
 
+/// The bound the soak holds one output to: the mode's bound (product_bound) plus the reference's own rounding to
+/// float (2^-24), an fp32 result below fp32's normal range (2^-126, subnormal or flushed), and for fp16 output its
+/// rounding (2^-11 relative, 2^-25 absolute for subnormals).
+double output_bound(double mode_bound, double want, bool fp16_output);
+
 /// Random operator options: precision, layout, reordering, scaling and conversion threads.
 OperatorOptions random_options(std::mt19937_64& rng);
 

@@ -53,7 +53,7 @@ void emulate_case(std::uint64_t seed, std::int32_t max_rows, std::int64_t index,
       for (std::int32_t j = 0; j < n; ++j) {
         const std::size_t at = std::size_t(i) * std::size_t(n) + std::size_t(j);
         const double want = double(float(pb.want[at]));  // the reference as the soak has it: rounded to float
-        const double bound = pb.bound[at] + std::fabs(want) * 0x1p-24 + 0x1p-126;
+        const double bound = output_bound(pb.bound[at], want, false);
         const double error = std::fabs(double(got[at]) - want);
         tally.outputs++;
         if (error > bound) ++bad;

@@ -179,11 +179,7 @@ void check_product(const SparseOperator& op, const CsrMatrix& stored, const std:
       }
       const std::size_t at = std::size_t(i) * std::size_t(n) + std::size_t(j);
       const double want = ref[at];
-      // Beyond the mode's bound: the reference's own rounding to float (2^-24), an fp32 result below fp32's
-      // normal range (2^-126, subnormal or flushed), and for fp16 output its rounding (2^-11 relative, 2^-25
-      // absolute for subnormals).
-      double bound = pb.bound[at] + std::fabs(want) * 0x1p-24 + 0x1p-126;
-      if (f16_c) bound += std::fabs(want) * 0x1p-11 + 0x1p-25;
+      const double bound = output_bound(pb.bound[at], want, f16_c);
       const double error = std::fabs(got - want);
       ++tally.outputs;
       tally.nonzero_outputs += got != 0.0;
