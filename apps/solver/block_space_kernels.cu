@@ -15,20 +15,28 @@ namespace {
 using launch::check_launch;
 using launch::grid_for;
 using launch::kThreads;
-/// Rows of the blocks a Gram thread block stages in shared memory at a time (3 x 16 x 64 doubles = 24 KiB).
-constexpr int kGramRows = 16;
-constexpr int kGramOutputsPerThread = kGramRights * small::kMaxColumns * small::kMaxColumns / kThreads;
-static_assert(small::kMaxColumns * small::kMaxColumns % kThreads == 0, "Gram outputs split evenly over the threads");
+/// A Gram thread computes a kTile x kTile tile of one k x k output; a combine thread kTile adjacent columns of a row.
+constexpr int kTile = 4;
+/// Doubles a thread's tile of sums takes in the Gram kernel's shared memory (padded by one: conflict-free).
+constexpr int kTilePitch = kTile * kTile + 1;
+/// Threads of the second pass of a reduction: 32 outputs per thread block, its warps add interleaved partials.
+constexpr int kFinalThreads = 1024;
+constexpr int kFinalWarps = kFinalThreads / 32;
+/// Shared memory a combine launch stages its matrices in (the default limit of a thread block).
+constexpr int kCombineSharedBytes = 48 * 1024;
 
 struct GramRights {
   const double* block[kGramRights] = {};
   int count = 0;
 };
-struct GramOutputs {
-  double* matrix[kGramRights] = {};
+/// Where a reduction's outputs go: output o to out[o / per_out][o % per_out].
+struct ReductionOutputs {
+  double* out[kGramRights] = {};
+  int per_out = 1;
 };
 static_assert(small::kMaxColumns <= kThreads, "the fused column reductions give each column at least one thread");
 static_assert(small::kTeamThreads >= small::kMaxColumns, "small steps run one lane per column");
+static_assert(kGramRights == 2, "the Gram kernel and the reductions' outputs pick one of two blocks");
 
 /// Blocks of a reduction's first pass over n rows with at least `rows_per_unit` rows each.
 int reduction_grid(std::int32_t n, int rows_per_unit) {
@@ -56,57 +64,110 @@ __global__ void fill_kernel(double* dst, std::int64_t count, double value) {
     dst[e] = value;
 }
 
-/// Pass 1 of left^T right_r for up to kGramRights right blocks: each block stages kGramRows rows of every block at a
-/// time (a right block equal to the left one is read once); thread t owns outputs t, t + kThreads, ... (output
-/// o = a + b k + r k^2).
+/// The kTile values of a row from column c0 (0 beyond k).
+__device__ __forceinline__ void load_tile_row(const double* row, int c0, int k, double v[kTile]) {
+#pragma unroll
+  for (int i = 0; i < kTile; ++i) v[i] = c0 + i < k ? row[c0 + i] : 0.0;
+}
+
+/// Pass 1 of left^T right_r for up to kGramRights right blocks. The outputs are split into kTile x kTile tiles,
+/// one per thread, which keeps its 16 sums in registers and reads 2 kTile values per row (against 2 reads per
+/// product when a thread owns one output). The threads left over split the block's rows into `groups` interleaved
+/// sets; the groups' sums are then added in group order through shared memory. More tiles than threads (k > 32 with
+/// two right blocks) take a second pass over the rows. Output o = a + b k + r k^2 (column-major per right block).
 __global__ void __launch_bounds__(kThreads) gram_partial(const double* left, GramRights rights, std::int32_t n, int k,
                                                          std::int32_t rows_per_block, double* partial) {
-  __shared__ double lt[kGramRows * small::kMaxColumns];
-  __shared__ double rt[kGramRights][kGramRows * small::kMaxColumns];
+  __shared__ double group_sums[kThreads * kTilePitch];
+  const int side = (k + kTile - 1) / kTile;
+  const int per_right = side * side;
+  const int tiles = rights.count * per_right;
   const int kk = k * k;
-  const int outputs = rights.count * kk;
-  const double* right_tile[kGramRights];
-  for (int r = 0; r < kGramRights; ++r) right_tile[r] = r < rights.count && rights.block[r] == left ? lt : rt[r];
-  double acc[kGramOutputsPerThread];
-#pragma unroll
-  for (int s = 0; s < kGramOutputsPerThread; ++s) acc[s] = 0.0;
   const std::int64_t begin = std::int64_t(blockIdx.x) * rows_per_block;
   const std::int64_t end = min(std::int64_t(n), begin + rows_per_block);
-  for (std::int64_t chunk = begin; chunk < end; chunk += kGramRows) {
-    const int rows = static_cast<int>(min(std::int64_t(kGramRows), end - chunk));
-    for (int e = threadIdx.x; e < rows * k; e += kThreads) {
-      lt[e] = left[chunk * k + e];
-      for (int r = 0; r < rights.count; ++r)
-        if (rights.block[r] != left) rt[r][e] = rights.block[r][chunk * k + e];
-    }
-    __syncthreads();
+  double* out = partial + std::int64_t(blockIdx.x) * rights.count * kk;
+  for (int first = 0; first < tiles; first += kThreads) {
+    const int pass_tiles = min(kThreads, tiles - first);
+    const int groups = kThreads / pass_tiles;
+    const int local = static_cast<int>(threadIdx.x) % pass_tiles;
+    const int group = static_cast<int>(threadIdx.x) / pass_tiles;
+    const int tile = first + local;
+    const int r = tile / per_right, within = tile % per_right;
+    const int a0 = kTile * (within % side), b0 = kTile * (within / side);
+    const double* right = r == 0 ? rights.block[0] : rights.block[kGramRights - 1];
+    double acc[kTile * kTile];
 #pragma unroll
-    for (int s = 0; s < kGramOutputsPerThread; ++s) {
-      const int o = threadIdx.x + s * kThreads;
-      if (o < outputs) {
-        const int r = o / kk, within = o % kk;
-        const int a = within % k, b = within / k;
-        const double* right = right_tile[r];
-        double sum = 0.0;
-        for (int row = 0; row < rows; ++row) sum += lt[row * k + a] * right[row * k + b];
-        acc[s] += sum;
+    for (int i = 0; i < kTile * kTile; ++i) acc[i] = 0.0;
+    if (group < groups) {
+      // Two rows per step: their loads are issued together.
+      std::int64_t row = begin + group;
+      for (; row + groups < end; row += 2 * std::int64_t(groups)) {
+        double la[kTile], rb[kTile], la2[kTile], rb2[kTile];
+        load_tile_row(left + row * k, a0, k, la);
+        load_tile_row(right + row * k, b0, k, rb);
+        load_tile_row(left + (row + groups) * k, a0, k, la2);
+        load_tile_row(right + (row + groups) * k, b0, k, rb2);
+#pragma unroll
+        for (int i = 0; i < kTile; ++i)
+#pragma unroll
+          for (int j = 0; j < kTile; ++j) acc[i * kTile + j] += la[i] * rb[j] + la2[i] * rb2[j];
+      }
+      if (row < end) {
+        double la[kTile], rb[kTile];
+        load_tile_row(left + row * k, a0, k, la);
+        load_tile_row(right + row * k, b0, k, rb);
+#pragma unroll
+        for (int i = 0; i < kTile; ++i)
+#pragma unroll
+          for (int j = 0; j < kTile; ++j) acc[i * kTile + j] += la[i] * rb[j];
       }
     }
-    __syncthreads();
-  }
+    if (groups > 1) {
 #pragma unroll
-  for (int s = 0; s < kGramOutputsPerThread; ++s) {
-    const int o = threadIdx.x + s * kThreads;
-    if (o < outputs) partial[std::int64_t(blockIdx.x) * outputs + o] = acc[s];
+      for (int i = 0; i < kTile * kTile; ++i) group_sums[threadIdx.x * kTilePitch + i] = acc[i];
+      __syncthreads();
+      if (static_cast<int>(threadIdx.x) < pass_tiles) {
+#pragma unroll
+        for (int i = 0; i < kTile * kTile; ++i) {
+          double sum = 0.0;
+          for (int g = 0; g < groups; ++g) sum += group_sums[(g * pass_tiles + local) * kTilePitch + i];
+          acc[i] = sum;
+        }
+      }
+      __syncthreads();
+    }
+    if (static_cast<int>(threadIdx.x) < pass_tiles) {
+#pragma unroll
+      for (int i = 0; i < kTile; ++i)
+#pragma unroll
+        for (int j = 0; j < kTile; ++j)
+          if (a0 + i < k && b0 + j < k) out[r * kk + (a0 + i) + (b0 + j) * k] = acc[i * kTile + j];
+    }
   }
 }
 
-__global__ void gram_final(int blocks, int kk, int outputs, const double* partial, GramOutputs out) {
-  const int o = blockIdx.x * blockDim.x + threadIdx.x;
-  if (o >= outputs) return;
+/// Pass 2 of every reduction: out[o] = the sum over b < blocks of partial[b * outputs + o], in a fixed order (warp w
+/// adds blocks w, w + kFinalWarps, ...; then the warps' sums in warp order), 32 outputs per thread block.
+__global__ void __launch_bounds__(kFinalThreads) sum_partials(int blocks, int outputs, const double* partial,
+                                                              ReductionOutputs out) {
+  __shared__ double sums[kFinalWarps][32];
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  const int o = static_cast<int>(blockIdx.x) * 32 + lane;
   double total = 0.0;
-  for (int b = 0; b < blocks; ++b) total += partial[std::int64_t(b) * outputs + o];
-  out.matrix[o / kk][o % kk] = total;
+  if (o < outputs)
+    for (int b = warp; b < blocks; b += kFinalWarps) total += partial[std::int64_t(b) * outputs + o];
+  sums[warp][lane] = total;
+  __syncthreads();
+  if (warp == 0 && o < outputs) {
+    double sum = 0.0;
+    for (int w = 0; w < kFinalWarps; ++w) sum += sums[w][lane];
+    (o / out.per_out == 0 ? out.out[0] : out.out[kGramRights - 1])[o % out.per_out] = sum;
+  }
+}
+
+void launch_sum_partials(int blocks, int outputs, const double* partial, const ReductionOutputs& out,
+                         cudaStream_t stream, const char* name) {
+  sum_partials<<<(outputs + 31) / 32, kFinalThreads, 0, stream>>>(blocks, outputs, partial, out);
+  check_launch(name);
 }
 
 /// Pass 1 of up to two per-column sums over rows, with an element-wise operation on the way: thread t handles
@@ -134,19 +195,9 @@ __global__ void __launch_bounds__(kThreads) column_sums_partial(Op op, std::int3
     for (int s = 0; s < Sums; ++s) {
       double total = 0.0;
       for (int r = 0; r < rows_per_step; ++r) total += sums[s][r * k + threadIdx.x];
-      partial[(std::int64_t(s) * gridDim.x + blockIdx.x) * k + threadIdx.x] = total;
+      partial[(std::int64_t(blockIdx.x) * Sums + s) * k + threadIdx.x] = total;
     }
   }
-}
-
-template <int Sums>
-__global__ void column_sums_final(int blocks, int k, const double* partial, double* out0, double* out1) {
-  const int index = blockIdx.x * blockDim.x + threadIdx.x;
-  if (index >= Sums * k) return;
-  const int s = index / k, column = index % k;
-  double total = 0.0;
-  for (int b = 0; b < blocks; ++b) total += partial[(std::int64_t(s) * blocks + b) * k + column];
-  (s == 0 ? out0 : out1)[column] = total;
 }
 
 template <int Sums, class Op>
@@ -155,9 +206,11 @@ void column_sums(const Op& op, std::int32_t n, int k, double* workspace, double*
   const int blocks = reduction_grid(n, kThreads / k);
   column_sums_partial<Sums><<<blocks, kThreads, 0, stream>>>(op, n, k, rows_per_block(n, blocks), workspace);
   check_launch(name);
-  column_sums_final<Sums><<<(Sums * k + kThreads - 1) / kThreads, kThreads, 0, stream>>>(blocks, k, workspace, out0,
-                                                                                         out1);
-  check_launch(name);
+  ReductionOutputs outputs;
+  outputs.out[0] = out0;
+  outputs.out[1] = out1;
+  outputs.per_out = k;
+  launch_sum_partials(blocks, Sums * k, workspace, outputs, stream, name);
 }
 
 template <typename T>
@@ -209,22 +262,62 @@ __global__ void pcg_direction_kernel(double* p, const double* r, const double* d
     p[e] = r[e] * d[e / k] + beta[e % k] * p[e];
 }
 
-__global__ void combine_kernel(double* dst, CombineArgs args, bool accumulate, std::int64_t count, int k) {
-  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < count;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t row = e / k;
-    const int column = static_cast<int>(e % k);
-    double v = accumulate ? dst[e] : 0.0;
-    for (int t = 0; t < args.count; ++t) {
-      const double* s = args.source[t] + row * k;
-      const double* m = args.matrix[t] + std::int64_t(column) * k;
-      double sum = 0.0;
-      for (int l = 0; l < k; ++l) sum += s[l] * m[l];
-      v += args.factor[t] * sum;
+/// dst = (accumulate ? dst : 0) + sum_t source_t M_t over the terms of one launch. The factor-scaled matrices are
+/// staged in shared memory transposed, staged[t][l][c] = factor_t M_t[l + c k], with a row pitch of k rounded up to
+/// kTile (zeros beyond k); each thread computes kTile adjacent columns of one row, so a value of the source row is
+/// read once for kTile products and the matrix rows are read as aligned pairs that every row's threads share.
+__global__ void __launch_bounds__(kThreads) combine_kernel(double* dst, CombineArgs args, bool accumulate,
+                                                           std::int32_t n, int k) {
+  extern __shared__ double staged[];
+  __shared__ const double* sources[kMaxTerms];
+  __shared__ const double* matrices[kMaxTerms];
+  __shared__ double factors[kMaxTerms];
+  // Constant indices into the parameter arrays (a variable index would copy them to local memory).
+#pragma unroll
+  for (int t = 0; t < kMaxTerms; ++t)
+    if (static_cast<int>(threadIdx.x) == t && t < args.count) {
+      sources[t] = args.source[t];
+      matrices[t] = args.matrix[t];
+      factors[t] = args.factor[t];
     }
-    dst[e] = v;
+  __syncthreads();
+  const int groups_per_row = (k + kTile - 1) / kTile;
+  const int pitch = kTile * groups_per_row;
+  const int per_matrix = k * pitch;
+  for (int e = threadIdx.x; e < args.count * per_matrix; e += kThreads) {
+    const int t = e / per_matrix, within = e % per_matrix;
+    const int l = within / pitch, c = within % pitch;
+    staged[e] = c < k ? factors[t] * matrices[t][l + c * k] : 0.0;
+  }
+  __syncthreads();
+  const int rows_per_pass = kThreads / groups_per_row;
+  const int local_row = static_cast<int>(threadIdx.x) / groups_per_row;
+  const int c0 = kTile * (static_cast<int>(threadIdx.x) % groups_per_row);
+  if (local_row >= rows_per_pass) return;
+  for (std::int64_t row = std::int64_t(blockIdx.x) * rows_per_pass + local_row; row < n;
+       row += std::int64_t(gridDim.x) * rows_per_pass) {
+    double acc[kTile] = {};
+    for (int t = 0; t < args.count; ++t) {
+      const double* s = sources[t] + row * k;
+      const double* m = staged + t * per_matrix + c0;
+#pragma unroll 4
+      for (int l = 0; l < k; ++l) {
+        const double v = s[l];
+        const double2 m01 = *reinterpret_cast<const double2*>(m + l * pitch);
+        const double2 m23 = *reinterpret_cast<const double2*>(m + l * pitch + 2);
+        acc[0] += v * m01.x;
+        acc[1] += v * m01.y;
+        acc[2] += v * m23.x;
+        acc[3] += v * m23.y;
+      }
+    }
+    double* d = dst + row * k;
+#pragma unroll
+    for (int j = 0; j < kTile; ++j)
+      if (c0 + j < k) d[c0 + j] = (accumulate ? d[c0 + j] : 0.0) + acc[j];
   }
 }
+static_assert(kTile == 4, "combine_kernel reads a thread's kTile matrix entries as two double2");
 
 __global__ void chebyshev_start_kernel(const double* r, const double* row_scale, const double* scale, double theta,
                                        float* f, float* z1, std::int64_t count, int k, int kp) {
@@ -307,18 +400,18 @@ void gram(const double* left, const double* const* rights, double* const* outs, 
   if (k < 1 || k > small::kMaxColumns) throw InvalidArgument("block gram: k outside 1 .. 64");
   if (count < 1 || count > kGramRights) throw InvalidArgument("block gram: 1 or 2 right blocks per launch");
   GramRights r;
-  GramOutputs o;
+  ReductionOutputs o;
   for (int i = 0; i < count; ++i) {
     r.block[i] = rights[i];
-    o.matrix[i] = outs[i];
+    o.out[i] = outs[i];
   }
   r.count = count;
-  const int blocks = reduction_grid(n, kGramRows);
+  o.per_out = k * k;
+  // Enough rows per thread block that a group of threads reads several rows (at most 4 blocks per SM's worth).
+  const int blocks = reduction_grid(n, 8 * kTile);
   gram_partial<<<blocks, kThreads, 0, stream>>>(left, r, n, k, rows_per_block(n, blocks), workspace);
   check_launch("gram_partial");
-  const int outputs = count * k * k;
-  gram_final<<<(outputs + kThreads - 1) / kThreads, kThreads, 0, stream>>>(blocks, k * k, outputs, workspace, o);
-  check_launch("gram_final");
+  launch_sum_partials(blocks, count * k * k, workspace, o, stream, "gram");
 }
 
 template <typename T>
@@ -333,9 +426,28 @@ template void column_dots<float>(const float*, const float*, std::int32_t, int, 
 
 void combine(double* dst, const CombineArgs& args, bool accumulate, std::int32_t n, int k, cudaStream_t stream) {
   if (args.count < 0 || args.count > kMaxTerms) throw InvalidArgument("block combine: too many terms");
-  const std::int64_t count = std::int64_t(n) * k;
-  combine_kernel<<<grid_for(count), kThreads, 0, stream>>>(dst, args, accumulate, count, k);
-  check_launch("combine_kernel");
+  if (k < 1 || k > small::kMaxColumns) throw InvalidArgument("block combine: k outside 1 .. 64");
+  const int groups_per_row = (k + kTile - 1) / kTile;
+  const std::size_t matrix_bytes = std::size_t(k) * kTile * groups_per_row * sizeof(double);
+  const int per_launch = static_cast<int>(std::max<std::size_t>(1, kCombineSharedBytes / matrix_bytes));
+  const int rows_per_pass = kThreads / groups_per_row;
+  const unsigned blocks =
+      static_cast<unsigned>(std::clamp<std::int64_t>((std::int64_t(n) + rows_per_pass - 1) / rows_per_pass, 1, 2048));
+  // Terms beyond what one launch stages go to further launches that accumulate (k = 64: one term per launch).
+  int first = 0;
+  do {
+    CombineArgs part;
+    part.count = std::min(per_launch, args.count - first);
+    for (int t = 0; t < part.count; ++t) {
+      part.source[t] = args.source[first + t];
+      part.matrix[t] = args.matrix[first + t];
+      part.factor[t] = args.factor[first + t];
+    }
+    combine_kernel<<<blocks, kThreads, std::size_t(part.count) * matrix_bytes, stream>>>(
+        dst, part, accumulate || first > 0, n, k);
+    check_launch("combine_kernel");
+    first += part.count;
+  } while (first < args.count);
 }
 
 void small_step(double* base, const small::SmallLayout& layout, const small::SmallStep& step, cudaStream_t stream) {
