@@ -14,16 +14,16 @@ using json = nlohmann::json;
 namespace {
 
 void print_timings(const BlockTimings& t, double solve_seconds, std::int64_t inner_products,
-                   std::int64_t outer_products, const char* inner_name) {
+                   std::int64_t outer_products, const char* inner_name, const char* outer_name) {
   const double solve_ms = solve_seconds * 1e3;
   const auto pct = [&](double ms) { return fixed(solve_ms > 0 ? 100.0 * ms / solve_ms : 0.0, 1) + "%"; };
   const double other = std::max(0.0, solve_ms - t.total_ms());
-  std::printf("device time: %s products %s s (%s, %.4f ms each); outer fp64 products %s s (%s, %.4f ms each); "
+  std::printf("device time: %s products %s s (%s, %.4f ms each); outer fp64 products (%s) %s s (%s, %.4f ms each); "
               "products together %s; vector kernels %s s (%s); block algebra %s s (%s); other (host synchronisation, "
               "launch gaps) %s s (%s)\n",
               inner_name, fixed(t.inner_product_ms / 1e3).c_str(), pct(t.inner_product_ms).c_str(),
               inner_products > 0 ? t.inner_product_ms / double(inner_products) : 0.0,
-              fixed(t.outer_product_ms / 1e3).c_str(), pct(t.outer_product_ms).c_str(),
+              outer_name, fixed(t.outer_product_ms / 1e3).c_str(), pct(t.outer_product_ms).c_str(),
               outer_products > 0 ? t.outer_product_ms / double(outer_products) : 0.0,
               pct(t.inner_product_ms + t.outer_product_ms).c_str(), fixed(t.vector_ms / 1e3).c_str(),
               pct(t.vector_ms).c_str(), fixed(t.block_ms / 1e3).c_str(), pct(t.block_ms).c_str(),
@@ -62,7 +62,8 @@ void print_block_report(const BlockRunReport& r) {
               fixed(res.iterations > 0 ? 1e3 * r.iterate_seconds / res.iterations : 0.0).c_str());
   if (r.timings)
     print_timings(*r.timings, r.solve_seconds, res.inner_products + r.lanczos_products, res.outer_products,
-                  r.settings.backend == InnerBackend::bcsr24 ? "bcsr24" : "cuSPARSE fp32");
+                  r.settings.backend == InnerBackend::bcsr24 ? "bcsr24" : "cuSPARSE fp32",
+                  r.settings.device == "gpu" ? outer_product_name(r.settings.outer_product) : "cpu");
   std::printf("host synchronisations: %lld during %d iterations (%s per iteration)\n",
               static_cast<long long>(res.synchronizations), res.iterations,
               fixed(res.iterations > 0 ? double(res.synchronizations) / res.iterations : 0.0, 2).c_str());
@@ -82,7 +83,7 @@ void print_pcg_report(const PcgRunReport& r) {
   print_final_residuals(res.max_final_relative, r.host);
   std::printf("time to solution %s s (%s ms per iteration)\n", fixed(r.solve_seconds).c_str(),
               fixed(res.iterations > 0 ? 1e3 * r.solve_seconds / res.iterations : 0.0).c_str());
-  if (r.timings) print_timings(*r.timings, r.solve_seconds, 0, res.products, "inner");
+  if (r.timings) print_timings(*r.timings, r.solve_seconds, 0, res.products, "inner", "cusparse");
   std::printf("host synchronisations: %lld during %d iterations\n", static_cast<long long>(res.synchronizations),
               res.iterations);
 }

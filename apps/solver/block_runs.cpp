@@ -26,10 +26,11 @@ struct RunSpace {
   double upload_seconds = 0.0;
 
   RunSpace(const std::string& device, const Problem& problem, const InnerMatrix& inner, int memory, int lanczos_steps,
-           BRounding rounding, bool timing) {
+           BRounding rounding, bool timing, OuterProduct outer) {
     const auto start = std::chrono::steady_clock::now();
     if (device == "gpu") {
-      auto on_gpu = std::make_unique<GpuBlockSpace>(problem.a, inner, problem.k, memory, lanczos_steps, timing);
+      auto on_gpu =
+          std::make_unique<GpuBlockSpace>(problem.a, inner, problem.k, memory, lanczos_steps, timing, outer);
       gpu = on_gpu.get();
       space = std::move(on_gpu);
     } else {
@@ -85,7 +86,7 @@ BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& 
   const int lanczos_steps = std::max(2, settings.polynomial.lanczos_steps);
 
   RunSpace run_space(settings.device, problem, inner, settings.fcg.memory, lanczos_steps, settings.cpu_rounding,
-                     settings.timing);
+                     settings.timing, settings.outer_product);
   BlockSpace& space = *run_space.space;
   report.upload_seconds = run_space.upload_seconds;
   report.device_bytes = run_space.device_bytes();
@@ -147,7 +148,8 @@ PcgRunReport run_pcg_baseline(const Problem& problem, const std::string& device,
   // The baseline needs no inner operator; the space's fp32 product is left on A itself and never run.
   InnerMatrix unused;
   unused.backend = InnerBackend::cusparse_csr_f32;
-  RunSpace run_space(device, problem, unused, 1, 2, BRounding::exact, timing);
+  // Its fp64 products are cuSPARSE's: the standard practice this baseline stands for.
+  RunSpace run_space(device, problem, unused, 1, 2, BRounding::exact, timing, OuterProduct::cusparse);
   BlockSpace& space = *run_space.space;
   report.upload_seconds = run_space.upload_seconds;
   report.device_bytes = run_space.device_bytes();

@@ -15,6 +15,7 @@
 #include "chebyshev.hpp"
 #include "cpu_block_space.hpp"
 #include "gpu_block_space.hpp"
+#include "gpu_block_space.hpp"
 #include "jacobi_pcg.hpp"
 #include "problem.hpp"
 
@@ -25,6 +26,7 @@ struct BlockRunSettings {
   InnerBackend backend = InnerBackend::bcsr24;
   Precision precision = Precision::split;
   bool jacobi_scaling = true;           ///< the inner matrix is D^-1/2 A D^-1/2
+  OuterProduct outer_product = OuterProduct::csr_kernel;  ///< GPU: who computes the fp64 products
   bool chebyshev = true;                ///< false: the Jacobi preconditioner (fp64) from the start
   BlockFcgOptions fcg;
   ChebyshevOptions polynomial;

@@ -64,6 +64,20 @@ __global__ void fill_kernel(double* dst, std::int64_t count, double value) {
     dst[e] = value;
 }
 
+/// Steps of rows a Gram thread block prefetches ahead into L2 (a step: two rows of every group of threads). The
+/// kernel keeps 16 doubles of sums and 16 of loaded values per thread, so few threads fit on an SM and their own loads
+/// cannot keep enough bytes in flight; prefetches cost no registers.
+constexpr int kGramPrefetchSteps = 4;
+
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
+/// Prefetches the lines of one row of k doubles into L2.
+__device__ __forceinline__ void prefetch_row(const double* row, int k) {
+  const std::uintptr_t last = reinterpret_cast<std::uintptr_t>(row + k) - 1;
+  for (std::uintptr_t p = reinterpret_cast<std::uintptr_t>(row) & ~std::uintptr_t(127); p <= last; p += 128)
+    prefetch_l2(reinterpret_cast<const void*>(p));
+}
+
 /// The kTile values of a row from column c0 (0 beyond k).
 __device__ __forceinline__ void load_tile_row(const double* row, int c0, int k, double v[kTile]) {
 #pragma unroll
@@ -98,9 +112,16 @@ __global__ void __launch_bounds__(kThreads) gram_partial(const double* left, Gra
 #pragma unroll
     for (int i = 0; i < kTile * kTile; ++i) acc[i] = 0.0;
     if (group < groups) {
-      // Two rows per step: their loads are issued together.
+      // Two rows per step: their loads are issued together. The first threads of each group prefetch the rows
+      // kGramPrefetchSteps steps ahead: thread s the left block (s = 0) or right block s - 1.
+      const std::int64_t ahead = 2 * std::int64_t(groups) * kGramPrefetchSteps;
       std::int64_t row = begin + group;
       for (; row + groups < end; row += 2 * std::int64_t(groups)) {
+        for (int stream = local; stream <= rights.count; stream += pass_tiles) {
+          const double* block = stream == 0 ? left : stream == 1 ? rights.block[0] : rights.block[kGramRights - 1];
+          if (row + ahead < end) prefetch_row(block + (row + ahead) * k, k);
+          if (row + groups + ahead < end) prefetch_row(block + (row + groups + ahead) * k, k);
+        }
         double la[kTile], rb[kTile], la2[kTile], rb2[kTile];
         load_tile_row(left + row * k, a0, k, la);
         load_tile_row(right + row * k, b0, k, rb);
@@ -262,13 +283,28 @@ __global__ void pcg_direction_kernel(double* p, const double* r, const double* d
     p[e] = r[e] * d[e / k] + beta[e % k] * p[e];
 }
 
+/// The kTile values of a row from column c0 (0 beyond k); pairs as double2 where k is even (then row and c0 are).
+__device__ __forceinline__ void load_quad(const double* row, int c0, int k, double v[kTile]) {
+  if ((k & 1) == 0) {
+    const double2 lo = c0 < k ? *reinterpret_cast<const double2*>(row + c0) : make_double2(0.0, 0.0);
+    const double2 hi = c0 + 2 < k ? *reinterpret_cast<const double2*>(row + c0 + 2) : make_double2(0.0, 0.0);
+    v[0] = lo.x;
+    v[1] = lo.y;
+    v[2] = hi.x;
+    v[3] = hi.y;
+  } else {
+    load_tile_row(row, c0, k, v);
+  }
+}
+
 /// dst = (accumulate ? dst : 0) + sum_t source_t M_t over the terms of one launch. The factor-scaled matrices are
 /// staged in shared memory transposed, staged[t][l][c] = factor_t M_t[l + c k], with a row pitch of k rounded up to
-/// kTile (zeros beyond k); each thread computes kTile adjacent columns of one row, so a value of the source row is
-/// read once for kTile products and the matrix rows are read as aligned pairs that every row's threads share.
+/// kTile (zeros beyond k). A row of the block is handled by ceil(k / kTile) adjacent lanes of one warp, each computing
+/// kTile columns: each lane loads its own kTile values of the source row (coalesced) and receives the others by warp
+/// shuffles, so the source is read once rather than once per lane.
 __global__ void __launch_bounds__(kThreads) combine_kernel(double* dst, CombineArgs args, bool accumulate,
                                                            std::int32_t n, int k) {
-  extern __shared__ double staged[];
+  extern __shared__ __align__(16) double staged[];
   __shared__ const double* sources[kMaxTerms];
   __shared__ const double* matrices[kMaxTerms];
   __shared__ double factors[kMaxTerms];
@@ -281,8 +317,8 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(double* dst, CombineA
       factors[t] = args.factor[t];
     }
   __syncthreads();
-  const int groups_per_row = (k + kTile - 1) / kTile;
-  const int pitch = kTile * groups_per_row;
+  const int lanes_per_row = (k + kTile - 1) / kTile;
+  const int pitch = kTile * lanes_per_row;
   const int per_matrix = k * pitch;
   for (int e = threadIdx.x; e < args.count * per_matrix; e += kThreads) {
     const int t = e / per_matrix, within = e % per_matrix;
@@ -290,34 +326,91 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(double* dst, CombineA
     staged[e] = c < k ? factors[t] * matrices[t][l + c * k] : 0.0;
   }
   __syncthreads();
-  const int rows_per_pass = kThreads / groups_per_row;
-  const int local_row = static_cast<int>(threadIdx.x) / groups_per_row;
-  const int c0 = kTile * (static_cast<int>(threadIdx.x) % groups_per_row);
-  if (local_row >= rows_per_pass) return;
-  for (std::int64_t row = std::int64_t(blockIdx.x) * rows_per_pass + local_row; row < n;
-       row += std::int64_t(gridDim.x) * rows_per_pass) {
+  const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  const int rows_per_warp = 32 / lanes_per_row;  // k <= 64: at least 2
+  // Lanes past the warp's last whole row (32 % lanes_per_row of them) shadow that row and store nothing.
+  const int row_in_warp = min(lane / lanes_per_row, rows_per_warp - 1);
+  const bool stores = lane / lanes_per_row < rows_per_warp;
+  const int first_lane = row_in_warp * lanes_per_row;
+  const int c0 = kTile * (lane - first_lane);
+  const int rows_per_pass = (kThreads / 32) * rows_per_warp;
+  for (std::int64_t base = std::int64_t(blockIdx.x) * rows_per_pass; base < n;
+       base += std::int64_t(gridDim.x) * rows_per_pass) {
+    const std::int64_t row = base + warp * rows_per_warp + row_in_warp;
+    const std::int64_t read_row = min(row, std::int64_t(n) - 1);  // every lane shuffles; rows past n read the last
     double acc[kTile] = {};
     for (int t = 0; t < args.count; ++t) {
-      const double* s = sources[t] + row * k;
+      double own[kTile];
+      load_quad(sources[t] + read_row * k, c0, k, own);
       const double* m = staged + t * per_matrix + c0;
-#pragma unroll 4
-      for (int l = 0; l < k; ++l) {
-        const double v = s[l];
-        const double2 m01 = *reinterpret_cast<const double2*>(m + l * pitch);
-        const double2 m23 = *reinterpret_cast<const double2*>(m + l * pitch + 2);
-        acc[0] += v * m01.x;
-        acc[1] += v * m01.y;
-        acc[2] += v * m23.x;
-        acc[3] += v * m23.y;
+      for (int g = 0; g < lanes_per_row; ++g) {
+#pragma unroll
+        for (int q = 0; q < kTile; ++q) {
+          const double v = __shfl_sync(0xffffffffu, own[q], first_lane + g);
+          const int l = kTile * g + q;
+          if (l < k) {
+            const double2 m01 = *reinterpret_cast<const double2*>(m + l * pitch);
+            const double2 m23 = *reinterpret_cast<const double2*>(m + l * pitch + 2);
+            acc[0] += v * m01.x;
+            acc[1] += v * m01.y;
+            acc[2] += v * m23.x;
+            acc[3] += v * m23.y;
+          }
+        }
       }
     }
-    double* d = dst + row * k;
+    if (stores && row < n) {
+      double* d = dst + row * k;
+      double old[kTile] = {};
+      if (accumulate) load_quad(d, c0, k, old);
 #pragma unroll
-    for (int j = 0; j < kTile; ++j)
-      if (c0 + j < k) d[c0 + j] = (accumulate ? d[c0 + j] : 0.0) + acc[j];
+      for (int j = 0; j < kTile; ++j)
+        if (c0 + j < k) d[c0 + j] = old[j] + acc[j];
+    }
   }
 }
 static_assert(kTile == 4, "combine_kernel reads a thread's kTile matrix entries as two double2");
+
+/// C = alpha A B + beta C (beta = 0: C is not read) for a CSR matrix A and row-major n x k fp64 blocks. Lanes
+/// consecutive lanes of a warp share a row, lane j holding columns j, j + Lanes, ... (PerLane of them); each row's
+/// products are summed in the order of its stored entries, so the result does not vary from run to run.
+template <int Lanes, int PerLane>
+__global__ void __launch_bounds__(kThreads)
+    csr_product_kernel(const std::int32_t* __restrict__ row_ptr, const std::int32_t* __restrict__ col_idx,
+                       const double* __restrict__ values, const double* __restrict__ b, double* __restrict__ c,
+                       std::int32_t n, int k, double alpha, double beta) {
+  const int lane = static_cast<int>(threadIdx.x) % Lanes;
+  const std::int64_t stride = std::int64_t(gridDim.x) * (kThreads / Lanes);
+  for (std::int64_t row = (std::int64_t(blockIdx.x) * kThreads + threadIdx.x) / Lanes; row < n; row += stride) {
+    double acc[PerLane] = {};
+    const std::int32_t end = row_ptr[row + 1];
+#pragma unroll 4
+    for (std::int32_t e = row_ptr[row]; e < end; ++e) {
+      const double a = values[e];
+      const double* brow = b + std::int64_t(col_idx[e]) * k;
+#pragma unroll
+      for (int j = 0; j < PerLane; ++j)
+        if (lane + j * Lanes < k) acc[j] += a * brow[lane + j * Lanes];
+    }
+    double* crow = c + row * k;
+#pragma unroll
+    for (int j = 0; j < PerLane; ++j) {
+      const int column = lane + j * Lanes;
+      if (column < k) crow[column] = beta == 0.0 ? alpha * acc[j] : alpha * acc[j] + beta * crow[column];
+    }
+  }
+}
+
+template <int Lanes, int PerLane>
+void launch_csr_product(const CsrArrays& a, const double* b, double* c, int k, double alpha, double beta,
+                        cudaStream_t stream) {
+  const std::int64_t rows_per_block = kThreads / Lanes;
+  const unsigned blocks =
+      static_cast<unsigned>(std::clamp<std::int64_t>((a.rows + rows_per_block - 1) / rows_per_block, 1, 1 << 20));
+  csr_product_kernel<Lanes, PerLane>
+      <<<blocks, kThreads, 0, stream>>>(a.row_ptr, a.col_idx, a.values, b, c, a.rows, k, alpha, beta);
+  check_launch("csr_product_kernel");
+}
 
 __global__ void chebyshev_start_kernel(const double* r, const double* row_scale, const double* scale, double theta,
                                        float* f, float* z1, std::int64_t count, int k, int kp) {
@@ -504,6 +597,19 @@ void lanczos_orthogonalize(float* w, const float* v, const float* previous, cons
   const std::int64_t count = std::int64_t(n) * kp;
   lanczos_orthogonalize_kernel<<<grid_for(count), kThreads, 0, stream>>>(w, v, previous, alpha, beta, count, k, kp);
   check_launch("lanczos_orthogonalize_kernel");
+}
+
+void csr_product(const CsrArrays& a, const double* b, double* c, int k, double alpha, double beta,
+                 cudaStream_t stream) {
+  if (k < 1 || k > small::kMaxColumns) throw InvalidArgument("block csr_product: k outside 1 .. 64");
+  if (k <= 8)
+    launch_csr_product<8, 1>(a, b, c, k, alpha, beta, stream);
+  else if (k <= 16)
+    launch_csr_product<16, 1>(a, b, c, k, alpha, beta, stream);
+  else if (k <= 32)
+    launch_csr_product<32, 1>(a, b, c, k, alpha, beta, stream);
+  else
+    launch_csr_product<32, 2>(a, b, c, k, alpha, beta, stream);
 }
 
 void pcg_direction(double* p, const double* r, const double* inverse_diagonal, const double* beta, bool first,

@@ -42,6 +42,18 @@ struct CombineArgs {
 /// dst = (accumulate ? dst : 0) + sum_t factor_t source_t matrix_t (no source may be dst).
 void combine(double* dst, const CombineArgs& args, bool accumulate, std::int32_t n, int k, cudaStream_t stream);
 
+/// A CSR matrix in device memory (32-bit indices, fp64 values).
+struct CsrArrays {
+  const std::int32_t* row_ptr = nullptr;
+  const std::int32_t* col_idx = nullptr;
+  const double* values = nullptr;
+  std::int32_t rows = 0;
+};
+/// c = alpha A b + beta c for row-major n x k fp64 blocks (beta = 0: c is not read; b and c distinct); each row's
+/// products summed in stored order.
+void csr_product(const CsrArrays& a, const double* b, double* c, int k, double alpha, double beta,
+                 cudaStream_t stream);
+
 /// One small step on the small buffer, run by one thread block of small::kTeamThreads threads.
 void small_step(double* base, const small::SmallLayout& layout, const small::SmallStep& step, cudaStream_t stream);
 

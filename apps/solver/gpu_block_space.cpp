@@ -24,6 +24,10 @@ int round_up_8(int k) { return (k + 7) / 8 * 8; }
 
 }  // namespace
 
+const char* outer_product_name(OuterProduct product) noexcept {
+  return product == OuterProduct::cusparse ? "cusparse" : "csr_kernel";
+}
+
 struct GpuBlockSpace::Impl {
   std::int32_t n = 0;
   int k = 0, kp = 0;
@@ -36,7 +40,7 @@ struct GpuBlockSpace::Impl {
   DeviceArray<double> slots;  // BlockSlots::count(memory) blocks of n x k
   int slot_count = 0;
   std::unique_ptr<DeviceCsr> a64;
-  std::unique_ptr<CusparseProduct> outer;  // fp64 A times an n x k block
+  std::unique_ptr<CusparseProduct> outer;  // fp64 A times an n x k block with cuSPARSE (null: the CSR kernel)
 
   DeviceArray<float> work[3];  // n x kp fp32: Chebyshev input and the two iterates; Lanczos vectors
   std::unique_ptr<SpmmPlan> plan;          // bcsr24
@@ -71,6 +75,17 @@ struct GpuBlockSpace::Impl {
     CUDA_OK(cudaStreamSynchronize(stream));
     timer.collect();
   }
+  /// c = alpha A b + beta c in fp64 on n x k blocks (b and c distinct).
+  void outer_multiply(const double* b, double* c, double alpha, double beta) {
+    timed(outer_product, [&] {
+      if (outer)
+        outer->run(b, c, alpha, beta);
+      else
+        block_gpu::csr_product({a64->row_ptr.get(), a64->col_idx.get(), a64->values64.get(), n}, b, c, k, alpha,
+                               beta, stream);
+    });
+    ++counters.outer_products;
+  }
   /// c = alpha A_inner b + beta c on fp32 blocks of width kp.
   void inner_multiply(const float* b, float* c, float alpha, float beta) {
     timed(inner_product, [&] {
@@ -102,7 +117,7 @@ struct GpuBlockSpace::Impl {
 };
 
 GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
-                             bool timing)
+                             bool timing, OuterProduct outer)
     : impl_(std::make_unique<Impl>()) {
   const DeviceInfo info = query_device();
   if (!info.available) throw NotSupported("the GPU solver needs a CUDA device: " + info.reason);
@@ -128,8 +143,9 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
   s.slots = DeviceArray<double>(std::size_t(s.slot_count) * std::size_t(s.n) * std::size_t(k));
   CUDA_OK(cudaMemset(s.slots.get(), 0, s.slots.bytes()));
   s.a64 = std::make_unique<DeviceCsr>(a, false);
-  s.outer = std::make_unique<CusparseProduct>(s.sparse, *s.a64, a.rows, a.cols, k, k, k, CUDA_R_64F, s.slot(0),
-                                              s.slot(1));
+  if (outer == OuterProduct::cusparse)
+    s.outer = std::make_unique<CusparseProduct>(s.sparse, *s.a64, a.rows, a.cols, k, k, k, CUDA_R_64F, s.slot(0),
+                                                s.slot(1));
   const std::vector<double> inverse = inverse_diagonal(a);
   s.inverse_diagonal = DeviceArray<double>(inverse.data(), inverse.size());
   if (!inner.row_scale.empty()) s.row_scale = DeviceArray<double>(inner.row_scale.data(), inner.row_scale.size());
@@ -191,8 +207,7 @@ void GpuBlockSpace::multiply(int q, int p) {
   Impl& s = *impl_;
   double* pp = s.slot(p);
   double* qq = s.slot(q);
-  s.timed(outer_product, [&] { s.outer->run(pp, qq, 1.0, 0.0); });
-  ++s.counters.outer_products;
+  s.outer_multiply(pp, qq, 1.0, 0.0);
 }
 
 void GpuBlockSpace::residual(int r, int b, int x) {
@@ -203,8 +218,7 @@ void GpuBlockSpace::residual(int r, int b, int x) {
   s.timed(vector_work, [&] {
     CUDA_OK(cudaMemcpyAsync(rr, bb, std::size_t(s.n) * s.k * sizeof(double), cudaMemcpyDeviceToDevice, s.stream));
   });
-  s.timed(outer_product, [&] { s.outer->run(xx, rr, -1.0, 1.0); });
-  ++s.counters.outer_products;
+  s.outer_multiply(xx, rr, -1.0, 1.0);
   column_norms(r, s.layout.column[small::r_norm2]);
 }
 
@@ -377,7 +391,7 @@ void GpuBlockSpace::reset_timings() {
 
 std::int64_t GpuBlockSpace::device_bytes() const {
   const Impl& s = *impl_;
-  std::size_t bytes = s.slots.bytes() + s.a64->bytes() + s.outer->bytes() + s.inverse_diagonal.bytes() +
+  std::size_t bytes = s.slots.bytes() + s.a64->bytes() + (s.outer ? s.outer->bytes() : 0) + s.inverse_diagonal.bytes() +
                       s.row_scale.bytes() + s.small.bytes() + s.reduction.bytes();
   for (const auto& w : s.work) bytes += w.bytes();
   if (s.plan) bytes += std::size_t(s.plan->workspace_bytes());  // the operator's own tile lists are not counted

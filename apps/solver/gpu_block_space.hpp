@@ -1,4 +1,4 @@
-// BlockSpace on one GPU: fp64 slots with cuSPARSE CSR fp64 products, fp32 Chebyshev and Lanczos blocks with the
+// BlockSpace on one GPU: fp64 slots with CSR fp64 products (the space's own kernel, or cuSPARSE), fp32 Chebyshev and Lanczos blocks with the
 // inner operator (bcsr24 SpmmPlan, or cuSPARSE CSR fp32 for the comparison), the small buffer in device memory and
 // one stream; the host waits only in read_small (the status read) and slot reads. No CUDA headers here.
 #pragma once
@@ -16,20 +16,26 @@ namespace bcsr24::solver {
 /// Device time per kind of work, from CUDA events around each enqueued operation (0 with timing off).
 struct BlockTimings {
   double inner_product_ms = 0.0;  ///< the inner operator's products (bcsr24 SpmmPlan::run or cuSPARSE fp32)
-  double outer_product_ms = 0.0;  ///< cuSPARSE CSR fp64 products (directions, residuals)
+  double outer_product_ms = 0.0;  ///< CSR fp64 products (directions, residuals)
   double vector_ms = 0.0;         ///< Chebyshev and Lanczos vector kernels, conversions, PCG vector kernels
   double block_ms = 0.0;          ///< Gram matrices, block combinations, column dots, small steps
   double total_ms() const { return inner_product_ms + outer_product_ms + vector_ms + block_ms; }
 };
+
+/// Who computes the fp64 products A P and B - A X: the space's CSR kernel (block_gpu::csr_product: a row per 8 to
+/// 32 lanes, in stored order) or cuSPARSE's SpMM (the baseline's standard practice).
+enum class OuterProduct { csr_kernel, cusparse };
+const char* outer_product_name(OuterProduct product) noexcept;
 
 class GpuBlockSpace final : public BlockSpace {
  public:
   /// Uploads A (fp64 CSR) and the inner matrix and allocates every block; nothing is allocated afterwards.
   /// @param inner kept by reference: must outlive the space
   /// @param timing CUDA events around every operation (BlockTimings); off: only counts
+  /// @param outer who computes the fp64 products
   /// @throw NotSupported without a usable GPU; InvalidArgument as CpuBlockSpace; CudaError / CusparseError.
   GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
-                bool timing = true);
+                bool timing = true, OuterProduct outer = OuterProduct::csr_kernel);
   ~GpuBlockSpace() override;
   GpuBlockSpace(const GpuBlockSpace&) = delete;
   GpuBlockSpace& operator=(const GpuBlockSpace&) = delete;

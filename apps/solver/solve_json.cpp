@@ -116,6 +116,7 @@ json block_report_json(const BlockRunReport& r) {
             {"precision", r.settings.backend == InnerBackend::bcsr24 ? precision_name(r.settings.precision) : "fp32"},
             {"preconditioner", r.settings.chebyshev ? "chebyshev" : "jacobi"},
             {"jacobi_scaling", r.settings.jacobi_scaling},
+            {"outer_product", outer_product_name(r.settings.outer_product)},
             {"memory", r.settings.fcg.memory},
             {"tolerance", r.settings.fcg.tolerance},
             {"fallback_iteration", res.fallback_iteration},

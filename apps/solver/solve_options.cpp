@@ -131,6 +131,11 @@ void add_options(CLI::App& app, Options& o) {
   apps::add_checked(app, "--inner-backend", o.inner_backend,
                     "Products of the preconditioner (block) or inner solve (legacy)",
                     CLI::IsMember({"bcsr24", "cusparse_csr_f32"}));
+  apps::add_checked(app, "--outer-product", o.outer_product,
+                    "Block solver on the GPU: who computes the fp64 products A P and B - A X: csr_kernel (the "
+                    "solver's own, each row summed in stored order) or cusparse (cuSPARSE SpMM). The Jacobi-PCG "
+                    "baseline always uses cuSPARSE",
+                    CLI::IsMember({"csr_kernel", "cusparse"}));
   app.add_option("--inner-precision", o.inner_precision,
                  "Precision of bcsr24's inner products: fp16, bf16 or split (about fp32 accuracy); default split for "
                  "the block solver, fp16 for legacy. The vectors go in as fp32 either way (no conversion pass)")
@@ -221,6 +226,7 @@ BlockRunSettings block_settings(const Options& o, InnerBackend backend) {
   s.backend = backend;
   s.precision = precision_from_name(o.inner_precision);
   s.jacobi_scaling = o.inner_scaling == "jacobi";
+  s.outer_product = o.outer_product == "cusparse" ? OuterProduct::cusparse : OuterProduct::csr_kernel;
   s.chebyshev = o.preconditioner == "chebyshev";
   s.fcg = o.fcg;
   s.fcg.tolerance = o.tolerance;

@@ -53,6 +53,7 @@ struct Options {
   InnerOptions inner;
   // Both.
   std::string inner_backend = "bcsr24";
+  std::string outer_product = "csr_kernel";
   bool compare = false;
   // Left unset by the command line (empty, -1), these take the solver's default in resolve_defaults.
   std::string inner_scaling;    ///< block: jacobi, legacy: none

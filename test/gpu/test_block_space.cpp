@@ -1,5 +1,5 @@
 // The block solver's GPU space (apps/solver: GpuBlockSpace and its kernels) against fp64 host references: Gram
-// matrices, block combinations and column dots for every shape the kernels split differently (k = 1 .. 64, one and
+// matrices, block combinations, column dots and the fp64 CSR products for every shape the kernels split differently (k = 1 .. 64, one and
 // two right blocks, a right block equal to the left one, combines spread over several launches), on row counts that
 // are no multiple of anything; then whole block solves on the GPU, which must reach the tolerance in the host's own
 // fp64 check, with the true residual every iteration and with residual replacement every few iterations.
@@ -105,6 +105,39 @@ double worst_ratio(const std::vector<double>& gpu, const std::vector<double>& ho
   return worst;
 }
 
+/// q(0) = A p(0) and r = b - A x in the space against host sums: each entry within 2 gamma_m of the sum of the
+/// terms' magnitudes (m: the row's entries, plus b's entry for the residual).
+void check_products(GpuBlockSpace& space, const CsrMatrix& a, std::vector<std::vector<double>>& host, std::int32_t n,
+                    int k) {
+  space.multiply(S::q(0), S::p(0));
+  space.residual(S::r, S::b, S::x);
+  const std::vector<double> q = space.slot(S::q(0));
+  const std::vector<double> r = space.slot(S::r);
+  double worst = 0.0;
+  for (std::int32_t i = 0; i < n; ++i) {
+    const std::int32_t begin = a.row_ptr[std::size_t(i)], end = a.row_ptr[std::size_t(i) + 1];
+    for (int c = 0; c < k; ++c) {
+      double aq = 0.0, aq_magnitude = 0.0, ax = 0.0, ax_magnitude = 0.0;
+      for (std::int32_t e = begin; e < end; ++e) {
+        const std::size_t j = std::size_t(a.col_idx[std::size_t(e)]) * k + c;
+        const double v = a.values[std::size_t(e)];
+        aq += v * host[S::p(0)][j];
+        aq_magnitude += std::fabs(v * host[S::p(0)][j]);
+        ax += v * host[S::x][j];
+        ax_magnitude += std::fabs(v * host[S::x][j]);
+      }
+      const std::size_t at = std::size_t(i) * k + c;
+      const double m = end - begin + 1.0;
+      worst = std::max(worst, std::fabs(q[at] - aq) / (2.0 * gamma_bound(m) * aq_magnitude));
+      const double b = host[S::b][at];
+      worst = std::max(worst, std::fabs(r[at] - (b - ax)) / (2.0 * gamma_bound(m) * (std::fabs(b) + ax_magnitude)));
+    }
+  }
+  CHECK(worst <= 1.0);
+  host[S::q(0)] = q;
+  host[S::r] = r;
+}
+
 }  // namespace
 
 TEST_CASE("GPU block space: Gram matrices, combinations and column dots against fp64 host sums",
@@ -188,6 +221,10 @@ TEST_CASE("GPU block space: Gram matrices, combinations and column dots against 
       }
     }
 
+    SECTION("fp64 products: q = A p and r = b - A x (the CSR kernel)") {
+      check_products(f.space, f.problem.a, f.host, n, k);
+    }
+
     SECTION("column dots and norms") {
       f.space.column_dots(S::x, S::p(0), l.column[small::dots]);
       f.space.column_norms(S::q(1), l.column[small::r_norm2]);
@@ -207,6 +244,19 @@ TEST_CASE("GPU block space: Gram matrices, combinations and column dots against 
       }
     }
   }
+}
+
+TEST_CASE("GPU block space: fp64 products with cuSPARSE, as the baseline runs them", "[solver][block_space]") {
+  const Problem problem = diffusion_problem(19, 13, 11, 7);
+  const InnerMatrix inner = test::make_inner(problem.a, InnerBackend::bcsr24, bcsr24::Precision::split);
+  GpuBlockSpace space(problem.a, inner, problem.k, 1, 4, false, OuterProduct::cusparse);
+  std::mt19937_64 rng(23);
+  std::vector<std::vector<double>> host(std::size_t(S::count(1)));
+  for (int slot = 0; slot < S::count(1); ++slot) {
+    host[std::size_t(slot)] = random_values(std::size_t(problem.a.rows) * problem.k, rng);
+    space.set_slot(slot, host[std::size_t(slot)]);
+  }
+  check_products(space, problem.a, host, problem.a.rows, problem.k);
 }
 
 TEST_CASE("GPU block solver reaches the tolerance in the host's fp64 check", "[solver][block_space]") {
