@@ -64,18 +64,33 @@ __global__ void fill_kernel(double* dst, std::int64_t count, double value) {
     dst[e] = value;
 }
 
-/// Steps of rows a Gram thread block prefetches ahead into L2 (a step: two rows of every group of threads). The
-/// kernel keeps 16 doubles of sums and 16 of loaded values per thread, so few threads fit on an SM and their own loads
-/// cannot keep enough bytes in flight; prefetches cost no registers.
-constexpr int kGramPrefetchSteps = 4;
+/// Doubles of one stage of the Gram kernel's shared memory (24 KiB): a chunk of rows of the left and right blocks,
+/// copied with cp.async while the previous chunk is multiplied. Two stages; the group sums reuse them at the end.
+constexpr int kGramStageDoubles = 3072;
+constexpr int kGramStages = 2;
+constexpr std::size_t kGramSharedBytes = kGramStages * kGramStageDoubles * sizeof(double);
+static_assert(kGramStages * kGramStageDoubles >= kThreads * kTilePitch, "the group sums fit in the stages");
 
-__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+__device__ __forceinline__ void copy_async_8(double* shared, const double* global) {
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(to), "l"(global));
+}
+__device__ __forceinline__ void copy_async_16(double* shared, const double* global) {
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(global));
+}
+__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;"); }
+/// Waits until at most one committed group of copies is still in flight.
+__device__ __forceinline__ void copy_wait_all_but_one() { asm volatile("cp.async.wait_group 1;"); }
 
-/// Prefetches the lines of one row of k doubles into L2.
-__device__ __forceinline__ void prefetch_row(const double* row, int k) {
-  const std::uintptr_t last = reinterpret_cast<std::uintptr_t>(row + k) - 1;
-  for (std::uintptr_t p = reinterpret_cast<std::uintptr_t>(row) & ~std::uintptr_t(127); p <= last; p += 128)
-    prefetch_l2(reinterpret_cast<const void*>(p));
+/// Copies `count` doubles from global to shared memory (16-byte pieces where `pairs`: both ends 16-byte aligned).
+__device__ __forceinline__ void copy_rows_async(double* shared, const double* global, int count, bool pairs) {
+  if (pairs) {
+    for (int e = 2 * static_cast<int>(threadIdx.x); e < count; e += 2 * kThreads)
+      copy_async_16(shared + e, global + e);
+  } else {
+    for (int e = static_cast<int>(threadIdx.x); e < count; e += kThreads) copy_async_8(shared + e, global + e);
+  }
 }
 
 /// The kTile values of a row from column c0 (0 beyond k).
@@ -84,85 +99,93 @@ __device__ __forceinline__ void load_tile_row(const double* row, int c0, int k, 
   for (int i = 0; i < kTile; ++i) v[i] = c0 + i < k ? row[c0 + i] : 0.0;
 }
 
-/// Pass 1 of left^T right_r for up to kGramRights right blocks. The outputs are split into kTile x kTile tiles,
-/// one per thread, which keeps its 16 sums in registers and reads 2 kTile values per row (against 2 reads per
-/// product when a thread owns one output). The threads left over split the block's rows into `groups` interleaved
-/// sets; the groups' sums are then added in group order through shared memory. More tiles than threads (k > 32 with
-/// two right blocks) take a second pass over the rows. Output o = a + b k + r k^2 (column-major per right block).
+/// Pass 1 of left^T right_r for up to kGramRights right blocks with at most kThreads tiles (the host splits larger
+/// ones). The outputs are split into kTile x kTile tiles, one per thread, which keeps its 16 sums in registers and
+/// reads 2 kTile values per row (against 2 reads per product when a thread owns one output). The threads left over
+/// split the rows into `groups` interleaved sets, whose sums are added in group order through shared memory at the
+/// end. Rows arrive in chunks copied asynchronously into shared memory, one chunk ahead of the arithmetic: the copies
+/// in flight do not depend on how many threads an SM holds. A right block equal to the left one is not copied again.
+/// Output o = a + b k + r k^2 (column-major per right block).
 __global__ void __launch_bounds__(kThreads) gram_partial(const double* left, GramRights rights, std::int32_t n, int k,
                                                          std::int32_t rows_per_block, double* partial) {
-  __shared__ double group_sums[kThreads * kTilePitch];
+  extern __shared__ __align__(16) double gram_shared[];
   const int side = (k + kTile - 1) / kTile;
   const int per_right = side * side;
   const int tiles = rights.count * per_right;
   const int kk = k * k;
+  const int groups = kThreads / tiles;
+  const int local = static_cast<int>(threadIdx.x) % tiles;
+  const int group = static_cast<int>(threadIdx.x) / tiles;
+  const int r = local / per_right, within = local % per_right;
+  const int a0 = kTile * (within % side), b0 = kTile * (within / side);
+  // Shared layout of a stage: left rows, then right block 0's, then right block 1's (chunk_rows x k each).
+  const int streams = 1 + rights.count;
+  const int chunk_rows = kGramStageDoubles / (streams * k);
+  const int chunk_doubles = chunk_rows * k;
+  const bool right0_is_left = rights.block[0] == left;
+  const bool right1_is_left = rights.count > 1 && rights.block[kGramRights - 1] == left;
+  const bool my_right_is_left = r == 0 ? right0_is_left : right1_is_left;
+  const int right_offset = my_right_is_left ? 0 : (1 + r) * chunk_doubles;
+  const bool pairs = (k & 1) == 0;  // then every chunk starts and ends 16-byte aligned
   const std::int64_t begin = std::int64_t(blockIdx.x) * rows_per_block;
   const std::int64_t end = min(std::int64_t(n), begin + rows_per_block);
-  double* out = partial + std::int64_t(blockIdx.x) * rights.count * kk;
-  for (int first = 0; first < tiles; first += kThreads) {
-    const int pass_tiles = min(kThreads, tiles - first);
-    const int groups = kThreads / pass_tiles;
-    const int local = static_cast<int>(threadIdx.x) % pass_tiles;
-    const int group = static_cast<int>(threadIdx.x) / pass_tiles;
-    const int tile = first + local;
-    const int r = tile / per_right, within = tile % per_right;
-    const int a0 = kTile * (within % side), b0 = kTile * (within / side);
-    const double* right = r == 0 ? rights.block[0] : rights.block[kGramRights - 1];
-    double acc[kTile * kTile];
+  const int chunks = begin < end ? static_cast<int>((end - begin + chunk_rows - 1) / chunk_rows) : 0;
+  const auto issue = [&](int c) {
+    const std::int64_t first = begin + std::int64_t(c) * chunk_rows;
+    const int count = static_cast<int>(min(std::int64_t(chunk_rows), end - first)) * k;
+    double* stage = gram_shared + (c % kGramStages) * kGramStageDoubles;
+    copy_rows_async(stage, left + first * k, count, pairs);
+    if (!right0_is_left) copy_rows_async(stage + chunk_doubles, rights.block[0] + first * k, count, pairs);
+    if (rights.count > 1 && !right1_is_left)
+      copy_rows_async(stage + 2 * chunk_doubles, rights.block[kGramRights - 1] + first * k, count, pairs);
+  };
+  double acc[kTile * kTile];
 #pragma unroll
-    for (int i = 0; i < kTile * kTile; ++i) acc[i] = 0.0;
+  for (int i = 0; i < kTile * kTile; ++i) acc[i] = 0.0;
+  if (chunks > 0) issue(0);
+  copy_commit();
+  for (int c = 0; c < chunks; ++c) {
+    if (c + 1 < chunks) issue(c + 1);
+    copy_commit();
+    copy_wait_all_but_one();
+    __syncthreads();
+    const double* stage = gram_shared + (c % kGramStages) * kGramStageDoubles;
+    const int rows = static_cast<int>(min(std::int64_t(chunk_rows), end - (begin + std::int64_t(c) * chunk_rows)));
     if (group < groups) {
-      // Two rows per step: their loads are issued together. The first threads of each group prefetch the rows
-      // kGramPrefetchSteps steps ahead: thread s the left block (s = 0) or right block s - 1.
-      const std::int64_t ahead = 2 * std::int64_t(groups) * kGramPrefetchSteps;
-      std::int64_t row = begin + group;
-      for (; row + groups < end; row += 2 * std::int64_t(groups)) {
-        for (int stream = local; stream <= rights.count; stream += pass_tiles) {
-          const double* block = stream == 0 ? left : stream == 1 ? rights.block[0] : rights.block[kGramRights - 1];
-          if (row + ahead < end) prefetch_row(block + (row + ahead) * k, k);
-          if (row + groups + ahead < end) prefetch_row(block + (row + groups + ahead) * k, k);
-        }
-        double la[kTile], rb[kTile], la2[kTile], rb2[kTile];
-        load_tile_row(left + row * k, a0, k, la);
-        load_tile_row(right + row * k, b0, k, rb);
-        load_tile_row(left + (row + groups) * k, a0, k, la2);
-        load_tile_row(right + (row + groups) * k, b0, k, rb2);
-#pragma unroll
-        for (int i = 0; i < kTile; ++i)
-#pragma unroll
-          for (int j = 0; j < kTile; ++j) acc[i * kTile + j] += la[i] * rb[j] + la2[i] * rb2[j];
-      }
-      if (row < end) {
+      for (int row = group; row < rows; row += groups) {
         double la[kTile], rb[kTile];
-        load_tile_row(left + row * k, a0, k, la);
-        load_tile_row(right + row * k, b0, k, rb);
+        load_tile_row(stage + row * k, a0, k, la);
+        load_tile_row(stage + right_offset + row * k, b0, k, rb);
 #pragma unroll
         for (int i = 0; i < kTile; ++i)
 #pragma unroll
           for (int j = 0; j < kTile; ++j) acc[i * kTile + j] += la[i] * rb[j];
       }
     }
-    if (groups > 1) {
+    __syncthreads();
+  }
+  // The groups' sums, added in group order (the stages are free now).
+  double* group_sums = gram_shared;
+  if (groups > 1) {
 #pragma unroll
-      for (int i = 0; i < kTile * kTile; ++i) group_sums[threadIdx.x * kTilePitch + i] = acc[i];
-      __syncthreads();
-      if (static_cast<int>(threadIdx.x) < pass_tiles) {
+    for (int i = 0; i < kTile * kTile; ++i) group_sums[threadIdx.x * kTilePitch + i] = acc[i];
+    __syncthreads();
+    if (static_cast<int>(threadIdx.x) < tiles) {
 #pragma unroll
-        for (int i = 0; i < kTile * kTile; ++i) {
-          double sum = 0.0;
-          for (int g = 0; g < groups; ++g) sum += group_sums[(g * pass_tiles + local) * kTilePitch + i];
-          acc[i] = sum;
-        }
+      for (int i = 0; i < kTile * kTile; ++i) {
+        double sum = 0.0;
+        for (int g = 0; g < groups; ++g) sum += group_sums[(g * tiles + local) * kTilePitch + i];
+        acc[i] = sum;
       }
-      __syncthreads();
     }
-    if (static_cast<int>(threadIdx.x) < pass_tiles) {
+  }
+  if (static_cast<int>(threadIdx.x) < tiles) {
+    double* out = partial + std::int64_t(blockIdx.x) * rights.count * kk;
 #pragma unroll
-      for (int i = 0; i < kTile; ++i)
+    for (int i = 0; i < kTile; ++i)
 #pragma unroll
-        for (int j = 0; j < kTile; ++j)
-          if (a0 + i < k && b0 + j < k) out[r * kk + (a0 + i) + (b0 + j) * k] = acc[i * kTile + j];
-    }
+      for (int j = 0; j < kTile; ++j)
+        if (a0 + i < k && b0 + j < k) out[r * kk + (a0 + i) + (b0 + j) * k] = acc[i * kTile + j];
   }
 }
 
@@ -500,9 +523,15 @@ void gram(const double* left, const double* const* rights, double* const* outs, 
   }
   r.count = count;
   o.per_out = k * k;
-  // Enough rows per thread block that a group of threads reads several rows (at most 4 blocks per SM's worth).
+  const int side = (k + kTile - 1) / kTile;
+  if (count * side * side > kThreads) {
+    // More tiles than threads (k > 32 with two right blocks): one launch per right block.
+    for (int i = 0; i < count; ++i) gram(left, rights + i, outs + i, 1, n, k, workspace, stream);
+    return;
+  }
+  // Enough rows per thread block that each group of threads reads several rows of every chunk.
   const int blocks = reduction_grid(n, 8 * kTile);
-  gram_partial<<<blocks, kThreads, 0, stream>>>(left, r, n, k, rows_per_block(n, blocks), workspace);
+  gram_partial<<<blocks, kThreads, kGramSharedBytes, stream>>>(left, r, n, k, rows_per_block(n, blocks), workspace);
   check_launch("gram_partial");
   launch_sum_partials(blocks, count * k * k, workspace, o, stream, "gram");
 }
