@@ -24,6 +24,8 @@ constexpr int kFinalThreads = 1024;
 constexpr int kFinalWarps = kFinalThreads / 32;
 /// Shared memory a combine launch stages its matrices in (the default limit of a thread block).
 constexpr int kCombineSharedBytes = 48 * 1024;
+/// Rows a combine lane computes at once.
+constexpr int kCombineRows = 2;
 
 struct GramRights {
   const double* block[kGramRights] = {};
@@ -356,39 +358,52 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(double* dst, CombineA
   const bool stores = lane / lanes_per_row < rows_per_warp;
   const int first_lane = row_in_warp * lanes_per_row;
   const int c0 = kTile * (lane - first_lane);
-  const int rows_per_pass = (kThreads / 32) * rows_per_warp;
+  // Each lane works on kCombineRows rows at once, half a pass apart: their loads are in flight together.
+  const int rows_per_half = (kThreads / 32) * rows_per_warp;
+  const int rows_per_pass = kCombineRows * rows_per_half;
   for (std::int64_t base = std::int64_t(blockIdx.x) * rows_per_pass; base < n;
        base += std::int64_t(gridDim.x) * rows_per_pass) {
-    const std::int64_t row = base + warp * rows_per_warp + row_in_warp;
-    const std::int64_t read_row = min(row, std::int64_t(n) - 1);  // every lane shuffles; rows past n read the last
-    double acc[kTile] = {};
+    std::int64_t row[kCombineRows], read_row[kCombineRows];
+#pragma unroll
+    for (int h = 0; h < kCombineRows; ++h) {
+      row[h] = base + h * rows_per_half + warp * rows_per_warp + row_in_warp;
+      read_row[h] = min(row[h], std::int64_t(n) - 1);  // every lane shuffles; rows past n read the last
+    }
+    double acc[kCombineRows][kTile] = {};
     for (int t = 0; t < args.count; ++t) {
-      double own[kTile];
-      load_quad(sources[t] + read_row * k, c0, k, own);
+      double own[kCombineRows][kTile];
+#pragma unroll
+      for (int h = 0; h < kCombineRows; ++h) load_quad(sources[t] + read_row[h] * k, c0, k, own[h]);
       const double* m = staged + t * per_matrix + c0;
       for (int g = 0; g < lanes_per_row; ++g) {
 #pragma unroll
         for (int q = 0; q < kTile; ++q) {
-          const double v = __shfl_sync(0xffffffffu, own[q], first_lane + g);
           const int l = kTile * g + q;
           if (l < k) {
             const double2 m01 = *reinterpret_cast<const double2*>(m + l * pitch);
             const double2 m23 = *reinterpret_cast<const double2*>(m + l * pitch + 2);
-            acc[0] += v * m01.x;
-            acc[1] += v * m01.y;
-            acc[2] += v * m23.x;
-            acc[3] += v * m23.y;
+#pragma unroll
+            for (int h = 0; h < kCombineRows; ++h) {
+              const double v = __shfl_sync(0xffffffffu, own[h][q], first_lane + g);
+              acc[h][0] += v * m01.x;
+              acc[h][1] += v * m01.y;
+              acc[h][2] += v * m23.x;
+              acc[h][3] += v * m23.y;
+            }
           }
         }
       }
     }
-    if (stores && row < n) {
-      double* d = dst + row * k;
-      double old[kTile] = {};
-      if (accumulate) load_quad(d, c0, k, old);
 #pragma unroll
-      for (int j = 0; j < kTile; ++j)
-        if (c0 + j < k) d[c0 + j] = old[j] + acc[j];
+    for (int h = 0; h < kCombineRows; ++h) {
+      if (stores && row[h] < n) {
+        double* d = dst + row[h] * k;
+        double old[kTile] = {};
+        if (accumulate) load_quad(d, c0, k, old);
+#pragma unroll
+        for (int j = 0; j < kTile; ++j)
+          if (c0 + j < k) d[c0 + j] = old[j] + acc[h][j];
+      }
     }
   }
 }
@@ -552,7 +567,7 @@ void combine(double* dst, const CombineArgs& args, bool accumulate, std::int32_t
   const int groups_per_row = (k + kTile - 1) / kTile;
   const std::size_t matrix_bytes = std::size_t(k) * kTile * groups_per_row * sizeof(double);
   const int per_launch = static_cast<int>(std::max<std::size_t>(1, kCombineSharedBytes / matrix_bytes));
-  const int rows_per_pass = kThreads / groups_per_row;
+  const int rows_per_pass = kCombineRows * (kThreads / 32) * (32 / groups_per_row);  // as combine_kernel
   const unsigned blocks =
       static_cast<unsigned>(std::clamp<std::int64_t>((std::int64_t(n) + rows_per_pass - 1) / rows_per_pass, 1, 2048));
   // Terms beyond what one launch stages go to further launches that accumulate (k = 64: one term per launch).
