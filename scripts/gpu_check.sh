@@ -101,6 +101,10 @@ if has test; then
   check ctest bash -o pipefail -c "ctest --test-dir '$build' --output-on-failure 2>&1 | tee '$out/ctest.log' | tail -n 8"
   echo "== GPU tests in detail (the conditional ones included, not the one that fills the device's memory)"
   check gpu_tests bash -o pipefail -c "'$build/test/bcsr24_gpu_tests' '~[hog]' --durations yes 2>&1 | tee '$out/gpu_tests.log' | tail -n 4"
+  if [[ -x "$build/test/bcsr24_solver_gpu_tests" ]]; then
+    echo "== solver GPU tests in detail (the block space's kernels against fp64 host sums, whole GPU solves)"
+    check solver_gpu_tests bash -o pipefail -c "'$build/test/bcsr24_solver_gpu_tests' --durations yes 2>&1 | tee '$out/solver_gpu_tests.log' | tail -n 4"
+  fi
   if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
     echo "== distributed GPU tests in detail ($(nvidia-smi -L 2>/dev/null | wc -l) GPUs)"
     check distributed_gpu_tests bash -o pipefail -c "'$build/test/bcsr24_distributed_gpu_tests' --durations yes -s 2>&1 | tee '$out/distributed_gpu_tests.log' | grep -E 'relative difference|max error|passed|failed' | sort | uniq -c | tail -n 12"
@@ -131,6 +135,14 @@ if has sanitize; then
   echo "== compute-sanitizer racecheck"
   check racecheck bash -o pipefail -c "BCSR24_CONCURRENCY_THREADS=2 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 \
     '$build/test/bcsr24_gpu_tests' '$tags' 2>&1 | tee '$out/racecheck.log' | tail -n 3"
+  if [[ -x "$build/test/bcsr24_solver_gpu_tests" ]]; then
+    # The solver's block-space kernels (Gram with cp.async stages, combine with warp shuffles, the fp64 CSR product).
+    echo "== compute-sanitizer memcheck and racecheck (solver block space)"
+    check memcheck_solver bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
+      '$build/test/bcsr24_solver_gpu_tests' 2>&1 | tee '$out/memcheck_solver.log' | tail -n 3"
+    check racecheck_solver bash -o pipefail -c "compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 \
+      '$build/test/bcsr24_solver_gpu_tests' '[primitives]' 2>&1 | tee '$out/racecheck_solver.log' | tail -n 3"
+  fi
   echo "== compute-sanitizer synccheck"
   check synccheck bash -o pipefail -c "compute-sanitizer --tool synccheck --error-exitcode 1 '$build/test/bcsr24_gpu_tests' \
     '[split],[split_bands],[device],[hybrid],[band_groups],[concurrency]' 2>&1 | tee '$out/synccheck.log' | tail -n 3"

@@ -141,7 +141,7 @@ void check_products(GpuBlockSpace& space, const CsrMatrix& a, std::vector<std::v
 }  // namespace
 
 TEST_CASE("GPU block space: Gram matrices, combinations and column dots against fp64 host sums",
-          "[solver][block_space]") {
+          "[solver][block_space][primitives]") {
   struct Shape {
     int nx, ny, nz;  // rows nx * ny * nz
     int k;
