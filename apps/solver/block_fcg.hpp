@@ -28,7 +28,7 @@ struct BlockFcgOptions {
   int replace_every = 1;
   /// Stagnation: the best max relative residual fell by less than 1 / stall_factor over stall_window iterations.
   int stall_window = 25;
-  double stall_factor = 0.5;
+  double stall_factor = 0.8;
   /// On stagnation with the Chebyshev preconditioner: continue with Jacobi (fp64) instead of stopping.
   bool fallback_jacobi = true;
   /// The window in the Jacobi phase: CG with Jacobi has long plateaus on ill-conditioned matrices.

@@ -151,8 +151,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--stall-window", o.stall_window,
                  "Iterations over which the best residual must fall by 1/stall-factor (default: block 25, legacy 5)")
       ->check(CLI::PositiveNumber);
-  apps::add_checked(app, "--stall-factor", o.stall_factor, "Required residual reduction factor per window",
-                    CLI::Range(1e-300, 1.0));
+  app.add_option("--stall-factor", o.stall_factor,
+                 "The best residual must fall to this fraction of its value a window earlier (default: block 0.8, "
+                 "legacy 0.5)")
+      ->check(CLI::Range(1e-300, 1.0));
   apps::add_checked(app, "--fallback-window", o.outer.fallback_window,
                     "The same window in the Jacobi phase (stagnation)", CLI::PositiveNumber);
   app.add_option("--replace-every", o.replace_every,
@@ -207,6 +209,7 @@ void resolve_defaults(Options& o) {
   if (o.inner_scaling.empty()) o.inner_scaling = legacy ? "none" : "jacobi";
   if (o.inner_precision.empty()) o.inner_precision = legacy ? "fp16" : "split";
   if (o.stall_window < 0) o.stall_window = legacy ? 5 : 25;
+  if (o.stall_factor < 0) o.stall_factor = legacy ? 0.5 : 0.8;
   if (o.replace_every < 0) o.replace_every = legacy ? 50 : 1;
 }
 

@@ -60,7 +60,7 @@ struct Options {
   std::string inner_precision;  ///< block: split, legacy: fp16
   std::string fallback = "jacobi";
   int stall_window = -1;        ///< block 25, legacy 5
-  double stall_factor = 0.5;
+  double stall_factor = -1.0;  ///< block: 0.8, legacy: 0.5
   int replace_every = -1;       ///< block 1, legacy 50
   std::string device = "gpu";
   int gpus = 0;  ///< 0: one GPU, the plain space; P >= 1: the distributed space on P GPUs
