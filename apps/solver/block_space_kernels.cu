@@ -1,5 +1,5 @@
 // Kernels of the GPU block space. Element-wise kernels compute in double and round once (as the CPU space does);
-// reductions are two passes, partial sums per thread block added in block order.
+// reductions are two passes, partial sums per thread block added in a fixed order by sum_partials.
 #include "block_space_kernels.hpp"
 
 #include <algorithm>
@@ -409,13 +409,13 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(double* dst, CombineA
 }
 static_assert(kTile == 4, "combine_kernel reads a thread's kTile matrix entries as two double2");
 
-/// C = alpha A B + beta C (beta = 0: C is not read) for a CSR matrix A and row-major n x k fp64 blocks. Lanes
-/// consecutive lanes of a warp share a row, lane j holding columns j, j + Lanes, ... (PerLane of them); each row's
-/// products are summed in the order of its stored entries, so the result does not vary from run to run.
+/// C = alpha A B + beta D (beta = 0: D is not read; D may be C) for a CSR matrix A and row-major n x k fp64 blocks.
+/// Lanes consecutive lanes of a warp share a row, lane j holding columns j, j + Lanes, ... (PerLane of them); each
+/// row's products are summed in the order of its stored entries, so the result does not vary from run to run.
 template <int Lanes, int PerLane>
 __global__ void __launch_bounds__(kThreads)
     csr_product_kernel(const std::int32_t* __restrict__ row_ptr, const std::int32_t* __restrict__ col_idx,
-                       const double* __restrict__ values, const double* __restrict__ b, double* __restrict__ c,
+                       const double* __restrict__ values, const double* __restrict__ b, const double* d, double* c,
                        std::int32_t n, int k, double alpha, double beta) {
   const int lane = static_cast<int>(threadIdx.x) % Lanes;
   const std::int64_t stride = std::int64_t(gridDim.x) * (kThreads / Lanes);
@@ -430,23 +430,25 @@ __global__ void __launch_bounds__(kThreads)
       for (int j = 0; j < PerLane; ++j)
         if (lane + j * Lanes < k) acc[j] += a * brow[lane + j * Lanes];
     }
-    double* crow = c + row * k;
 #pragma unroll
     for (int j = 0; j < PerLane; ++j) {
       const int column = lane + j * Lanes;
-      if (column < k) crow[column] = beta == 0.0 ? alpha * acc[j] : alpha * acc[j] + beta * crow[column];
+      if (column < k) {
+        const std::int64_t at = row * k + column;
+        c[at] = beta == 0.0 ? alpha * acc[j] : alpha * acc[j] + beta * d[at];
+      }
     }
   }
 }
 
 template <int Lanes, int PerLane>
-void launch_csr_product(const CsrArrays& a, const double* b, double* c, int k, double alpha, double beta,
-                        cudaStream_t stream) {
+void launch_csr_product(const CsrArrays& a, const double* b, const double* d, double* c, int k, double alpha,
+                        double beta, cudaStream_t stream) {
   const std::int64_t rows_per_block = kThreads / Lanes;
   const unsigned blocks =
       static_cast<unsigned>(std::clamp<std::int64_t>((a.rows + rows_per_block - 1) / rows_per_block, 1, 1 << 20));
   csr_product_kernel<Lanes, PerLane>
-      <<<blocks, kThreads, 0, stream>>>(a.row_ptr, a.col_idx, a.values, b, c, a.rows, k, alpha, beta);
+      <<<blocks, kThreads, 0, stream>>>(a.row_ptr, a.col_idx, a.values, b, d, c, a.rows, k, alpha, beta);
   check_launch("csr_product_kernel");
 }
 
@@ -643,17 +645,18 @@ void lanczos_orthogonalize(float* w, const float* v, const float* previous, cons
   check_launch("lanczos_orthogonalize_kernel");
 }
 
-void csr_product(const CsrArrays& a, const double* b, double* c, int k, double alpha, double beta,
+void csr_product(const CsrArrays& a, const double* b, const double* d, double* c, int k, double alpha, double beta,
                  cudaStream_t stream) {
   if (k < 1 || k > small::kMaxColumns) throw InvalidArgument("block csr_product: k outside 1 .. 64");
+  if (beta != 0.0 && !d) throw InvalidArgument("block csr_product: beta != 0 needs the block it scales");
   if (k <= 8)
-    launch_csr_product<8, 1>(a, b, c, k, alpha, beta, stream);
+    launch_csr_product<8, 1>(a, b, d, c, k, alpha, beta, stream);
   else if (k <= 16)
-    launch_csr_product<16, 1>(a, b, c, k, alpha, beta, stream);
+    launch_csr_product<16, 1>(a, b, d, c, k, alpha, beta, stream);
   else if (k <= 32)
-    launch_csr_product<32, 1>(a, b, c, k, alpha, beta, stream);
+    launch_csr_product<32, 1>(a, b, d, c, k, alpha, beta, stream);
   else
-    launch_csr_product<32, 2>(a, b, c, k, alpha, beta, stream);
+    launch_csr_product<32, 2>(a, b, d, c, k, alpha, beta, stream);
 }
 
 void pcg_direction(double* p, const double* r, const double* inverse_diagonal, const double* beta, bool first,

@@ -1,7 +1,7 @@
 // Kernels of the GPU block space (gpu_block_space.cpp): Gram matrices and combinations of n x k fp64 blocks with
 // k x k matrices, the small-algebra steps (one thread block running small_algebra.hpp), the conversions and the
-// update of the Chebyshev recurrence in fp32, the Lanczos vectors, and the fused vector operations of the PCG
-// baseline. Row-major blocks; every reduction is two passes in a fixed order, so results do not vary run to run.
+// update of the Chebyshev recurrence in fp32, the Lanczos vectors, the fp64 CSR product, and the fused vector
+// operations of the PCG baseline. Row-major blocks; every reduction is two passes in a fixed order, so results do not vary run to run.
 #pragma once
 
 #include <cstdint>
@@ -49,9 +49,9 @@ struct CsrArrays {
   const double* values = nullptr;
   std::int32_t rows = 0;
 };
-/// c = alpha A b + beta c for row-major n x k fp64 blocks (beta = 0: c is not read; b and c distinct); each row's
-/// products summed in stored order.
-void csr_product(const CsrArrays& a, const double* b, double* c, int k, double alpha, double beta,
+/// c = alpha A b + beta d for row-major n x k fp64 blocks (beta = 0: d is not read; d may be c, b may not); each
+/// row's products summed in stored order.
+void csr_product(const CsrArrays& a, const double* b, const double* d, double* c, int k, double alpha, double beta,
                  cudaStream_t stream);
 
 /// One small step on the small buffer, run by one thread block of small::kTeamThreads threads.

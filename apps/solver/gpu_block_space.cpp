@@ -75,13 +75,18 @@ struct GpuBlockSpace::Impl {
     CUDA_OK(cudaStreamSynchronize(stream));
     timer.collect();
   }
-  /// c = alpha A b + beta c in fp64 on n x k blocks (b and c distinct).
-  void outer_multiply(const double* b, double* c, double alpha, double beta) {
+  /// c = alpha A b + beta d in fp64 on n x k blocks (b distinct from c; d null when beta = 0). cuSPARSE scales c
+  /// itself, so d is copied into c first; the CSR kernel reads d directly.
+  void outer_multiply(const double* b, const double* d, double* c, double alpha, double beta) {
+    if (outer && beta != 0.0 && d != c)
+      timed(vector_work, [&] {
+        CUDA_OK(cudaMemcpyAsync(c, d, std::size_t(n) * k * sizeof(double), cudaMemcpyDeviceToDevice, stream));
+      });
     timed(outer_product, [&] {
       if (outer)
         outer->run(b, c, alpha, beta);
       else
-        block_gpu::csr_product({a64->row_ptr.get(), a64->col_idx.get(), a64->values64.get(), n}, b, c, k, alpha,
+        block_gpu::csr_product({a64->row_ptr.get(), a64->col_idx.get(), a64->values64.get(), n}, b, d, c, k, alpha,
                                beta, stream);
     });
     ++counters.outer_products;
@@ -207,7 +212,7 @@ void GpuBlockSpace::multiply(int q, int p) {
   Impl& s = *impl_;
   double* pp = s.slot(p);
   double* qq = s.slot(q);
-  s.outer_multiply(pp, qq, 1.0, 0.0);
+  s.outer_multiply(pp, nullptr, qq, 1.0, 0.0);
 }
 
 void GpuBlockSpace::residual(int r, int b, int x) {
@@ -215,10 +220,7 @@ void GpuBlockSpace::residual(int r, int b, int x) {
   double* rr = s.slot(r);
   const double* bb = s.slot(b);
   const double* xx = s.slot(x);
-  s.timed(vector_work, [&] {
-    CUDA_OK(cudaMemcpyAsync(rr, bb, std::size_t(s.n) * s.k * sizeof(double), cudaMemcpyDeviceToDevice, s.stream));
-  });
-  s.outer_multiply(xx, rr, -1.0, 1.0);
+  s.outer_multiply(xx, bb, rr, -1.0, 1.0);
   column_norms(r, s.layout.column[small::r_norm2]);
 }
 
