@@ -91,11 +91,13 @@ struct GpuBlockSpace::Impl {
     });
     ++counters.outer_products;
   }
-  /// c = alpha A_inner b + beta c on fp32 blocks of width kp.
-  void inner_multiply(const float* b, float* c, float alpha, float beta) {
+  /// c = alpha A_inner b + beta c on fp32 blocks of width kp; with bcsr24 also + the addends (scale * block of
+  /// width kp), in the product's own pass.
+  void inner_multiply(const float* b, float* c, float alpha, float beta, const OutputAddend* addends = nullptr,
+                      int count = 0) {
     timed(inner_product, [&] {
       if (plan)
-        plan->run(b, kp, c, kp, alpha, beta, stream);
+        plan->run(b, kp, c, kp, alpha, beta, addends, count, stream);
       else
         inner32->run(b, c, alpha, beta);
     });
@@ -298,11 +300,19 @@ void GpuBlockSpace::precondition_chebyshev(int z, int r, const ChebyshevPolynomi
   const std::int64_t count = std::int64_t(s.n) * s.kp;
   for (std::size_t j = 0; j < p.omega.size(); ++j) {
     const double omega = p.omega[j];
-    // previous <- -(omega / theta) A current + (1 - omega) previous (previous = z_0 = 0 at the first product).
-    s.inner_multiply(current, previous, static_cast<float>(-omega / p.theta),
-                     j == 0 ? 0.0f : static_cast<float>(1.0 - omega));
-    s.timed(vector_work,
-            [&] { block_gpu::chebyshev_update(previous, current, f, omega, p.theta, count, s.stream); });
+    // previous <- -(omega / theta) A current + (1 - omega) previous + omega current + (omega / theta) f (previous =
+    // z_0 = 0 at the first product). bcsr24 adds the last two terms in the product's epilogue; cuSPARSE's product
+    // has no such terms, so a second pass adds them.
+    const float alpha = static_cast<float>(-omega / p.theta), beta = j == 0 ? 0.0f : static_cast<float>(1.0 - omega);
+    if (s.plan) {
+      const OutputAddend terms[2] = {{current, s.kp, static_cast<float>(omega)},
+                                     {f, s.kp, static_cast<float>(omega / p.theta)}};
+      s.inner_multiply(current, previous, alpha, beta, terms, 2);
+    } else {
+      s.inner_multiply(current, previous, alpha, beta);
+      s.timed(vector_work,
+              [&] { block_gpu::chebyshev_update(previous, current, f, omega, p.theta, count, s.stream); });
+    }
     std::swap(current, previous);
   }
   s.timed(vector_work,

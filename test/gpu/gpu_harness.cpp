@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 
 #include <cuda_runtime_api.h>
@@ -86,6 +87,23 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
     }
   };
 
+  // Addends: random fp32 D_t with scales that are not powers of two; the first with a padded, odd leading
+  // dimension (the kernels' scalar path), the second packed (their vector loads where n allows).
+  const float addend_scale[2] = {0.75f, -1.3f};
+  std::vector<std::vector<float>> addend_values(static_cast<std::size_t>(cfg.addends));
+  std::vector<std::unique_ptr<DeviceBytes>> addend_device;
+  std::vector<OutputAddend> addends;
+  for (int t = 0; t < cfg.addends; ++t) {
+    const std::int64_t ld = n + (t == 0 ? 3 : 0);
+    std::vector<float>& d = addend_values[std::size_t(t)];
+    d.assign(static_cast<std::size_t>(std::max<std::int64_t>(m * ld, 1)), std::numeric_limits<float>::quiet_NaN());
+    for (std::int32_t i = 0; i < m; ++i)
+      for (std::int32_t j = 0; j < n; ++j) d[std::size_t(i * ld + j)] = float(dist(rng));
+    addend_device.push_back(std::make_unique<DeviceBytes>(d.size() * 4));
+    check_cuda(cudaMemcpy(addend_device.back()->ptr, d.data(), d.size() * 4, cudaMemcpyHostToDevice), "copy D");
+    addends.push_back({static_cast<const float*>(addend_device.back()->ptr), ld, addend_scale[t]});
+  }
+
   PlanOptions options;
   options.output = cfg.output;
   PlanKnobs knobs;
@@ -98,7 +116,10 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
   // plan (split-band counters) must be right for the next.
   for (int run = 0; run < std::max(1, cfg.runs); ++run) {
     upload_c();
-    plan.run(b_dev, ldb, d_c.ptr, ldc, float(cfg.alpha), float(cfg.beta), nullptr);
+    if (cfg.addends > 0)
+      plan.run(b_dev, ldb, d_c.ptr, ldc, float(cfg.alpha), float(cfg.beta), addends.data(), cfg.addends, nullptr);
+    else
+      plan.run(b_dev, ldb, d_c.ptr, ldc, float(cfg.alpha), float(cfg.beta), nullptr);
   }
   check_cuda(cudaDeviceSynchronize(), "kernel");
 
@@ -129,6 +150,19 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
       if (cfg.beta != 0.0) ref += cfg.beta * double(c0[std::size_t(i) * n + j]);
       const double got = out.c[std::size_t(i) * ldc + j];
       double tol = bound[std::size_t(i) * n + j];
+      if (cfg.addends > 0) {
+        // Each addend is one fp32 fused multiply-add onto a partial result no larger than |alpha A B| (within its
+        // bound), the addends' magnitudes and |beta C0|: one rounding of at most 2^-24 of that sum per addend.
+        double magnitude = std::fabs(cfg.alpha * ab(i, j)) + tol;
+        if (cfg.beta != 0.0) magnitude += std::fabs(cfg.beta * double(c0[std::size_t(i) * n + j]));
+        for (int t = 0; t < cfg.addends; ++t) {
+          const std::int64_t ld = n + (t == 0 ? 3 : 0);
+          const double term = double(addend_scale[t]) * double(addend_values[std::size_t(t)][std::size_t(i * ld + j)]);
+          ref += term;
+          magnitude += std::fabs(term);
+        }
+        tol += cfg.addends * std::ldexp(magnitude, -24);
+      }
       if (half_out) tol += std::fabs(ref) * std::ldexp(1.0, -11) + std::ldexp(1.0, -25);  // final fp16 rounding
       const double e = std::fabs(got - ref);
       ++out.checked;

@@ -28,6 +28,7 @@ struct GpuCase {
   BandPaths paths = BandPaths::automatic;          ///< PlanKnobs::paths
   TilePipeline tile_pipeline = TilePipeline::automatic;  ///< PlanKnobs::tile_pipeline
   int runs = 1;                   ///< runs of the same plan (C poisoned again before each); the last is checked
+  int addends = 0;                ///< OutputAddends of the run (0 .. 2): random fp32 D_t, the first with ld = n + 3
 };
 
 struct GpuCheck {

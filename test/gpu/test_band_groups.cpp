@@ -69,6 +69,8 @@ TEST_CASE("band groups match float64: both tile kinds, every column slice, scala
       require_pass(first);
       const auto again = run_and_check(a, host, dev, kernel, cfg);
       CHECK(same_bits(first.c, again.c));
+      cfg.addends = n == 128 ? 1 : 2;
+      require_pass(run_and_check(a, host, dev, kernel, cfg));
     }
   }
   SECTION("widths that leave a partial column slice are refused") {
@@ -90,6 +92,8 @@ TEST_CASE("band groups match float64: both tile kinds, every column slice, scala
     cfg.ldb_pad = 0;
     cfg.output = OutputType::f16;
     cfg.beta = 0.25;
+    require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
+    cfg.addends = 2;
     require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
   }
 }

@@ -6,10 +6,13 @@
 #include <cstdint>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include "format/convert.hpp"
 #include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
+#include "cuda_memory.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -144,7 +147,28 @@ TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B,
       INFO("n = " << n << (out == OutputType::f16 ? " fp16 out" : " fp32 out"));
       require_pass(run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg));
       require_pass(run_and_check(a, host, dev, KernelKind::automatic, cfg));
+      // Output addends on every CSR row kind (long, medium, short), n from 1 to past 256.
+      cfg.addends = n % 2 ? 1 : 2;
+      require_pass(run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg));
     }
+  }
+  SECTION("output addends the plan refuses") {
+    const std::int32_t n = 16;
+    const SpmmPlan plan = test::make_plan(dev, n, KernelKind::automatic);
+    test::DeviceBytes b(std::size_t(a.cols) * n * 2), c(std::size_t(a.rows) * n * 4), d(std::size_t(a.rows) * n * 4);
+    const auto* bb = static_cast<const fp16_t*>(b.ptr);
+    const auto* dd = static_cast<const float*>(d.ptr);
+    const OutputAddend three[3] = {{dd, n, 1.0f}, {dd, n, 1.0f}, {dd, n, 1.0f}};
+    CHECK_THROWS_WITH(plan.run(bb, n, c.ptr, n, 1.0f, 0.0f, three, 3), Catch::Contains("at most 2"));
+    const OutputAddend null_values[1] = {{nullptr, n, 1.0f}};
+    CHECK_THROWS_WITH(plan.run(bb, n, c.ptr, n, 1.0f, 0.0f, null_values, 1), Catch::Contains("addend 0 is null"));
+    const OutputAddend narrow[1] = {{dd, n - 1, 1.0f}};
+    CHECK_THROWS_WITH(plan.run(bb, n, c.ptr, n, 1.0f, 0.0f, narrow, 1), Catch::Contains("ld 15 < n 16"));
+    const OutputAddend shifted[1] = {{static_cast<const float*>(c.ptr) + 1, n, 1.0f}};
+    CHECK_THROWS_WITH(plan.run(bb, n, c.ptr, n, 1.0f, 0.0f, shifted, 1), Catch::Contains("overlaps C"));
+    const OutputAddend itself[1] = {{static_cast<const float*>(c.ptr), n, 1.0f}};
+    CHECK_NOTHROW(plan.run(bb, n, c.ptr, n, 1.0f, 0.0f, itself, 1));
+    CHECK(cudaDeviceSynchronize() == cudaSuccess);
   }
 }
 
@@ -177,7 +201,8 @@ TEST_CASE("CSR copy policies: none keeps automatic on tiles, csr_cuda_cores need
   require_pass(run_and_check(big, big_host, candidates, KernelKind::automatic, cfg));
 }
 
-TEST_CASE("beta = 1 skips the bands and rows without entries and leaves their C untouched", "[gpu][hybrid]") {
+TEST_CASE("beta = 1 skips the bands and rows without entries and leaves their C untouched; output addends reach "
+          "every row", "[gpu][hybrid]") {
   const std::uint64_t seed = test::test_seed(1107);
   INFO("seed " << seed);
   // 6,000 rows, entries in three stretches only (a halo part looks like this): dense 16 x 64 blocks (tiles), a
@@ -236,6 +261,12 @@ TEST_CASE("beta = 1 skips the bands and rows without entries and leaves their C 
         }
         CHECK(empty_rows > 5000);
         CHECK(kept == empty_rows * n);
+        // With addends every row gets them, the rows without entries too (beta = 1 then skips nothing).
+        for (const int addends : {1, 2}) {
+          INFO(addends << " addends");
+          cfg.addends = addends;
+          require_pass(run_and_check(a, host, dev, kernel, cfg));
+        }
       }
       // Every band without tiles (in the layout's row order) is reported, and skipped at beta = 1.
       std::int32_t bands_without_tiles = 0;

@@ -72,6 +72,10 @@ TEST_CASE("long bands split over several blocks: every tile kernel, exact and bi
       CHECK(same_bits(first.c, second.c));  // the last part adds the parts in part order, whichever it is
       cfg.split_long_bands = false;
       require_pass(run_and_check(a, host, dev, kernel, cfg));
+      // The last part adds the output addends, once.
+      cfg.split_long_bands = true;
+      cfg.addends = 2;
+      require_pass(run_and_check(a, host, dev, kernel, cfg));
     }
   }
   SECTION("fp16 output and automatic plans") {

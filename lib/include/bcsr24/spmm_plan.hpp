@@ -117,6 +117,17 @@ struct PlanReport {
                                           ///< candidates, builds, timed runs; bounded by the tuning budget
 };
 
+/// An extra term of SpmmPlan::run: C gets scale * D added in the same pass, D row-major fp32 of C's shape
+/// (rows(A) x n, device memory, leading dimension ld >= n). A fused form of what would otherwise be a second pass
+/// over C, for updates like the three-term recurrences of polynomial preconditioners.
+struct OutputAddend {
+  const float* values = nullptr;
+  std::int64_t ld = 0;
+  float scale = 1.0f;
+};
+/// Most OutputAddends one run takes.
+inline constexpr int kMaxOutputAddends = 2;
+
 namespace detail {
 struct PlanAccess;  // the library's own way in (plan construction)
 }
@@ -148,6 +159,16 @@ class SpmmPlan {
   /// Unaligned B (not 16-byte aligned or ldb % 4 != 0) is copied to the workspace first, as for 16-bit B.
   void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
            Stream stream = nullptr) const;
+  /// C = alpha * A * B + sum_t addends[t].scale * D_t + beta * C (t < count <= kMaxOutputAddends), as run() above
+  /// in one pass: each element of C is computed from its own row and column of every D_t, once. With addends,
+  /// beta == 1 no longer skips the rows without entries (they get the addends). A D_t may be C itself (or B) but
+  /// must not otherwise overlap C.
+  /// @throw InvalidArgument as run(), and for more than kMaxOutputAddends addends, a null D or ld < n, or a D that
+  ///        overlaps C without being C
+  void run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
+           const OutputAddend* addends, int count, Stream stream = nullptr) const;
+  void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
+           const OutputAddend* addends, int count, Stream stream = nullptr) const;
 
   std::int32_t n() const noexcept;
   KernelKind kernel() const noexcept;

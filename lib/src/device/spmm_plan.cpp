@@ -1,5 +1,6 @@
 // SpmmPlan: fixes n, kernel, the split of the bands between tiles and CSR, and the launch geometry once
 // (device/plan_draft.cpp decides, device/plan_build.cpp builds); run() only validates pointers and enqueues.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -51,21 +52,60 @@ void check_run_arguments(const DeviceMatrix::Impl& a, std::int32_t n, InputType 
   if (ldc < n) throw InvalidArgument("SpmmPlan::run: ldc " + std::to_string(ldc) + " < n " + std::to_string(n));
 }
 
+/// The addends of a run as the kernels take them: at most kMaxOutputAddends, each non-null with ld >= n, and none
+/// overlapping C (rows x ldc elements of `c_bytes` each) unless it is C.
+kernels::OutputAddends checked_addends(const OutputAddend* addends, int count, std::int32_t rows, std::int32_t n,
+                                       const void* c, std::int64_t ldc, std::size_t c_bytes) {
+  static_assert(kMaxOutputAddends == kernels::kMaxOutputAddends, "one limit for the API and the kernels");
+  kernels::OutputAddends out;
+  if (count < 0 || count > kMaxOutputAddends)
+    throw InvalidArgument("SpmmPlan::run: " + std::to_string(count) + " addends (at most " +
+                          std::to_string(kMaxOutputAddends) + ")");
+  if (count > 0 && addends == nullptr) throw InvalidArgument("SpmmPlan::run: the addends are null");
+  const auto c_begin = reinterpret_cast<std::uintptr_t>(c);
+  const auto c_end = c_begin + std::uintptr_t(std::max<std::int64_t>(0, rows - 1) * ldc + n) * c_bytes;
+  for (int t = 0; t < count; ++t) {
+    const OutputAddend& a = addends[t];
+    const std::string which = "SpmmPlan::run: addend " + std::to_string(t);
+    if (a.values == nullptr && rows > 0) throw InvalidArgument(which + " is null");
+    if (a.ld < n) throw InvalidArgument(which + ": ld " + std::to_string(a.ld) + " < n " + std::to_string(n));
+    const auto d_begin = reinterpret_cast<std::uintptr_t>(a.values);
+    const auto d_end = d_begin + std::uintptr_t(std::max<std::int64_t>(0, rows - 1) * a.ld + n) * sizeof(float);
+    if (d_begin != c_begin && d_begin < c_end && c_begin < d_end)
+      throw InvalidArgument(which + " overlaps C without being C");
+    out.values[t] = a.values;
+    out.ld[t] = a.ld;
+    out.scale[t] = a.scale;
+  }
+  out.count = count;
+  return out;
+}
+
 }  // namespace
 
 void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
                    Stream stream) const {
-  impl_->run(b, ldb, c, ldc, alpha, beta, reinterpret_cast<cudaStream_t>(stream));
+  impl_->run(b, ldb, c, ldc, alpha, beta, nullptr, 0, reinterpret_cast<cudaStream_t>(stream));
 }
 
 void SpmmPlan::run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
                    Stream stream) const {
-  impl_->run(b, ldb, c, ldc, alpha, beta, reinterpret_cast<cudaStream_t>(stream));
+  impl_->run(b, ldb, c, ldc, alpha, beta, nullptr, 0, reinterpret_cast<cudaStream_t>(stream));
+}
+
+void SpmmPlan::run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
+                   const OutputAddend* addends, int count, Stream stream) const {
+  impl_->run(b, ldb, c, ldc, alpha, beta, addends, count, reinterpret_cast<cudaStream_t>(stream));
+}
+
+void SpmmPlan::run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
+                   const OutputAddend* addends, int count, Stream stream) const {
+  impl_->run(b, ldb, c, ldc, alpha, beta, addends, count, reinterpret_cast<cudaStream_t>(stream));
 }
 
 template <typename BElement>
 void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
-                         cudaStream_t s) const {
+                         const OutputAddend* addends, int count, cudaStream_t s) const {
   constexpr bool kF32 = std::is_same_v<BElement, float>;
   constexpr int kPerChunk = kF32 ? 4 : 8;  // B values per 16-byte load
   check_run_arguments(*a, n, options.input, kF32, b, ldb, c, ldc);
@@ -76,8 +116,11 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
                           std::to_string(current) + " is current; call cudaSetDevice(" + std::to_string(a->device) +
                           ") first");
   if (a->rows == 0) return;
+  const kernels::OutputAddends checked = checked_addends(
+      addends, count, a->rows, n, c, ldc, options.output == OutputType::f16 ? sizeof(std::uint16_t) : sizeof(float));
 
   kernels::SpmmParams k = params;
+  k.addends = checked;
   const BElement* b_used = b;
   std::int64_t ldb_used = ldb;
   const bool b_aligned = reinterpret_cast<std::uintptr_t>(b) % 16 == 0 && ldb % kPerChunk == 0;
@@ -111,7 +154,8 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
 void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const void* b_as_given,
                             std::int64_t ldb_as_given, cudaStream_t s) const {
   // The two parts write disjoint rows of C (a band is on one path), so their order does not matter.
-  const bool accumulate = k.beta == 1.0f;  // rows without entries keep C: only the work with entries runs
+  // Rows without entries keep C: only the work with entries runs (not with addends, which every row gets).
+  const bool accumulate = k.beta == 1.0f && k.addends.count == 0;
   if (run_tiles && accumulate && tiles_have_empty) {
     k.row_work = tile_work_with_entries.get();
     k.tile_rows = tile_items_with_entries;
@@ -122,6 +166,7 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     g.ldc = k.ldc;
     g.alpha = k.alpha;
     g.beta = k.beta;
+    g.addends = k.addends;
     kernels::launch_band_group_kernel(mode, options.output, g, k.b, k.k, k.b_pitch, group_b_map, s);
   } else if (run_tiles && k.tile_rows > 0)
     kernels::launch_tile_kernel(*tile, k, s);
@@ -141,6 +186,7 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     c.ldc = k.ldc;
     c.alpha = k.alpha;
     c.beta = k.beta;
+    c.addends = k.addends;
     kernels::launch_csr_kernel(*csr_kernel, c, s);
   }
 }

@@ -85,7 +85,7 @@ struct SpmmPlan::Impl {
   /// run() for 16-bit (std::uint16_t) or fp32 B: checks the arguments, stages unaligned B, then launch().
   template <typename BElement>
   void run(const BElement* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
-           cudaStream_t s) const;
+           const OutputAddend* addends, int count, cudaStream_t s) const;
   /// Enqueues both parts with B (16-bit or fp32) already checked and, where needed, staged.
   /// `ldb_used`: B's leading dimension as the tile part reads it (the staged copy's where B was staged).
   void launch(kernels::SpmmParams k, std::int64_t ldb_used, const void* b_as_given, std::int64_t ldb_as_given,

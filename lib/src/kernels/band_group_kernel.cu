@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const std::int32_t sparse_begin = p.entry_ptr[2 * w], dense_begin = p.entry_ptr[2 * w + 1],
                      dense_end = p.entry_ptr[2 * w + 2];
   // beta == 1 leaves a band without entries as it is (SpmmPlan::run promises not to touch those rows of C).
-  if (sparse_begin == dense_end && p.beta == 1.0f) return;
+  if (sparse_begin == dense_end && p.beta == 1.0f && p.addends.count == 0) return;
   consume_steps<true, kBf16>(g, p.entries, sparse_begin, dense_begin, acc, lane);
   consume_steps<false, kBf16>(g, p.entries, dense_begin, dense_end, acc, lane);
 
@@ -258,6 +258,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // Per-row scaling: multiplier = alpha * 2^e, or NaN where that is not a normal float (two steps then).
         v[e] = multiplier == multiplier ? sum * multiplier : p.alpha * scale_by_power_of_two(sum, exponent);
       }
+      add_output_addends<2>(p.addends, out_row, col, p.n, v);
       if (pairs_aligned && col + 1 < p.n) {
         if (p.beta != 0.0f) {  // beta == 0 must not read C: it may hold NaN or garbage
           v[0] += p.beta * load_output<OutT>(out + col);

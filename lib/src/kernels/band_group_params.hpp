@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "device/plan_choices.hpp"
+#include "kernels/output_addends.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24::kernels {
@@ -64,6 +65,7 @@ struct BandGroupParams {
   std::int64_t ldc = 0;
   float alpha = 1.0f;
   float beta = 0.0f;
+  OutputAddends addends;  ///< added to the rows written (band groups never skip a band then)
 };
 
 /// Whether the band-group kernel exists for this operand mode (16-bit A and B: the copies land in shared

@@ -200,6 +200,7 @@ __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int
   }
 #pragma unroll
   for (int e = 0; e < kCols; ++e) acc[e] *= p.alpha;
+  add_output_addends<kCols>(p.addends, row, col0, p.n, acc);
   if constexpr (kCols == 8) {
     const bool full = col0 + 8 <= p.n;
     if constexpr (std::is_same_v<OutT, float>) {

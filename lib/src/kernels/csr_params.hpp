@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "device/plan_choices.hpp"
+#include "kernels/output_addends.hpp"
 #include "kernels/spmm_params.hpp"
 
 namespace bcsr24::kernels {
@@ -43,6 +44,7 @@ struct CsrSpmmParams {
   std::int64_t ldc = 0;
   float alpha = 1.0f;                       // already multiplied by 2^scale_exponent
   float beta = 0.0f;
+  OutputAddends addends;                    // added to every C element written
   const std::int16_t* slot_exponent = nullptr;  // per slot: the sum is multiplied by 2^e (its C row's); null = none
 };
 

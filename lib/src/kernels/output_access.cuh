@@ -4,9 +4,11 @@
 
 #include <cuda_fp16.h>
 
+#include <cstdint>
 #include <type_traits>
 
 #include "device/plan_choices.hpp"
+#include "kernels/output_addends.hpp"
 
 namespace bcsr24::kernels {
 
@@ -34,6 +36,33 @@ __device__ __forceinline__ float row_multiplier(float alpha, int e) {
   if (alpha == 0.0f) return 0.0f;
   const float m = scale_by_power_of_two(alpha, e);
   return fabsf(m) >= 1.17549435e-38f && fabsf(m) <= 3.40282347e+38f ? m : __int_as_float(0x7fc00000);
+}
+
+/// v[e] += scale_t D_t[row, col0 + e] for each addend t, e < kCount, col0 + e < n (the epilogue's extra terms,
+/// after alpha and before beta C). Four values per 16-byte load where D's row allows it.
+template <int kCount>
+__device__ __forceinline__ void add_output_addends(const OutputAddends& a, std::int64_t row, int col0, int n,
+                                                   float (&v)[kCount]) {
+#pragma unroll
+  for (int t = 0; t < kMaxOutputAddends; ++t) {
+    if (t >= a.count) break;
+    const float* d = a.values[t] + row * a.ld[t] + col0;
+    const float s = a.scale[t];
+    if (kCount % 4 == 0 && col0 + kCount <= n && reinterpret_cast<std::uintptr_t>(d) % 16 == 0) {
+#pragma unroll
+      for (int q = 0; q < kCount / 4; ++q) {
+        const float4 x = reinterpret_cast<const float4*>(d)[q];
+        v[4 * q] += s * x.x;
+        v[4 * q + 1] += s * x.y;
+        v[4 * q + 2] += s * x.z;
+        v[4 * q + 3] += s * x.w;
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < kCount; ++e)
+        if (col0 + e < n) v[e] += s * d[e];
+    }
+  }
 }
 
 template <typename OutT>

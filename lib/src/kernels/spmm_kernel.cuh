@@ -521,6 +521,7 @@ __global__ void __launch_bounds__(kTileKernelWarps * kWarpSize,
 #pragma unroll
       for (int e = 0; e < 4; ++e) v[e] = p.alpha * scale_by_power_of_two(v[e], exponent);
     }
+    add_output_addends<4>(p.addends, out_row, out_col, p.n, v);
     if (c_quad_aligned && out_col + 3 < p.n) {
       // beta == 0 must not read C: it may hold NaN or garbage.
       if (p.beta != 0.0f) {

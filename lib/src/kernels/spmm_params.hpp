@@ -7,6 +7,7 @@
 
 #include "device/plan_choices.hpp"
 #include "format/bcsr24_matrix.hpp"
+#include "kernels/output_addends.hpp"
 
 namespace bcsr24::kernels {
 
@@ -77,6 +78,7 @@ struct SpmmParams {
   std::int64_t ldc = 0;
   float alpha = 1.0f;               // already multiplied by 2^scale_exponent
   float beta = 0.0f;
+  OutputAddends addends;            // added to every C element written (split bands: by the last part)
   // Per stored row (tile_rows * 16 entries, so any row of a band may be read): the sum is multiplied by 2^e;
   // null = none. Indexed like row_map, not by C row, so the epilogue's two loads do not depend on each other.
   const std::int16_t* stored_row_exponent = nullptr;
