@@ -152,7 +152,9 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
       double tol = bound[std::size_t(i) * n + j];
       if (cfg.addends > 0) {
         // Each addend is one fp32 fused multiply-add onto a partial result no larger than |alpha A B| (within its
-        // bound), the addends' magnitudes and |beta C0|: one rounding of at most 2^-24 of that sum per addend.
+        // bound), the addends' magnitudes and |beta C0|: one rounding of at most 2^-24 of that sum per addend; and
+        // the beta step's rounding, which the product's bound charges on |alpha A B| + |beta C0| only, now also
+        // covers the addends' part of the value it rounds: one more such rounding where beta != 0.
         double magnitude = std::fabs(cfg.alpha * ab(i, j)) + tol;
         if (cfg.beta != 0.0) magnitude += std::fabs(cfg.beta * double(c0[std::size_t(i) * n + j]));
         for (int t = 0; t < cfg.addends; ++t) {
@@ -161,7 +163,7 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
           ref += term;
           magnitude += std::fabs(term);
         }
-        tol += cfg.addends * std::ldexp(magnitude, -24);
+        tol += (cfg.addends + (cfg.beta != 0.0 ? 1 : 0)) * std::ldexp(magnitude, -24);
       }
       if (half_out) tol += std::fabs(ref) * std::ldexp(1.0, -11) + std::ldexp(1.0, -25);  // final fp16 rounding
       const double e = std::fabs(got - ref);
