@@ -202,7 +202,11 @@ BlockFcgResult block_fcg(BlockSpace& space, const ChebyshevPolynomial* chebyshev
       if (!(best <= options.stall_factor * before_window)) {
         const std::string what = "the best residual went only from " + sci(before_window) + " to " + sci(best) +
                                  " over the last " + std::to_string(window) + " iterations";
-        if (preconditioner && options.fallback_jacobi) {
+        if (preconditioner && int(result.restart_iterations.size()) < options.stall_restarts) {
+          stored = 0;  // the next block is whitened only; the window starts again
+          mode_start = it;
+          result.restart_iterations.push_back(it);
+        } else if (preconditioner && options.fallback_jacobi) {
           preconditioner = nullptr;
           mode_start = it;
           result.fallback_iteration = it;

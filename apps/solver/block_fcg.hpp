@@ -29,6 +29,10 @@ struct BlockFcgOptions {
   /// Stagnation: the best max relative residual fell by less than 1 / stall_factor over stall_window iterations.
   int stall_window = 25;
   double stall_factor = 0.8;
+  /// On stagnation with the Chebyshev preconditioner: first restart this many times (forget the stored direction
+  /// blocks, so the next block is only whitened: conjugacy lost to the preconditioner's rounding is not carried on),
+  /// then continue with Jacobi (fp64) or stop.
+  int stall_restarts = 0;
   /// On stagnation with the Chebyshev preconditioner: continue with Jacobi (fp64) instead of stopping.
   bool fallback_jacobi = true;
   /// The window in the Jacobi phase: CG with Jacobi has long plateaus on ill-conditioned matrices.
@@ -54,6 +58,7 @@ struct BlockFcgResult {
   std::string message;
   int iterations = 0;
   int jacobi_iterations = 0;       ///< iterations preconditioned by Jacobi (after a fallback)
+  std::vector<int> restart_iterations;  ///< iterations after which a stagnation restarted the iteration
   int fallback_iteration = -1;
   std::string fallback_reason;
   std::int64_t deflated = 0;       ///< candidate directions dropped over the whole solve

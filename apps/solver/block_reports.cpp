@@ -47,6 +47,7 @@ double csr_f32_bytes(const SparseOperator& op) { return double(op.nnz()) * 8.0 +
 void print_block_report(const BlockRunReport& r) {
   const BlockFcgResult& res = r.result;
   std::printf("%s\n", res.message.c_str());
+  for (const int at : res.restart_iterations) std::printf("restart after iteration %d (stagnation)\n", at);
   if (res.fallback_iteration >= 0)
     std::printf("fallback at iteration %d: %s\n", res.fallback_iteration, res.fallback_reason.c_str());
   if (r.chebyshev) std::printf("chebyshev: %s\n", r.chebyshev->reason.c_str());

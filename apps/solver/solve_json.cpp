@@ -119,6 +119,7 @@ json block_report_json(const BlockRunReport& r) {
             {"outer_product", outer_product_name(r.settings.outer_product)},
             {"memory", r.settings.fcg.memory},
             {"tolerance", r.settings.fcg.tolerance},
+            {"restart_iterations", res.restart_iterations},
             {"fallback_iteration", res.fallback_iteration},
             {"fallback_reason", res.fallback_reason},
             {"iterations", res.iterations},

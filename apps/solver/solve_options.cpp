@@ -104,6 +104,10 @@ void add_options(CLI::App& app, Options& o) {
                     CLI::NonNegativeNumber);
   apps::add_checked(app, "--lanczos-steps", o.polynomial.lanczos_steps, "Lanczos steps of the spectrum estimate",
                     CLI::Range(2, small::kMaxLanczos));
+  apps::add_checked(app, "--stall-restarts", o.fcg.stall_restarts,
+                    "Block solver: on stagnation with the Chebyshev preconditioner, restart (forget the stored "
+                    "directions) this many times before the fallback",
+                    CLI::Range(0, 1000));
   apps::add_checked(app, "--drop-tolerance", o.fcg.drop_tolerance,
                     "Block solver: whitening pivot below which a direction is dropped", CLI::PositiveNumber);
   apps::add_checked(app, "--check-every", o.check_every, "Jacobi-PCG baseline: iterations between status reads",
