@@ -326,9 +326,10 @@ TEST_CASE("block solver edge cases: dependent and zero right-hand sides, one col
   }
   SECTION("Jacobi preconditioner instead of the polynomial") {
     const InnerMatrix inner = make_inner(problem.a, InnerBackend::cusparse_csr_f32, bcsr24::Precision::fp16);
-    CpuBlockSpace space(problem.a, inner, problem.k, 1, 2, BRounding::exact);
+    const BlockFcgOptions options;
+    CpuBlockSpace space(problem.a, inner, problem.k, options.memory, 2, BRounding::exact);
     space.set_slot(BlockSlots::b, problem.b);
-    const BlockFcgResult result = block_fcg(space, nullptr, BlockFcgOptions{});
+    const BlockFcgResult result = block_fcg(space, nullptr, options);
     INFO(result.message);
     CHECK(result.stop == BlockStop::converged);
     CHECK(result.inner_products == 0);

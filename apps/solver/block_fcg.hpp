@@ -20,7 +20,7 @@ struct BlockFcgOptions {
   int max_iterations = 1000;
   /// Direction blocks each new one is A-orthogonalised against (the flexible part: the preconditioner is not
   /// exactly linear in reduced precision). Must not exceed the space's memory.
-  int memory = 1;
+  int memory = 2;
   double drop_tolerance = 1e-10;  ///< pivot threshold of the whitening (normalised Gram): smaller = dependent
   /// The residual is recomputed as b - A x every this many iterations (1: every iteration, so that every status the
   /// host reads is the true residual and convergence costs no extra synchronisation); in between it is updated
@@ -32,7 +32,7 @@ struct BlockFcgOptions {
   /// On stagnation with the Chebyshev preconditioner: first restart this many times (forget the stored direction
   /// blocks, so the next block is only whitened: conjugacy lost to the preconditioner's rounding is not carried on),
   /// then continue with Jacobi (fp64) or stop.
-  int stall_restarts = 0;
+  int stall_restarts = 1;
   /// On stagnation with the Chebyshev preconditioner: continue with Jacobi (fp64) instead of stopping.
   bool fallback_jacobi = true;
   /// The window in the Jacobi phase: CG with Jacobi has long plateaus on ill-conditioned matrices.
