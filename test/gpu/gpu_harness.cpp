@@ -90,11 +90,12 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
   // Addends: random fp32 D_t with scales that are not powers of two; the first with a padded, odd leading
   // dimension (the kernels' scalar path), the second packed (their vector loads where n allows).
   const float addend_scale[2] = {0.75f, -1.3f};
+  const std::int64_t addend_ld[2] = {n + 3, n};
   std::vector<std::vector<float>> addend_values(static_cast<std::size_t>(cfg.addends));
   std::vector<std::unique_ptr<DeviceBytes>> addend_device;
   std::vector<OutputAddend> addends;
   for (int t = 0; t < cfg.addends; ++t) {
-    const std::int64_t ld = n + (t == 0 ? 3 : 0);
+    const std::int64_t ld = addend_ld[t];
     std::vector<float>& d = addend_values[std::size_t(t)];
     d.assign(static_cast<std::size_t>(std::max<std::int64_t>(m * ld, 1)), std::numeric_limits<float>::quiet_NaN());
     for (std::int32_t i = 0; i < m; ++i)
@@ -158,8 +159,8 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
         double magnitude = std::fabs(cfg.alpha * ab(i, j)) + tol;
         if (cfg.beta != 0.0) magnitude += std::fabs(cfg.beta * double(c0[std::size_t(i) * n + j]));
         for (int t = 0; t < cfg.addends; ++t) {
-          const std::int64_t ld = n + (t == 0 ? 3 : 0);
-          const double term = double(addend_scale[t]) * double(addend_values[std::size_t(t)][std::size_t(i * ld + j)]);
+          const double term =
+              double(addend_scale[t]) * double(addend_values[std::size_t(t)][std::size_t(i * addend_ld[t] + j)]);
           ref += term;
           magnitude += std::fabs(term);
         }

@@ -65,10 +65,10 @@ struct SpaceFixture {
   std::mt19937_64 rng{17};
   std::vector<std::vector<double>> host;  // what each slot holds
 
-  SpaceFixture(int nx, int ny, int nz, int k, int memory)
+  SpaceFixture(int nx, int ny, int nz, int k, int memory, OuterProduct outer = OuterProduct::csr_kernel)
       : problem(diffusion_problem(nx, ny, nz, k)),
         inner(test::make_inner(problem.a, InnerBackend::bcsr24, bcsr24::Precision::split)),
-        space(problem.a, inner, k, memory, 4, false),
+        space(problem.a, inner, k, memory, 4, false, outer),
         host(std::size_t(S::count(memory))) {
     for (int slot = 0; slot < S::count(memory); ++slot) {
       host[std::size_t(slot)] = random_values(std::size_t(problem.a.rows) * k, rng);
@@ -247,16 +247,8 @@ TEST_CASE("GPU block space: Gram matrices, combinations and column dots against 
 }
 
 TEST_CASE("GPU block space: fp64 products with cuSPARSE, as the baseline runs them", "[solver][block_space]") {
-  const Problem problem = diffusion_problem(19, 13, 11, 7);
-  const InnerMatrix inner = test::make_inner(problem.a, InnerBackend::bcsr24, bcsr24::Precision::split);
-  GpuBlockSpace space(problem.a, inner, problem.k, 1, 4, false, OuterProduct::cusparse);
-  std::mt19937_64 rng(23);
-  std::vector<std::vector<double>> host(std::size_t(S::count(1)));
-  for (int slot = 0; slot < S::count(1); ++slot) {
-    host[std::size_t(slot)] = random_values(std::size_t(problem.a.rows) * problem.k, rng);
-    space.set_slot(slot, host[std::size_t(slot)]);
-  }
-  check_products(space, problem.a, host, problem.a.rows, problem.k);
+  SpaceFixture f(19, 13, 11, 7, 1, OuterProduct::cusparse);
+  check_products(f.space, f.problem.a, f.host, f.n(), f.k());
 }
 
 TEST_CASE("GPU block solver reaches the tolerance in the host's fp64 check", "[solver][block_space]") {

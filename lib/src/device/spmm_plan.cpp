@@ -66,13 +66,15 @@ kernels::OutputAddends checked_addends(const OutputAddend* addends, int count, s
   const auto c_end = c_begin + std::uintptr_t(std::max<std::int64_t>(0, rows - 1) * ldc + n) * c_bytes;
   for (int t = 0; t < count; ++t) {
     const OutputAddend& a = addends[t];
-    const std::string which = "SpmmPlan::run: addend " + std::to_string(t);
-    if (a.values == nullptr && rows > 0) throw InvalidArgument(which + " is null");
-    if (a.ld < n) throw InvalidArgument(which + ": ld " + std::to_string(a.ld) + " < n " + std::to_string(n));
+    // The message is built only on the way out: run() is the hot path.
+    const auto refuse = [t](const std::string& why) {
+      return InvalidArgument("SpmmPlan::run: addend " + std::to_string(t) + why);
+    };
+    if (a.values == nullptr && rows > 0) throw refuse(" is null");
+    if (a.ld < n) throw refuse(": ld " + std::to_string(a.ld) + " < n " + std::to_string(n));
     const auto d_begin = reinterpret_cast<std::uintptr_t>(a.values);
     const auto d_end = d_begin + std::uintptr_t(std::max<std::int64_t>(0, rows - 1) * a.ld + n) * sizeof(float);
-    if (d_begin != c_begin && d_begin < c_end && c_begin < d_end)
-      throw InvalidArgument(which + " overlaps C without being C");
+    if (d_begin != c_begin && d_begin < c_end && c_begin < d_end) throw refuse(" overlaps C without being C");
     out.values[t] = a.values;
     out.ld[t] = a.ld;
     out.scale[t] = a.scale;
