@@ -301,6 +301,26 @@ struct PcgUpdateOp {
   }
 };
 
+/// Lanczos: w = w - alpha_c v - beta_c previous (no third term without beta), stored in fp32, with the column sums
+/// of the stored w squared (its norms for the next beta) in the same pass. Columns c >= k of w are products of zero
+/// columns and stay zero.
+struct LanczosOrthogonalizeOp {
+  float* w;
+  const float* v;
+  const float* previous;
+  const double* alpha;
+  const double* beta;
+  int kp;
+  __device__ void operator()(std::int64_t row, int column, double* acc) const {
+    const std::int64_t e = row * kp + column;
+    double value = double(w[e]) - alpha[column] * double(v[e]);
+    if (beta) value -= beta[column] * double(previous[e]);
+    const float stored = static_cast<float>(value);
+    w[e] = stored;
+    acc[0] += double(stored) * double(stored);
+  }
+};
+
 __global__ void pcg_direction_kernel(double* p, const double* r, const double* d, const double* beta,
                                      std::int64_t count, int k) {
   for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < count;
@@ -322,11 +342,51 @@ __device__ __forceinline__ void load_quad(const double* row, int c0, int k, doub
   }
 }
 
+/// The kTile values of `v` stored into a row from column c0 (as double2 pairs where k is even), columns < k only.
+__device__ __forceinline__ void store_quad(double* row, int c0, int k, const double v[kTile]) {
+  if ((k & 1) == 0) {
+    if (c0 < k) *reinterpret_cast<double2*>(row + c0) = make_double2(v[0], v[1]);
+    if (c0 + 2 < k) *reinterpret_cast<double2*>(row + c0 + 2) = make_double2(v[2], v[3]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kTile; ++j)
+      if (c0 + j < k) row[c0 + j] = v[j];
+  }
+}
+
+/// acc[h] += (source row h) M over one term: lane group g of a row holds source columns 4 g .. 4 g + 3 (`own`), which
+/// every lane of the row receives by shuffles; `m` points at the lane's columns of the staged (transposed) matrix.
+__device__ __forceinline__ void combine_term(const double (&own)[kCombineRows][kTile], const double* m,
+                                             int lanes_per_row, int first_lane, int k, int pitch,
+                                             double (&acc)[kCombineRows][kTile]) {
+  for (int g = 0; g < lanes_per_row; ++g) {
+#pragma unroll
+    for (int q = 0; q < kTile; ++q) {
+      const int l = kTile * g + q;
+      if (l < k) {
+        const double2 m01 = *reinterpret_cast<const double2*>(m + l * pitch);
+        const double2 m23 = *reinterpret_cast<const double2*>(m + l * pitch + 2);
+#pragma unroll
+        for (int h = 0; h < kCombineRows; ++h) {
+          const double v = __shfl_sync(0xffffffffu, own[h][q], first_lane + g);
+          acc[h][0] += v * m01.x;
+          acc[h][1] += v * m01.y;
+          acc[h][2] += v * m23.x;
+          acc[h][3] += v * m23.y;
+        }
+      }
+    }
+  }
+}
+
 /// dst = (accumulate ? dst : 0) + sum_t source_t M_t over the terms of one launch. The factor-scaled matrices are
 /// staged in shared memory transposed, staged[t][l][c] = factor_t M_t[l + c k], with a row pitch of k rounded up to
 /// kTile (zeros beyond k). A row of the block is handled by ceil(k / kTile) adjacent lanes of one warp, each computing
 /// kTile columns: each lane loads its own kTile values of the source row (coalesced) and receives the others by warp
-/// shuffles, so the source is read once rather than once per lane.
+/// shuffles, so the source is read once rather than once per lane. With `Terms` > 0 (the launch has exactly that
+/// many terms) every load of a pass, the old dst values included, is issued before the arithmetic, so a lane has
+/// (Terms + 1) kCombineRows loads in flight rather than kCombineRows; Terms = 0 takes args.count terms one at a time.
+template <int Terms>
 __global__ void __launch_bounds__(kThreads) combine_kernel(double* dst, CombineArgs args, bool accumulate,
                                                            std::int32_t n, int k) {
   extern __shared__ __align__(16) double staged[];
@@ -369,40 +429,37 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(double* dst, CombineA
       row[h] = base + h * rows_per_half + warp * rows_per_warp + row_in_warp;
       read_row[h] = min(row[h], std::int64_t(n) - 1);  // every lane shuffles; rows past n read the last
     }
+    double old[kCombineRows][kTile] = {};
+    if (accumulate) {
+#pragma unroll
+      for (int h = 0; h < kCombineRows; ++h)
+        if (stores && row[h] < n) load_quad(dst + row[h] * k, c0, k, old[h]);
+    }
     double acc[kCombineRows][kTile] = {};
-    for (int t = 0; t < args.count; ++t) {
-      double own[kCombineRows][kTile];
+    if constexpr (Terms > 0) {
+      double own[Terms][kCombineRows][kTile];
 #pragma unroll
-      for (int h = 0; h < kCombineRows; ++h) load_quad(sources[t] + read_row[h] * k, c0, k, own[h]);
-      const double* m = staged + t * per_matrix + c0;
-      for (int g = 0; g < lanes_per_row; ++g) {
+      for (int t = 0; t < Terms; ++t)
 #pragma unroll
-        for (int q = 0; q < kTile; ++q) {
-          const int l = kTile * g + q;
-          if (l < k) {
-            const double2 m01 = *reinterpret_cast<const double2*>(m + l * pitch);
-            const double2 m23 = *reinterpret_cast<const double2*>(m + l * pitch + 2);
+        for (int h = 0; h < kCombineRows; ++h) load_quad(args.source[t] + read_row[h] * k, c0, k, own[t][h]);
 #pragma unroll
-            for (int h = 0; h < kCombineRows; ++h) {
-              const double v = __shfl_sync(0xffffffffu, own[h][q], first_lane + g);
-              acc[h][0] += v * m01.x;
-              acc[h][1] += v * m01.y;
-              acc[h][2] += v * m23.x;
-              acc[h][3] += v * m23.y;
-            }
-          }
-        }
+      for (int t = 0; t < Terms; ++t)
+        combine_term(own[t], staged + t * per_matrix + c0, lanes_per_row, first_lane, k, pitch, acc);
+    } else {
+      for (int t = 0; t < args.count; ++t) {
+        double own[kCombineRows][kTile];
+#pragma unroll
+        for (int h = 0; h < kCombineRows; ++h) load_quad(sources[t] + read_row[h] * k, c0, k, own[h]);
+        combine_term(own, staged + t * per_matrix + c0, lanes_per_row, first_lane, k, pitch, acc);
       }
     }
 #pragma unroll
     for (int h = 0; h < kCombineRows; ++h) {
       if (stores && row[h] < n) {
-        double* d = dst + row[h] * k;
-        double old[kTile] = {};
-        if (accumulate) load_quad(d, c0, k, old);
+        double out[kTile];
 #pragma unroll
-        for (int j = 0; j < kTile; ++j)
-          if (c0 + j < k) d[c0 + j] = old[j] + acc[h][j];
+        for (int j = 0; j < kTile; ++j) out[j] = old[h][j] + acc[h][j];
+        store_quad(dst + row[h] * k, c0, k, out);
       }
     }
   }
@@ -507,21 +564,6 @@ __global__ void lanczos_scale_kernel(float* v, const double* inverse_beta, std::
   }
 }
 
-__global__ void lanczos_orthogonalize_kernel(float* w, const float* v, const float* previous, const double* alpha,
-                                             const double* beta, std::int64_t count, int k, int kp) {
-  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < count;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
-    const int column = static_cast<int>(e % kp);
-    if (column >= k) {
-      w[e] = 0.0f;
-      continue;
-    }
-    double value = double(w[e]) - alpha[column] * double(v[e]);
-    if (beta) value -= beta[column] * double(previous[e]);
-    w[e] = static_cast<float>(value);
-  }
-}
-
 }  // namespace
 
 std::int64_t reduction_workspace(int k) {
@@ -582,8 +624,17 @@ void combine(double* dst, const CombineArgs& args, bool accumulate, std::int32_t
       part.matrix[t] = args.matrix[first + t];
       part.factor[t] = args.factor[first + t];
     }
-    combine_kernel<<<blocks, kThreads, std::size_t(part.count) * matrix_bytes, stream>>>(
-        dst, part, accumulate || first > 0, n, k);
+    const std::size_t shared = std::size_t(part.count) * matrix_bytes;
+    const bool add = accumulate || first > 0;
+    // The usual term counts (memory 1 and 2: one or two) get their loads issued together.
+    if (part.count == 1)
+      combine_kernel<1><<<blocks, kThreads, shared, stream>>>(dst, part, add, n, k);
+    else if (part.count == 2)
+      combine_kernel<2><<<blocks, kThreads, shared, stream>>>(dst, part, add, n, k);
+    else if (part.count == 3)
+      combine_kernel<3><<<blocks, kThreads, shared, stream>>>(dst, part, add, n, k);
+    else
+      combine_kernel<0><<<blocks, kThreads, shared, stream>>>(dst, part, add, n, k);
     check_launch("combine_kernel");
     first += part.count;
   } while (first < args.count);
@@ -639,10 +690,9 @@ void lanczos_scale(float* v, const double* inverse_beta, std::int32_t n, int k, 
 }
 
 void lanczos_orthogonalize(float* w, const float* v, const float* previous, const double* alpha, const double* beta,
-                           std::int32_t n, int k, int kp, cudaStream_t stream) {
-  const std::int64_t count = std::int64_t(n) * kp;
-  lanczos_orthogonalize_kernel<<<grid_for(count), kThreads, 0, stream>>>(w, v, previous, alpha, beta, count, k, kp);
-  check_launch("lanczos_orthogonalize_kernel");
+                           double* w_norm2, std::int32_t n, int k, int kp, double* workspace, cudaStream_t stream) {
+  column_sums<1>(LanczosOrthogonalizeOp{w, v, previous, alpha, beta, kp}, n, k, workspace, w_norm2, w_norm2, stream,
+                 "lanczos_orthogonalize");
 }
 
 void csr_product(const CsrArrays& a, const double* b, const double* d, double* c, int k, double alpha, double beta,

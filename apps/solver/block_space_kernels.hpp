@@ -78,9 +78,10 @@ void jacobi(const double* r, const double* inverse_diagonal, const double* activ
 void lanczos_fill(float* v, std::int32_t n, int k, int kp, std::uint64_t seed, cudaStream_t stream);
 /// v[i, c] = float(v[i, c] inverse_beta_c) for c < k, 0 beyond.
 void lanczos_scale(float* v, const double* inverse_beta, std::int32_t n, int k, int kp, cudaStream_t stream);
-/// w = w - alpha_c v - beta_c previous (beta null: no third term), c < k.
+/// w = w - alpha_c v - beta_c previous (beta null: no third term) for c < k (columns beyond k of w must be zero, as
+/// a product of zero columns leaves them), and w_norm2[c] = the sum over rows of the stored w squared.
 void lanczos_orthogonalize(float* w, const float* v, const float* previous, const double* alpha, const double* beta,
-                           std::int32_t n, int k, int kp, cudaStream_t stream);
+                           double* w_norm2, std::int32_t n, int k, int kp, double* workspace, cudaStream_t stream);
 
 /// PCG: p = d r (first) with rho = sum r d r, or p = d r + beta p.
 void pcg_direction(double* p, const double* r, const double* inverse_diagonal, const double* beta, bool first,

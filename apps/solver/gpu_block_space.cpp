@@ -353,9 +353,9 @@ void GpuBlockSpace::lanczos(int steps, std::uint64_t seed) {
     const double* alpha = s.at(s.layout.lanczos_alpha + std::int64_t(j) * s.k);
     const double* beta = j > 0 ? s.at(s.layout.lanczos_beta + std::int64_t(j - 1) * s.k) : nullptr;
     s.timed(vector_work, [&] {
-      block_gpu::lanczos_orthogonalize(next, current, previous, alpha, beta, s.n, s.k, s.kp, s.stream);
+      block_gpu::lanczos_orthogonalize(next, current, previous, alpha, beta, s.at(s.layout.column[small::dots]), s.n,
+                                       s.k, s.kp, s.reduction.get(), s.stream);
     });
-    s.float_dots(next, next);
     step.kind = small::StepKind::lanczos_beta;
     s.step(step);
     s.timed(vector_work, [&] { block_gpu::lanczos_scale(next, inv_beta, s.n, s.k, s.kp, s.stream); });
