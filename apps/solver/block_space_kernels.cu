@@ -469,13 +469,16 @@ static_assert(kTile == 4, "combine_kernel reads a thread's kTile matrix entries 
 /// C = alpha A B + beta D (beta = 0: D is not read; D may be C) for a CSR matrix A and row-major n x k fp64 blocks.
 /// Lanes consecutive lanes of a warp share a row, lane j holding columns j, j + Lanes, ... (PerLane of them); each
 /// row's products are summed in the order of its stored entries, so the result does not vary from run to run.
-template <int Lanes, int PerLane>
+/// With Norms, the grid is a fixed kNormBlocks-wide grid-stride loop and each block also writes the column sums of
+/// C squared over its rows to partial[block * k + column] (the residual's norms without a second pass over it).
+template <int Lanes, int PerLane, bool Norms>
 __global__ void __launch_bounds__(kThreads)
     csr_product_kernel(const std::int32_t* __restrict__ row_ptr, const std::int32_t* __restrict__ col_idx,
                        const double* __restrict__ values, const double* __restrict__ b, const double* d, double* c,
-                       std::int32_t n, int k, double alpha, double beta) {
+                       std::int32_t n, int k, double alpha, double beta, double* partial) {
   const int lane = static_cast<int>(threadIdx.x) % Lanes;
   const std::int64_t stride = std::int64_t(gridDim.x) * (kThreads / Lanes);
+  double norm[PerLane] = {};
   for (std::int64_t row = (std::int64_t(blockIdx.x) * kThreads + threadIdx.x) / Lanes; row < n; row += stride) {
     double acc[PerLane] = {};
     const std::int32_t end = row_ptr[row + 1];
@@ -492,21 +495,53 @@ __global__ void __launch_bounds__(kThreads)
       const int column = lane + j * Lanes;
       if (column < k) {
         const std::int64_t at = row * k + column;
-        c[at] = beta == 0.0 ? alpha * acc[j] : alpha * acc[j] + beta * d[at];
+        const double value = beta == 0.0 ? alpha * acc[j] : alpha * acc[j] + beta * d[at];
+        c[at] = value;
+        if constexpr (Norms) norm[j] += value * value;
       }
+    }
+  }
+  if constexpr (Norms) {
+    // Rows of a block in row-slot order per column, the same order every run.
+    __shared__ double sums[PerLane][kThreads];
+#pragma unroll
+    for (int j = 0; j < PerLane; ++j) sums[j][threadIdx.x] = norm[j];
+    __syncthreads();
+    const int column = static_cast<int>(threadIdx.x);
+    if (column < k) {
+      const int j = column / Lanes, owner = column % Lanes;
+      double total = 0.0;
+      for (int slot = 0; slot < kThreads / Lanes; ++slot) total += sums[j][slot * Lanes + owner];
+      partial[std::int64_t(blockIdx.x) * k + column] = total;
     }
   }
 }
 
+/// Blocks of the csr_product launch that also sums the norms: a full H100 at 256 threads and 8 blocks per SM, and few
+/// enough partial sums for the reduction workspace (kNormBlocks * k <= kReductionBlocks * kGramRights * k * k).
+constexpr int kNormBlocks = kGramRights * kReductionBlocks;
+
 template <int Lanes, int PerLane>
 void launch_csr_product(const CsrArrays& a, const double* b, const double* d, double* c, int k, double alpha,
-                        double beta, cudaStream_t stream) {
+                        double beta, double* norms, double* workspace, cudaStream_t stream) {
   const std::int64_t rows_per_block = kThreads / Lanes;
-  const unsigned blocks =
-      static_cast<unsigned>(std::clamp<std::int64_t>((a.rows + rows_per_block - 1) / rows_per_block, 1, 1 << 20));
-  csr_product_kernel<Lanes, PerLane>
-      <<<blocks, kThreads, 0, stream>>>(a.row_ptr, a.col_idx, a.values, b, d, c, a.rows, k, alpha, beta);
+  const std::int64_t needed = (a.rows + rows_per_block - 1) / rows_per_block;
+  if (!norms) {
+    const unsigned blocks = static_cast<unsigned>(std::clamp<std::int64_t>(needed, 1, 1 << 20));
+    csr_product_kernel<Lanes, PerLane, false>
+        <<<blocks, kThreads, 0, stream>>>(a.row_ptr, a.col_idx, a.values, b, d, c, a.rows, k, alpha, beta, nullptr);
+    check_launch("csr_product_kernel");
+    return;
+  }
+  const int blocks = static_cast<int>(std::clamp<std::int64_t>(needed, 1, kNormBlocks));
+  csr_product_kernel<Lanes, PerLane, true>
+      <<<blocks, kThreads, 0, stream>>>(a.row_ptr, a.col_idx, a.values, b, d, c, a.rows, k, alpha, beta, workspace);
   check_launch("csr_product_kernel");
+  ReductionOutputs outputs;
+  outputs.out[0] = norms;
+  outputs.out[1] = norms;
+  outputs.per_out = k;
+  launch_sum_partials(blocks, k, workspace, outputs, stream, "csr_product");
 }
 
 __global__ void chebyshev_start_kernel(const double* r, const double* row_scale, const double* scale, double theta,
@@ -696,17 +731,18 @@ void lanczos_orthogonalize(float* w, const float* v, const float* previous, cons
 }
 
 void csr_product(const CsrArrays& a, const double* b, const double* d, double* c, int k, double alpha, double beta,
-                 cudaStream_t stream) {
+                 double* norms, double* workspace, cudaStream_t stream) {
   if (k < 1 || k > small::kMaxColumns) throw InvalidArgument("block csr_product: k outside 1 .. 64");
   if (beta != 0.0 && !d) throw InvalidArgument("block csr_product: beta != 0 needs the block it scales");
+  if (norms && !workspace) throw InvalidArgument("block csr_product: the norms need the reduction workspace");
   if (k <= 8)
-    launch_csr_product<8, 1>(a, b, d, c, k, alpha, beta, stream);
+    launch_csr_product<8, 1>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
   else if (k <= 16)
-    launch_csr_product<16, 1>(a, b, d, c, k, alpha, beta, stream);
+    launch_csr_product<16, 1>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
   else if (k <= 32)
-    launch_csr_product<32, 1>(a, b, d, c, k, alpha, beta, stream);
+    launch_csr_product<32, 1>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
   else
-    launch_csr_product<32, 2>(a, b, d, c, k, alpha, beta, stream);
+    launch_csr_product<32, 2>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
 }
 
 void pcg_direction(double* p, const double* r, const double* inverse_diagonal, const double* beta, bool first,

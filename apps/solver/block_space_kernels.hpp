@@ -50,9 +50,10 @@ struct CsrArrays {
   std::int32_t rows = 0;
 };
 /// c = alpha A b + beta d for row-major n x k fp64 blocks (beta = 0: d is not read; d may be c, b may not); each
-/// row's products summed in stored order.
+/// row's products summed in stored order. With `norms` (k doubles, may be in the small buffer) also norms[j] = the
+/// sum over rows of c[i, j]^2, from the same pass (partial sums in `workspace`, reduction_workspace(k) doubles).
 void csr_product(const CsrArrays& a, const double* b, const double* d, double* c, int k, double alpha, double beta,
-                 cudaStream_t stream);
+                 double* norms, double* workspace, cudaStream_t stream);
 
 /// One small step on the small buffer, run by one thread block of small::kTeamThreads threads.
 void small_step(double* base, const small::SmallLayout& layout, const small::SmallStep& step, cudaStream_t stream);

@@ -76,8 +76,10 @@ struct GpuBlockSpace::Impl {
     timer.collect();
   }
   /// c = alpha A b + beta d in fp64 on n x k blocks (b distinct from c; d null when beta = 0). cuSPARSE scales c
-  /// itself, so d is copied into c first; the CSR kernel reads d directly.
-  void outer_multiply(const double* b, const double* d, double* c, double alpha, double beta) {
+  /// itself, so d is copied into c first; the CSR kernel reads d directly. `norms` (small-buffer offset, or -1):
+  /// c's column sums of squares there too, in the CSR kernel's own pass or in a second one after cuSPARSE.
+  void outer_multiply(const double* b, const double* d, double* c, double alpha, double beta,
+                      std::int64_t norms = -1) {
     if (outer && beta != 0.0 && d != c)
       timed(vector_work, [&] {
         CUDA_OK(cudaMemcpyAsync(c, d, std::size_t(n) * k * sizeof(double), cudaMemcpyDeviceToDevice, stream));
@@ -87,9 +89,12 @@ struct GpuBlockSpace::Impl {
         outer->run(b, c, alpha, beta);
       else
         block_gpu::csr_product({a64->row_ptr.get(), a64->col_idx.get(), a64->values64.get(), n}, b, d, c, k, alpha,
-                               beta, stream);
+                               beta, norms >= 0 ? at(norms) : nullptr, reduction.get(), stream);
     });
     ++counters.outer_products;
+    if (outer && norms >= 0)
+      timed(block_work,
+            [&] { block_gpu::column_dots(c, c, n, k, k, reduction.get(), at(norms), stream); });
   }
   /// c = alpha A_inner b + beta c on fp32 blocks of width kp; with bcsr24 also + the addends (scale * block of
   /// width kp), in the product's own pass.
@@ -222,8 +227,7 @@ void GpuBlockSpace::residual(int r, int b, int x) {
   double* rr = s.slot(r);
   const double* bb = s.slot(b);
   const double* xx = s.slot(x);
-  s.outer_multiply(xx, bb, rr, -1.0, 1.0);
-  column_norms(r, s.layout.column[small::r_norm2]);
+  s.outer_multiply(xx, bb, rr, -1.0, 1.0, s.layout.column[small::r_norm2]);
 }
 
 void GpuBlockSpace::column_norms(int slot, std::int64_t offset) { column_dots(slot, slot, offset); }
