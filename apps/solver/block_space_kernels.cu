@@ -3,6 +3,7 @@
 #include "block_space_kernels.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "bcsr24/error.hpp"
@@ -56,8 +57,22 @@ struct GpuTeam {
   __device__ void sync() const { __syncthreads(); }
 };
 
-__global__ void small_step_kernel(double* base, small::SmallLayout layout, small::SmallStep step) {
-  small::run_step(GpuTeam{}, base, layout, step);
+/// One small step. With `staged`, the whole small buffer is copied into shared memory first and back after: the
+/// steps are chains of dependent reads of values other threads just wrote (a Cholesky pivot, the column above it),
+/// which in global memory go to L2 each time (~36 us per step on an H100 at k = 16); in shared memory they take tens of
+/// cycles. Buffers too large for a thread block's shared memory run in place.
+__global__ void small_step_kernel(double* base, small::SmallLayout layout, small::SmallStep step, bool staged) {
+  extern __shared__ double small_shared[];
+  if (!staged) {
+    small::run_step(GpuTeam{}, base, layout, step);
+    return;
+  }
+  const int total = static_cast<int>(layout.total);
+  for (int e = threadIdx.x; e < total; e += blockDim.x) small_shared[e] = base[e];
+  __syncthreads();
+  small::run_step(GpuTeam{}, small_shared, layout, step);
+  __syncthreads();
+  for (int e = threadIdx.x; e < total; e += blockDim.x) base[e] = small_shared[e];
 }
 
 __global__ void fill_kernel(double* dst, std::int64_t count, double value) {
@@ -466,52 +481,90 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(double* dst, CombineA
 }
 static_assert(kTile == 4, "combine_kernel reads a thread's kTile matrix entries as two double2");
 
+/// Vec doubles of a row from `at` (16-byte aligned where Vec = 2).
+template <int Vec>
+__device__ __forceinline__ void load_vec(const double* at, double (&v)[Vec]) {
+  if constexpr (Vec == 2) {
+    const double2 pair = *reinterpret_cast<const double2*>(at);
+    v[0] = pair.x;
+    v[1] = pair.y;
+  } else {
+    v[0] = *at;
+  }
+}
+
 /// C = alpha A B + beta D (beta = 0: D is not read; D may be C) for a CSR matrix A and row-major n x k fp64 blocks.
-/// Lanes consecutive lanes of a warp share a row, lane j holding columns j, j + Lanes, ... (PerLane of them); each
-/// row's products are summed in the order of its stored entries, so the result does not vary from run to run.
-/// With Norms, the grid is a fixed kNormBlocks-wide grid-stride loop and each block also writes the column sums of
-/// C squared over its rows to partial[block * k + column] (the residual's norms without a second pass over it).
-template <int Lanes, int PerLane, bool Norms>
+/// Lanes consecutive lanes of a warp share a row; lane l holds the column groups l, l + Lanes, ... (PerLane of them)
+/// of Vec adjacent columns each (Vec = 2 for even k: one 16-byte load per group and entry). Each row's products are
+/// summed in the order of its stored entries, so the result does not vary from run to run. With Norms, the grid is a
+/// fixed grid-stride loop and each block also writes the column sums of C squared over its rows to
+/// partial[block * k + column] (the residual's norms without a second pass over it).
+template <int Lanes, int PerLane, int Vec, bool Norms>
 __global__ void __launch_bounds__(kThreads)
     csr_product_kernel(const std::int32_t* __restrict__ row_ptr, const std::int32_t* __restrict__ col_idx,
                        const double* __restrict__ values, const double* __restrict__ b, const double* d, double* c,
                        std::int32_t n, int k, double alpha, double beta, double* partial) {
   const int lane = static_cast<int>(threadIdx.x) % Lanes;
   const std::int64_t stride = std::int64_t(gridDim.x) * (kThreads / Lanes);
-  double norm[PerLane] = {};
+  double norm[PerLane][Vec] = {};
   for (std::int64_t row = (std::int64_t(blockIdx.x) * kThreads + threadIdx.x) / Lanes; row < n; row += stride) {
-    double acc[PerLane] = {};
+    double acc[PerLane][Vec] = {};
     const std::int32_t end = row_ptr[row + 1];
 #pragma unroll 4
     for (std::int32_t e = row_ptr[row]; e < end; ++e) {
       const double a = values[e];
       const double* brow = b + std::int64_t(col_idx[e]) * k;
 #pragma unroll
-      for (int j = 0; j < PerLane; ++j)
-        if (lane + j * Lanes < k) acc[j] += a * brow[lane + j * Lanes];
+      for (int j = 0; j < PerLane; ++j) {
+        const int first = (lane + j * Lanes) * Vec;
+        if (first < k) {
+          double v[Vec];
+          load_vec<Vec>(brow + first, v);
+#pragma unroll
+          for (int x = 0; x < Vec; ++x) acc[j][x] += a * v[x];
+        }
+      }
     }
 #pragma unroll
     for (int j = 0; j < PerLane; ++j) {
-      const int column = lane + j * Lanes;
-      if (column < k) {
-        const std::int64_t at = row * k + column;
-        const double value = beta == 0.0 ? alpha * acc[j] : alpha * acc[j] + beta * d[at];
-        c[at] = value;
-        if constexpr (Norms) norm[j] += value * value;
+      const int first = (lane + j * Lanes) * Vec;
+      if (first < k) {
+        const std::int64_t at = row * k + first;
+        double value[Vec];
+        if (beta == 0.0) {
+#pragma unroll
+          for (int x = 0; x < Vec; ++x) value[x] = alpha * acc[j][x];
+        } else {
+          double old[Vec];
+          load_vec<Vec>(d + at, old);
+#pragma unroll
+          for (int x = 0; x < Vec; ++x) value[x] = alpha * acc[j][x] + beta * old[x];
+        }
+        if constexpr (Vec == 2)
+          *reinterpret_cast<double2*>(c + at) = make_double2(value[0], value[1]);
+        else
+          c[at] = value[0];
+        if constexpr (Norms) {
+#pragma unroll
+          for (int x = 0; x < Vec; ++x) norm[j][x] += value[x] * value[x];
+        }
       }
     }
   }
   if constexpr (Norms) {
     // Rows of a block in row-slot order per column, the same order every run.
-    __shared__ double sums[PerLane][kThreads];
+    __shared__ double sums[PerLane * Vec][kThreads];
 #pragma unroll
-    for (int j = 0; j < PerLane; ++j) sums[j][threadIdx.x] = norm[j];
+    for (int j = 0; j < PerLane; ++j)
+#pragma unroll
+      for (int x = 0; x < Vec; ++x) sums[j * Vec + x][threadIdx.x] = norm[j][x];
     __syncthreads();
     const int column = static_cast<int>(threadIdx.x);
     if (column < k) {
-      const int j = column / Lanes, owner = column % Lanes;
+      const int group = column / Vec, x = column % Vec;
+      const int j = group / Lanes, owner = group % Lanes;
       double total = 0.0;
-      for (int slot = 0; slot < kThreads / Lanes; ++slot) total += sums[j][slot * Lanes + owner];
+      for (int slot = 0; slot < kThreads / Lanes; ++slot) total += sums[j * Vec + x][slot * Lanes + owner];
       partial[std::int64_t(blockIdx.x) * k + column] = total;
     }
   }
@@ -521,20 +574,20 @@ __global__ void __launch_bounds__(kThreads)
 /// enough partial sums for the reduction workspace (kNormBlocks * k <= kReductionBlocks * kGramRights * k * k).
 constexpr int kNormBlocks = kGramRights * kReductionBlocks;
 
-template <int Lanes, int PerLane>
+template <int Lanes, int PerLane, int Vec>
 void launch_csr_product(const CsrArrays& a, const double* b, const double* d, double* c, int k, double alpha,
                         double beta, double* norms, double* workspace, cudaStream_t stream) {
   const std::int64_t rows_per_block = kThreads / Lanes;
   const std::int64_t needed = (a.rows + rows_per_block - 1) / rows_per_block;
   if (!norms) {
     const unsigned blocks = static_cast<unsigned>(std::clamp<std::int64_t>(needed, 1, 1 << 20));
-    csr_product_kernel<Lanes, PerLane, false>
+    csr_product_kernel<Lanes, PerLane, Vec, false>
         <<<blocks, kThreads, 0, stream>>>(a.row_ptr, a.col_idx, a.values, b, d, c, a.rows, k, alpha, beta, nullptr);
     check_launch("csr_product_kernel");
     return;
   }
   const int blocks = static_cast<int>(std::clamp<std::int64_t>(needed, 1, kNormBlocks));
-  csr_product_kernel<Lanes, PerLane, true>
+  csr_product_kernel<Lanes, PerLane, Vec, true>
       <<<blocks, kThreads, 0, stream>>>(a.row_ptr, a.col_idx, a.values, b, d, c, a.rows, k, alpha, beta, workspace);
   check_launch("csr_product_kernel");
   ReductionOutputs outputs;
@@ -544,59 +597,80 @@ void launch_csr_product(const CsrArrays& a, const double* b, const double* d, do
   launch_sum_partials(blocks, k, workspace, outputs, stream, "csr_product");
 }
 
-__global__ void chebyshev_start_kernel(const double* r, const double* row_scale, const double* scale, double theta,
-                                       float* f, float* z1, std::int64_t count, int k, int kp) {
-  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < count;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t row = e / kp;
-    const int column = static_cast<int>(e % kp);
-    const float v =
-        column < k ? static_cast<float>((row_scale ? row_scale[row] : 1.0) * r[row * k + column] * scale[column]) : 0.0f;
-    f[e] = v;
-    z1[e] = static_cast<float>(double(v) / theta);
+/// A thread's place in a grid-stride sweep over the rows of an n x width block (width <= 64): `width` consecutive
+/// threads share a row, so a thread's column comes from its index once rather than from a 64-bit division per element.
+struct RowSweep {
+  int column;          ///< the thread's column; -1 for the threads past a thread block's last whole row
+  std::int64_t first;  ///< its first row
+  std::int64_t step;   ///< rows between its rows
+  __device__ explicit RowSweep(int width) {
+    const int per_block = kThreads / width;
+    const int slot = static_cast<int>(threadIdx.x) / width;
+    column = slot < per_block ? static_cast<int>(threadIdx.x) % width : -1;
+    first = std::int64_t(blockIdx.x) * per_block + slot;
+    step = std::int64_t(gridDim.x) * per_block;
   }
+};
+
+/// Grid of a RowSweep over n rows of `width` columns.
+unsigned grid_for_rows(std::int32_t n, int width) {
+  const std::int64_t per_block = kThreads / width;
+  return static_cast<unsigned>(std::clamp<std::int64_t>((std::int64_t(n) + per_block - 1) / per_block, 1, 4096));
 }
 
-__global__ void chebyshev_update_kernel(float* previous, const float* current, const float* f, double omega,
-                                        double theta, std::int64_t count) {
-  const double g = omega / theta;
+__global__ void chebyshev_start_kernel(const double* r, const double* row_scale, const double* scale, float* f,
+                                       std::int32_t n, int k, int kp) {
+  const RowSweep sweep(kp);
+  if (sweep.column < 0) return;
+  const int c = sweep.column;
+  for (std::int64_t row = sweep.first; row < n; row += sweep.step)
+    f[row * kp + c] =
+        c < k ? static_cast<float>((row_scale ? row_scale[row] : 1.0) * r[row * k + c] * scale[c]) : 0.0f;
+}
+
+__global__ void chebyshev_update_kernel(float* previous, const float* current, const float* f, double c_current,
+                                        double c_f, std::int64_t count) {
   for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < count;
        e += std::int64_t(gridDim.x) * blockDim.x)
-    previous[e] = static_cast<float>(double(previous[e]) + omega * double(current[e]) + g * double(f[e]));
+    previous[e] = static_cast<float>(double(previous[e]) + (current ? c_current * double(current[e]) : 0.0) +
+                                     c_f * double(f[e]));
 }
 
-__global__ void chebyshev_finish_kernel(const float* current, const double* row_scale, const double* scale, double* z,
-                                        std::int64_t count, int k, int kp) {
-  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < count;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t row = e / k;
-    const int column = static_cast<int>(e % k);
-    const double s = scale[column];
-    z[e] = s != 0.0 ? double(current[row * kp + column]) * (row_scale ? row_scale[row] : 1.0) / s : 0.0;
-  }
+__global__ void chebyshev_finish_kernel(const float* current, double factor, const double* row_scale,
+                                        const double* scale, double* z, std::int32_t n, int k, int kp) {
+  const RowSweep sweep(k);
+  if (sweep.column < 0) return;
+  const int c = sweep.column;
+  const double s = scale[c];
+  for (std::int64_t row = sweep.first; row < n; row += sweep.step)
+    z[row * k + c] = s != 0.0 ? double(current[row * kp + c]) * factor * (row_scale ? row_scale[row] : 1.0) / s : 0.0;
 }
 
-__global__ void jacobi_kernel(const double* r, const double* d, const double* active, double* z, std::int64_t count,
+__global__ void jacobi_kernel(const double* r, const double* d, const double* active, double* z, std::int32_t n,
                               int k) {
-  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < count;
-       e += std::int64_t(gridDim.x) * blockDim.x)
-    z[e] = active[e % k] != 0.0 ? r[e] * d[e / k] : 0.0;
+  const RowSweep sweep(k);
+  if (sweep.column < 0) return;
+  const int c = sweep.column;
+  const bool on = active[c] != 0.0;
+  for (std::int64_t row = sweep.first; row < n; row += sweep.step)
+    z[row * k + c] = on ? r[row * k + c] * d[row] : 0.0;
 }
 
-__global__ void lanczos_fill_kernel(float* v, std::int64_t count, int k, int kp, std::uint64_t seed) {
-  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < count;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
-    const int column = static_cast<int>(e % kp);
-    v[e] = column < k ? small::lanczos_start(e / kp, column, seed) : 0.0f;
-  }
+__global__ void lanczos_fill_kernel(float* v, std::int32_t n, int k, int kp, std::uint64_t seed) {
+  const RowSweep sweep(kp);
+  if (sweep.column < 0) return;
+  const int c = sweep.column;
+  for (std::int64_t row = sweep.first; row < n; row += sweep.step)
+    v[row * kp + c] = c < k ? small::lanczos_start(row, c, seed) : 0.0f;
 }
 
-__global__ void lanczos_scale_kernel(float* v, const double* inverse_beta, std::int64_t count, int k, int kp) {
-  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < count;
-       e += std::int64_t(gridDim.x) * blockDim.x) {
-    const int column = static_cast<int>(e % kp);
-    v[e] = column < k ? static_cast<float>(double(v[e]) * inverse_beta[column]) : 0.0f;
-  }
+__global__ void lanczos_scale_kernel(float* v, const double* inverse_beta, std::int32_t n, int k, int kp) {
+  const RowSweep sweep(kp);
+  if (sweep.column < 0) return;
+  const int c = sweep.column;
+  const double scale = c < k ? inverse_beta[c] : 0.0;
+  for (std::int64_t row = sweep.first; row < n; row += sweep.step)
+    v[row * kp + c] = c < k ? static_cast<float>(double(v[row * kp + c]) * scale) : 0.0f;
 }
 
 }  // namespace
@@ -676,7 +750,27 @@ void combine(double* dst, const CombineArgs& args, bool accumulate, std::int32_t
 }
 
 void small_step(double* base, const small::SmallLayout& layout, const small::SmallStep& step, cudaStream_t stream) {
-  small_step_kernel<<<1, small::kTeamThreads, 0, stream>>>(base, layout, step);
+  // Shared memory a block may opt into on this device, asked once per process (one device per solver process).
+  static const std::size_t shared_limit = [] {
+    int device = 0, optin = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
+      return std::size_t(48 * 1024);
+    return std::size_t(optin);
+  }();
+  // The flexible block CG's factorisations are the serial chains; the per-column steps run in place.
+  const bool factorises = step.kind == small::StepKind::bfcg_orthogonalize ||
+                          step.kind == small::StepKind::bfcg_whiten || step.kind == small::StepKind::bfcg_step;
+  const std::size_t bytes = std::size_t(layout.total) * sizeof(double);
+  const bool staged = factorises && bytes <= shared_limit;
+  if (staged && bytes > 48 * 1024) {
+    const cudaError_t status =
+        cudaFuncSetAttribute(small_step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (status != cudaSuccess)
+      throw CudaError(std::string("small_step_kernel: shared memory of ") + std::to_string(bytes) +
+                      " bytes refused: " + cudaGetErrorString(status));
+  }
+  small_step_kernel<<<1, small::kTeamThreads, staged ? bytes : 0, stream>>>(base, layout, step, staged);
   check_launch("small_step_kernel");
 }
 
@@ -685,42 +779,38 @@ void fill(double* dst, std::int64_t count, double value, cudaStream_t stream) {
   check_launch("fill_kernel");
 }
 
-void chebyshev_start(const double* r, const double* row_scale, const double* scale, double theta, float* f, float* z1,
-                     std::int32_t n, int k, int kp, cudaStream_t stream) {
-  const std::int64_t count = std::int64_t(n) * kp;
-  chebyshev_start_kernel<<<grid_for(count), kThreads, 0, stream>>>(r, row_scale, scale, theta, f, z1, count, k, kp);
+void chebyshev_start(const double* r, const double* row_scale, const double* scale, float* f, std::int32_t n, int k,
+                     int kp, cudaStream_t stream) {
+  chebyshev_start_kernel<<<grid_for_rows(n, kp), kThreads, 0, stream>>>(r, row_scale, scale, f, n, k, kp);
   check_launch("chebyshev_start_kernel");
 }
 
-void chebyshev_update(float* previous, const float* current, const float* f, double omega, double theta,
+void chebyshev_update(float* previous, const float* current, const float* f, double c_current, double c_f,
                       std::int64_t count, cudaStream_t stream) {
-  chebyshev_update_kernel<<<grid_for(count), kThreads, 0, stream>>>(previous, current, f, omega, theta, count);
+  chebyshev_update_kernel<<<grid_for(count), kThreads, 0, stream>>>(previous, current, f, c_current, c_f, count);
   check_launch("chebyshev_update_kernel");
 }
 
-void chebyshev_finish(const float* current, const double* row_scale, const double* scale, double* z, std::int32_t n,
-                      int k, int kp, cudaStream_t stream) {
-  const std::int64_t count = std::int64_t(n) * k;
-  chebyshev_finish_kernel<<<grid_for(count), kThreads, 0, stream>>>(current, row_scale, scale, z, count, k, kp);
+void chebyshev_finish(const float* current, double factor, const double* row_scale, const double* scale, double* z,
+                      std::int32_t n, int k, int kp, cudaStream_t stream) {
+  chebyshev_finish_kernel<<<grid_for_rows(n, k), kThreads, 0, stream>>>(current, factor, row_scale, scale, z, n, k,
+                                                                         kp);
   check_launch("chebyshev_finish_kernel");
 }
 
 void jacobi(const double* r, const double* inverse_diagonal, const double* active, double* z, std::int32_t n, int k,
             cudaStream_t stream) {
-  const std::int64_t count = std::int64_t(n) * k;
-  jacobi_kernel<<<grid_for(count), kThreads, 0, stream>>>(r, inverse_diagonal, active, z, count, k);
+  jacobi_kernel<<<grid_for_rows(n, k), kThreads, 0, stream>>>(r, inverse_diagonal, active, z, n, k);
   check_launch("jacobi_kernel");
 }
 
 void lanczos_fill(float* v, std::int32_t n, int k, int kp, std::uint64_t seed, cudaStream_t stream) {
-  const std::int64_t count = std::int64_t(n) * kp;
-  lanczos_fill_kernel<<<grid_for(count), kThreads, 0, stream>>>(v, count, k, kp, seed);
+  lanczos_fill_kernel<<<grid_for_rows(n, kp), kThreads, 0, stream>>>(v, n, k, kp, seed);
   check_launch("lanczos_fill_kernel");
 }
 
 void lanczos_scale(float* v, const double* inverse_beta, std::int32_t n, int k, int kp, cudaStream_t stream) {
-  const std::int64_t count = std::int64_t(n) * kp;
-  lanczos_scale_kernel<<<grid_for(count), kThreads, 0, stream>>>(v, inverse_beta, count, k, kp);
+  lanczos_scale_kernel<<<grid_for_rows(n, kp), kThreads, 0, stream>>>(v, inverse_beta, n, k, kp);
   check_launch("lanczos_scale_kernel");
 }
 
@@ -735,14 +825,25 @@ void csr_product(const CsrArrays& a, const double* b, const double* d, double* c
   if (k < 1 || k > small::kMaxColumns) throw InvalidArgument("block csr_product: k outside 1 .. 64");
   if (beta != 0.0 && !d) throw InvalidArgument("block csr_product: beta != 0 needs the block it scales");
   if (norms && !workspace) throw InvalidArgument("block csr_product: the norms need the reduction workspace");
-  if (k <= 8)
-    launch_csr_product<8, 1>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
+  // Even k: two adjacent columns per lane (16-byte loads and stores), so a warp covers twice the rows.
+  static const bool pairs_off = std::getenv("BCSR24_SOLVER_CSR_SINGLE") != nullptr;  // experiment only
+  const bool pairs = (k % 2) == 0 && !pairs_off;
+  if (pairs && k <= 8)
+    launch_csr_product<4, 1, 2>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
+  else if (pairs && k <= 16)
+    launch_csr_product<8, 1, 2>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
+  else if (pairs && k <= 32)
+    launch_csr_product<16, 1, 2>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
+  else if (pairs)
+    launch_csr_product<32, 1, 2>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
+  else if (k <= 8)
+    launch_csr_product<8, 1, 1>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
   else if (k <= 16)
-    launch_csr_product<16, 1>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
+    launch_csr_product<16, 1, 1>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
   else if (k <= 32)
-    launch_csr_product<32, 1>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
+    launch_csr_product<32, 1, 1>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
   else
-    launch_csr_product<32, 2>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
+    launch_csr_product<32, 2, 1>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
 }
 
 void pcg_direction(double* p, const double* r, const double* inverse_diagonal, const double* beta, bool first,

@@ -55,21 +55,23 @@ struct CsrArrays {
 void csr_product(const CsrArrays& a, const double* b, const double* d, double* c, int k, double alpha, double beta,
                  double* norms, double* workspace, cudaStream_t stream);
 
-/// One small step on the small buffer, run by one thread block of small::kTeamThreads threads.
+/// One small step on the small buffer, run by one thread block of small::kTeamThreads threads (the factorising steps
+/// on a copy of the buffer in shared memory where it fits).
 void small_step(double* base, const small::SmallLayout& layout, const small::SmallStep& step, cudaStream_t stream);
 
 /// Sets count doubles at dst to value.
 void fill(double* dst, std::int64_t count, double value, cudaStream_t stream);
 
-/// Chebyshev input: f[i, c] = float(s_i r[i, c] scale_c) (0 for c >= k) and z1 = float(f / theta), width kp.
-void chebyshev_start(const double* r, const double* row_scale, const double* scale, double theta, float* f, float* z1,
-                     std::int32_t n, int k, int kp, cudaStream_t stream);
-/// The recurrence after the product: previous = float(previous + omega current + omega / theta f).
-void chebyshev_update(float* previous, const float* current, const float* f, double omega, double theta,
+/// Chebyshev input: f[i, c] = float(s_i r[i, c] scale_c) (0 for k <= c < kp), width kp.
+void chebyshev_start(const double* r, const double* row_scale, const double* scale, float* f, std::int32_t n, int k,
+                     int kp, cudaStream_t stream);
+/// The recurrence's terms after a cuSPARSE product (bcsr24 adds them in its epilogue):
+/// previous = float(previous + c_current current + c_f f); current null: no middle term.
+void chebyshev_update(float* previous, const float* current, const float* f, double c_current, double c_f,
                       std::int64_t count, cudaStream_t stream);
-/// Chebyshev output: z[i, c] = current[i, c] s_i / scale_c (0 where scale_c = 0).
-void chebyshev_finish(const float* current, const double* row_scale, const double* scale, double* z, std::int32_t n,
-                      int k, int kp, cudaStream_t stream);
+/// Chebyshev output: z[i, c] = current[i, c] factor s_i / scale_c (0 where scale_c = 0).
+void chebyshev_finish(const float* current, double factor, const double* row_scale, const double* scale, double* z,
+                      std::int32_t n, int k, int kp, cudaStream_t stream);
 
 /// z[i, c] = r[i, c] d_i (active_c != 0), else 0.
 void jacobi(const double* r, const double* inverse_diagonal, const double* active, double* z, std::int32_t n, int k,

@@ -39,7 +39,7 @@ struct ChebyshevOptions {
   /// b = min(Gershgorin bound, (theta_max + residual bound) * (1 + upper_margin)): an underestimated b would let the
   /// polynomial grow without bound above it.
   double upper_margin = 0.05;
-  int lanczos_steps = 30;
+  int lanczos_steps = 16;
   std::uint64_t seed = 1;
 };
 

@@ -295,32 +295,51 @@ void GpuBlockSpace::precondition_chebyshev(int z, int r, const ChebyshevPolynomi
   Impl& s = *impl_;
   const double* scale = s.at(s.layout.column[small::scale]);
   float* f = s.work[0].get();
-  float* current = s.work[1].get();
-  float* previous = s.work[2].get();
   const double* rr = s.slot(r);
   double* zz = s.slot(z);
-  s.timed(vector_work,
-          [&] { block_gpu::chebyshev_start(rr, s.scale_rows(), scale, p.theta, f, current, s.n, s.k, s.kp, s.stream); });
+  s.timed(vector_work, [&] { block_gpu::chebyshev_start(rr, s.scale_rows(), scale, f, s.n, s.k, s.kp, s.stream); });
+  // The iterates z_1 = f / theta, z_2, ...: z_{j+2} = alpha_j A z_{j+1} + (1 - omega_j) z_j + omega_j z_{j+1}
+  // + (omega_j / theta) f with alpha_j = -omega_j / theta and z_0 = 0. z_1 is never stored: the first product runs on
+  // f itself, z_2 = -(omega_0 / theta^2) A f + (2 omega_0 / theta) f, and the second folds (1 - omega_1) z_1 into its
+  // f term, z_3 = alpha_1 A z_2 + omega_1 z_2 + (1 / theta) f; from then on z_j is overwritten by z_{j+2} in place.
+  float* current = f;                  // z_{j+1} (f standing for z_1)
+  float* previous = s.work[2].get();  // z_j (unused before z_2 exists)
   const std::int64_t count = std::int64_t(s.n) * s.kp;
   for (std::size_t j = 0; j < p.omega.size(); ++j) {
     const double omega = p.omega[j];
-    // previous <- -(omega / theta) A current + (1 - omega) previous + omega current + (omega / theta) f (previous =
-    // z_0 = 0 at the first product). bcsr24 adds the last two terms in the product's epilogue; cuSPARSE's product
-    // has no such terms, so a second pass adds them.
-    const float alpha = static_cast<float>(-omega / p.theta), beta = j == 0 ? 0.0f : static_cast<float>(1.0 - omega);
-    if (s.plan) {
-      const OutputAddend terms[2] = {{current, s.kp, static_cast<float>(omega)},
-                                     {f, s.kp, static_cast<float>(omega / p.theta)}};
-      s.inner_multiply(current, previous, alpha, beta, terms, 2);
-    } else {
-      s.inner_multiply(current, previous, alpha, beta);
-      s.timed(vector_work,
-              [&] { block_gpu::chebyshev_update(previous, current, f, omega, p.theta, count, s.stream); });
+    double alpha = -omega / p.theta, beta = 1.0 - omega, c_current = omega, c_f = omega / p.theta;
+    if (j == 0) {
+      alpha /= p.theta;
+      beta = 0.0;
+      c_current = 0.0;
+      c_f = 2.0 * omega / p.theta;
+    } else if (j == 1) {
+      beta = 0.0;
+      c_f = 1.0 / p.theta;
     }
-    std::swap(current, previous);
+    float* output = j == 0 ? s.work[1].get() : previous;
+    if (s.plan) {
+      // bcsr24 adds the terms in the product's epilogue (an addend may be B itself, as f is at j = 0).
+      OutputAddend terms[2];
+      int count_terms = 0;
+      if (c_current != 0.0) terms[count_terms++] = {current, s.kp, static_cast<float>(c_current)};
+      terms[count_terms++] = {f, s.kp, static_cast<float>(c_f)};
+      s.inner_multiply(current, output, static_cast<float>(alpha), static_cast<float>(beta), terms, count_terms);
+    } else {
+      // cuSPARSE's product has no such terms: a second pass adds them.
+      s.inner_multiply(current, output, static_cast<float>(alpha), static_cast<float>(beta));
+      s.timed(vector_work, [&] {
+        block_gpu::chebyshev_update(output, c_current != 0.0 ? current : nullptr, f, c_current, c_f, count, s.stream);
+      });
+    }
+    if (j > 0) previous = current;
+    current = output;
   }
-  s.timed(vector_work,
-          [&] { block_gpu::chebyshev_finish(current, s.scale_rows(), scale, zz, s.n, s.k, s.kp, s.stream); });
+  // Without products (degree 1) the preconditioner is z_1 = f / theta.
+  const double factor = p.omega.empty() ? 1.0 / p.theta : 1.0;
+  s.timed(vector_work, [&] {
+    block_gpu::chebyshev_finish(current, factor, s.scale_rows(), scale, zz, s.n, s.k, s.kp, s.stream);
+  });
 }
 
 void GpuBlockSpace::precondition_jacobi(int z, int r) {

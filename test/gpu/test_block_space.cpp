@@ -10,9 +10,11 @@
 // partial sum is of the order of the magnitudes themselves.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "bcsr24/precision.hpp"
@@ -259,13 +261,80 @@ TEST_CASE("GPU block space: fp64 products with cuSPARSE, as the baseline runs th
   check_products(f.space, f.problem.a, f.host, f.n(), f.k());
 }
 
+TEST_CASE("GPU Chebyshev preconditioner against the fp64 host recurrence, with bcsr24 and cuSPARSE products",
+          "[solver][block_space]") {
+  // k = 5 (padded to 8 columns in the fp32 work blocks); one column with scale 0 (converged: its z must be 0).
+  const int k = 5;
+  const Problem problem = diffusion_problem(13, 11, 9, k);
+  const CsrMatrix& a = problem.a;
+  const std::int32_t n = a.rows;
+  std::mt19937_64 rng(23);
+  const std::vector<double> r = random_values(std::size_t(n) * k, rng);
+  const std::vector<double> scale = {0.5, 2.0, 0.0, 1.0, 0.125};
+  for (const InnerBackend backend : {InnerBackend::bcsr24, InnerBackend::cusparse_csr_f32}) {
+    const InnerMatrix inner = test::make_inner(a, backend, bcsr24::Precision::split);
+    const CsrMatrix scaled = scale_symmetric(a, inner.row_scale);
+    GpuBlockSpace space(a, inner, k, 1, 4, false);
+    space.set_slot(S::r, r);
+    space.write_small(space.layout().column[small::scale], scale);
+    // Degree 1: no product (z = f / theta); 3: the first two products only; 7: the in-place recurrence after them.
+    for (const int degree : {1, 3, 7}) {
+      INFO(inner_backend_name(backend) << ", degree " << degree);
+      const ChebyshevPolynomial p = make_chebyshev(degree, 0.05, 2.0);
+      space.precondition_chebyshev(S::z, S::r, p);
+      const std::vector<double> gpu = space.slot(S::z);
+      for (int c = 0; c < k; ++c) {
+        // The recurrence of ChebyshevPolynomial on f = s r_c scale_c in fp64, then z = s z_m / scale_c.
+        const std::size_t rows = static_cast<std::size_t>(n);
+        std::vector<double> f(rows), previous(rows, 0.0), z(rows), next(rows);
+        for (std::int32_t i = 0; i < n; ++i) {
+          f[std::size_t(i)] = inner.row_scale[std::size_t(i)] * r[std::size_t(i) * k + c] * scale[std::size_t(c)];
+          z[std::size_t(i)] = f[std::size_t(i)] / p.theta;
+        }
+        for (const double omega : p.omega) {
+          for (std::int32_t i = 0; i < n; ++i) {
+            double mz = 0.0;
+            for (std::int32_t e = scaled.row_ptr[std::size_t(i)]; e < scaled.row_ptr[std::size_t(i) + 1]; ++e)
+              mz += scaled.values[std::size_t(e)] * z[std::size_t(scaled.col_idx[std::size_t(e)])];
+            next[std::size_t(i)] = omega * (z[std::size_t(i)] + (f[std::size_t(i)] - mz) / p.theta) +
+                                   (1.0 - omega) * previous[std::size_t(i)];
+          }
+          previous.swap(z);
+          z.swap(next);
+        }
+        double largest = 0.0, worst = 0.0;
+        for (std::int32_t i = 0; i < n; ++i) {
+          const double host = scale[std::size_t(c)] != 0.0
+                                  ? z[std::size_t(i)] * inner.row_scale[std::size_t(i)] / scale[std::size_t(c)]
+                                  : 0.0;
+          largest = std::max(largest, std::fabs(host));
+          worst = std::max(worst, std::fabs(gpu[std::size_t(i) * k + c] - host));
+        }
+        INFO("column " << c << ": largest " << largest << ", worst difference " << worst);
+        if (scale[std::size_t(c)] == 0.0) {
+          CHECK(worst == 0.0);
+        } else {
+          // Split-precision products are accurate to about 2^-21 and the iterates are stored in fp32 (2^-24); over
+          // at most 6 products of a recurrence whose factors stay below 2 that is well inside 1e-4 of the largest
+          // entry, while a wrong term or buffer is of the order of the entries themselves.
+          CHECK(largest > 0.0);
+          CHECK(worst <= 1e-4 * largest);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("GPU block solver reaches the tolerance in the host's fp64 check", "[solver][block_space]") {
-  const Problem problem = diffusion_problem(17, 15, 13, 6);
-  const InnerMatrix inner = test::make_inner(problem.a, InnerBackend::bcsr24, bcsr24::Precision::split);
-  for (const int replace_every : {1, 5}) {
-    INFO("residual replaced every " << replace_every << " iterations");
+  // k = 6 with memory 2: the small steps factorise in shared memory; k = 64 with memory 8: the small buffer (~600 KB)
+  // exceeds a thread block's shared memory and they run in global memory.
+  for (const auto [k, memory, replace_every] : {std::tuple{6, 2, 1}, std::tuple{6, 2, 5}, std::tuple{64, 8, 1}}) {
+    INFO("k = " << k << ", memory " << memory << ", residual replaced every " << replace_every << " iterations");
+    const Problem problem = diffusion_problem(17, 15, 13, k);
+    const InnerMatrix inner = test::make_inner(problem.a, InnerBackend::bcsr24, bcsr24::Precision::split);
     BlockFcgOptions options;
     options.replace_every = replace_every;
+    options.memory = memory;
     ChebyshevOptions cheb;
     GpuBlockSpace space(problem.a, inner, problem.k, options.memory, cheb.lanczos_steps, false);
     space.set_slot(S::b, problem.b);
