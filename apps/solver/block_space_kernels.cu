@@ -3,7 +3,6 @@
 #include "block_space_kernels.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "bcsr24/error.hpp"
@@ -57,22 +56,46 @@ struct GpuTeam {
   __device__ void sync() const { __syncthreads(); }
 };
 
-/// One small step. With `staged`, the whole small buffer is copied into shared memory first and back after: the
-/// steps are chains of dependent reads of values other threads just wrote (a Cholesky pivot, the column above it),
-/// which in global memory go to L2 each time (~36 us per step on an H100 at k = 16); in shared memory they take tens of
-/// cycles. Buffers too large for a thread block's shared memory run in place.
+/// Copies count doubles with kCopyBatch independent loads in flight per thread (a small-step launch has one thread
+/// block: one load at a time per thread would make the copy a chain of L2 round trips).
+constexpr int kCopyBatch = 8;
+__device__ __forceinline__ void copy_doubles(double* dst, const double* src, int count) {
+  const int threads = static_cast<int>(blockDim.x);
+  for (int first = static_cast<int>(threadIdx.x); first < count; first += kCopyBatch * threads) {
+    double v[kCopyBatch];
+#pragma unroll
+    for (int i = 0; i < kCopyBatch; ++i) v[i] = first + i * threads < count ? src[first + i * threads] : 0.0;
+#pragma unroll
+    for (int i = 0; i < kCopyBatch; ++i)
+      if (first + i * threads < count) dst[first + i * threads] = v[i];
+  }
+}
+
+/// One small step. With `staged`, the part of the small buffer the flexible block CG's factorising steps touch is
+/// copied into shared memory first and back after: those steps are chains of dependent reads of values other threads
+/// just wrote (a Cholesky pivot, the column above it), which in global memory go to L2 each time (~36 us per step on
+/// an H100 at k = 16); in shared memory they take tens of cycles. What they touch is everything before the Lanczos
+/// arrays, and the scratch and status after them: the two ranges are packed together, under a layout with the scratch
+/// and status moved down (the steps never read the Lanczos arrays).
 __global__ void small_step_kernel(double* base, small::SmallLayout layout, small::SmallStep step, bool staged) {
   extern __shared__ double small_shared[];
   if (!staged) {
     small::run_step(GpuTeam{}, base, layout, step);
     return;
   }
-  const int total = static_cast<int>(layout.total);
-  for (int e = threadIdx.x; e < total; e += blockDim.x) small_shared[e] = base[e];
+  const int head = static_cast<int>(layout.lanczos_alpha);
+  const int tail = static_cast<int>(layout.total - layout.scratch);
+  small::SmallLayout packed = layout;
+  packed.scratch = head;
+  packed.status = head + (layout.status - layout.scratch);
+  packed.total = head + tail;
+  copy_doubles(small_shared, base, head);
+  copy_doubles(small_shared + head, base + layout.scratch, tail);
   __syncthreads();
-  small::run_step(GpuTeam{}, small_shared, layout, step);
+  small::run_step(GpuTeam{}, small_shared, packed, step);
   __syncthreads();
-  for (int e = threadIdx.x; e < total; e += blockDim.x) base[e] = small_shared[e];
+  copy_doubles(base, small_shared, head);
+  copy_doubles(base + layout.scratch, small_shared + head, tail);
 }
 
 __global__ void fill_kernel(double* dst, std::int64_t count, double value) {
@@ -641,9 +664,9 @@ __global__ void chebyshev_finish_kernel(const float* current, double factor, con
   const RowSweep sweep(k);
   if (sweep.column < 0) return;
   const int c = sweep.column;
-  const double s = scale[c];
+  const double column_factor = scale[c] != 0.0 ? factor / scale[c] : 0.0;  // one division per thread
   for (std::int64_t row = sweep.first; row < n; row += sweep.step)
-    z[row * k + c] = s != 0.0 ? double(current[row * kp + c]) * factor * (row_scale ? row_scale[row] : 1.0) / s : 0.0;
+    z[row * k + c] = double(current[row * kp + c]) * (row_scale ? row_scale[row] : 1.0) * column_factor;
 }
 
 __global__ void jacobi_kernel(const double* r, const double* d, const double* active, double* z, std::int32_t n,
@@ -761,7 +784,7 @@ void small_step(double* base, const small::SmallLayout& layout, const small::Sma
   // The flexible block CG's factorisations are the serial chains; the per-column steps run in place.
   const bool factorises = step.kind == small::StepKind::bfcg_orthogonalize ||
                           step.kind == small::StepKind::bfcg_whiten || step.kind == small::StepKind::bfcg_step;
-  const std::size_t bytes = std::size_t(layout.total) * sizeof(double);
+  const std::size_t bytes = std::size_t(layout.lanczos_alpha + layout.total - layout.scratch) * sizeof(double);
   const bool staged = factorises && bytes <= shared_limit;
   if (staged && bytes > 48 * 1024) {
     const cudaError_t status =
@@ -770,7 +793,10 @@ void small_step(double* base, const small::SmallLayout& layout, const small::Sma
       throw CudaError(std::string("small_step_kernel: shared memory of ") + std::to_string(bytes) +
                       " bytes refused: " + cudaGetErrorString(status));
   }
-  small_step_kernel<<<1, small::kTeamThreads, staged ? bytes : 0, stream>>>(base, layout, step, staged);
+  // A staged step runs with kThreads threads, so that the copies have more loads in flight (the steps work with any
+  // team size of at least small::kTeamThreads).
+  small_step_kernel<<<1, staged ? kThreads : small::kTeamThreads, staged ? bytes : 0, stream>>>(base, layout, step,
+                                                                                              staged);
   check_launch("small_step_kernel");
 }
 
@@ -826,8 +852,7 @@ void csr_product(const CsrArrays& a, const double* b, const double* d, double* c
   if (beta != 0.0 && !d) throw InvalidArgument("block csr_product: beta != 0 needs the block it scales");
   if (norms && !workspace) throw InvalidArgument("block csr_product: the norms need the reduction workspace");
   // Even k: two adjacent columns per lane (16-byte loads and stores), so a warp covers twice the rows.
-  static const bool pairs_off = std::getenv("BCSR24_SOLVER_CSR_SINGLE") != nullptr;  // experiment only
-  const bool pairs = (k % 2) == 0 && !pairs_off;
+  const bool pairs = (k % 2) == 0;
   if (pairs && k <= 8)
     launch_csr_product<4, 1, 2>(a, b, d, c, k, alpha, beta, norms, workspace, stream);
   else if (pairs && k <= 16)
