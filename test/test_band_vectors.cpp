@@ -191,3 +191,31 @@ TEST_CASE("narrow vectors refuse what has no vector form", "[vectors]") {
   broken.group_ptr.back() += 1;
   CHECK_THROWS_AS(detail::decode_band_vectors(broken), InvalidArgument);
 }
+
+TEST_CASE("narrow vectors regrouped from a wider CSR copy equal those extracted from the tiles", "[vectors]") {
+  const std::uint64_t seed = test::test_seed(933);
+  INFO("seed " << seed);
+  for (const auto& [name, a] : awkward_matrices(seed)) {
+    INFO(name);
+    const Bcsr24Matrix host = convert_to_bcsr24(a, kCondensedRcm);
+    std::vector<std::int32_t> every(std::size_t(host.tile_rows)), some;
+    for (std::int32_t band = 0; band < host.tile_rows; ++band) {
+      every[std::size_t(band)] = band;
+      if (band % 3 != 1) some.push_back(band);
+    }
+    const detail::BandCsr csr = detail::extract_band_csr(host, every);
+    const detail::BandVectors direct = detail::extract_band_vectors(host, some);
+    const detail::BandVectors regrouped = detail::band_vectors_from_csr(csr, some);
+    CHECK(regrouped.bands == direct.bands);
+    CHECK(regrouped.window == direct.window);
+    CHECK(regrouped.group_ptr == direct.group_ptr);
+    CHECK(regrouped.col == direct.col);
+    CHECK(regrouped.values == direct.values);
+    CHECK(regrouped.real_vectors == direct.real_vectors);
+    CHECK(regrouped.nnz == direct.nnz);
+    if (host.tile_rows > 1) {
+      const detail::BandCsr first = detail::extract_band_csr(host, {0});
+      CHECK_THROWS_AS(detail::band_vectors_from_csr(first, {1}), InvalidArgument);
+    }
+  }
+}

@@ -64,10 +64,25 @@ BandVectors extract_band_vectors(const Bcsr24Matrix& a, const std::vector<std::i
     throw InvalidArgument("extract_band_vectors: a split-precision matrix has no narrow-vector form (its low parts "
                           "would need a second product); use tiles or CSR");
   // Checks the bands (range, order) and gives the entries in stored row order, B rows increasing in each row.
-  const BandCsr csr = extract_band_csr(a, bands);
+  return band_vectors_from_csr(extract_band_csr(a, bands), bands);
+}
+
+BandVectors band_vectors_from_csr(const BandCsr& csr, const std::vector<std::int32_t>& bands) {
+  if (csr.precision == Precision::split)
+    throw InvalidArgument("band_vectors_from_csr: a split-precision matrix has no narrow-vector form");
+  // Position of each band among the CSR copy's (both increasing).
+  std::vector<std::size_t> at(bands.size());
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < bands.size(); ++i) {
+    while (next < csr.bands.size() && csr.bands[next] < bands[i]) ++next;
+    if (next == csr.bands.size() || csr.bands[next] != bands[i] || (i > 0 && bands[i] <= bands[i - 1]))
+      throw InvalidArgument("band_vectors_from_csr: band " + std::to_string(bands[i]) +
+                            " is not in the CSR rows or the bands are not increasing");
+    at[i] = next;
+  }
   BandVectors v;
   v.bands = bands;
-  v.precision = a.precision;
+  v.precision = csr.precision;
   v.group_ptr.push_back(0);
   struct Entry {
     std::int32_t b_row;
@@ -79,7 +94,7 @@ BandVectors extract_band_vectors(const Bcsr24Matrix& a, const std::vector<std::i
     for (int h = 0; h < kWindowsPerBand; ++h) {
       entries.clear();
       for (int r = 0; r < kWindowRows; ++r) {
-        const std::size_t slot = i * kTileRows + std::size_t(h * kWindowRows + r);
+        const std::size_t slot = at[i] * kTileRows + std::size_t(h * kWindowRows + r);
         for (std::int32_t e = csr.row_ptr[slot]; e < csr.row_ptr[slot + 1]; ++e)
           entries.push_back({csr.b_row[std::size_t(e)], r, csr.values[std::size_t(e)]});
       }
@@ -109,7 +124,7 @@ BandVectors extract_band_vectors(const Bcsr24Matrix& a, const std::vector<std::i
         const std::size_t group = (first_vector + std::size_t(k)) / kVectorGroup;
         v.values[group * kVectorGroupValues + std::size_t(vector_value_offset(k % kVectorGroup, entries[e].row))] =
             entries[e].value;
-        if (is_stored_nonzero(a.precision, entries[e].value, 0)) ++v.nnz;
+        if (is_stored_nonzero(csr.precision, entries[e].value, 0)) ++v.nnz;
       }
       // Padding vectors: zero values, the last real column (a row of B that exists; read, multiplied by zero).
       for (std::int32_t p = real; p < groups * kVectorGroup; ++p)

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bcsr24/precision.hpp"
+#include "format/band_csr.hpp"
 #include "format/bcsr24_matrix.hpp"
 
 namespace bcsr24::detail {
@@ -76,6 +77,11 @@ std::vector<BandVectorCounts> band_vector_counts(const Bcsr24Matrix& a);
 /// @throw InvalidArgument for a split matrix (no vector form), a band out of range or out of order, or a row that
 ///        names one B row twice; SizeLimitError beyond 2^31 - 1 vectors.
 BandVectors extract_band_vectors(const Bcsr24Matrix& a, const std::vector<std::int32_t>& bands);
+
+/// The same from CSR rows already extracted from `a` (format/band_csr.hpp) whose bands include `bands`: the upload
+/// makes its vectors from its CSR copy where that holds every vector band, instead of decoding the tiles again.
+/// @throw InvalidArgument for split precision, or a band not in csr.bands or out of order.
+BandVectors band_vectors_from_csr(const BandCsr& csr, const std::vector<std::int32_t>& bands);
 
 /// One stored entry of a BandVectors, decoded: its stored row (16 band + r), B row and value bits.
 struct VectorEntry {
