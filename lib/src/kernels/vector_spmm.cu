@@ -29,25 +29,20 @@
 #include "format/band_vectors.hpp"
 #include "kernels/output_access.cuh"
 #include "kernels/ptx_sm80.cuh"
+#include "kernels/vector_layout.hpp"
 #include "kernels/vector_params.hpp"
 
 namespace bcsr24::kernels {
 
 namespace {
 
+namespace layout = vector_layout;
+
 constexpr int kWarp = 32;
-/// 16-byte pieces per gathered B row of a stage (8 columns each).
-constexpr int kStageChunks = kVectorSliceColumns / 8;
-constexpr int kStageRowBytes = kStageChunks * 16;
-/// Floats per row of the epilogue's staging of the 8 x 64 result: the padding of 4 puts the 32 lanes of one
-/// accumulator store (row 2t, column g of an m16 tile) in 32 distinct banks (68 * 2t + g = 8t + g mod 32).
-constexpr int kResultStride = kVectorSliceColumns + 4;
 constexpr int kGroupValues = detail::kVectorGroupValues;
 static_assert(detail::kVectorGroup == 16 && detail::kWindowRows == 8, "the K and N of mma.m16n8k16");
 static_assert(kGroupValues * 2 == kWarp * 8, "a group's values are 8 bytes per lane");
 static_assert(kVectorStageBytes == kVectorStageBBytes + kGroupValues * 2, "a stage: 16 B rows, then the values");
-static_assert(8 * kResultStride * 4 <= kVectorStageBytes, "the result fits in the warp's first stage");
-static_assert(kStageChunks == 8, "the XOR swizzle of a B row's pieces (chunk ^ row % 8) stays inside the row");
 
 template <bool kBf16, typename OutT>
 __global__ void __launch_bounds__(kVectorWarps * kWarp) vector_spmm_kernel(const VectorSpmmParams p) {
@@ -70,23 +65,22 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp) vector_spmm_kernel(const
   auto load_cols = [&](std::int32_t s) -> std::int32_t {
     return lane < 16 && s < steps ? __ldg(p.col + (std::int64_t(first + s) * 16 + lane)) : 0;
   };
-  // The copies of step s into `stage`: piece c of gathered row r lands at piece c ^ (r % 8) of the row, so the
-  // eight rows one ldmatrix phase reads fall in distinct bank groups.
+  // The copies of step s into `stage` (vector_layout.hpp: swizzled pieces, so that ldmatrix is conflict-free).
   auto issue = [&](std::int32_t s, int stage, std::int32_t cols) {
     const std::uint32_t base = warp_base + std::uint32_t(stage * kVectorStageBytes);
     for (int idx0 = 0; idx0 < 16 * chunks; idx0 += kWarp) {  // the same trip count in every lane (shuffles)
       const int idx = idx0 + lane;
-      const int row = idx / chunks;
-      const int chunk = idx - row * chunks;
+      const int row = layout::copy_row(idx, chunks);
+      const int chunk = layout::copy_chunk(idx, chunks);
       const std::int32_t b_row = __shfl_sync(0xffffffffu, cols, row & 15);
       if (idx < 16 * chunks) {
         const int col0 = slice0 + 8 * chunk;
         const int bytes = max(0, min(8, p.n - col0)) * 2;
         const std::uint16_t* src = p.b + std::int64_t(b_row) * p.ldb + (bytes > 0 ? col0 : 0);
-        ptx::cp_async_16(base + std::uint32_t(row * kStageRowBytes + ((chunk ^ (row & 7)) * 16)), src, bytes);
+        ptx::cp_async_16(base + std::uint32_t(layout::piece_offset(row, chunk)), src, bytes);
       }
     }
-    ptx::cp_async_8(base + kVectorStageBBytes + lane * 8, p.values + (std::int64_t(first + s) * kGroupValues + lane * 4));
+    ptx::cp_async_8(base + layout::values_offset(lane), p.values + (std::int64_t(first + s) * kGroupValues + lane * 4));
   };
 
   float acc[4][4] = {};
@@ -95,10 +89,7 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp) vector_spmm_kernel(const
     ptx::cp_async_commit();  // one group per step, empty or not: the wait count stays exact at the tail
   }
   std::int32_t cols_ahead = load_cols(kVectorStages - 1);
-  // ldmatrix.x4.trans: lane 8q + r points at gathered row k = r + 8 (q / 2), piece 2 mt + q % 2 of m16 tile mt;
-  // the four 8x8 matrices are then the A fragment's a0..a3 (rows m 0-7 / 8-15, k 0-7 / 8-15) of B^T.
-  const int fragment_k = (lane & 7) + 8 * (lane >> 4);
-  const int fragment_half = (lane >> 3) & 1;
+  const int fragment_row = layout::fragment_row(lane);
   for (std::int32_t i = 0; i < steps; ++i) {
     const std::int32_t ahead = i + kVectorStages - 1;
     // Into the stage computed in the previous iteration (every lane left it at that iteration's __syncwarp).
@@ -109,13 +100,14 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp) vector_spmm_kernel(const
     __syncwarp();
     const int stage = i % kVectorStages;
     const std::uint32_t base = warp_base + std::uint32_t(stage * kVectorStageBytes);
-    const uint2 values = *reinterpret_cast<const uint2*>(warp_smem + stage * kVectorStageBytes + kVectorStageBBytes + lane * 8);
+    const uint2 values = *reinterpret_cast<const uint2*>(warp_smem + stage * kVectorStageBytes + layout::values_offset(lane));
 #pragma unroll
     for (int mt = 0; mt < 4; ++mt) {
       if (mt < m_tiles) {
-        const int chunk = 2 * mt + fragment_half;
+        // The four 8x8 matrices are the A fragment of B^T (vector_layout.hpp); the values its B fragment.
         std::uint32_t a[4];
-        ptx::ldmatrix_x4_trans(a, base + std::uint32_t(fragment_k * kStageRowBytes + ((chunk ^ (fragment_k & 7)) * 16)));
+        ptx::ldmatrix_x4_trans(
+            a, base + std::uint32_t(layout::piece_offset(fragment_row, layout::fragment_chunk(lane, mt))));
         ptx::mma_m16n8k16_f32<kBf16>(acc[mt], make_uint4(a[0], a[1], a[2], a[3]), values.x, values.y);
       }
     }
@@ -124,19 +116,14 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp) vector_spmm_kernel(const
   ptx::cp_async_wait<0>();
   __syncwarp();
 
-  // Accumulator e of lane 4g + t in m16 tile mt: column 16 mt + g + 8 (e / 2) of the slice, window row 2t + e % 2.
+  // Through the warp's first stage, so that C is written four columns per access.
   float* result = reinterpret_cast<float*>(warp_smem);
-  {
-    const int g = lane >> 2, t = lane & 3;
 #pragma unroll
-    for (int mt = 0; mt < 4; ++mt) {
-      if (mt < m_tiles) {
-        const int col = 16 * mt + g;
-        result[(2 * t) * kResultStride + col] = acc[mt][0];
-        result[(2 * t + 1) * kResultStride + col] = acc[mt][1];
-        result[(2 * t) * kResultStride + col + 8] = acc[mt][2];
-        result[(2 * t + 1) * kResultStride + col + 8] = acc[mt][3];
-      }
+  for (int mt = 0; mt < 4; ++mt) {
+    if (mt < m_tiles) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        result[layout::acc_row(lane, e) * layout::kResultStride + layout::acc_column(lane, mt, e)] = acc[mt][e];
     }
   }
   __syncwarp();
@@ -152,7 +139,7 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp) vector_spmm_kernel(const
     const int out_col = slice0 + 4 * q;
     if (out_row < 0 || out_row >= p.rows || out_col >= p.n) continue;
     const int exponent = p.stored_row_exponent != nullptr ? __ldg(p.stored_row_exponent + stored_row) : 0;
-    const float4 sum = *reinterpret_cast<const float4*>(result + r * kResultStride + 4 * q);
+    const float4 sum = *reinterpret_cast<const float4*>(result + r * layout::kResultStride + 4 * q);
     float v[4] = {sum.x, sum.y, sum.z, sum.w};
     // Stored values are A * 2^-e: the row's multiplier alpha * 2^e undoes it, or, where that is not a normal float
     // (NaN), 2^e then alpha in two steps (as the tile epilogue).
