@@ -131,9 +131,9 @@ int predict(const apps::MatrixSource& source, PredictOptions& o) {
     emit(n, "auto_csr", c.csr_only_ns, "");
     if (vectors) {
       const std::vector<std::uint8_t> every(stats.size(), 1);
-      emit(n, "auto_vectors", detail::choose_vector_paths(stats, vector_counts, has_csr, every, ctx).vectors_only_ns,
+      emit(n, "auto_vectors", detail::choose_vector_paths(stats, vector_counts, c.hybrid_to_csr, every, ctx).vectors_only_ns,
            "uncalibrated");
-      emit(n, "auto_hybrid_vectors", detail::choose_vector_paths(stats, vector_counts, has_csr, has_vectors, ctx).hybrid_ns,
+      emit(n, "auto_hybrid_vectors", detail::choose_vector_paths(stats, vector_counts, c.hybrid_to_csr, has_vectors, ctx).hybrid_ns,
            "uncalibrated; tile part one band per block");
     }
   }

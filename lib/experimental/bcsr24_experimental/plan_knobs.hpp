@@ -42,9 +42,9 @@ enum class BandPaths {
   hybrid,     ///< the cost model's per-band split, also where it predicts one of the pure plans faster
   vectors,    ///< every band on narrow vectors (16-bit A and B only: InvalidArgument for split precision or fp32 B;
               ///< experimental::make_plan uploads the vectors of every band for it)
-  hybrid_vectors,  ///< the low-reuse bands (CSR or vectors predicted cheaper than tiles) on narrow vectors where
-                   ///< the upload kept their vectors (where they take at most 2.5x the CSR bytes), else on CSR;
-                   ///< the rest on tiles. Same limits as vectors
+  hybrid_vectors,  ///< the hybrid's split with its CSR bands (the low-reuse ones) on narrow vectors where the
+                   ///< upload kept their vectors (where they take at most 2.5x the CSR bytes), else on CSR; the rest
+                   ///< on tiles. Same limits as vectors
 };
 const char* band_paths_name(BandPaths paths) noexcept;
 

@@ -184,27 +184,19 @@ double vector_band_latency_ns(const BandVectorCounts& vectors, const CostContext
 std::vector<std::uint8_t> vector_candidate_bands(const std::vector<BandStats>& bands,
                                                  const std::vector<BandVectorCounts>& vectors, bool gathered,
                                                  std::int32_t b_rows, std::int64_t l2_bytes) {
-  std::vector<std::uint8_t> candidate(bands.size(), 0);
+  std::vector<std::uint8_t> candidate = csr_candidate_bands(bands, gathered, b_rows, l2_bytes);
   for (std::size_t b = 0; b < bands.size(); ++b) {
     // Kept only where the vectors take not many more bytes than the CSR rows (kVectorCopyMaxBytesRatio): a random
     // graph's bands would take ~3x their CSR bytes of device memory in every upload.
     const double vector_bytes = double(vectors[b].groups) * 16.0 * 20.0 + 2.0 * 8.0;
     const double csr_bytes = double(bands[b].nnz()) * 6.0 + double(kTileRows) * 12.0;
-    if (vectors[b].groups == 0 || vector_bytes > kVectorCopyMaxBytesRatio * csr_bytes) continue;
-    for (const std::int32_t n : kProbeWidths) {
-      const CostContext ctx{n, gathered, b_rows, l2_bytes};
-      const double tile = tile_band_ns(bands[b], ctx);
-      if (vector_band_ns(vectors[b], ctx) < tile || csr_band_ns(bands[b], ctx) < tile) {
-        candidate[b] = 1;
-        break;
-      }
-    }
+    if (vectors[b].groups == 0 || vector_bytes > kVectorCopyMaxBytesRatio * csr_bytes) candidate[b] = 0;
   }
   return candidate;
 }
 
 VectorPathChoice choose_vector_paths(const std::vector<BandStats>& bands, const std::vector<BandVectorCounts>& vectors,
-                                     const std::vector<std::uint8_t>& has_csr,
+                                     const std::vector<std::uint8_t>& hybrid_to_csr,
                                      const std::vector<std::uint8_t>& has_vectors, const CostContext& ctx) {
   const std::size_t count = bands.size();
   VectorPathChoice choice;
@@ -217,30 +209,25 @@ VectorPathChoice choose_vector_paths(const std::vector<BandStats>& bands, const 
   double all_vec_sum = 0.0, all_vec_latency = 0.0;
   bool all_have_vectors = count > 0;
   for (std::size_t b = 0; b < count; ++b) {
-    const double tile = tile_band_ns(bands[b], ctx);
-    const double csr = has_csr[b] ? csr_band_ns(bands[b], ctx) : -1.0;
-    const double vec = has_vectors[b] ? vector_band_ns(vectors[b], ctx) : -1.0;
     if (has_vectors[b]) {
-      all_vec_sum += vec;
+      all_vec_sum += vector_band_ns(vectors[b], ctx);
       all_vec_latency = std::max(all_vec_latency, vector_band_latency_ns(vectors[b], ctx));
     } else {
       all_have_vectors = false;
     }
-    // Low reuse: tiles lose to another path. Such a band goes to vectors where it has a copy (what the candidate
-    // is for: vectors in place of CSR, timed against the CSR hybrid), else to CSR.
-    const bool low_reuse = (csr >= 0.0 && csr < tile) || (vec >= 0.0 && vec < tile);
-    if (low_reuse && vec >= 0.0) {
+    // The low-reuse bands are those the CSR hybrid takes off the tiles; vectors replace CSR where they can.
+    if (hybrid_to_csr[b] && has_vectors[b]) {
       choice.to_vectors[b] = 1;
       ++choice.bands_on_vectors;
-      vec_sum += vec;
+      vec_sum += vector_band_ns(vectors[b], ctx);
       vec_latency = std::max(vec_latency, vector_band_latency_ns(vectors[b], ctx));
-    } else if (low_reuse) {
+    } else if (hybrid_to_csr[b]) {
       choice.to_csr[b] = 1;
       ++choice.bands_on_csr;
-      csr_sum += csr;
+      csr_sum += csr_band_ns(bands[b], ctx);
       csr_latency = std::max(csr_latency, csr_band_latency_ns(bands[b], ctx));
     } else {
-      tiles_sum += tile;
+      tiles_sum += tile_band_ns(bands[b], ctx);
       tiles_latency = std::max(tiles_latency, tile_band_latency_ns(bands[b], ctx));
     }
   }

@@ -56,28 +56,27 @@ double vector_band_ns(const BandVectorCounts& vectors, const CostContext& ctx);
 /// Time the band's windows take by themselves (a warp each, one K-step of 16 vectors per round).
 double vector_band_latency_ns(const BandVectorCounts& vectors, const CostContext& ctx);
 double vector_launch_ns();
-/// Bands worth a vector copy: low reuse (vectors or CSR predicted cheaper than tiles at some n in 1 .. 256) and
-/// vectors of at most 2.5 times the band's CSR bytes.
+/// Bands worth a vector copy: the CSR candidates (csr_candidate_bands: the low-reuse bands) whose vectors take at
+/// most 2.5 times their CSR bytes.
 std::vector<std::uint8_t> vector_candidate_bands(const std::vector<BandStats>& bands,
                                                  const std::vector<BandVectorCounts>& vectors, bool gathered,
                                                  std::int32_t b_rows, std::int64_t l2_bytes);
 
-/// The split of a plan with vectors: every band on vectors, or each band on the cheapest of its three paths.
+/// The split of a plan with vectors: every band on vectors, or the hybrid with vectors.
 struct VectorPathChoice {
-  std::vector<std::uint8_t> to_csr, to_vectors;  ///< per band of the three-way split (the rest on tiles)
+  std::vector<std::uint8_t> to_csr, to_vectors;  ///< per band of the hybrid with vectors (the rest on tiles)
   double vectors_only_ns = -1.0;  ///< every band on vectors (-1 when some band has no vector copy)
-  double hybrid_ns = 0.0;         ///< the three-way split: each part's launch and work
+  double hybrid_ns = 0.0;         ///< the hybrid with vectors: each part's launch and work
   double hybrid_csr_ns = 0.0;     ///< its CSR part's launch and work (0 without one)
   double hybrid_vector_ns = 0.0;  ///< its vector part's launch and work (0 without one)
   std::size_t bands_on_vectors = 0, bands_on_csr = 0;
 };
-/// The hybrid with vectors: the low-reuse bands (CSR or vectors predicted cheaper than tiles) on vectors where
-/// they have a copy (`has_vectors`), else on CSR (where `has_csr`), the rest on tiles; and the plan's prediction:
-/// the sum of its parts, each its launch plus the larger of its work and its longest band. (Vectors replace CSR
-/// rather than compete with it by the model, whose vector constants are not measured: the tuner times this plan
-/// against the CSR hybrid.)
+/// The hybrid with vectors: the CSR hybrid's split (`hybrid_to_csr`, PathChoice::hybrid_to_csr: the low-reuse bands)
+/// with its CSR bands on vectors where they have a copy (`has_vectors`), and the plan's prediction: the sum of its
+/// parts, each its launch plus the larger of its work and its longest band. (Vectors replace CSR rather than compete
+/// with it by the model, whose vector constants are not measured: the tuner times this plan against the CSR hybrid.)
 VectorPathChoice choose_vector_paths(const std::vector<BandStats>& bands, const std::vector<BandVectorCounts>& vectors,
-                                     const std::vector<std::uint8_t>& has_csr,
+                                     const std::vector<std::uint8_t>& hybrid_to_csr,
                                      const std::vector<std::uint8_t>& has_vectors, const CostContext& ctx);
 
 /// A plan's split of the bands between the two paths.

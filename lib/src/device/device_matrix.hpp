@@ -22,8 +22,8 @@ enum class CsrCopy {
 /// keeps none whatever is asked: it has no vector form.
 enum class VectorCopy {
   none,        ///< no vectors: plans with vectors are refused
-  candidates,  ///< low-reuse bands (vectors or CSR predicted cheaper than tiles at some n in 1..256) whose vectors
-               ///< take at most 2.5x their CSR bytes (default)
+  candidates,  ///< the low-reuse bands (the CSR candidates: CsrCopy::candidates) whose vectors take at most 2.5x
+               ///< their CSR bytes (default)
   all,         ///< every band (needed by BandPaths::vectors)
 };
 

@@ -205,14 +205,11 @@ void assign_vector_bands(const DeviceMatrix::Impl& m, detail::PlanDraft& d, Band
   PlanReport& report = d.report;
   report.tiles_only_us = paths.tiles_only_ns / 1e3;
   report.csr_only_us = paths.csr_only_ns < 0 ? -1.0 : paths.csr_only_ns / 1e3;
-  std::vector<std::uint8_t> has_csr(bands), has_vectors(bands);
-  for (std::size_t b = 0; b < bands; ++b) {
-    has_csr[b] = d.csr->first_slot[b] >= 0;
-    has_vectors[b] = d.vectors->first_window[b] >= 0;
-  }
+  std::vector<std::uint8_t> has_vectors(bands);
+  for (std::size_t b = 0; b < bands; ++b) has_vectors[b] = d.vectors->first_window[b] >= 0;
   const detail::CostContext ctx{d.n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes, d.tiles_per_part};
   const detail::VectorPathChoice choice =
-      detail::choose_vector_paths(m.band_stats, m.vector_counts, has_csr, has_vectors, ctx);
+      detail::choose_vector_paths(m.band_stats, m.vector_counts, paths.hybrid_to_csr, has_vectors, ctx);
   d.paths = forced;
   char line[200];
   if (forced == BandPaths::vectors) {
