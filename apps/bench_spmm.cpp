@@ -12,7 +12,8 @@
 //
 // auto is measured (Tuning::measure: the cost model's best candidates timed on the matrix, the fastest kept) and
 // its tuning printed: each candidate's predicted and measured time; auto_model is the cost model's plan alone, and
-// auto_tiles, auto_hybrid and auto_csr force the bands' paths, so the candidates can be timed one by one.
+// auto_tiles, auto_hybrid, auto_csr, auto_vectors and auto_hybrid_vectors force the bands' paths, so the candidates
+// can be timed one by one.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -92,7 +93,8 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
 /// The method without its plan-option suffix (the last one: "auto_f32b_deep"), and the options it selects:
 /// "_whole" runs every band as one block (PlanKnobs::split_long_bands off), "_standard" and "_deep" force the
 /// tile pipeline depth (PlanKnobs::tile_pipeline), "_grouped" and "_ungrouped" switch band groups on or off
-/// (PlanKnobs::band_groups), "_tiles", "_hybrid" and "_csr" force the bands' paths (PlanKnobs::paths), and
+/// (PlanKnobs::band_groups), "_tiles", "_hybrid", "_csr", "_vectors" (every band as narrow vectors) and
+/// "_hybrid_vectors" (the low-reuse bands as narrow vectors) force the bands' paths (PlanKnobs::paths), and
 /// "_model" makes the plan by the cost model alone (Tuning::model; without a suffix automatic plans are measured).
 std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tuning& tuning) {
   struct Suffix {
@@ -114,6 +116,10 @@ std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tun
                              {"_tiles", true, kAutoPipe, kAutoGroups, BandPaths::tiles, Tuning::measure},
                              {"_hybrid", true, kAutoPipe, kAutoGroups, BandPaths::hybrid, Tuning::measure},
                              {"_csr", true, kAutoPipe, kAutoGroups, BandPaths::csr, Tuning::measure},
+                             // before "_vectors": the longer suffix first
+                             {"_hybrid_vectors", true, kAutoPipe, kAutoGroups, BandPaths::hybrid_vectors,
+                              Tuning::measure},
+                             {"_vectors", true, kAutoPipe, kAutoGroups, BandPaths::vectors, Tuning::measure},
                              {"_model", true, kAutoPipe, kAutoGroups, kAutoPaths, Tuning::model}};
   for (const Suffix& x : suffixes) {
     const std::string suffix = x.text;
@@ -132,6 +138,7 @@ std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tun
 /// A plan in a few words for the CSV (no double quotes): what runs where, and how it was chosen.
 std::string plan_summary(const PlanReport& r) {
   std::string text = std::to_string(r.tile_bands) + " tile bands, " + std::to_string(r.csr_bands) + " CSR bands";
+  if (r.vector_bands > 0) text += ", " + std::to_string(r.vector_bands) + " vector bands";
   if (r.band_groups > 0) text += ", " + std::to_string(r.band_groups) + " band groups";
   if (r.split_bands > 0) text += ", " + std::to_string(r.split_bands) + " split";
   if (r.deep_tile_pipeline) text += ", deep pipeline";
@@ -198,10 +205,11 @@ void print_plan_row(std::int32_t n, const std::string& method, const PlanReport&
   else
     std::snprintf(pipeline, sizeof pipeline, "tile pipeline %s (%d stage%s per warp)",
                   r.deep_tile_pipeline ? "deep" : "standard", r.tile_stages, r.tile_stages == 1 ? "" : "s");
-  std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR: nonzeros %.1f%% "
-              "2:4 tiles, %.1f%% dense tiles, %.1f%% CSR; %s; %s | | | | | | | |\n",
-              n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands, 100.0 * r.sparse24_nnz / nnz,
-              100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz, pipeline, r.reason.c_str());
+  std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR, %d on vectors: nonzeros "
+              "%.1f%% 2:4 tiles, %.1f%% dense tiles, %.1f%% CSR, %.1f%% vectors; %s; %s | | | | | | | |\n",
+              n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands, r.vector_bands,
+              100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz,
+              100.0 * r.vector_nnz / nnz, pipeline, r.reason.c_str());
 }
 
 /// The "| n | tuning of auto | ..." row of a measured plan: how it was chosen, and every candidate's predicted and
@@ -246,8 +254,9 @@ void add_options(CLI::App& app, Settings& s) {
                  "a bcsr24 kernel with the suffix _whole runs every band as one block (PlanKnobs::split_long_bands "
                  "off), e.g. auto_whole; _standard and _deep force the tile pipeline depth of the fp32-B modes "
                  "(PlanKnobs::tile_pipeline), e.g. auto_f32b_deep; _grouped and _ungrouped switch band groups on or "
-                 "off (PlanKnobs::band_groups), e.g. auto_grouped; _tiles, _hybrid and _csr force the bands' paths of "
-                 "auto (PlanKnobs::paths); _model makes auto's plan by the cost model alone (plain auto measures its "
+                 "off (PlanKnobs::band_groups), e.g. auto_grouped; _tiles, _hybrid, _csr, _vectors and _hybrid_vectors "
+                 "force the bands' paths of auto (PlanKnobs::paths; _vectors: every band as narrow vectors on "
+                 "tensor cores, _hybrid_vectors: the low-reuse bands), e.g. auto_vectors; _model makes auto's plan by the cost model alone (plain auto measures its "
                  "candidates, Tuning::measure); _f32b, _bf16, _bf16_f32b, _split and _matrix_scale select a "
                  "precision variant; cusparse_spmv_f16 and cusparse_spmv_f32 (cusparseSpMV) run at n = 1 only")
       ->capture_default_str();

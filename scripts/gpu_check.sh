@@ -360,6 +360,8 @@ if has model; then
   start_data model
   mn=${MODEL_N:-1,8,32,128,256}
   methods=auto,auto_model,auto_tiles,auto_hybrid,auto_csr,split_pipelined,csr_cuda_cores,cusparse_csr_f16
+  # The narrow-vector path forced (issue 33, item 2): its cost-model constants are to be fitted from these.
+  methods+=,auto_vectors,auto_hybrid_vectors
   methods+=,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cusparse_spmv_f16,cusparse_spmv_f32
   for spec in ${MODEL_CLASSES:-arrowhead:46500 dense_rows:200000 dense_cols:200000 block_diagonal:262144 \
                 power_law:1000000,degree=16 short_rows:2000000 long_rows:20000,cols=200000 \

@@ -221,3 +221,46 @@ TEST_CASE("every width in n = 1..9, 127..130, 255, 256: slices, CSR shapes and p
     previous_csr = c.csr_only_ns;
   }
 }
+
+TEST_CASE("cost model: narrow vectors for the low-reuse bands, tiles for the full ones", "[cost_model][vectors]") {
+  // The vector constants are uncalibrated (cost_model.cpp): these are the orders the byte counts imply.
+  // A full band: every column in both windows, 32 groups; a banded circuit row block (3 per row): one group per
+  // window; a band of lonely nonzeros, 20 columns.
+  const detail::BandStats full = band(0, 8, 8 * 512), circuit = band(2, 0, 48), lonely = band(20, 0, 20);
+  const detail::BandVectorCounts full_vectors{512, 32}, circuit_vectors{20, 2}, lonely_vectors{20, 2};
+  for (const std::int32_t n : {8, 16, 32, 64, 128, 256}) {
+    INFO("n = " << n);
+    const detail::CostContext ctx = context(n, true);
+    CHECK(detail::tile_band_ns(full, ctx) < detail::vector_band_ns(full_vectors, ctx));
+    CHECK(detail::vector_band_ns(lonely_vectors, ctx) < detail::tile_band_ns(lonely, ctx));
+    CHECK(detail::vector_band_ns(circuit_vectors, ctx) < detail::tile_band_ns(circuit, ctx));
+    CHECK(detail::vector_band_latency_ns(circuit_vectors, ctx) > 0.0);
+  }
+  // Candidates: the low-reuse bands whose vectors take at most 2.5x their CSR bytes (a random graph's band of
+  // 128 nonzeros in 128 columns would take 8 groups, ~2.7x: not kept).
+  const detail::BandStats graph = band(8, 0, 128);
+  const detail::BandVectorCounts graph_vectors{128, 8};
+  CHECK(detail::vector_candidate_bands({full, circuit, graph}, {full_vectors, circuit_vectors, graph_vectors}, true,
+                                       100000, std::int64_t(50) << 20) == std::vector<std::uint8_t>{0, 1, 0});
+
+  // The hybrid with vectors: the CSR hybrid's low-reuse bands on vectors where they have a copy, else on CSR; full
+  // bands on tiles.
+  // (Two full bands: with one, the hybrid's critical-path step would move it to CSR, the tile part being its
+  // latency alone.)
+  const std::vector<detail::BandStats> bands{full, full, circuit, lonely, circuit};
+  const std::vector<detail::BandVectorCounts> counts{full_vectors, full_vectors, circuit_vectors, lonely_vectors,
+                                                     circuit_vectors};
+  const std::vector<std::uint8_t> every(5, 1), some{1, 1, 1, 0, 1};
+  const std::vector<std::uint8_t> hybrid = detail::choose_paths(bands, every, context(32, true)).hybrid_to_csr;
+  REQUIRE(hybrid == std::vector<std::uint8_t>{0, 0, 1, 1, 1});
+  const detail::VectorPathChoice c = detail::choose_vector_paths(bands, counts, hybrid, some, context(32, true));
+  CHECK(c.to_vectors == std::vector<std::uint8_t>{0, 0, 1, 0, 1});
+  CHECK(c.to_csr == std::vector<std::uint8_t>{0, 0, 0, 1, 0});
+  CHECK(c.bands_on_vectors == 2u);
+  CHECK(c.bands_on_csr == 1u);
+  CHECK(c.vectors_only_ns < 0.0);  // band 3 has no vector copy
+  CHECK(c.hybrid_ns > c.hybrid_csr_ns + c.hybrid_vector_ns);  // the tile part's launch and work on top
+  const detail::VectorPathChoice all = detail::choose_vector_paths(bands, counts, hybrid, every, context(32, true));
+  CHECK(all.vectors_only_ns > 0.0);
+  CHECK(all.to_vectors == std::vector<std::uint8_t>{0, 0, 1, 1, 1});
+}

@@ -227,3 +227,28 @@ TEST_CASE("tuning: stored choices are found by n, types and device; descriptions
   CHECK(detail::describe_choice({BandPaths::csr, true, TilePipeline::standard, false}, 100, 100, false, true) ==
         "CSR only");
 }
+
+TEST_CASE("tuning: narrow vectors are candidates where they can run, and are measured where within reach",
+          "[tuning][vectors]") {
+  using experimental::BandPaths;
+  detail::CandidateSpace space;
+  space.vectors = true;
+  std::vector<std::string> names;
+  for (const TunedChoice& c : detail::candidate_choices(space)) names.push_back(text(c));
+  CHECK(names == std::vector<std::string>{"tiles/split/standard", "tiles/whole/standard", "hybrid/split/standard",
+                                          "hybrid/whole/standard", "hybrid_vectors/split/standard"});
+  space.vectors_only = true;
+  CHECK(detail::candidate_choices(space).back().paths == BandPaths::vectors);
+  // The model's tile plan first; the best of each other path follows, the vector plans included.
+  const std::vector<CandidateRank> ranks{{BandPaths::tiles, 30.0},          {BandPaths::tiles, 31.0},
+                                         {BandPaths::hybrid, 40.0},         {BandPaths::hybrid, 41.0},
+                                         {BandPaths::hybrid_vectors, 90.0}, {BandPaths::vectors, 100.0}};
+  const std::vector<std::size_t> chosen = detail::select_candidates(ranks);
+  CHECK(std::find(chosen.begin(), chosen.end(), std::size_t{4}) != chosen.end());
+  CHECK(std::find(chosen.begin(), chosen.end(), std::size_t{5}) != chosen.end());
+  CHECK(detail::describe_choice({BandPaths::vectors, true, experimental::TilePipeline::standard, false}, 100, 100, false,
+                                false) == "narrow vectors only");
+  CHECK(detail::describe_choice({BandPaths::hybrid_vectors, true, experimental::TilePipeline::standard, false}, 7, 100,
+                                false, false) == "hybrid with vectors (7 of 100 bands on CSR or vectors)");
+  CHECK(std::string(experimental::band_paths_name(BandPaths::hybrid_vectors)) == "hybrid_vectors");
+}

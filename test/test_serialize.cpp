@@ -293,8 +293,8 @@ TEST_CASE("tuned choices: version 4 with the section, version 3 without; damage 
     fix_checksum(b);
     write_bytes(bad.path(), b, b.size());
   };
-  forged([&](std::vector<unsigned char>& b) { b[section + 4 + 4 + 2] = 4; });  // paths code 4
-  require_rejected(bad.path(), "tuned-choice section: choice 0 of 2 has paths code 4");
+  forged([&](std::vector<unsigned char>& b) { b[section + 4 + 4 + 2] = 6; });  // paths code 6 (5 is hybrid_vectors)
+  require_rejected(bad.path(), "tuned-choice section: choice 0 of 2 has paths code 6");
   forged([&](std::vector<unsigned char>& b) { b[section + 4 + 4] = 0; });  // B type automatic
   require_rejected(bad.path(), "B type code 0");
   forged([&](std::vector<unsigned char>& b) {

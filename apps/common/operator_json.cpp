@@ -83,6 +83,9 @@ json scaling_json(const Fp16Scaling& scaling, const std::string& policy) {
 json plan_json(const PlanReport& plan) {
   return {{"tile_bands", plan.tile_bands},
           {"csr_bands", plan.csr_bands},
+          {"vector_bands", plan.vector_bands},
+          {"vector_nnz", plan.vector_nnz},
+          {"vector_bytes", plan.vector_bytes},
           {"sparse24_tiles", plan.sparse24_tiles},
           {"dense_tiles", plan.dense_tiles},
           {"sparse24_nnz", plan.sparse24_nnz},

@@ -18,6 +18,7 @@
 #include "device/cost_model.hpp"
 #include "device/tile_schedule.hpp"
 #include "format/band_csr.hpp"
+#include "format/band_vectors.hpp"
 #include "format/convert.hpp"
 #include "cli.hpp"
 #include "kernels/kernel_table.hpp"
@@ -82,6 +83,14 @@ int predict(const apps::MatrixSource& source, PredictOptions& o) {
   const std::vector<std::uint8_t> has_csr =
       device.csr_every_band ? std::vector<std::uint8_t>(stats.size(), 1)
                             : detail::csr_candidate_bands(stats, host.gathered(), host.cols, device.l2_bytes);
+  // Narrow vectors (uncalibrated): the upload's candidate copy for the hybrid, every band for vectors only (what
+  // bench_spmm's auto_hybrid_vectors and auto_vectors run); none for split precision.
+  const bool vectors = host.precision != Precision::split;
+  const std::vector<detail::BandVectorCounts> vector_counts =
+      vectors ? detail::band_vector_counts(host) : std::vector<detail::BandVectorCounts>{};
+  const std::vector<std::uint8_t> has_vectors =
+      vectors ? detail::vector_candidate_bands(stats, vector_counts, host.gathered(), host.cols, device.l2_bytes)
+              : std::vector<std::uint8_t>{};
 
   const bool new_csv = !o.csv_path.empty() && !std::filesystem::exists(o.csv_path);
   std::ofstream csv;
@@ -120,6 +129,13 @@ int predict(const apps::MatrixSource& source, PredictOptions& o) {
     emit(n, "auto_hybrid", tile_part_ns(host, c.hybrid_to_csr, n, device, c.hybrid_ns, c.hybrid_csr_ns, grouped),
          grouped ? "band groups" : "");
     emit(n, "auto_csr", c.csr_only_ns, "");
+    if (vectors) {
+      const std::vector<std::uint8_t> every(stats.size(), 1);
+      emit(n, "auto_vectors", detail::choose_vector_paths(stats, vector_counts, c.hybrid_to_csr, every, ctx).vectors_only_ns,
+           "uncalibrated");
+      emit(n, "auto_hybrid_vectors", detail::choose_vector_paths(stats, vector_counts, c.hybrid_to_csr, has_vectors, ctx).hybrid_ns,
+           "uncalibrated; tile part one band per block");
+    }
   }
   return 0;
 }

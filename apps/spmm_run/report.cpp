@@ -253,6 +253,9 @@ void print_plan(const std::string& kernel, const json& plan) {
             << pct(plan["nnz_share"]["dense"]) << ", CSR " << pct(plan["nnz_share"]["csr"])
             << "; bytes of A: 2:4 tiles " << pct(plan["bytes_share"]["sparse24"]) << ", dense tiles "
             << pct(plan["bytes_share"]["dense"]) << ", CSR " << pct(plan["bytes_share"]["csr"]) << "\n";
+  if (plan.contains("vector_bands") && plan["vector_bands"].get<int>() > 0)
+    std::cout << "            narrow vectors: " << plan["vector_bands"] << " bands, " << plan["vector_nnz"]
+              << " nonzeros, " << plan["vector_bytes"] << " bytes of A\n";
   if (plan["split_bands"].get<int>() > 0)
     std::cout << "            " << plan["split_bands"] << " long band(s) split over " << plan["split_parts"]
               << " blocks\n";

@@ -90,6 +90,9 @@ nb::dict report_dict(const PlanReport& r) {
   d["input"] = input_type_name(r.input);
   d["tile_bands"] = r.tile_bands;
   d["csr_bands"] = r.csr_bands;
+  d["vector_bands"] = r.vector_bands;
+  d["vector_nnz"] = r.vector_nnz;
+  d["vector_bytes"] = r.vector_bytes;
   d["sparse24_tiles"] = r.sparse24_tiles;
   d["dense_tiles"] = r.dense_tiles;
   d["sparse24_nnz"] = r.sparse24_nnz;

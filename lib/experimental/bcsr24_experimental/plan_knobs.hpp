@@ -32,12 +32,19 @@ enum class BandGroups {
 };
 const char* band_groups_name(BandGroups groups) noexcept;
 
-/// Which bands an automatic plan runs on the CUDA-core CSR kernel (docs/KERNELS.md, "The cost model").
+/// Which bands an automatic plan runs on the CUDA-core CSR kernel and on the narrow-vector tensor-core kernel
+/// (docs/KERNELS.md, "The cost model" and "The narrow-vector path").
 enum class BandPaths {
-  automatic,  ///< the fastest of the three below by the cost model's prediction
+  automatic,  ///< the fastest of tiles, csr and hybrid by the cost model's prediction (the model does not pick the
+              ///< vector paths until their constants are measured; measured plans time them as candidates)
   tiles,      ///< every band on the tile kernel
   csr,        ///< every band on CSR rows (InvalidArgument unless every band has a CSR copy on the device)
   hybrid,     ///< the cost model's per-band split, also where it predicts one of the pure plans faster
+  vectors,    ///< every band on narrow vectors (16-bit A and B only: InvalidArgument for split precision or fp32 B;
+              ///< experimental::make_plan uploads the vectors of every band for it)
+  hybrid_vectors,  ///< the hybrid's split with its CSR bands (the low-reuse ones) on narrow vectors where the
+                   ///< upload kept their vectors (where they take at most 2.5x the CSR bytes), else on CSR; the rest
+                   ///< on tiles. Same limits as vectors
 };
 const char* band_paths_name(BandPaths paths) noexcept;
 

@@ -90,6 +90,11 @@ struct PlanReport {
   Precision precision = Precision::fp16;  ///< the matrix's
   InputType input = InputType::f16;       ///< B's element type (never automatic)
   std::int32_t tile_bands = 0, csr_bands = 0;            ///< bands (16-row tile rows) on each path
+  /// Bands on the narrow-vector tensor-core path (8x1 column vectors per 8-row window, docs/KERNELS.md), the
+  /// nonzeros they hold, and the bytes of A it reads per multiply (a 4-byte column index and 16 bytes of values per
+  /// stored vector, padding vectors included, and per window its index and pointer).
+  std::int32_t vector_bands = 0;
+  std::int64_t vector_nnz = 0, vector_bytes = 0;
   std::int64_t sparse24_tiles = 0, dense_tiles = 0;      ///< tiles the tile kernel multiplies
   std::int64_t sparse24_nnz = 0, dense_nnz = 0, csr_nnz = 0;  ///< stored nonzeros on 2:4 tiles, dense tiles, CSR
   /// Bytes of A each path reads once per multiply (values, metadata, indices, pointers).

@@ -100,7 +100,9 @@ void check_host_matrix(const Bcsr24Matrix& m) {
 // A stored choice's enums are written as their codes (format/serialize.hpp lists them).
 static_assert(int(InputType::f16) == 1 && int(InputType::bf16) == 2 && int(InputType::f32) == 3, "B type codes");
 static_assert(int(OutputType::f32) == 0 && int(OutputType::f16) == 1, "output type codes");
-static_assert(int(BandPaths::tiles) == 1 && int(BandPaths::csr) == 2 && int(BandPaths::hybrid) == 3, "paths codes");
+static_assert(int(BandPaths::tiles) == 1 && int(BandPaths::csr) == 2 && int(BandPaths::hybrid) == 3 &&
+                  int(BandPaths::vectors) == 4 && int(BandPaths::hybrid_vectors) == 5,
+              "paths codes");
 static_assert(int(TilePipeline::standard) == 1 && int(TilePipeline::deep) == 2, "pipeline codes");
 
 std::vector<B24TunedChoice> file_choices(const std::vector<detail::StoredChoice>& stored) {
@@ -252,7 +254,8 @@ std::int64_t SparseOperator::device_bytes() const noexcept {
   return state_->device ? state_->device->device_bytes() : 0;
 }
 
-const DeviceMatrix& detail::OperatorAccess::device(const SparseOperator& op, KernelKind kernel) {
+const DeviceMatrix& detail::OperatorAccess::device(const SparseOperator& op, KernelKind kernel,
+                                                   bool every_band_vectors) {
   SparseOperator::State& state = *op.state_;
   std::lock_guard<std::mutex> lock(state.upload_mutex);
   if (!state.device) {
@@ -275,6 +278,7 @@ const DeviceMatrix& detail::OperatorAccess::device(const SparseOperator& op, Ker
       state.device->add_merged_dense(state.host);
     }
     if (kernel == KernelKind::csr_cuda_cores) state.device->add_csr_of_every_band(state.host);
+    if (every_band_vectors) state.device->add_vectors_of_every_band(state.host);
   } catch (const OutOfMemory& e) {  // the list is not added; the operator and its plans stay as they were
     throw OutOfMemory(std::string("SparseOperator::make_plan (kernel ") + kernel_name(kernel) + "): " + e.what());
   }
@@ -288,7 +292,10 @@ SpmmPlan SparseOperator::make_plan(std::int32_t n, KernelKind kernel, const Plan
 SpmmPlan experimental::make_plan(const SparseOperator& op, std::int32_t n, KernelKind kernel,
                                  const PlanOptions& options, const PlanKnobs& knobs) {
   if (n < 1) throw InvalidArgument("SparseOperator::make_plan: n must be >= 1, got " + std::to_string(n));
-  return detail::PlanAccess::make(detail::OperatorAccess::device(op, kernel), n, kernel, options, knobs,
+  // paths = vectors reads the narrow vectors of every band (the default upload keeps those of the candidates).
+  const bool every_band_vectors = knobs.paths == BandPaths::vectors && kernel == KernelKind::automatic;
+  return detail::PlanAccess::make(detail::OperatorAccess::device(op, kernel, every_band_vectors), n, kernel, options,
+                                  knobs,
                                   &detail::OperatorAccess::tuned(op));
 }
 

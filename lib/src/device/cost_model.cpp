@@ -25,6 +25,7 @@
 #include "device/tile_schedule.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/spmm_params.hpp"
+#include "kernels/vector_params.hpp"
 
 namespace bcsr24::detail {
 
@@ -83,6 +84,25 @@ constexpr double kGroupLaunchNs = 6500.0;
 constexpr double kGroupStepNs = 68.6;
 constexpr double kGroupSparse24TileNs = 24.0;
 constexpr double kGroupDenseTileNs = 16.5;
+
+// Narrow vectors, UNCALIBRATED (nothing here was measured on the vector kernel): one K-step of 16 vectors moves
+// 16 gathered B rows of the slice (16 x W x 2 bytes) and 16 x (4 + 16) bytes of A, against a gathered dense tile's
+// 32 B rows, 1 KiB of values and 128 bytes of indices; a step is costed as a gathered dense tile times that ratio
+// of bytes (at W = 16, 32, 64: 0.44, 0.51, 0.54, the tile kernel's slice classes 1..3). A window is half a band's
+// epilogue; a block of four windows is held by the SM like a one-band tile block, so a window's floor is a quarter
+// of a band's. Its latency: a band's fixed part and one round per step, a step moving half of a tile's B rows.
+constexpr double kVectorLaunchNs = 3000.0;
+// The vector copy's device memory is bounded by 2.5x the CSR bytes of the bands it holds: the circuit (1.5x)
+// and least-squares (2.25x, one nonzero per vector) matrices keep theirs, random and power-law graphs (~3x) do not.
+constexpr double kVectorCopyMaxBytesRatio = 2.5;
+double vector_step_ns(int s) {
+  const double width = s == 1 ? 16.0 : s == 2 ? 32.0 : 64.0;
+  const double step_bytes = 16.0 * width * 2.0 + 16.0 * 20.0;
+  const double tile_bytes = 32.0 * width * 2.0 + 1024.0 + 128.0;
+  return (kDenseTileNs[s] + kGatherTileNs[s]) * step_bytes / tile_bytes;
+}
+/// The vector kernel's slice width as the tile tables index it: 16, 32 or 64 columns (classes 1..3).
+int vector_slice_index(std::int32_t n) { return n <= 16 ? 1 : n <= 32 ? 2 : 3; }
 
 /// The widths at which candidate bands are tested: one per tile-kernel slice class and CSR chunk count.
 constexpr std::int32_t kProbeWidths[] = {1, 8, 16, 32, 64, 128, 256};
@@ -143,6 +163,81 @@ double csr_band_latency_ns(const BandStats& band, const CostContext& ctx) {
   const int blocks = kernels::csr_long_row_blocks(chunks, band.max_row_nnz);
   const double block_rounds = std::ceil(double(band.max_row_nnz) / (256.0 * blocks / chunks * 4.0));
   return kCsrRowLatencyNs + std::max(warp_rounds, block_rounds) * kCsrRoundNs;
+}
+
+double vector_launch_ns() { return kVectorLaunchNs; }
+
+double vector_band_ns(const BandVectorCounts& vectors, const CostContext& ctx) {
+  const int s = vector_slice_index(ctx.n);
+  const double slices = double((ctx.n + kernels::kVectorSliceColumns - 1) / kernels::kVectorSliceColumns);
+  const double windows = double(detail::kWindowsPerBand);
+  const double work = double(vectors.groups) * vector_step_ns(s) + windows * kBandNs[s] / 2.0;
+  return slices * std::max(work, windows * kBandMinNs[s] / 4.0);
+}
+
+double vector_band_latency_ns(const BandVectorCounts& vectors, const CostContext& ctx) {
+  const int s = vector_slice_index(ctx.n);
+  // The longer window of the two has at least half the groups.
+  return kBandLatencyNs + double((vectors.groups + 1) / 2) * kTileRoundNs[s] / 2.0;
+}
+
+std::vector<std::uint8_t> vector_candidate_bands(const std::vector<BandStats>& bands,
+                                                 const std::vector<BandVectorCounts>& vectors, bool gathered,
+                                                 std::int32_t b_rows, std::int64_t l2_bytes) {
+  std::vector<std::uint8_t> candidate = csr_candidate_bands(bands, gathered, b_rows, l2_bytes);
+  for (std::size_t b = 0; b < bands.size(); ++b) {
+    // Kept only where the vectors take not many more bytes than the CSR rows (kVectorCopyMaxBytesRatio): a random
+    // graph's bands would take ~3x their CSR bytes of device memory in every upload.
+    const double vector_bytes = double(vectors[b].groups) * 16.0 * 20.0 + 2.0 * 8.0;
+    const double csr_bytes = double(bands[b].nnz()) * 6.0 + double(kTileRows) * 12.0;
+    if (vectors[b].groups == 0 || vector_bytes > kVectorCopyMaxBytesRatio * csr_bytes) candidate[b] = 0;
+  }
+  return candidate;
+}
+
+VectorPathChoice choose_vector_paths(const std::vector<BandStats>& bands, const std::vector<BandVectorCounts>& vectors,
+                                     const std::vector<std::uint8_t>& hybrid_to_csr,
+                                     const std::vector<std::uint8_t>& has_vectors, const CostContext& ctx) {
+  const std::size_t count = bands.size();
+  VectorPathChoice choice;
+  choice.to_csr.assign(count, 0);
+  choice.to_vectors.assign(count, 0);
+  // Narrow B is staged for the tiles and the vectors alike (both read it in 16-byte pieces).
+  const bool stage_b = kernels::csr_shape_for(ctx.n, 1.0).scalar_b;
+  const double stage_ns = stage_b ? kStageBLaunchNs + double(ctx.b_rows) * 8.0 * 2.0 * 2.0 / kStageBBytesPerNs : 0.0;
+  double tiles_sum = 0.0, tiles_latency = 0.0, csr_sum = 0.0, csr_latency = 0.0, vec_sum = 0.0, vec_latency = 0.0;
+  double all_vec_sum = 0.0, all_vec_latency = 0.0;
+  bool all_have_vectors = count > 0;
+  for (std::size_t b = 0; b < count; ++b) {
+    if (has_vectors[b]) {
+      all_vec_sum += vector_band_ns(vectors[b], ctx);
+      all_vec_latency = std::max(all_vec_latency, vector_band_latency_ns(vectors[b], ctx));
+    } else {
+      all_have_vectors = false;
+    }
+    // The low-reuse bands are those the CSR hybrid takes off the tiles; vectors replace CSR where they can.
+    if (hybrid_to_csr[b] && has_vectors[b]) {
+      choice.to_vectors[b] = 1;
+      ++choice.bands_on_vectors;
+      vec_sum += vector_band_ns(vectors[b], ctx);
+      vec_latency = std::max(vec_latency, vector_band_latency_ns(vectors[b], ctx));
+    } else if (hybrid_to_csr[b]) {
+      choice.to_csr[b] = 1;
+      ++choice.bands_on_csr;
+      csr_sum += csr_band_ns(bands[b], ctx);
+      csr_latency = std::max(csr_latency, csr_band_latency_ns(bands[b], ctx));
+    } else {
+      tiles_sum += tile_band_ns(bands[b], ctx);
+      tiles_latency = std::max(tiles_latency, tile_band_latency_ns(bands[b], ctx));
+    }
+  }
+  const std::size_t on_tiles = count - choice.bands_on_vectors - choice.bands_on_csr;
+  choice.hybrid_csr_ns = part_ns(kCsrLaunchNs, csr_sum, csr_latency, choice.bands_on_csr > 0);
+  choice.hybrid_vector_ns = part_ns(kVectorLaunchNs, vec_sum, vec_latency, choice.bands_on_vectors > 0);
+  choice.hybrid_ns = part_ns(kTileLaunchNs, tiles_sum, tiles_latency, on_tiles > 0) + choice.hybrid_csr_ns +
+                     choice.hybrid_vector_ns + (on_tiles > 0 || choice.bands_on_vectors > 0 ? stage_ns : 0.0);
+  if (all_have_vectors) choice.vectors_only_ns = part_ns(kVectorLaunchNs, all_vec_sum, all_vec_latency, true) + stage_ns;
+  return choice;
 }
 
 std::vector<std::uint8_t> csr_candidate_bands(const std::vector<BandStats>& bands, bool gathered,

@@ -13,6 +13,7 @@
 
 #include "device/plan_choices.hpp"
 #include "format/band_csr.hpp"
+#include "format/band_vectors.hpp"
 
 namespace bcsr24::detail {
 
@@ -45,6 +46,38 @@ double csr_launch_ns();
 /// Bands for which the CSR path wins at some n in 1 .. 256: the ones worth a CSR copy on the device.
 std::vector<std::uint8_t> csr_candidate_bands(const std::vector<BandStats>& bands, bool gathered,
                                               std::int32_t b_rows, std::int64_t l2_bytes);
+
+/// Narrow vectors (docs/KERNELS.md, "The narrow-vector path"). UNCALIBRATED: the constants are derived from the
+/// tile kernel's by the bytes each unit moves (cost_model.cpp says how) until the vector kernel is measured; the
+/// model's own choice (BandPaths::automatic) therefore never picks vectors, only forced plans and the tuner's
+/// measured candidates do.
+/// Predicted throughput cost of one band as vectors (all 64-column slices), without the launch.
+double vector_band_ns(const BandVectorCounts& vectors, const CostContext& ctx);
+/// Time the band's windows take by themselves (a warp each, one K-step of 16 vectors per round).
+double vector_band_latency_ns(const BandVectorCounts& vectors, const CostContext& ctx);
+double vector_launch_ns();
+/// Bands worth a vector copy: the CSR candidates (csr_candidate_bands: the low-reuse bands) whose vectors take at
+/// most 2.5 times their CSR bytes.
+std::vector<std::uint8_t> vector_candidate_bands(const std::vector<BandStats>& bands,
+                                                 const std::vector<BandVectorCounts>& vectors, bool gathered,
+                                                 std::int32_t b_rows, std::int64_t l2_bytes);
+
+/// The split of a plan with vectors: every band on vectors, or the hybrid with vectors.
+struct VectorPathChoice {
+  std::vector<std::uint8_t> to_csr, to_vectors;  ///< per band of the hybrid with vectors (the rest on tiles)
+  double vectors_only_ns = -1.0;  ///< every band on vectors (-1 when some band has no vector copy)
+  double hybrid_ns = 0.0;         ///< the hybrid with vectors: each part's launch and work
+  double hybrid_csr_ns = 0.0;     ///< its CSR part's launch and work (0 without one)
+  double hybrid_vector_ns = 0.0;  ///< its vector part's launch and work (0 without one)
+  std::size_t bands_on_vectors = 0, bands_on_csr = 0;
+};
+/// The hybrid with vectors: the CSR hybrid's split (`hybrid_to_csr`, PathChoice::hybrid_to_csr: the low-reuse bands)
+/// with its CSR bands on vectors where they have a copy (`has_vectors`), and the plan's prediction: the sum of its
+/// parts, each its launch plus the larger of its work and its longest band. (Vectors replace CSR rather than compete
+/// with it by the model, whose vector constants are not measured: the tuner times this plan against the CSR hybrid.)
+VectorPathChoice choose_vector_paths(const std::vector<BandStats>& bands, const std::vector<BandVectorCounts>& vectors,
+                                     const std::vector<std::uint8_t>& hybrid_to_csr,
+                                     const std::vector<std::uint8_t>& has_vectors, const CostContext& ctx);
 
 /// A plan's split of the bands between the two paths.
 struct PathChoice {

@@ -11,6 +11,7 @@
 #include "device/cost_model.hpp"
 #include "device/device_matrix_impl.hpp"
 #include "format/band_csr.hpp"
+#include "format/band_vectors.hpp"
 #include "format/layout_check.hpp"
 
 namespace bcsr24 {
@@ -107,6 +108,36 @@ DeviceBandCsr upload_csr(const detail::BandCsr& csr, const std::vector<std::int1
   return d;
 }
 
+/// Bands to keep as narrow vectors under `copy` (none for a split matrix).
+std::vector<std::int32_t> vector_bands_to_copy(VectorCopy copy, const Bcsr24Matrix& host,
+                                               const std::vector<detail::BandStats>& stats,
+                                               const std::vector<detail::BandVectorCounts>& counts, bool gathered,
+                                               std::int64_t l2_bytes) {
+  std::vector<std::int32_t> bands;
+  if (copy == VectorCopy::none || host.precision == Precision::split) return bands;
+  const std::vector<std::uint8_t> candidate =
+      copy == VectorCopy::all ? std::vector<std::uint8_t>(stats.size(), 1)
+                              : detail::vector_candidate_bands(stats, counts, gathered, host.cols, l2_bytes);
+  for (std::size_t b = 0; b < stats.size(); ++b)
+    if (candidate[b]) bands.push_back(static_cast<std::int32_t>(b));
+  return bands;
+}
+
+DeviceBandVectors upload_vectors(const detail::BandVectors& v, std::int32_t tile_rows) {
+  DeviceBandVectors d;
+  d.window = detail::DeviceBuffer<std::int32_t>(v.window);
+  d.group_ptr = detail::DeviceBuffer<std::int32_t>(v.group_ptr);
+  d.col = detail::DeviceBuffer<std::int32_t>(v.col);
+  d.values = detail::DeviceBuffer<std::uint16_t>(v.values);
+  d.first_window.assign(static_cast<std::size_t>(tile_rows), -1);
+  for (std::size_t i = 0; i < v.bands.size(); ++i)
+    d.first_window[static_cast<std::size_t>(v.bands[i])] = static_cast<std::int32_t>(i * detail::kWindowsPerBand);
+  d.groups.resize(v.window.size());
+  for (std::size_t w = 0; w < v.window.size(); ++w) d.groups[w] = v.group_ptr[w + 1] - v.group_ptr[w];
+  d.bands = static_cast<std::int32_t>(v.bands.size());
+  return d;
+}
+
 }  // namespace
 
 DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -135,8 +166,18 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   std::vector<detail::BandStats> stats = detail::band_stats(host);
   const detail::BandCsr csr =
       detail::extract_band_csr(host, csr_bands_to_copy(options.csr, stats, index == BRowIndex::full, host.cols, info.l2_bytes));
+  std::vector<detail::BandVectorCounts> vector_counts;
+  if (host.precision != Precision::split) vector_counts = detail::band_vector_counts(host);
+  const std::vector<std::int32_t> vector_bands =
+      vector_bands_to_copy(options.vectors, host, stats, vector_counts, index == BRowIndex::full, info.l2_bytes);
+  // A split matrix copies no band (and has no vector form to extract). Where the CSR copy holds every vector band,
+  // the vectors are regrouped from it rather than decoded from the tiles again.
+  const bool from_csr = std::includes(csr.bands.begin(), csr.bands.end(), vector_bands.begin(), vector_bands.end());
+  const detail::BandVectors vectors = vector_bands.empty() ? detail::BandVectors{}
+                                      : from_csr           ? detail::band_vectors_from_csr(csr, vector_bands)
+                                                           : detail::extract_band_vectors(host, vector_bands);
   const std::int64_t needed =
-      host.census().total_bytes() + csr.bytes() +
+      host.census().total_bytes() + csr.bytes() + vectors.bytes() +
       (host.row_exponent.empty() ? 0 : std::int64_t(host.row_exponent.size()) * 2 + std::int64_t(host.tile_rows) * kTileRows * 2);
   detail::check_device_memory(needed, "the tile lists and CSR rows of the matrix");
   d.rows = host.rows;
@@ -152,6 +193,8 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   d.sparse24 = upload(host.sparse24, host.tile_rows, index);
   d.dense = upload(host.dense, host.tile_rows, index);
   d.csr = upload_csr(csr, host.row_exponent, host.tile_rows);
+  d.vectors = upload_vectors(vectors, host.tile_rows);
+  d.vector_counts = std::move(vector_counts);
   d.l2_bytes = info.l2_bytes;
   d.multiprocessors = info.multiprocessors;
   d.sm = kernels::device_sm_limits(d.device);
@@ -200,6 +243,22 @@ void DeviceMatrix::add_csr_of_every_band(const Bcsr24Matrix& host) {
   }
 }
 
+void DeviceMatrix::add_vectors_of_every_band(const Bcsr24Matrix& host) {
+  Impl& d = *impl_;
+  if (d.vectors_of_every_band() != nullptr) return;
+  std::vector<std::int32_t> bands(static_cast<std::size_t>(host.tile_rows));
+  for (std::int32_t b = 0; b < host.tile_rows; ++b) bands[static_cast<std::size_t>(b)] = b;
+  require_current_device("SparseOperator::make_plan (the narrow vectors of every band)");
+  const detail::BandVectors v = detail::extract_band_vectors(host, bands);  // refuses split precision
+  detail::check_device_memory(v.bytes(), "the narrow vectors of every band (paths = vectors)");
+  try {
+    d.vectors_every_band = upload_vectors(v, host.tile_rows);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("uploading the narrow vectors of every band (" + detail::byte_size_text(v.bytes()) +
+                      "): " + e.what());
+  }
+}
+
 int DeviceMatrix::device() const noexcept { return impl_->device; }
 
 void DeviceMatrix::require_current_device(const std::string& who) const {
@@ -222,7 +281,7 @@ bool DeviceMatrix::has_merged_dense() const noexcept { return impl_->has_merged_
 std::int32_t DeviceMatrix::csr_bands() const noexcept { return impl_->csr.bands; }
 std::int64_t DeviceMatrix::device_bytes() const noexcept {
   return impl_->sparse24.bytes() + impl_->dense.bytes() + impl_->merged_dense.bytes() + impl_->csr.bytes() +
-         impl_->csr_every_band.bytes() +
+         impl_->csr_every_band.bytes() + impl_->vectors.bytes() + impl_->vectors_every_band.bytes() +
          std::int64_t(impl_->row_work.bytes()) + std::int64_t(impl_->row_map.bytes()) +
          std::int64_t(impl_->row_exponent.bytes()) + std::int64_t(impl_->stored_row_exponent.bytes());
 }

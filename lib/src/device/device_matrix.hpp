@@ -18,11 +18,21 @@ enum class CsrCopy {
   all,         ///< every band (needed by csr_cuda_cores)
 };
 
+/// Which bands a DeviceMatrix also keeps as narrow vectors (format/band_vectors.hpp). A split-precision matrix
+/// keeps none whatever is asked: it has no vector form.
+enum class VectorCopy {
+  none,        ///< no vectors: plans with vectors are refused
+  candidates,  ///< the low-reuse bands (the CSR candidates: CsrCopy::candidates) whose vectors take at most 2.5x
+               ///< their CSR bytes (default)
+  all,         ///< every band (needed by BandPaths::vectors)
+};
+
 /// What a DeviceMatrix uploads besides the 2:4 and dense tile lists.
 struct UploadOptions {
   /// Every tile as dense too (needed by dense_bt and dense_pipelined; up to twice the tile memory).
   bool merged_dense = false;
   CsrCopy csr = CsrCopy::candidates;
+  VectorCopy vectors = VectorCopy::candidates;
 };
 
 /// The matrix uploaded once to the current CUDA device (RAII; move-only). Holds the 2:4 and dense lists, the
@@ -45,6 +55,9 @@ class DeviceMatrix {
   /// Adds CSR rows of every band (the csr_cuda_cores kernel) if not there yet, beside the candidate copy that
   /// existing plans use.
   void add_csr_of_every_band(const Bcsr24Matrix& host);
+  /// Adds the narrow vectors of every band (BandPaths::vectors) if not there yet, beside the candidate copy.
+  /// @throw InvalidArgument for a split-precision matrix (no vector form); OutOfMemory where they do not fit.
+  void add_vectors_of_every_band(const Bcsr24Matrix& host);
 
   std::int32_t rows() const noexcept;
   std::int32_t cols() const noexcept;

@@ -8,6 +8,7 @@
 #include "device/device_matrix.hpp"
 #include "device/device_buffer.hpp"
 #include "format/band_csr.hpp"
+#include "format/band_vectors.hpp"
 #include "kernels/sm_limits.hpp"
 #include "kernels/spmm_params.hpp"
 
@@ -52,6 +53,21 @@ struct DeviceBandCsr {
   }
 };
 
+/// Narrow vectors of some bands on the device (format/band_vectors.hpp), with the host-side facts plans need.
+struct DeviceBandVectors {
+  detail::DeviceBuffer<std::int32_t> window;     // per position (two per band): window index
+  detail::DeviceBuffer<std::int32_t> group_ptr;  // per position, + 1
+  detail::DeviceBuffer<std::int32_t> col;        // per vector
+  detail::DeviceBuffer<std::uint16_t> values;    // 128 per group
+  std::vector<std::int32_t> first_window;        // per band: position of its first window, -1 without a copy
+  std::vector<std::int32_t> groups;              // per position: groups of 16 vectors
+  std::int32_t bands = 0;
+
+  std::int64_t bytes() const {
+    return std::int64_t(window.bytes() + group_ptr.bytes() + col.bytes() + values.bytes());
+  }
+};
+
 struct DeviceMatrix::Impl {
   std::int32_t rows = 0, cols = 0, tile_rows = 0, tile_cols = 0;
   std::int32_t scale_exponent = 0;
@@ -78,6 +94,16 @@ struct DeviceMatrix::Impl {
     if (csr.bands == tile_rows) return &csr;
     return csr_every_band.bands == tile_rows ? &csr_every_band : nullptr;
   }
+  // The bands plans may run as narrow vectors (UploadOptions::vectors; none for split precision), and every band's
+  // vectors, made on first use by a plan that forces every band on vectors (kept apart like csr_every_band).
+  DeviceBandVectors vectors;
+  DeviceBandVectors vectors_every_band;
+  /// The vector copy that holds every band, or null when none does yet.
+  const DeviceBandVectors* vectors_of_every_band() const {
+    if (vectors.bands == tile_rows) return &vectors;
+    return vectors_every_band.bands == tile_rows ? &vectors_every_band : nullptr;
+  }
+  std::vector<detail::BandVectorCounts> vector_counts;  // per band, for the cost model
   std::int64_t l2_bytes = 0;                            // of the device it lives on (cost model)
   int multiprocessors = 0;                              // of that device (tile schedule)
   kernels::SmLimits sm{};                               // of that device (tile-kernel blocks per SM)

@@ -45,7 +45,9 @@ constexpr detail::Named<BandGroups> kBandGroups[] = {
 constexpr detail::Named<BandPaths> kBandPaths[] = {{BandPaths::automatic, "auto"},
                                                    {BandPaths::tiles, "tiles"},
                                                    {BandPaths::csr, "csr"},
-                                                   {BandPaths::hybrid, "hybrid"}};
+                                                   {BandPaths::hybrid, "hybrid"},
+                                                   {BandPaths::vectors, "vectors"},
+                                                   {BandPaths::hybrid_vectors, "hybrid_vectors"}};
 
 }  // namespace
 

@@ -38,8 +38,10 @@ struct OperatorAccess {
   static const Bcsr24Matrix& host(const SparseOperator& op) noexcept;
   /// The choices measured plans of the operator stored (and its .b24 file holds).
   static TunedChoices& tuned(const SparseOperator& op) noexcept;
-  /// The device copy, uploading first if needed, with what `kernel` needs besides the default lists.
-  static const DeviceMatrix& device(const SparseOperator& op, KernelKind kernel = KernelKind::automatic);
+  /// The device copy, uploading first if needed, with what `kernel` needs besides the default lists (and the
+  /// narrow vectors of every band where `every_band_vectors`).
+  static const DeviceMatrix& device(const SparseOperator& op, KernelKind kernel = KernelKind::automatic,
+                                    bool every_band_vectors = false);
 };
 
 }  // namespace detail

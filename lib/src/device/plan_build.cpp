@@ -56,17 +56,19 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& 
   slice_width = draft.slice_width;
   tile_pipeline = draft.tile_pipeline;
   csr = draft.csr;
+  vectors = draft.vectors;
   report = draft.report;
 
   build_tile_part(m, draft);
   build_csr_part(m, draft.to_csr);
+  build_vector_part(m, draft.to_vectors);
   if (m.precision == Precision::split) {  // the low parts double the value bytes of the tiles
     report.sparse24_bytes += report.sparse24_tiles * kSparseTileValues * 2;
     report.dense_bytes += report.dense_tiles * kDenseTileValues * 2;
   }
   // Unaligned B (allow_unaligned_b) is copied into a buffer of aligned rows where some part reads it in 16-byte
-  // pieces (the tiles; CSR unless n < 8).
-  needs_aligned_b = run_tiles || (run_csr && !csr_shape.scalar_b);
+  // pieces (the tiles, the vectors; CSR unless n < 8).
+  needs_aligned_b = run_tiles || run_vectors || (run_csr && !csr_shape.scalar_b);
   if (options.allow_unaligned_b && needs_aligned_b) {
     const bool f32 = options.input == InputType::f32;
     const int per_chunk = f32 ? 4 : 8;  // values per 16-byte load

@@ -21,6 +21,7 @@
 #include "kernels/band_group_params.hpp"
 #include "kernels/kernel_table.hpp"
 #include "kernels/spmm_params.hpp"
+#include "kernels/vector_params.hpp"
 
 namespace bcsr24 {
 
@@ -176,6 +177,62 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, const Device
   }
 }
 
+bool vector_paths(BandPaths paths) { return paths == BandPaths::vectors || paths == BandPaths::hybrid_vectors; }
+
+/// Which bands go to narrow vectors and which to CSR for a plan forced onto a vector path (`paths`: vectors or
+/// hybrid_vectors), with the report's reason and predictions. The model's constants for vectors are uncalibrated
+/// (cost_model.hpp), which the reason says.
+void assign_vector_bands(const DeviceMatrix::Impl& m, detail::PlanDraft& d, BandPaths forced,
+                         detail::DraftCache& cache) {
+  if (!kernels::vectors_supported(d.mode))
+    throw InvalidArgument(std::string("SpmmPlan: paths = ") + experimental::band_paths_name(forced) +
+                          " runs narrow vectors, which take fp16 or bf16 A with B of the same type (this plan: " +
+                          kernels::operand_mode_name(d.mode) + "; split precision and fp32 B have no vector path)");
+  const std::size_t bands = m.band_stats.size();
+  // The hybrid reads the upload's candidate copy only: the copy of every band may be being added by another thread
+  // (under the operator's lock) while this plan is drafted, as the CSR copy of every band may; a vectors plan reads
+  // it after its own make_plan added it, and a stored vectors choice exists only where the candidates are every band.
+  if (forced == BandPaths::vectors) {
+    d.vectors = m.vectors_of_every_band();
+    if (d.vectors == nullptr)
+      throw InvalidArgument("SpmmPlan: paths = vectors needs the narrow vectors of every band on the device "
+                            "(experimental::make_plan uploads them; this matrix has " +
+                            std::to_string(m.vectors.bands) + " of " + std::to_string(bands) + ")");
+  } else {
+    d.vectors = &m.vectors;
+  }
+  const detail::PathChoice& paths = path_choice(m, *d.csr, d.n, d.tiles_per_part, cache);
+  PlanReport& report = d.report;
+  report.tiles_only_us = paths.tiles_only_ns / 1e3;
+  report.csr_only_us = paths.csr_only_ns < 0 ? -1.0 : paths.csr_only_ns / 1e3;
+  std::vector<std::uint8_t> has_vectors(bands);
+  for (std::size_t b = 0; b < bands; ++b) has_vectors[b] = d.vectors->first_window[b] >= 0;
+  const detail::CostContext ctx{d.n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes, d.tiles_per_part};
+  const detail::VectorPathChoice choice =
+      detail::choose_vector_paths(m.band_stats, m.vector_counts, paths.hybrid_to_csr, has_vectors, ctx);
+  d.paths = forced;
+  char line[200];
+  if (forced == BandPaths::vectors) {
+    d.to_csr.assign(bands, 0);
+    d.to_vectors.assign(bands, 1);
+    report.predicted_us = choice.vectors_only_ns / 1e3;
+    d.csr_part_ns = choice.vectors_only_ns;
+    std::snprintf(line, sizeof line,
+                  "narrow vectors only (forced): predicted %.1f us, uncalibrated (tiles only %.1f us)",
+                  report.predicted_us, report.tiles_only_us);
+  } else {
+    d.to_csr = choice.to_csr;
+    d.to_vectors = choice.to_vectors;
+    report.predicted_us = choice.hybrid_ns / 1e3;
+    d.csr_part_ns = choice.hybrid_csr_ns + choice.hybrid_vector_ns;
+    std::snprintf(line, sizeof line,
+                  "hybrid with vectors (forced): %zu bands on vectors, %zu on CSR, predicted %.1f us, uncalibrated "
+                  "(tiles only %.1f us)",
+                  choice.bands_on_vectors, choice.bands_on_csr, report.predicted_us, report.tiles_only_us);
+  }
+  report.reason = line;
+}
+
 /// The band-group schedule of `tile_rows` (ascending), from the cache where an earlier draft made it.
 std::shared_ptr<const detail::BandGroupSchedule> group_schedule(const DeviceMatrix::Impl& m,
                                                                 const std::vector<std::int32_t>& tile_rows,
@@ -244,13 +301,22 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
   // automatic plans, so they never read it either.
   const DeviceBandCsr* every_band = kernel == KernelKind::csr_cuda_cores ? m.csr_of_every_band() : nullptr;
   d.csr = every_band != nullptr ? every_band : &m.csr;
-  d.to_csr = assign_bands(m, *d.csr, n, kernel, d.tiles_per_part, knobs.paths, shared, report, d.csr_part_ns, d.paths);
+  if (vector_paths(knobs.paths)) {
+    assign_vector_bands(m, d, knobs.paths, shared);
+  } else {
+    d.to_csr = assign_bands(m, *d.csr, n, kernel, d.tiles_per_part, knobs.paths, shared, report, d.csr_part_ns, d.paths);
+    d.to_vectors.assign(d.to_csr.size(), 0);
+  }
 
   // The tile bands (ascending), and whether the one-band schedule would split any of them.
   std::vector<std::int32_t> tile_rows;
   for (std::size_t b = 0; b < d.to_csr.size(); ++b) {
     if (d.to_csr[b]) {
       d.runs_csr = true;
+      continue;
+    }
+    if (d.to_vectors[b]) {
+      d.runs_vectors = true;
       continue;
     }
     tile_rows.push_back(static_cast<std::int32_t>(b));

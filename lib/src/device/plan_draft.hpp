@@ -19,7 +19,8 @@
 
 namespace bcsr24 {
 
-struct DeviceBandCsr;  // device/device_matrix_impl.hpp
+struct DeviceBandCsr;      // device/device_matrix_impl.hpp
+struct DeviceBandVectors;  // device/device_matrix_impl.hpp
 
 namespace detail {
 
@@ -49,9 +50,15 @@ struct PlanDraft {
   BandPaths paths = BandPaths::tiles;                   ///< resolved: tiles, csr or hybrid
   std::vector<std::uint8_t> to_csr;                     ///< per band: 1 = CSR kernel
   const DeviceBandCsr* csr = nullptr;                   ///< the CSR copy the CSR part reads
+  /// Per band: 1 = narrow-vector kernel (never with to_csr); all 0 unless paths is vectors or hybrid_vectors.
+  std::vector<std::uint8_t> to_vectors;
+  const DeviceBandVectors* vectors = nullptr;           ///< the vector copy the vector part reads
   std::shared_ptr<const BandGroupSchedule> groups;      ///< set: the tile bands run grouped
-  double csr_part_ns = 0.0;  ///< predicted CSR launch and work of an automatic plan (0 without a CSR part)
+  /// Predicted CSR (and vector) launches and work of an automatic plan (0 without such parts): what a grouped tile
+  /// part's prediction is added to.
+  double csr_part_ns = 0.0;
   bool runs_tiles = false, runs_csr = false;  ///< whether each part has bands (runs_csr: bands, maybe empty)
+  bool runs_vectors = false;
   bool splits_bands = false;                  ///< some tile band is split over several blocks
   PlanReport report;  ///< kernel, n, precision, input, pipeline, band groups, predictions and reason
 };

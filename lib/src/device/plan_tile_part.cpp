@@ -25,7 +25,8 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
   // Tile part: the descriptors of the tile bands, in the matrix's longest-first order.
   std::vector<kernels::TileRowWork> tile_work;
   for (const kernels::TileRowWork& w : m.row_work_host) {
-    if (draft.to_csr[static_cast<std::size_t>(w.tile_row)]) continue;
+    const auto band = static_cast<std::size_t>(w.tile_row);
+    if (draft.to_csr[band] || draft.to_vectors[band]) continue;  // on the CSR or the narrow-vector part
     tile_work.push_back(w);
     const detail::BandStats& s = m.band_stats[static_cast<std::size_t>(w.tile_row)];
     report.sparse24_tiles += s.sparse24_tiles;

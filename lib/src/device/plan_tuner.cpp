@@ -24,6 +24,7 @@
 #include "device/plan_access.hpp"
 #include "device/plan_draft.hpp"
 #include "kernels/spmm_params.hpp"
+#include "kernels/vector_params.hpp"
 
 namespace bcsr24::detail {
 
@@ -54,20 +55,25 @@ struct Drafted {
 /// Two drafts that build the same plan: same bands on CSR, same grouping and, for a one-band-per-block tile part,
 /// the same pipeline and split.
 bool same_plan(const PlanDraft& x, const PlanDraft& y) {
-  if (x.to_csr != y.to_csr || (x.groups != nullptr) != (y.groups != nullptr)) return false;
+  if (x.to_csr != y.to_csr || x.to_vectors != y.to_vectors || (x.groups != nullptr) != (y.groups != nullptr))
+    return false;
   if (!x.runs_tiles || x.groups != nullptr) return true;
   return x.tile_pipeline == y.tile_pipeline && x.splits_bands == y.splits_bands &&
          (!x.splits_bands || x.tiles_per_part == y.tiles_per_part);
 }
 
 /// The identity a draft is stored as: its forced knobs, with the paths named by what the draft runs (a hybrid
-/// split that puts no band, or every band, on CSR is a pure plan).
+/// split that puts no band, or every band, on CSR is a pure plan; a plan with bands on vectors is named by its
+/// forced path, and counts its bands on CSR or vectors).
 Drafted identify(PlanDraft draft, bool split_long_bands) {
   Drafted d;
   d.bands_on_csr = static_cast<std::size_t>(std::count(draft.to_csr.begin(), draft.to_csr.end(), 1));
-  d.choice.paths = d.bands_on_csr == 0                    ? BandPaths::tiles
+  const auto on_vectors = static_cast<std::size_t>(std::count(draft.to_vectors.begin(), draft.to_vectors.end(), 1));
+  d.choice.paths = on_vectors > 0                         ? draft.paths
+                   : d.bands_on_csr == 0                    ? BandPaths::tiles
                    : d.bands_on_csr == draft.to_csr.size() ? BandPaths::csr
                                                            : BandPaths::hybrid;
+  d.bands_on_csr += on_vectors;
   d.choice.split_long_bands = split_long_bands;
   d.choice.tile_pipeline = draft.tile_pipeline;
   d.choice.band_groups = draft.groups != nullptr;
@@ -184,6 +190,9 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   space.csr_only = model.report.csr_only_us >= 0.0;
   space.deep_pipeline = deep_exists;
   space.band_groups = n >= kTuneGroupMinColumns;  // where the device, mode or layout refuse them, drafting fails
+  space.vectors = kernels::vectors_supported(model.mode) && m.vectors.bands > 0;
+  // The candidate copy only (never the copy of every band, which another thread may be adding).
+  space.vectors_only = kernels::vectors_supported(model.mode) && m.vectors.bands == m.tile_rows;
   bool drafting_cut = false;
   for (const TunedChoice& choice : candidate_choices(space)) {
     // Drafting a candidate costs host time (the band split, band-group schedules); at most half the budget goes

@@ -31,6 +31,10 @@ std::vector<TunedChoice> candidate_choices(const CandidateSpace& space) {
     // A group runs its bands whole on its own pipeline: neither choice applies.
     if (space.band_groups) out.push_back({paths, true, TilePipeline::standard, true});
   }
+  // Narrow vectors (uncalibrated in the model, so measured rather than predicted into or out of a plan): one draft
+  // per vector path; the tile part of the hybrid keeps the defaults.
+  if (space.vectors) out.push_back({BandPaths::hybrid_vectors, true, TilePipeline::standard, false});
+  if (space.vectors_only) out.push_back({BandPaths::vectors, true, TilePipeline::standard, false});
   return out;
 }
 
@@ -48,7 +52,8 @@ std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& dra
                    [&](std::size_t x, std::size_t y) { return drafts[x].predicted_us < drafts[y].predicted_us; });
   // The best of each path the model's choice is not, so that tiles only, the hybrid and CSR only are all timed
   // where the model ranks them within reach.
-  for (const BandPaths paths : {BandPaths::tiles, BandPaths::hybrid, BandPaths::csr}) {
+  for (const BandPaths paths :
+       {BandPaths::tiles, BandPaths::hybrid, BandPaths::csr, BandPaths::hybrid_vectors, BandPaths::vectors}) {
     if (paths == drafts[0].paths) continue;
     for (const std::size_t i : order)
       if (drafts[i].paths == paths) {
@@ -243,6 +248,11 @@ std::string describe_choice(const TunedChoice& choice, std::size_t bands_on_csr,
   std::string out;
   switch (choice.paths) {
     case BandPaths::csr: return "CSR only";
+    case BandPaths::vectors: return "narrow vectors only";
+    case BandPaths::hybrid_vectors:
+      out = "hybrid with vectors (" + std::to_string(bands_on_csr) + " of " + std::to_string(bands) +
+            " bands on CSR or vectors)";
+      break;
     case BandPaths::hybrid:
       out = "hybrid (" + std::to_string(bands_on_csr) + " of " + std::to_string(bands) + " bands on CSR)";
       break;

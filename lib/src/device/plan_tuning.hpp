@@ -18,7 +18,7 @@ namespace bcsr24::detail {
 /// A candidate plan's identity: the knobs that rebuild exactly that plan through the cost model (Tuning::model)
 /// on the same matrix, n, B and output types and device. This, not a timing, is what an operator stores.
 struct TunedChoice {
-  BandPaths paths = BandPaths::tiles;                   ///< tiles, csr or hybrid (never automatic)
+  BandPaths paths = BandPaths::tiles;                   ///< tiles, csr, hybrid, vectors or hybrid_vectors (never automatic)
   bool split_long_bands = true;
   TilePipeline tile_pipeline = TilePipeline::standard;  ///< standard or deep (never automatic)
   bool band_groups = false;
@@ -35,6 +35,8 @@ struct CandidateSpace {
   bool csr_only = false;       ///< every band has a CSR copy, so CSR only can run
   bool deep_pipeline = false;  ///< the plan's width and operand mode have a deep tile pipeline
   bool band_groups = false;    ///< band groups can run here (device, operand mode, layout) at this n
+  bool vectors = false;        ///< narrow vectors can run (16-bit A and B) and some band has a vector copy
+  bool vectors_only = false;   ///< ... and every band has one, so vectors only can run
 };
 
 /// Fewest columns at which band groups are a candidate: their kernel works on 64-column slices, and its model
@@ -43,7 +45,8 @@ inline constexpr std::int32_t kTuneGroupMinColumns = 64;
 
 /// Every combination of forced choices worth drafting, in a fixed order: per path (tiles, hybrid, CSR only), the
 /// tile bands one per block (long bands split, then whole; standard pipeline, then deep where it exists) and then
-/// in band groups where they can run. Drafts that come out the same plan are merged by the tuner (the first kept).
+/// in band groups where they can run; then, where narrow vectors can run, the hybrid with vectors for the
+/// low-reuse bands (its tile bands one per block, long bands split, standard pipeline) and vectors only. Drafts that come out the same plan are merged by the tuner (the first kept).
 std::vector<TunedChoice> candidate_choices(const CandidateSpace& space);
 
 /// Most candidates measured, the model's own choice included.
@@ -61,7 +64,8 @@ struct CandidateRank {
 };
 
 /// Which candidates are measured (indices into `drafts`, in measuring order): drafts[0], the model's own choice,
-/// always; then the best-predicted candidate of each other path (tiles only, hybrid, CSR only), then the rest by
+/// always; then the best-predicted candidate of each other path (tiles only, hybrid, CSR only, hybrid with vectors,
+/// vectors only), then the rest by
 /// prediction (ties in draft order), skipping any predicted slower than kMaxPredictedRatio x the best
 /// prediction, up to kMaxCandidates. Deterministic: it depends on the predictions only.
 std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& drafts);

@@ -34,7 +34,8 @@ std::int64_t SpmmPlan::workspace_bytes() const noexcept {
                       p.split_groups.bytes() + p.split_partials.bytes() + p.split_counters.bytes() +
                       p.csr_long_blocks.bytes() + p.csr_medium_slots.bytes() +
                       p.csr_short_slots.bytes() + p.groups.bytes() + p.group_steps.bytes() +
-                      p.group_entry_ptr.bytes() + p.group_entries.bytes() + p.group_rows.bytes());
+                      p.group_entry_ptr.bytes() + p.group_entries.bytes() + p.group_rows.bytes() +
+                      p.vector_items.bytes() + p.vector_items_with_entries.bytes());
 }
 const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }
 
@@ -155,7 +156,7 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
 
 void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const void* b_as_given,
                             std::int64_t ldb_as_given, cudaStream_t s) const {
-  // The two parts write disjoint rows of C (a band is on one path), so their order does not matter.
+  // The parts write disjoint rows of C (a band is on one path), so their order does not matter.
   // Rows without entries keep C: only the work with entries runs (not with addends, which every row gets).
   const bool accumulate = k.beta == 1.0f && k.addends.count == 0;
   if (run_tiles && accumulate && tiles_have_empty) {
@@ -190,6 +191,21 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     c.beta = k.beta;
     c.addends = k.addends;
     kernels::launch_csr_kernel(*csr_kernel, c, s);
+  }
+  if (run_vectors) {
+    kernels::VectorSpmmParams v = vector_params;
+    if (accumulate && vectors_have_empty) {
+      v.items = vector_items_with_entries.get();
+      v.item_count = vector_items_with_entries_count;
+    }
+    v.b = k.b;  // the tile part's B: staged where it was not aligned
+    v.ldb = ldb_used;
+    v.c = k.c;
+    v.ldc = k.ldc;
+    v.alpha = k.alpha;
+    v.beta = k.beta;
+    v.addends = k.addends;
+    kernels::launch_vector_kernel(mode, options.output, v, s);
   }
 }
 

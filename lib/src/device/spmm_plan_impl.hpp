@@ -15,6 +15,7 @@
 #include "kernels/csr_params.hpp"
 #include "kernels/kernel_table.hpp"
 #include "kernels/spmm_params.hpp"
+#include "kernels/vector_params.hpp"
 
 namespace bcsr24 {
 
@@ -37,6 +38,8 @@ struct SpmmPlan::Impl {
   void build_tile_part(const DeviceMatrix::Impl& m, const detail::PlanDraft& draft);
   /// The CSR bands' rows by length class and their kernel (device/plan_csr_part.cpp).
   void build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr);
+  /// The narrow-vector bands' windows, longest first, and their launch (device/plan_vector_part.cpp).
+  void build_vector_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_vectors);
   const DeviceMatrix::Impl* a = nullptr;
   const DeviceBandCsr* csr = nullptr;  // the CSR copy the plan's CSR part reads (the matrix's candidates or every band)
   std::int32_t n = 0;
@@ -49,7 +52,12 @@ struct SpmmPlan::Impl {
   kernels::CsrShape csr_shape;
   const kernels::TileKernel* tile = nullptr;  // the kernel-table entries the plan launches
   const kernels::CsrKernel* csr_kernel = nullptr;
-  bool run_tiles = false, run_csr = false;
+  bool run_tiles = false, run_csr = false, run_vectors = false;
+  const DeviceBandVectors* vectors = nullptr;  // the vector copy the plan's vector part reads
+  kernels::VectorSpmmParams vector_params;     // everything but b, ldb, c, ldc, alpha, beta, addends
+  detail::DeviceBuffer<std::int32_t> vector_items, vector_items_with_entries;
+  bool vectors_have_empty = false;
+  std::int32_t vector_items_with_entries_count = 0;
   bool needs_aligned_b = false;  // some part reads B in 16-byte pieces (the tiles; CSR unless n < 8)
   bool split_bands = false;      // the tile kernel's schedule has split bands: launch the instantiation for them
   kernels::OperandMode mode = kernels::OperandMode::f16;  // A's precision and B's element type

@@ -42,7 +42,7 @@ std::string tuned_choice_problem(const B24TunedChoice& c) {
   if (c.n < 1) return "n = " + std::to_string(c.n);
   if (c.input < 1 || c.input > 3) return "B type code " + std::to_string(c.input);
   if (c.output > 1) return "output type code " + std::to_string(c.output);
-  if (c.paths < 1 || c.paths > 3) return "paths code " + std::to_string(c.paths);
+  if (c.paths < 1 || c.paths > 5) return "paths code " + std::to_string(c.paths);
   if (c.split_long_bands > 1 || c.band_groups > 1) return "a flag that is neither 0 nor 1";
   if (c.tile_pipeline < 1 || c.tile_pipeline > 2) return "pipeline code " + std::to_string(c.tile_pipeline);
   if (c.device.empty() || c.device.size() > kMaxDeviceNameBytes)

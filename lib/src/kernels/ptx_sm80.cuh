@@ -22,6 +22,12 @@ __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, 
                : "memory");
 }
 
+/// 8-byte global -> shared copy (.ca: cp.async takes 8-byte copies only through L1). The narrow-vector kernel
+/// brings each lane's 8 bytes of a group's values with it.
+__device__ __forceinline__ void cp_async_8(std::uint32_t dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src) : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
 /// Waits until at most `kPending` committed groups of this thread are still in flight.

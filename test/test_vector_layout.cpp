@@ -1,0 +1,136 @@
+// The narrow-vector kernel's stage and fragment maps (lib/src/kernels/vector_layout.hpp), on the CPU: one K-step
+// emulated from the maps the kernel uses (the copy of 16 gathered B rows with zero-filled columns past the slice's
+// width, the values in B-fragment order, ldmatrix.x4.trans, mma.m16n8k16 with its PTX fragment layouts, the
+// accumulators' place in the result) gives exactly the window's 8 x width product, for every width 1..64; every
+// piece is copied once, every fragment element defined once, and the ldmatrix phases and the accumulator stores
+// are free of bank conflicts.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "format/band_vectors.hpp"
+#include "kernels/vector_layout.hpp"
+#include "kernels/vector_params.hpp"
+
+using namespace bcsr24;
+namespace layout = bcsr24::kernels::vector_layout;
+
+namespace {
+
+constexpr int kLanes = 32;
+constexpr long kPoison = 1000003;  // in a piece no copy wrote: any product that reads it is far off
+
+/// The 8x8 matrix of 16-bit elements whose row r starts at byte address addr[r] of the stage.
+long matrix_element(const std::vector<long>& stage, const int (&addr)[8], int r, int c) {
+  return stage[std::size_t(addr[r] / 2 + c)];
+}
+
+}  // namespace
+
+TEST_CASE("narrow vectors: one K-step through the kernel's maps is the window's product", "[vectors][layout]") {
+  std::mt19937_64 rng(20261126);
+  std::uniform_int_distribution<int> small(-3, 3);
+  for (int width = 1; width <= kernels::kVectorSliceColumns; ++width) {
+    INFO("slice width " << width);
+    const int m_tiles = (width + 15) / 16, chunks = 2 * m_tiles;
+    long b[16][64], vals[16][8];
+    for (auto& row : b)
+      for (long& x : row) x = small(rng);
+    for (auto& v : vals)
+      for (long& x : v) x = small(rng);
+
+    // The copy: 16 rows x `chunks` pieces, each once, inside the B part of the stage; columns past the width are
+    // zero-filled (cp.async's source size).
+    std::vector<long> stage(std::size_t(kernels::kVectorStageBytes / 2), kPoison);
+    std::set<int> pieces;
+    for (int i = 0; i < 16 * chunks; ++i) {
+      const int row = layout::copy_row(i, chunks), chunk = layout::copy_chunk(i, chunks);
+      REQUIRE(row < 16);
+      const int offset = layout::piece_offset(row, chunk);
+      REQUIRE(offset % 16 == 0);
+      REQUIRE(offset + 16 <= kernels::kVectorStageBBytes);
+      CHECK(pieces.insert(offset).second);
+      for (int e = 0; e < 8; ++e) {
+        const int col = 8 * chunk + e;
+        stage[std::size_t(offset / 2 + e)] = col < width ? b[row][col] : 0;
+      }
+    }
+    // The values: the group in fragment order, 8 bytes per lane.
+    std::vector<long> group(std::size_t(detail::kVectorGroupValues), kPoison);
+    for (int k = 0; k < 16; ++k)
+      for (int r = 0; r < 8; ++r) group[std::size_t(detail::vector_value_offset(k, r))] = vals[k][r];
+    for (int lane = 0; lane < kLanes; ++lane)
+      for (int q = 0; q < 4; ++q)
+        stage[std::size_t(layout::values_offset(lane) / 2 + q)] = group[std::size_t(4 * lane + q)];
+
+    // B fragment of mma.m16n8k16 (.col): b0 = B[2t, 2t+1][g], b1 = B[2t+8, 2t+9][g], lane 4g + t.
+    long mma_b[16][8];
+    std::set<int> b_defined;
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const int g = lane >> 2, t = lane & 3, at = layout::values_offset(lane) / 2;
+      const int ks[4] = {2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9};
+      for (int q = 0; q < 4; ++q) {
+        mma_b[ks[q]][g] = stage[std::size_t(at + q)];
+        CHECK(b_defined.insert(ks[q] * 8 + g).second);
+      }
+    }
+
+    long result[8][64];
+    std::set<int> result_defined;
+    for (int mt = 0; mt < m_tiles; ++mt) {
+      // ldmatrix.x4.trans: lane 8q + r gives row r of matrix q; lane 4g + t receives [2t][g] and [2t+1][g] of each.
+      int addr[4][8];
+      for (int lane = 0; lane < kLanes; ++lane)
+        addr[lane / 8][lane % 8] = layout::piece_offset(layout::fragment_row(lane), layout::fragment_chunk(lane, mt));
+      for (int q = 0; q < 4; ++q) {
+        std::set<int> bank_groups;  // one phase: the 8 rows of matrix q, 16 bytes each, in distinct bank groups
+        for (int r = 0; r < 8; ++r) bank_groups.insert((addr[q][r] % 128) / 16);
+        CHECK(bank_groups.size() == 8u);
+      }
+      // A fragment of mma.m16n8k16 (.row): a0 = A[g][2t, 2t+1], a1 = A[g+8][...], a2 = A[g][2t+8, 2t+9], a3 =
+      // A[g+8][2t+8, 2t+9].
+      long mma_a[16][16];
+      std::set<int> a_defined;
+      for (int lane = 0; lane < kLanes; ++lane) {
+        const int g = lane >> 2, t = lane & 3;
+        for (int q = 0; q < 4; ++q)
+          for (int h = 0; h < 2; ++h) {
+            const int m = g + 8 * (q % 2), k = 2 * t + h + 8 * (q / 2);
+            mma_a[m][k] = matrix_element(stage, addr[q], 2 * t + h, g);
+            CHECK(a_defined.insert(m * 16 + k).second);
+          }
+      }
+      // D = A B (16 x 8); lane 4g + t holds d0 = D[g][2t], d1 = D[g][2t+1], d2 = D[g+8][2t], d3 = D[g+8][2t+1].
+      for (int e = 0; e < 4; ++e) {
+        std::set<int> banks;
+        for (int lane = 0; lane < kLanes; ++lane) {
+          const int g = lane >> 2, t = lane & 3;
+          const int m = g + 8 * (e / 2), n = 2 * t + e % 2;
+          long d = 0;
+          for (int k = 0; k < 16; ++k) d += mma_a[m][k] * mma_b[k][n];
+          const int row = layout::acc_row(lane, e), col = layout::acc_column(lane, mt, e);
+          REQUIRE(row < 8);
+          REQUIRE(col < 16 * m_tiles);
+          result[row][col] = d;
+          CHECK(result_defined.insert(row * 64 + col).second);
+          banks.insert((row * layout::kResultStride + col) % 32);
+        }
+        CHECK(banks.size() == 32u);  // the accumulator stores of one register: one wavefront
+      }
+    }
+    CHECK(result_defined.size() == std::size_t(8 * 16 * m_tiles));
+    // C^T(window, slice) = B^T(gathered rows) x A^T(vectors): row r, column j = sum_k vals[k][r] b[k][j].
+    for (int r = 0; r < 8; ++r)
+      for (int j = 0; j < 16 * m_tiles; ++j) {
+        long expected = 0;
+        if (j < width)
+          for (int k = 0; k < 16; ++k) expected += vals[k][r] * b[k][j];
+        CHECK(result[r][j] == expected);
+      }
+    // The epilogue reads four floats per quad from 16-byte aligned addresses.
+    CHECK((layout::kResultStride * 4) % 16 == 0);
+  }
+}
