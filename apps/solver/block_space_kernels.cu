@@ -6,12 +6,14 @@
 #include <string>
 
 #include "bcsr24/error.hpp"
+#include "kernels/ptx_sm80.cuh"  // the library's cp.async wrappers
 #include "launch_support.cuh"
 
 namespace bcsr24::solver::block_gpu {
 
 namespace {
 
+namespace ptx = kernels::ptx;
 using launch::check_launch;
 using launch::grid_for;
 using launch::kThreads;
@@ -111,25 +113,14 @@ constexpr int kGramStages = 2;
 constexpr std::size_t kGramSharedBytes = kGramStages * kGramStageDoubles * sizeof(double);
 static_assert(kGramStages * kGramStageDoubles >= kThreads * kTilePitch, "the group sums fit in the stages");
 
-__device__ __forceinline__ void copy_async_8(double* shared, const double* global) {
-  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(to), "l"(global));
-}
-__device__ __forceinline__ void copy_async_16(double* shared, const double* global) {
-  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(global));
-}
-__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;"); }
-/// Waits until at most one committed group of copies is still in flight.
-__device__ __forceinline__ void copy_wait_all_but_one() { asm volatile("cp.async.wait_group 1;"); }
-
 /// Copies `count` doubles from global to shared memory (16-byte pieces where `pairs`: both ends 16-byte aligned).
 __device__ __forceinline__ void copy_rows_async(double* shared, const double* global, int count, bool pairs) {
   if (pairs) {
     for (int e = 2 * static_cast<int>(threadIdx.x); e < count; e += 2 * kThreads)
-      copy_async_16(shared + e, global + e);
+      ptx::cp_async_16(ptx::smem_addr(shared + e), global + e, 16);
   } else {
-    for (int e = static_cast<int>(threadIdx.x); e < count; e += kThreads) copy_async_8(shared + e, global + e);
+    for (int e = static_cast<int>(threadIdx.x); e < count; e += kThreads)
+      ptx::cp_async_8(ptx::smem_addr(shared + e), global + e);
   }
 }
 
@@ -183,11 +174,11 @@ __global__ void __launch_bounds__(kThreads) gram_partial(const double* left, Gra
 #pragma unroll
   for (int i = 0; i < kTile * kTile; ++i) acc[i] = 0.0;
   if (chunks > 0) issue(0);
-  copy_commit();
+  ptx::cp_async_commit();
   for (int c = 0; c < chunks; ++c) {
     if (c + 1 < chunks) issue(c + 1);
-    copy_commit();
-    copy_wait_all_but_one();
+    ptx::cp_async_commit();
+    ptx::cp_async_wait<1>();  // the chunk issued one step earlier has landed
     __syncthreads();
     const double* stage = gram_shared + (c % kGramStages) * kGramStageDoubles;
     const int rows = static_cast<int>(min(std::int64_t(chunk_rows), end - (begin + std::int64_t(c) * chunk_rows)));
