@@ -134,6 +134,7 @@ DeviceBandVectors upload_vectors(const detail::BandVectors& v, std::int32_t tile
     d.first_window[static_cast<std::size_t>(v.bands[i])] = static_cast<std::int32_t>(i * detail::kWindowsPerBand);
   d.groups.resize(v.window.size());
   for (std::size_t w = 0; w < v.window.size(); ++w) d.groups[w] = v.group_ptr[w + 1] - v.group_ptr[w];
+  if (!v.group_ptr.empty()) d.group_begin.assign(v.group_ptr.begin(), v.group_ptr.end() - 1);
   d.bands = static_cast<std::int32_t>(v.bands.size());
   return d;
 }

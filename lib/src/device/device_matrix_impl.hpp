@@ -61,6 +61,7 @@ struct DeviceBandVectors {
   detail::DeviceBuffer<std::uint16_t> values;    // 128 per group
   std::vector<std::int32_t> first_window;        // per band: position of its first window, -1 without a copy
   std::vector<std::int32_t> groups;              // per position: groups of 16 vectors
+  std::vector<std::int32_t> group_begin;         // per position: its first group (the plan's schedule names groups)
   std::int32_t bands = 0;
 
   std::int64_t bytes() const {

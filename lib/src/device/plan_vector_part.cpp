@@ -1,6 +1,6 @@
 // The narrow-vector part of a plan (SpmmPlan::Impl::build_vector_part): the windows of the bands that run as 8x1
-// column vectors on tensor cores, longest first, the list without the empty ones (run() with beta == 1), and the
-// report's counts.
+// column vectors on tensor cores, longest first, their schedule over the warps the GPU keeps resident (with and
+// without the empty windows: run() with beta == 1), the split windows' workspace, and the report's counts.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -8,6 +8,8 @@
 
 #include "bcsr24/error.hpp"
 #include "device/spmm_plan_impl.hpp"
+#include "device/cuda_check.hpp"
+#include "device/vector_schedule.hpp"
 #include "format/band_vectors.hpp"
 
 namespace bcsr24 {
@@ -19,7 +21,7 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
     throw InvalidArgument(std::string("SpmmPlan: narrow vectors take fp16 or bf16 A with B of the same type (this "
                                       "plan: ") + kernels::operand_mode_name(mode) + ")");
   const DeviceBandVectors& v = *vectors;
-  std::vector<std::int32_t> items;
+  std::vector<detail::VectorWindowWork> windows;
   for (std::size_t b = 0; b < to_vectors.size(); ++b) {
     if (!to_vectors[b]) continue;
     const std::int32_t position = v.first_window[b];
@@ -30,35 +32,58 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
     report.vector_nnz += nnz;
     if (nnz == 0) ++report.empty_bands;
     for (int h = 0; h < detail::kWindowsPerBand; ++h) {
-      items.push_back(position + h);
+      const std::size_t at = std::size_t(position + h);
+      windows.push_back(detail::VectorWindowWork{std::int32_t(b) * detail::kWindowsPerBand + h, v.group_begin[at],
+                                                 v.groups[at]});
       // A window's column indices and values, and its index and group pointer.
-      report.vector_bytes += std::int64_t(v.groups[std::size_t(position + h)]) * detail::kVectorGroup * (4 + 16) + 8;
+      report.vector_bytes += std::int64_t(v.groups[at]) * detail::kVectorGroup * (4 + 16) + 8;
     }
   }
-  // Longest windows first: they are the launch's tail otherwise. Stable: the same plan every time.
-  std::stable_sort(items.begin(), items.end(), [&](std::int32_t x, std::int32_t y) {
-    return v.groups[std::size_t(x)] > v.groups[std::size_t(y)];
-  });
-  std::vector<std::int32_t> with_entries;
-  for (const std::int32_t item : items)
-    if (v.groups[std::size_t(item)] > 0) with_entries.push_back(item);
+  // Longest windows first: they start first, so that the parts of split windows and the warps with few long
+  // pieces run beside the many short ones instead of after them. Stable: the same plan every time.
+  std::stable_sort(windows.begin(), windows.end(), [](const detail::VectorWindowWork& x,
+                                                      const detail::VectorWindowWork& y) { return x.groups > y.groups; });
+  // As many warps per column slice as the GPU keeps resident at this width, over all slices.
+  const std::int32_t slices = kernels::vector_slices(n);
+  const std::int64_t resident = kernels::vector_resident_warps(mode, options.output, n, m.multiprocessors);
+  const std::int64_t warps = std::max<std::int64_t>(1, (resident + slices - 1) / slices);
+  std::int64_t total_steps = 0;
+  for (const detail::VectorWindowWork& w : windows) total_steps += w.groups;
+  const std::int32_t piece_steps = detail::vector_piece_steps(total_steps, warps);
+  const detail::VectorSchedule all = detail::make_vector_schedule(windows, true, piece_steps, warps);
   run_vectors = true;
-  vectors_have_empty = with_entries.size() < items.size();
-  if (vectors_have_empty) {
-    vector_items_with_entries_count = static_cast<std::int32_t>(with_entries.size());
-    if (!with_entries.empty()) vector_items_with_entries = detail::DeviceBuffer<std::int32_t>(with_entries);
-  }
+  upload_vector_schedule(vector_all, all);
+  vectors_have_empty = std::any_of(windows.begin(), windows.end(), [](const detail::VectorWindowWork& w) {
+    return w.groups == 0;
+  });
+  // The same split (the same slots) without the empty windows: their parts are dealt the same way.
+  if (vectors_have_empty)
+    upload_vector_schedule(vector_with_entries, detail::make_vector_schedule(windows, false, piece_steps, warps));
   kernels::VectorSpmmParams& p = vector_params;
-  p.items = detail::upload_to(vector_items, items);
-  p.item_count = static_cast<std::int32_t>(items.size());
-  p.window = v.window.get();
-  p.group_ptr = v.group_ptr.get();
+  if (!all.slots.empty()) {
+    vector_slots = detail::DeviceBuffer<kernels::VectorSlot>(all.slots);
+    vector_partials = detail::DeviceBuffer<float>(all.slots.size() * std::size_t(slices) * kernels::kVectorSlotFloats);
+    vector_counters = detail::DeviceBuffer<unsigned>(all.slots.size() * std::size_t(slices));
+    BCSR24_CUDA_CHECK(cudaMemset(vector_counters.get(), 0, vector_counters.bytes()));
+    p.slots = vector_slots.get();
+    p.partials = vector_partials.get();
+    p.counters = vector_counters.get();
+  }
   p.col = v.col.get();
   p.values = v.values.get();
   p.row_map = m.row_map.get();
   p.stored_row_exponent = m.stored_row_exponent.get();
   p.rows = m.rows;
   p.n = n;
+}
+
+void SpmmPlan::Impl::upload_vector_schedule(VectorScheduleBuffers& to, const detail::VectorSchedule& s) {
+  to.steps = detail::DeviceBuffer<std::int32_t>(s.steps);
+  to.pieces = detail::DeviceBuffer<kernels::VectorPiece>(s.pieces);
+  to.warp_steps = detail::DeviceBuffer<std::int32_t>(s.warp_steps);
+  to.warp_pieces = detail::DeviceBuffer<std::int32_t>(s.warp_pieces);
+  to.warps = s.warps();
+  to.piece_count = static_cast<std::int32_t>(s.pieces.size());
 }
 
 }  // namespace bcsr24

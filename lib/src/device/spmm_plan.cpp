@@ -35,7 +35,8 @@ std::int64_t SpmmPlan::workspace_bytes() const noexcept {
                       p.csr_long_blocks.bytes() + p.csr_medium_slots.bytes() +
                       p.csr_short_slots.bytes() + p.groups.bytes() + p.group_steps.bytes() +
                       p.group_entry_ptr.bytes() + p.group_entries.bytes() + p.group_rows.bytes() +
-                      p.vector_items.bytes() + p.vector_items_with_entries.bytes());
+                      p.vector_all.bytes() + p.vector_with_entries.bytes() + p.vector_slots.bytes() +
+                      p.vector_partials.bytes() + p.vector_counters.bytes());
 }
 const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }
 
@@ -194,10 +195,13 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
   }
   if (run_vectors) {
     kernels::VectorSpmmParams v = vector_params;
-    if (accumulate && vectors_have_empty) {
-      v.items = vector_items_with_entries.get();
-      v.item_count = vector_items_with_entries_count;
-    }
+    const VectorScheduleBuffers& schedule = accumulate && vectors_have_empty ? vector_with_entries : vector_all;
+    v.steps = schedule.steps.get();
+    v.pieces = schedule.pieces.get();
+    v.piece_count = schedule.piece_count;
+    v.warp_steps = schedule.warp_steps.get();
+    v.warp_pieces = schedule.warp_pieces.get();
+    v.warps = schedule.warps;
     v.b = k.b;  // the tile part's B: staged where it was not aligned
     v.ldb = ldb_used;
     v.c = k.c;

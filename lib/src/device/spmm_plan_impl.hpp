@@ -11,6 +11,7 @@
 #include "device/device_buffer.hpp"
 #include "device/device_matrix_impl.hpp"
 #include "device/plan_draft.hpp"
+#include "device/vector_schedule.hpp"
 #include "kernels/band_group_params.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/kernel_table.hpp"
@@ -38,8 +39,16 @@ struct SpmmPlan::Impl {
   void build_tile_part(const DeviceMatrix::Impl& m, const detail::PlanDraft& draft);
   /// The CSR bands' rows by length class and their kernel (device/plan_csr_part.cpp).
   void build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr);
-  /// The narrow-vector bands' windows, longest first, and their launch (device/plan_vector_part.cpp).
+  /// The narrow-vector bands' windows, longest first, their schedule and workspace (device/plan_vector_part.cpp).
   void build_vector_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_vectors);
+  /// A narrow-vector schedule on the device (device/vector_schedule.hpp).
+  struct VectorScheduleBuffers {
+    detail::DeviceBuffer<std::int32_t> steps, warp_steps, warp_pieces;
+    detail::DeviceBuffer<kernels::VectorPiece> pieces;
+    std::int32_t warps = 0, piece_count = 0;
+    std::size_t bytes() const { return steps.bytes() + warp_steps.bytes() + warp_pieces.bytes() + pieces.bytes(); }
+  };
+  static void upload_vector_schedule(VectorScheduleBuffers& to, const detail::VectorSchedule& s);
   const DeviceMatrix::Impl* a = nullptr;
   const DeviceBandCsr* csr = nullptr;  // the CSR copy the plan's CSR part reads (the matrix's candidates or every band)
   std::int32_t n = 0;
@@ -54,10 +63,15 @@ struct SpmmPlan::Impl {
   const kernels::CsrKernel* csr_kernel = nullptr;
   bool run_tiles = false, run_csr = false, run_vectors = false;
   const DeviceBandVectors* vectors = nullptr;  // the vector copy the plan's vector part reads
-  kernels::VectorSpmmParams vector_params;     // everything but b, ldb, c, ldc, alpha, beta, addends
-  detail::DeviceBuffer<std::int32_t> vector_items, vector_items_with_entries;
+  // Everything but the schedule, b, ldb, c, ldc, alpha, beta and addends.
+  kernels::VectorSpmmParams vector_params;
+  // Every window, and (where some are empty) only those with entries: run() with beta == 1 launches the second.
+  // Both split the same windows into the same slots, so they share the partial sums and counters.
+  VectorScheduleBuffers vector_all, vector_with_entries;
   bool vectors_have_empty = false;
-  std::int32_t vector_items_with_entries_count = 0;
+  detail::DeviceBuffer<kernels::VectorSlot> vector_slots;
+  detail::DeviceBuffer<float> vector_partials;
+  detail::DeviceBuffer<unsigned> vector_counters;
   bool needs_aligned_b = false;  // some part reads B in 16-byte pieces (the tiles; CSR unless n < 8)
   bool split_bands = false;      // the tile kernel's schedule has split bands: launch the instantiation for them
   kernels::OperandMode mode = kernels::OperandMode::f16;  // A's precision and B's element type

@@ -4,15 +4,27 @@
 // window's 8 rows, K = 16 vectors. Only the B rows of columns that hold a nonzero in the window are read, as the
 // CSR kernel reads them, but the products run on tensor cores with fp32 accumulation.
 //
-// One warp per (window, 64-column slice); four independent warps per block. Per K-step a warp gathers the 16 B
-// rows its vectors name (cp.async, 16 bytes per piece, columns past n zero-filled by the copy) and the step's 256
-// bytes of values into one of kVectorStages stages, issued kVectorStages - 1 steps ahead; the B rows of the step
-// after that are loaded one iteration early into a register, so no global load stands in front of a copy. The
-// values are stored in the mma's B-fragment order (each lane's two registers are 8 consecutive bytes); the
-// gathered B rows are read with ldmatrix.x4.trans, which hands each lane its A-fragment of B^T. The window's
-// 8 x slice result goes through shared memory so that C is written four columns per access, with the tile
-// kernel's epilogue: per-row multiplier alpha * 2^e, output addends, beta (C not read when beta == 0), fp32 or fp16
-// C, rows through the row map.
+// Work distribution (device/vector_schedule.hpp): the plan cuts the windows, longest first, into pieces (a whole
+// window, or a part of at most S K-steps of a longer one) and gives each warp of a column slice a contiguous run
+// of pieces with about the same number of K-steps; the grid holds about as many warps as the GPU keeps resident
+// at this width. A warp walks its run as one flat sequence of K-steps with one cp.async pipeline across piece
+// boundaries: the producer issues step i + kVectorStages - 1 (the next piece's first steps when the current one
+// ends: a step names its group directly, so crossing a window costs no extra round trip), the consumer computes
+// step i, and after a piece's last step it runs that piece's epilogue while the next pieces' copies are in flight.
+// The epilogue writes C straight from the accumulators (no shared staging: the stages hold copies in flight);
+// its piece descriptor and row map / exponents are loaded one piece ahead. A part of a split window publishes its
+// partial sum to the plan's workspace; the part that counts last adds all parts in part order and writes C, so
+// every output element has one fixed summation order (bit-identical repeats, no float atomics).
+//
+// Per K-step a warp gathers the 16 B rows its vectors name (cp.async, 16 bytes per piece, columns past n
+// zero-filled by the copy) and the step's 256 bytes of values into one of kVectorStages stages; the B rows of the
+// step after that are loaded one iteration early into a register, and that step's schedule entry one iteration
+// before that, so no global load stands in front of a copy. The values are stored in the mma's B-fragment order
+// (each lane's two registers are 8 consecutive bytes); the gathered B rows are read with ldmatrix.x4.trans, which
+// hands each lane its A-fragment of B^T. A stage is as wide as the launch's widest slice needs (2, 4 or 8 pieces a
+// row, vector_layout.hpp), so narrow n takes less shared memory. The epilogue is the tile kernel's: per-row
+// multiplier alpha * 2^e, output addends, beta (C not read when beta == 0), fp32 or fp16 C, rows through the row
+// map, any C alignment (element stores).
 //
 // Three instantiations (fp16 A and B with fp32 or fp16 C, bf16 with fp32 C): the slice's width is a run-time
 // bound of the loops (1 to 4 m16 tiles), not a template parameter, so a narrow n costs no instantiation of its
@@ -20,6 +32,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -42,32 +55,152 @@ constexpr int kWarp = 32;
 constexpr int kGroupValues = detail::kVectorGroupValues;
 static_assert(detail::kVectorGroup == 16 && detail::kWindowRows == 8, "the K and N of mma.m16n8k16");
 static_assert(kGroupValues * 2 == kWarp * 8, "a group's values are 8 bytes per lane");
-static_assert(kVectorStageBytes == kVectorStageBBytes + kGroupValues * 2, "a stage: 16 B rows, then the values");
+static_assert(kVectorStageValueBytes == kGroupValues * 2, "a stage: 16 B rows, then the values");
+static_assert(kVectorSlotFloats == 4 * kWarp * 4, "a slot: 4 m16 tiles of 4 accumulators per lane");
+
+/// Per lane, the two window rows its accumulators hold (acc_row(lane, 0) and + 1): C row (-1: none), and the two
+/// 16-bit exponents in one register (registers are the kernel's occupancy limit).
+struct VectorRows {
+  std::int32_t out_row[2];
+  std::uint32_t exponents;
+  __device__ __forceinline__ int exponent(int h) const { return int(std::int16_t(exponents >> (16 * h))); }
+};
+
+__device__ __forceinline__ VectorRows load_rows(const VectorSpmmParams& p, std::int32_t window, int lane) {
+  VectorRows r;
+  r.exponents = 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const std::int64_t stored_row = std::int64_t(window) * 8 + layout::acc_row(lane, h);
+    // Reordered layouts write a stored row to the C row it came from; padding rows (-1) and rows past A's are skipped.
+    r.out_row[h] = p.row_map != nullptr ? __ldg(p.row_map + stored_row)
+                                        : (stored_row < p.rows ? std::int32_t(stored_row) : -1);
+    if (p.stored_row_exponent != nullptr)
+      r.exponents |= std::uint32_t(std::uint16_t(__ldg(p.stored_row_exponent + stored_row))) << (16 * h);
+  }
+  return r;
+}
+
+__device__ __forceinline__ VectorPiece load_piece(const VectorSpmmParams& p, std::int32_t piece) {
+  if (piece >= p.piece_count) return VectorPiece{};  // past the schedule's end: never used
+  const int2 x = __ldg(reinterpret_cast<const int2*>(p.pieces) + piece);
+  return VectorPiece{x.x, x.y};
+}
+
+/// A part of a split window: publish its partial sum; in the part that counts last, replace `acc` by the sum of
+/// all parts in part order (the same order every run, whichever part arrives last) and return true.
+__device__ __forceinline__ bool combine_parts(const VectorSpmmParams& p, std::int32_t own_slot, int m_tiles,
+                                              int lane, float (&acc)[4][4]) {
+  const int slice = blockIdx.y;
+  const int2 window_slots = __ldg(reinterpret_cast<const int2*>(p.slots) + own_slot);  // first slot, parts
+  const std::int32_t first_slot = window_slots.x, parts = window_slots.y;
+  auto slot = [&](std::int32_t s) {
+    return reinterpret_cast<float4*>(p.partials) + (std::size_t(s) * gridDim.y + slice) * (kVectorSlotFloats / 4);
+  };
+  float4* own = slot(own_slot);
+#pragma unroll
+  for (int mt = 0; mt < 4; ++mt)
+    if (mt < m_tiles) own[mt * kWarp + lane] = make_float4(acc[mt][0], acc[mt][1], acc[mt][2], acc[mt][3]);
+  __threadfence();  // the partial is visible device-wide before the counter says it is there
+  __syncwarp();
+  int last = 0;
+  if (lane == 0) {
+    unsigned* counter = p.counters + std::size_t(first_slot) * gridDim.y + slice;
+    last = atomicAdd(counter, 1u) == unsigned(parts - 1);
+    if (last) *counter = 0;  // every part has counted: reset for the next run
+  }
+  if (!__shfl_sync(0xffffffffu, last, 0)) return false;
+  __threadfence();
+#pragma unroll
+  for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[mt][e] = 0.0f;
+#pragma unroll 4
+  for (std::int32_t part = 0; part < parts; ++part) {
+    const float4* partial = slot(first_slot + part);
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt) {
+      if (mt < m_tiles) {
+        const float4 x = __ldcg(partial + mt * kWarp + lane);  // from L2: other SMs wrote them
+        acc[mt][0] += x.x;
+        acc[mt][1] += x.y;
+        acc[mt][2] += x.z;
+        acc[mt][3] += x.w;
+      }
+    }
+  }
+  return true;
+}
+
+/// C(window rows, slice) from the accumulators: for one (mt, e) the warp writes 4 rows x 8 consecutive columns.
+template <typename OutT>
+__device__ __forceinline__ void write_window(const VectorSpmmParams& p, const VectorRows& rows, int slice0,
+                                             int m_tiles, int lane, const float (&acc)[4][4]) {
+  OutT* c = static_cast<OutT*>(p.c);
+  float multiplier[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) multiplier[h] = row_multiplier(p.alpha, rows.exponent(h));
+#pragma unroll
+  for (int mt = 0; mt < 4; ++mt) {
+    if (mt >= m_tiles) break;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int h = e % 2;
+      const std::int32_t out_row = rows.out_row[h];
+      const int out_col = slice0 + layout::acc_column(lane, mt, e);
+      if (out_row < 0 || out_row >= p.rows || out_col >= p.n) continue;
+      // Stored values are A * 2^-e: the row's multiplier alpha * 2^e undoes it, or, where that is not a normal
+      // float (NaN), 2^e then alpha in two steps (as the tile epilogue).
+      float v[1] = {multiplier[h] == multiplier[h] ? acc[mt][e] * multiplier[h]
+                                                   : p.alpha * scale_by_power_of_two(acc[mt][e], rows.exponent(h))};
+      add_output_addends<1>(p.addends, out_row, out_col, p.n, v);
+      OutT* out = c + std::size_t(out_row) * p.ldc + out_col;
+      // beta == 0 must not read C: it may hold NaN or garbage.
+      store_output<OutT>(out, p.beta == 0.0f ? v[0] : v[0] + p.beta * load_output<OutT>(out));
+    }
+  }
+}
 
 template <bool kBf16, typename OutT>
-__global__ void __launch_bounds__(kVectorWarps * kWarp) vector_spmm_kernel(const VectorSpmmParams p) {
+__global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
+    vector_spmm_kernel(const VectorSpmmParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-  const std::int64_t item = std::int64_t(blockIdx.x) * kVectorWarps + warp;
-  if (item >= p.item_count) return;  // the warps of a block never wait for each other
+  const std::int32_t w = std::int32_t(blockIdx.x) * kVectorWarps + warp;
+  if (w >= p.warps) return;  // the warps of a block never wait for each other
+  const std::int32_t step_begin = __ldg(p.warp_steps + w);
+  const std::int32_t step_count = __ldg(p.warp_steps + w + 1) - step_begin;
+  if (step_count == 0) return;
+  std::int32_t piece = __ldg(p.warp_pieces + w);
   const int slice0 = blockIdx.y * kVectorSliceColumns;
   const int width = min(kVectorSliceColumns, p.n - slice0);
   const int m_tiles = (width + 15) / 16;
   const int chunks = 2 * m_tiles;  // pieces of a B row this slice copies; those past n are zero-filled
-  const std::int32_t position = __ldg(p.items + item);
-  const std::int32_t window = __ldg(p.window + position);
-  const std::int32_t first = __ldg(p.group_ptr + position);
-  const std::int32_t steps = __ldg(p.group_ptr + position + 1) - first;
-  unsigned char* warp_smem = smem + warp * kVectorStages * kVectorStageBytes;
+  const int stage_chunks = layout::stage_chunks(min(p.n, kVectorSliceColumns));  // as the launch sized them
+  const int stage_bytes = layout::stage_bytes(stage_chunks);
+  unsigned char* warp_smem = smem + warp * kVectorStages * stage_bytes;
   const std::uint32_t warp_base = ptx::smem_addr(warp_smem);
 
-  // Lane r < 16: the B row of vector r of step s (0 elsewhere, and past the last step).
-  auto load_cols = [&](std::int32_t s) -> std::int32_t {
-    return lane < 16 && s < steps ? __ldg(p.col + (std::int64_t(first + s) * 16 + lane)) : 0;
+  // Step s of the run: its schedule entry (warp-uniform; no group past the run's end), its B rows (lane r < 16:
+  // the B row of vector r), its copies into `stage` (vector_layout.hpp: swizzled pieces, conflict-free ldmatrix).
+  auto load_step = [&](std::int32_t s) -> std::uint32_t {
+    return s < step_count ? std::uint32_t(__ldg(p.steps + step_begin + s)) : std::uint32_t(kVectorNoGroup);
   };
-  // The copies of step s into `stage` (vector_layout.hpp: swizzled pieces, so that ldmatrix is conflict-free).
-  auto issue = [&](std::int32_t s, int stage, std::int32_t cols) {
-    const std::uint32_t base = warp_base + std::uint32_t(stage * kVectorStageBytes);
+  auto group_of = [](std::uint32_t entry) { return std::int32_t(entry & ~kVectorLastStep); };
+  auto load_cols = [&](std::uint32_t entry) -> std::int32_t {
+    const std::int32_t g = group_of(entry);
+    return lane < 16 && g != kVectorNoGroup ? __ldg(p.col + (std::int64_t(g) * 16 + lane)) : 0;
+  };
+  // What the consumer needs of the step in each stage, set when it is issued: bit `stage` says it ends a piece,
+  // bit 8 + stage that it has no group (one register: registers are the kernel's occupancy limit).
+  unsigned stage_bits = 0;
+  auto issue = [&](std::uint32_t entry, int stage, std::int32_t cols) {
+    const std::int32_t g = group_of(entry);
+    stage_bits &= ~(0x101u << stage);
+    stage_bits |= ((entry & kVectorLastStep) != 0 ? 1u : 0u) << stage;
+    stage_bits |= (g == kVectorNoGroup ? 0x100u : 0u) << stage;
+    if (g == kVectorNoGroup) return;  // warp-uniform: an empty window, or past the run's end
+    const std::uint32_t base = warp_base + std::uint32_t(stage * stage_bytes);
     for (int idx0 = 0; idx0 < 16 * chunks; idx0 += kWarp) {  // the same trip count in every lane (shuffles)
       const int idx = idx0 + lane;
       const int row = layout::copy_row(idx, chunks);
@@ -77,98 +210,68 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp) vector_spmm_kernel(const
         const int col0 = slice0 + 8 * chunk;
         const int bytes = max(0, min(8, p.n - col0)) * 2;
         const std::uint16_t* src = p.b + std::int64_t(b_row) * p.ldb + (bytes > 0 ? col0 : 0);
-        ptx::cp_async_16(base + std::uint32_t(layout::piece_offset(row, chunk)), src, bytes);
+        ptx::cp_async_16(base + std::uint32_t(layout::piece_offset(row, chunk, stage_chunks)), src, bytes);
       }
     }
-    ptx::cp_async_8(base + layout::values_offset(lane), p.values + (std::int64_t(first + s) * kGroupValues + lane * 4));
+    ptx::cp_async_8(base + std::uint32_t(layout::values_offset(lane, stage_chunks)),
+                    p.values + (std::int64_t(g) * kGroupValues + lane * 4));
   };
 
-  float acc[4][4] = {};
   for (int s = 0; s < kVectorStages - 1; ++s) {
-    if (s < steps) issue(s, s, load_cols(s));
+    const std::uint32_t entry = load_step(s);
+    issue(entry, s, load_cols(entry));
     ptx::cp_async_commit();  // one group per step, empty or not: the wait count stays exact at the tail
   }
-  std::int32_t cols_ahead = load_cols(kVectorStages - 1);
+  std::uint32_t entry_ahead = load_step(kVectorStages - 1);  // step i + kVectorStages - 1 at iteration i
+  std::int32_t cols_ahead = load_cols(entry_ahead);
+  std::uint32_t entry_next = load_step(kVectorStages);       // step i + kVectorStages
+  // The epilogue's inputs, a piece ahead: the current piece's descriptor and rows, the next piece's descriptor.
+  VectorPiece current = load_piece(p, piece);
+  VectorRows rows = load_rows(p, current.window, lane);
+  VectorPiece next = load_piece(p, piece + 1);
+
+  float acc[4][4] = {};
   const int fragment_row = layout::fragment_row(lane);
-  for (std::int32_t i = 0; i < steps; ++i) {
-    const std::int32_t ahead = i + kVectorStages - 1;
+  for (std::int32_t i = 0; i < step_count; ++i) {
     // Into the stage computed in the previous iteration (every lane left it at that iteration's __syncwarp).
-    if (ahead < steps) issue(ahead, ahead % kVectorStages, cols_ahead);
+    issue(entry_ahead, (i + kVectorStages - 1) % kVectorStages, cols_ahead);
     ptx::cp_async_commit();
-    cols_ahead = load_cols(ahead + 1);
+    entry_ahead = entry_next;
+    cols_ahead = load_cols(entry_ahead);
+    entry_next = load_step(i + kVectorStages + 1);
     ptx::cp_async_wait<kVectorStages - 1>();
     __syncwarp();
     const int stage = i % kVectorStages;
-    const std::uint32_t base = warp_base + std::uint32_t(stage * kVectorStageBytes);
-    const uint2 values = *reinterpret_cast<const uint2*>(warp_smem + stage * kVectorStageBytes + layout::values_offset(lane));
+    if (((stage_bits >> (8 + stage)) & 1u) == 0) {
+      const std::uint32_t base = warp_base + std::uint32_t(stage * stage_bytes);
+      const uint2 values =
+          *reinterpret_cast<const uint2*>(warp_smem + stage * stage_bytes + layout::values_offset(lane, stage_chunks));
 #pragma unroll
-    for (int mt = 0; mt < 4; ++mt) {
-      if (mt < m_tiles) {
-        // The four 8x8 matrices are the A fragment of B^T (vector_layout.hpp); the values its B fragment.
-        std::uint32_t a[4];
-        ptx::ldmatrix_x4_trans(
-            a, base + std::uint32_t(layout::piece_offset(fragment_row, layout::fragment_chunk(lane, mt))));
-        ptx::mma_m16n8k16_f32<kBf16>(acc[mt], make_uint4(a[0], a[1], a[2], a[3]), values.x, values.y);
+      for (int mt = 0; mt < 4; ++mt) {
+        if (mt < m_tiles) {
+          // The four 8x8 matrices are the A fragment of B^T (vector_layout.hpp); the values its B fragment.
+          std::uint32_t a[4];
+          ptx::ldmatrix_x4_trans(a, base + std::uint32_t(layout::piece_offset(
+                                              fragment_row, layout::fragment_chunk(lane, mt), stage_chunks)));
+          ptx::mma_m16n8k16_f32<kBf16>(acc[mt], make_uint4(a[0], a[1], a[2], a[3]), values.x, values.y);
+        }
       }
     }
     __syncwarp();
-  }
-  ptx::cp_async_wait<0>();
-  __syncwarp();
-
-  // Through the warp's first stage, so that C is written four columns per access.
-  float* result = reinterpret_cast<float*>(warp_smem);
+    if (((stage_bits >> stage) & 1u) != 0) {  // warp-uniform: the piece's last step
+      if (current.slot < 0 || combine_parts(p, current.slot, m_tiles, lane, acc))
+        write_window<OutT>(p, rows, slice0, m_tiles, lane, acc);
 #pragma unroll
-  for (int mt = 0; mt < 4; ++mt) {
-    if (mt < m_tiles) {
+      for (int mt = 0; mt < 4; ++mt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-        result[layout::acc_row(lane, e) * layout::kResultStride + layout::acc_column(lane, mt, e)] = acc[mt][e];
+        for (int e = 0; e < 4; ++e) acc[mt][e] = 0.0f;
+      ++piece;
+      current = next;
+      rows = load_rows(p, current.window, lane);
+      next = load_piece(p, piece + 1);
     }
   }
-  __syncwarp();
-  OutT* c = static_cast<OutT*>(p.c);
-  const bool c_quad_aligned = reinterpret_cast<std::uintptr_t>(c) % (4 * sizeof(OutT)) == 0 && p.ldc % 4 == 0;
-  const int quads = (width + 3) / 4;
-  for (int idx = lane; idx < 8 * quads; idx += kWarp) {
-    const int r = idx / quads, q = idx - r * quads;
-    const std::int64_t stored_row = std::int64_t(window) * 8 + r;
-    // Reordered layouts write a stored row to the C row it came from; padding rows (-1) and rows past A's are skipped.
-    const std::int32_t out_row = p.row_map != nullptr ? __ldg(p.row_map + stored_row)
-                                                      : (stored_row < p.rows ? std::int32_t(stored_row) : -1);
-    const int out_col = slice0 + 4 * q;
-    if (out_row < 0 || out_row >= p.rows || out_col >= p.n) continue;
-    const int exponent = p.stored_row_exponent != nullptr ? __ldg(p.stored_row_exponent + stored_row) : 0;
-    const float4 sum = *reinterpret_cast<const float4*>(result + r * layout::kResultStride + 4 * q);
-    float v[4] = {sum.x, sum.y, sum.z, sum.w};
-    // Stored values are A * 2^-e: the row's multiplier alpha * 2^e undoes it, or, where that is not a normal float
-    // (NaN), 2^e then alpha in two steps (as the tile epilogue).
-    const float multiplier = row_multiplier(p.alpha, exponent);
-    if (multiplier == multiplier) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) v[e] *= multiplier;
-    } else {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) v[e] = p.alpha * scale_by_power_of_two(v[e], exponent);
-    }
-    add_output_addends<4>(p.addends, out_row, out_col, p.n, v);
-    OutT* out = c + std::size_t(out_row) * p.ldc + out_col;
-    if (c_quad_aligned && out_col + 3 < p.n) {
-      if (p.beta != 0.0f) {  // beta == 0 must not read C: it may hold NaN or garbage
-        float old[4];
-        load_output4<OutT>(out, old);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) v[e] += p.beta * old[e];
-      }
-      store_output4<OutT>(out, v);
-      continue;
-    }
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      if (out_col + e >= p.n) break;
-      store_output<OutT>(out + e, p.beta == 0.0f ? v[e] : v[e] + p.beta * load_output<OutT>(out + e));
-    }
-  }
+  ptx::cp_async_wait<0>();  // the trailing groups are empty; nothing may be in flight at exit
 }
 
 using VectorKernelFn = void (*)(VectorSpmmParams);
@@ -184,15 +287,24 @@ VectorKernelFn choose(OperandMode mode, OutputType out) {
 
 }  // namespace
 
+std::int64_t vector_resident_warps(OperandMode mode, OutputType out, std::int32_t n, int multiprocessors) {
+  const VectorKernelFn fn = choose(mode, out);
+  int blocks = 0;
+  BCSR24_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, fn, kVectorWarps * kWarp, std::size_t(layout::shared_bytes(std::min(n, kVectorSliceColumns)))));
+  return std::int64_t(std::max(blocks, 1)) * kVectorWarps * std::max(multiprocessors, 1);
+}
+
 void launch_vector_kernel(OperandMode mode, OutputType out, const VectorSpmmParams& params, cudaStream_t stream) {
   const VectorKernelFn fn = choose(mode, out);
-  if (params.item_count == 0 || params.n == 0) return;
-  const std::int64_t blocks = (std::int64_t(params.item_count) + kVectorWarps - 1) / kVectorWarps;
-  const std::int64_t slices = (std::int64_t(params.n) + kVectorSliceColumns - 1) / kVectorSliceColumns;
+  if (params.warps == 0 || params.n == 0) return;
+  const std::int64_t blocks = (std::int64_t(params.warps) + kVectorWarps - 1) / kVectorWarps;
+  const std::int64_t slices = vector_slices(params.n);
   if (blocks > INT32_MAX || slices > 65535)
     throw SizeLimitError("narrow-vector kernel: " + std::to_string(blocks) + " blocks x " + std::to_string(slices) +
                          " column slices exceed one launch");
-  fn<<<dim3(unsigned(blocks), unsigned(slices)), kVectorWarps * kWarp, kVectorSharedBytes, stream>>>(params);
+  const int shared = layout::shared_bytes(std::min(params.n, kVectorSliceColumns));
+  fn<<<dim3(unsigned(blocks), unsigned(slices)), kVectorWarps * kWarp, shared, stream>>>(params);
   BCSR24_CUDA_CHECK_LAUNCH();
 }
 
