@@ -1,14 +1,17 @@
 // The narrow-vector kernel's stage and fragment maps (lib/src/kernels/vector_layout.hpp), on the CPU: one K-step
 // emulated from the maps the kernel uses (the copy of 16 gathered B rows with zero-filled columns past the slice's
 // width, the values in B-fragment order, ldmatrix.x4.trans, mma.m16n8k16 with its PTX fragment layouts, the
-// accumulators' place in the result) gives exactly the window's 8 x width product, for every width 1..64; every
-// piece is copied once, every fragment element defined once, and the ldmatrix phases and the accumulator stores
-// are free of bank conflicts.
+// accumulators' place in the result) gives exactly the window's 8 x width product, for every width 1..64 in every
+// stage width that can hold it (a launch's stages are as wide as its widest slice: n = 100 runs its 36-column
+// slice in 64-column stages); every piece is copied once inside its stage, every fragment element defined once,
+// the ldmatrix phases are free of bank conflicts, and the epilogue's stores of one accumulator register cover
+// 4 rows x 8 consecutive columns.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "format/band_vectors.hpp"
@@ -33,9 +36,22 @@ long matrix_element(const std::vector<long>& stage, const int (&addr)[8], int r,
 TEST_CASE("narrow vectors: one K-step through the kernel's maps is the window's product", "[vectors][layout]") {
   std::mt19937_64 rng(20261126);
   std::uniform_int_distribution<int> small(-3, 3);
-  for (int width = 1; width <= kernels::kVectorSliceColumns; ++width) {
-    INFO("slice width " << width);
+  CHECK(layout::stage_chunks(1) == 2);
+  CHECK(layout::stage_chunks(16) == 2);
+  CHECK(layout::stage_chunks(17) == 4);
+  CHECK(layout::stage_chunks(33) == 8);
+  CHECK(layout::stage_chunks(64) == 8);
+  // A 16-column slice's gathered rows take a quarter of a 64-column slice's.
+  CHECK(layout::stage_b_bytes(layout::stage_chunks(16)) * 4 == layout::stage_b_bytes(layout::stage_chunks(64)));
+  CHECK(layout::shared_bytes(8) < layout::shared_bytes(40));
+  for (int width = 1; width <= kernels::kVectorSliceColumns; ++width)
+  for (int launch_width = width; launch_width <= kernels::kVectorSliceColumns; ++launch_width) {
+    const int stage_chunks = layout::stage_chunks(launch_width);
+    if (launch_width > width && stage_chunks == layout::stage_chunks(launch_width - 1)) continue;  // same stage
+    INFO("slice width " << width << " in stages of " << stage_chunks << " pieces a row");
     const int m_tiles = (width + 15) / 16, chunks = 2 * m_tiles;
+    REQUIRE(chunks <= stage_chunks);
+    const int stage_b_bytes = layout::stage_b_bytes(stage_chunks);
     long b[16][64], vals[16][8];
     for (auto& row : b)
       for (long& x : row) x = small(rng);
@@ -44,14 +60,14 @@ TEST_CASE("narrow vectors: one K-step through the kernel's maps is the window's 
 
     // The copy: 16 rows x `chunks` pieces, each once, inside the B part of the stage; columns past the width are
     // zero-filled (cp.async's source size).
-    std::vector<long> stage(std::size_t(kernels::kVectorStageBytes / 2), kPoison);
+    std::vector<long> stage(std::size_t(layout::stage_bytes(stage_chunks) / 2), kPoison);
     std::set<int> pieces;
     for (int i = 0; i < 16 * chunks; ++i) {
       const int row = layout::copy_row(i, chunks), chunk = layout::copy_chunk(i, chunks);
       REQUIRE(row < 16);
-      const int offset = layout::piece_offset(row, chunk);
+      const int offset = layout::piece_offset(row, chunk, stage_chunks);
       REQUIRE(offset % 16 == 0);
-      REQUIRE(offset + 16 <= kernels::kVectorStageBBytes);
+      REQUIRE(offset + 16 <= stage_b_bytes);
       CHECK(pieces.insert(offset).second);
       for (int e = 0; e < 8; ++e) {
         const int col = 8 * chunk + e;
@@ -64,13 +80,15 @@ TEST_CASE("narrow vectors: one K-step through the kernel's maps is the window's 
       for (int r = 0; r < 8; ++r) group[std::size_t(detail::vector_value_offset(k, r))] = vals[k][r];
     for (int lane = 0; lane < kLanes; ++lane)
       for (int q = 0; q < 4; ++q)
-        stage[std::size_t(layout::values_offset(lane) / 2 + q)] = group[std::size_t(4 * lane + q)];
+        stage[std::size_t(layout::values_offset(lane, stage_chunks) / 2 + q)] = group[std::size_t(4 * lane + q)];
 
     // B fragment of mma.m16n8k16 (.col): b0 = B[2t, 2t+1][g], b1 = B[2t+8, 2t+9][g], lane 4g + t.
     long mma_b[16][8];
     std::set<int> b_defined;
     for (int lane = 0; lane < kLanes; ++lane) {
-      const int g = lane >> 2, t = lane & 3, at = layout::values_offset(lane) / 2;
+      REQUIRE(layout::values_offset(lane, stage_chunks) >= stage_b_bytes);
+      REQUIRE(layout::values_offset(lane, stage_chunks) + 8 <= layout::stage_bytes(stage_chunks));
+      const int g = lane >> 2, t = lane & 3, at = layout::values_offset(lane, stage_chunks) / 2;
       const int ks[4] = {2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9};
       for (int q = 0; q < 4; ++q) {
         mma_b[ks[q]][g] = stage[std::size_t(at + q)];
@@ -84,7 +102,8 @@ TEST_CASE("narrow vectors: one K-step through the kernel's maps is the window's 
       // ldmatrix.x4.trans: lane 8q + r gives row r of matrix q; lane 4g + t receives [2t][g] and [2t+1][g] of each.
       int addr[4][8];
       for (int lane = 0; lane < kLanes; ++lane)
-        addr[lane / 8][lane % 8] = layout::piece_offset(layout::fragment_row(lane), layout::fragment_chunk(lane, mt));
+        addr[lane / 8][lane % 8] =
+            layout::piece_offset(layout::fragment_row(lane), layout::fragment_chunk(lane, mt), stage_chunks);
       for (int q = 0; q < 4; ++q) {
         std::set<int> bank_groups;  // one phase: the 8 rows of matrix q, 16 bytes each, in distinct bank groups
         for (int r = 0; r < 8; ++r) bank_groups.insert((addr[q][r] % 128) / 16);
@@ -105,7 +124,7 @@ TEST_CASE("narrow vectors: one K-step through the kernel's maps is the window's 
       }
       // D = A B (16 x 8); lane 4g + t holds d0 = D[g][2t], d1 = D[g][2t+1], d2 = D[g+8][2t], d3 = D[g+8][2t+1].
       for (int e = 0; e < 4; ++e) {
-        std::set<int> banks;
+        std::set<std::pair<int, int>> stores;  // (row, column) of the warp's store of register e
         for (int lane = 0; lane < kLanes; ++lane) {
           const int g = lane >> 2, t = lane & 3;
           const int m = g + 8 * (e / 2), n = 2 * t + e % 2;
@@ -116,9 +135,18 @@ TEST_CASE("narrow vectors: one K-step through the kernel's maps is the window's 
           REQUIRE(col < 16 * m_tiles);
           result[row][col] = d;
           CHECK(result_defined.insert(row * 64 + col).second);
-          banks.insert((row * layout::kResultStride + col) % 32);
+          stores.insert({row, col});
         }
-        CHECK(banks.size() == 32u);  // the accumulator stores of one register: one wavefront
+        // One store instruction: 4 rows x 8 consecutive columns (a 32-byte sector of fp32 C per row).
+        std::set<int> rows, cols;
+        for (const auto& rc : stores) {
+          rows.insert(rc.first);
+          cols.insert(rc.second);
+        }
+        CHECK(stores.size() == 32u);
+        CHECK(rows.size() == 4u);
+        CHECK(cols.size() == 8u);
+        CHECK(*cols.rbegin() - *cols.begin() == 7);
       }
     }
     CHECK(result_defined.size() == std::size_t(8 * 16 * m_tiles));
@@ -130,7 +158,5 @@ TEST_CASE("narrow vectors: one K-step through the kernel's maps is the window's 
           for (int k = 0; k < 16; ++k) expected += vals[k][r] * b[k][j];
         CHECK(result[r][j] == expected);
       }
-    // The epilogue reads four floats per quad from 16-byte aligned addresses.
-    CHECK((layout::kResultStride * 4) % 16 == 0);
   }
 }
