@@ -34,14 +34,16 @@ std::vector<VectorWindowWork> random_windows(std::mt19937_64& rng, int count, st
   std::uniform_int_distribution<int> short_length(0, 3);
   std::vector<std::int32_t> lengths(static_cast<std::size_t>(count));
   for (std::int32_t& l : lengths) l = short_length(rng);
-  for (std::size_t i = 0; i < long_lengths.size() && i < lengths.size(); ++i) lengths[i * 7 % lengths.size()] = long_lengths[i];
+  for (std::size_t i = 0; i < long_lengths.size() && i < lengths.size(); ++i)
+    lengths[i * 7 % lengths.size()] = long_lengths[i];
   std::vector<VectorWindowWork> w(static_cast<std::size_t>(count));
   std::int32_t group = 0;
   for (int i = 0; i < count; ++i) {
     w[std::size_t(i)] = VectorWindowWork{i, group, lengths[std::size_t(i)]};
     group += lengths[std::size_t(i)];
   }
-  std::stable_sort(w.begin(), w.end(), [](const VectorWindowWork& x, const VectorWindowWork& y) { return x.groups > y.groups; });
+  std::stable_sort(w.begin(), w.end(),
+                   [](const VectorWindowWork& x, const VectorWindowWork& y) { return x.groups > y.groups; });
   return w;
 }
 
@@ -106,7 +108,8 @@ void check_schedule(const VectorSchedule& s, const std::vector<VectorWindowWork>
     std::int32_t ends = 0;
     for (std::int32_t i = begin; i < end; ++i) ends += is_last(s.steps[std::size_t(i)]);
     CHECK((begin == end || is_last(s.steps[std::size_t(end) - 1])));
-    const std::int32_t next_piece = w + 1 < s.warps() ? s.warp_pieces[std::size_t(w) + 1] : std::int32_t(s.pieces.size());
+    const std::int32_t next_piece =
+        w + 1 < s.warps() ? s.warp_pieces[std::size_t(w) + 1] : std::int32_t(s.pieces.size());
     CHECK(next_piece - s.warp_pieces[std::size_t(w)] == ends);
     CHECK(end - begin <= share + bound);
   }
@@ -246,7 +249,8 @@ TEST_CASE("narrow-vector schedule: the kernel's walk gives every window's produc
           for (const VectorWindowWork& w : windows) groups += w.groups;
           std::vector<std::vector<long>> values(static_cast<std::size_t>(groups), std::vector<long>(128));
           std::vector<std::vector<std::int32_t>> cols(static_cast<std::size_t>(groups), std::vector<std::int32_t>(16));
-          std::vector<std::vector<long>> b(static_cast<std::size_t>(b_rows), std::vector<long>(static_cast<std::size_t>(n)));
+          std::vector<std::vector<long>> b(static_cast<std::size_t>(b_rows),
+                                           std::vector<long>(static_cast<std::size_t>(n)));
           for (auto& g : values)
             for (long& x : g) x = small(rng);
           for (auto& g : cols)
@@ -286,7 +290,8 @@ TEST_CASE("narrow-vector schedule: the kernel's walk gives every window's produc
                 for (int r = 0; r < 8; ++r)
                   for (int j = 0; j < n; ++j)
                     expected[std::size_t(r * n + j)] +=
-                        values[std::size_t(g)][std::size_t(k * 8 + r)] * b[std::size_t(cols[std::size_t(g)][std::size_t(k)])][std::size_t(j)];
+                        values[std::size_t(g)][std::size_t(k * 8 + r)] *
+                        b[std::size_t(cols[std::size_t(g)][std::size_t(k)])][std::size_t(j)];
             CHECK(e.c[w.window] == expected);
           }
           CHECK(std::int64_t(e.c.size()) == nonempty);

@@ -112,6 +112,8 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
   knobs.band_groups = cfg.band_groups;
   knobs.paths = cfg.paths;
   knobs.tile_pipeline = cfg.tile_pipeline;
+  knobs.vector_warps = cfg.vector_warps;
+  knobs.vector_piece_steps = cfg.vector_piece_steps;
   const SpmmPlan plan = make_plan(dev, n, kernel, options, knobs);
   // Every run starts from the same poisoned C; the last one is checked, so state a run leaves behind in the
   // plan (split-band counters) must be right for the next.

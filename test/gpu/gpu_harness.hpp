@@ -27,6 +27,8 @@ struct GpuCase {
   BandGroups band_groups = BandGroups::automatic;  ///< PlanKnobs::band_groups
   BandPaths paths = BandPaths::automatic;          ///< PlanKnobs::paths
   TilePipeline tile_pipeline = TilePipeline::automatic;  ///< PlanKnobs::tile_pipeline
+  std::int32_t vector_warps = 0;        ///< PlanKnobs::vector_warps
+  std::int32_t vector_piece_steps = 0;  ///< PlanKnobs::vector_piece_steps
   int runs = 1;                   ///< runs of the same plan (C poisoned again before each); the last is checked
   int addends = 0;                ///< OutputAddends of the run (0 .. 2): random fp32 D_t, the first with ld = n + 3
 };

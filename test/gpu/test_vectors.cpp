@@ -2,8 +2,9 @@
 // every band forced onto vectors and hybrid plans with vectors, on matrices of awkward sizes (rows and columns not
 // multiples of 8/16/32, empty windows and bands, a dense row), a banded circuit-like matrix and an arrowhead; widths
 // 1 to 256 (narrow, partial m16 tiles, several 64-column slices), fp16 and bf16, fp32 and fp16 C, alpha/beta
-// (beta == 1 with empty bands), output addends, unaligned B; bit-identical repeats; what the path refuses; and the
-// tuner's candidate.
+// (beta == 1 with empty bands), output addends, unaligned B; bit-identical repeats; the work schedule (a few warps
+// walking many windows each, long windows split into parts at several bounds, both mixed with empty windows);
+// what the path refuses; and the tuner's candidate.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -66,6 +67,35 @@ DeviceMatrix upload_with_vectors(const Bcsr24Matrix& host) {
   return dev;
 }
 
+/// Long and short windows mixed: every 97th row (from row 5) holds 100 + (13 r mod 2900) entries (windows of 7 to
+/// 190 K-steps), the others 3 near the diagonal; rows 800..823 are empty (three whole windows). 2011 x 3001.
+CsrMatrix long_and_short_windows(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  CsrMatrix a;
+  a.rows = 2011;
+  a.cols = 3001;
+  a.row_ptr.assign(std::size_t(a.rows) + 1, 0);
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    if (r < 800 || r >= 824) {
+      if (r % 97 == 5) {
+        const std::int32_t length = 100 + (13 * r) % 2900, first = (7 * r) % (a.cols - length);
+        for (std::int32_t c = first; c < first + length; ++c) {
+          a.col_idx.push_back(c);
+          a.values.push_back(value(rng));
+        }
+      } else {
+        for (std::int32_t c = std::max(0, r - 1); c <= r + 1; ++c) {
+          a.col_idx.push_back(c);
+          a.values.push_back(value(rng));
+        }
+      }
+    }
+    a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
+  }
+  return a;
+}
+
 PlanKnobs paths_knob(BandPaths paths) {
   PlanKnobs k;
   k.paths = paths;
@@ -112,6 +142,56 @@ TEST_CASE("narrow vectors: every band on vectors matches the float64 product", "
         CHECK(same_bits(first.c, second.c));  // no atomics, fixed summation order
       }
     }
+}
+
+TEST_CASE("narrow vectors: warps walk many windows, long windows split into parts, mixed", "[gpu][vectors]") {
+  const std::uint64_t seed = test_seed(1305);
+  INFO("seed " << seed);
+  struct Named {
+    const char* name;
+    CsrMatrix a;
+  };
+  // Many short windows per warp (a circuit on 1 to 37 warps); windows longer than the split bound (a dense row,
+  // bounds of 3 to 64 steps); both with empty windows between them.
+  const Named matrices[] = {{"banded circuit, 3 per row", structure(StructureClass::circuit, 6007, seed)},
+                            {"scattered with empty windows and bands, a dense row", scattered_with_holes(seed)},
+                            {"long and short windows, empty windows", long_and_short_windows(seed)}};
+  struct Schedule {
+    std::int32_t warps, piece_steps;
+  };
+  const Schedule schedules[] = {{1, 0}, {3, 3}, {37, 8}, {0, 5}, {0, 64}, {0, 0}};
+  for (const Named& m : matrices) {
+    const Bcsr24Matrix host = convert_to_bcsr24(m.a, convert_policy(TileLayout::aligned, Reordering::automatic));
+    const DeviceMatrix dev = upload_with_vectors(host);
+    for (const Schedule& sched : schedules)
+      for (const std::int32_t n : {1, 8, 13, 64, 100, 256}) {
+        INFO(m.name << ", " << reordering_name(host.reordering) << ", n = " << n << ", " << sched.warps
+                    << " warps a slice (0: resident), pieces of at most " << sched.piece_steps << " steps (0: auto)");
+        GpuCase cfg;
+        cfg.n = n;
+        cfg.seed = seed + std::uint64_t(n) * 7 + std::uint64_t(sched.warps);
+        cfg.paths = BandPaths::vectors;
+        cfg.vector_warps = sched.warps;
+        cfg.vector_piece_steps = sched.piece_steps;
+        cfg.alpha = n % 2 ? -1.5 : 1.0;
+        cfg.beta = n == 13 ? 0.5 : n == 100 ? 1.0 : 0.0;  // beta == 1: the schedule without the empty windows
+        cfg.output = n == 8 && sched.warps == 3 ? OutputType::f16 : OutputType::f32;
+        cfg.addends = n == 64 && sched.warps == 37 ? 2 : 0;
+        cfg.ldc_pad = n == 64 ? 5 : 0;
+        cfg.runs = 2;  // the split windows' counters are reset for the next run
+        const GpuCheck first = run_and_check(m.a, host, dev, KernelKind::automatic, cfg);
+        require_pass(first);
+        const GpuCheck second = run_and_check(m.a, host, dev, KernelKind::automatic, cfg);
+        CHECK(same_bits(first.c, second.c));  // the parts are added in part order, whichever finishes last
+      }
+  }
+  // The knobs are checked.
+  const Bcsr24Matrix host =
+      convert_to_bcsr24(scattered_with_holes(seed), convert_policy(TileLayout::aligned, Reordering::none));
+  const DeviceMatrix dev = upload_with_vectors(host);
+  PlanKnobs bad = paths_knob(BandPaths::vectors);
+  bad.vector_warps = -1;
+  CHECK_THROWS_AS(make_plan(dev, 8, KernelKind::automatic, {}, bad), InvalidArgument);
 }
 
 TEST_CASE("narrow vectors: fp16 C, beta == 1 with empty bands, output addends", "[gpu][vectors]") {

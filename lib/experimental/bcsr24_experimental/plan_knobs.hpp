@@ -58,6 +58,12 @@ struct PlanKnobs {
   TilePipeline tile_pipeline = TilePipeline::automatic;
   BandGroups band_groups = BandGroups::automatic;
   BandPaths paths = BandPaths::automatic;
+  /// Warps per column slice of the narrow-vector kernel; 0: as many as the GPU keeps resident at this n. Tests set
+  /// a few so that each warp walks many windows whatever the GPU.
+  std::int32_t vector_warps = 0;
+  /// Most K-steps of a narrow-vector work piece (longer windows are split, their parts added in part order);
+  /// 0: automatic (device/vector_schedule.hpp).
+  std::int32_t vector_piece_steps = 0;
 };
 
 /// True when every knob has its default value (the only case in which Tuning::measure measures anything).

@@ -58,7 +58,8 @@ const char* band_paths_name(BandPaths paths) noexcept { return detail::name_in(k
 bool default_knobs(const PlanKnobs& knobs) noexcept {
   const PlanKnobs defaults;
   return knobs.split_long_bands == defaults.split_long_bands && knobs.tile_pipeline == defaults.tile_pipeline &&
-         knobs.band_groups == defaults.band_groups && knobs.paths == defaults.paths;
+         knobs.band_groups == defaults.band_groups && knobs.paths == defaults.paths &&
+         knobs.vector_warps == defaults.vector_warps && knobs.vector_piece_steps == defaults.vector_piece_steps;
 }
 
 }  // namespace experimental

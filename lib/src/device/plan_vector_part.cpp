@@ -14,7 +14,8 @@
 
 namespace bcsr24 {
 
-void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_vectors) {
+void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_vectors,
+                                       const PlanKnobs& knobs) {
   if (to_vectors.empty() || std::none_of(to_vectors.begin(), to_vectors.end(), [](std::uint8_t x) { return x != 0; }))
     return;
   if (vectors == nullptr || !kernels::vectors_supported(mode))
@@ -41,15 +42,21 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
   }
   // Longest windows first: they start first, so that the parts of split windows and the warps with few long
   // pieces run beside the many short ones instead of after them. Stable: the same plan every time.
-  std::stable_sort(windows.begin(), windows.end(), [](const detail::VectorWindowWork& x,
-                                                      const detail::VectorWindowWork& y) { return x.groups > y.groups; });
-  // As many warps per column slice as the GPU keeps resident at this width, over all slices.
+  using Work = detail::VectorWindowWork;
+  std::stable_sort(windows.begin(), windows.end(), [](const Work& x, const Work& y) { return x.groups > y.groups; });
+  // As many warps per column slice as the GPU keeps resident at this width, over all slices (or the knob's).
   const std::int32_t slices = kernels::vector_slices(n);
-  const std::int64_t resident = kernels::vector_resident_warps(mode, options.output, n, m.multiprocessors);
-  const std::int64_t warps = std::max<std::int64_t>(1, (resident + slices - 1) / slices);
+  if (knobs.vector_warps < 0 || knobs.vector_piece_steps < 0)
+    throw InvalidArgument("SpmmPlan: vector_warps and vector_piece_steps are 0 (automatic) or positive");
+  std::int64_t warps = knobs.vector_warps;
+  if (warps == 0) {
+    const std::int64_t resident = kernels::vector_resident_warps(mode, options.output, n, m.multiprocessors);
+    warps = std::max<std::int64_t>(1, (resident + slices - 1) / slices);
+  }
   std::int64_t total_steps = 0;
   for (const detail::VectorWindowWork& w : windows) total_steps += w.groups;
-  const std::int32_t piece_steps = detail::vector_piece_steps(total_steps, warps);
+  const std::int32_t piece_steps =
+      knobs.vector_piece_steps > 0 ? knobs.vector_piece_steps : detail::vector_piece_steps(total_steps, warps);
   const detail::VectorSchedule all = detail::make_vector_schedule(windows, true, piece_steps, warps);
   run_vectors = true;
   upload_vector_schedule(vector_all, all);

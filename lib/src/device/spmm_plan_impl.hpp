@@ -40,7 +40,8 @@ struct SpmmPlan::Impl {
   /// The CSR bands' rows by length class and their kernel (device/plan_csr_part.cpp).
   void build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr);
   /// The narrow-vector bands' windows, longest first, their schedule and workspace (device/plan_vector_part.cpp).
-  void build_vector_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_vectors);
+  void build_vector_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_vectors,
+                         const PlanKnobs& knobs);
   /// A narrow-vector schedule on the device (device/vector_schedule.hpp).
   struct VectorScheduleBuffers {
     detail::DeviceBuffer<std::int32_t> steps, warp_steps, warp_pieces;
