@@ -118,10 +118,10 @@ void check_schedule(const VectorSchedule& s, const std::vector<VectorWindowWork>
 /// The kernel's walk (vector_spmm.cu), one warp's state, stepped one loop iteration at a time.
 struct EmulatedWarp {
   std::int32_t step_begin = 0, step_count = 0, piece = 0, i = 0;
-  std::int32_t entry_ahead = 0, entry_next = 0, copied_ahead = 0;
+  std::int32_t entry0 = 0, entry1 = 0;  // the entries of steps i + 2 and i + 3
   unsigned stage_bits = 0;
   std::int32_t stage_group[kernels::kVectorStages];
-  kernels::VectorPiece current, next;
+  std::int32_t window = 0, next_window = 0;  // the current piece's window (its rows) and the next one's
   std::vector<long> acc;
 };
 
@@ -155,17 +155,17 @@ struct Emulation {
     w.piece = s.warp_pieces[std::size_t(warp)];
     std::fill(std::begin(w.stage_group), std::end(w.stage_group), -1);
     for (int st = 0; st < kernels::kVectorStages - 1; ++st) issue(w, load_step(w, st), st);
-    w.entry_ahead = load_step(w, kernels::kVectorStages - 1);
-    w.entry_next = load_step(w, kernels::kVectorStages);
-    w.current = load_piece(w.piece);
-    w.next = load_piece(w.piece + 1);
+    w.entry0 = load_step(w, kernels::kVectorStages - 1);
+    w.entry1 = load_step(w, kernels::kVectorStages);
+    w.window = load_piece(w.piece).window;
+    w.next_window = load_piece(w.piece + 1).window;
     w.acc.assign(std::size_t(8 * n), 0);
     return w;
   }
   void iterate(EmulatedWarp& w) {
-    issue(w, w.entry_ahead, (w.i + kernels::kVectorStages - 1) % kernels::kVectorStages);
-    w.entry_ahead = w.entry_next;
-    w.entry_next = load_step(w, w.i + kernels::kVectorStages + 1);
+    issue(w, w.entry0, (w.i + kernels::kVectorStages - 1) % kernels::kVectorStages);
+    w.entry0 = w.entry1;
+    w.entry1 = load_step(w, w.i + kernels::kVectorStages + 1);
     const int stage = w.i % kernels::kVectorStages;
     const std::int32_t expected = group_of(s.steps[std::size_t(w.step_begin + w.i)]);
     if (((w.stage_bits >> (8 + stage)) & 1u) == 0) {
@@ -181,10 +181,11 @@ struct Emulation {
     }
     if (((w.stage_bits >> stage) & 1u) != 0) {
       REQUIRE(is_last(s.steps[std::size_t(w.step_begin + w.i)]));
-      bool write = w.current.slot < 0;
+      const std::int32_t own_slot = s.pieces[std::size_t(w.piece)].slot;
+      bool write = own_slot < 0;
       if (!write) {
-        const kernels::VectorSlot slot = s.slots[std::size_t(w.current.slot)];
-        partials[std::size_t(w.current.slot)] = w.acc;
+        const kernels::VectorSlot slot = s.slots[std::size_t(own_slot)];
+        partials[std::size_t(own_slot)] = w.acc;
         unsigned& counter = counters[std::size_t(slot.first_slot)];
         write = counter++ == unsigned(slot.parts - 1);
         if (write) {
@@ -195,14 +196,14 @@ struct Emulation {
         }
       }
       if (write) {
-        INFO("window " << w.current.window);
-        CHECK(c.count(w.current.window) == 0);
-        c[w.current.window] = w.acc;
+        INFO("window " << w.window);
+        CHECK(c.count(w.window) == 0);
+        c[w.window] = w.acc;
       }
       std::fill(w.acc.begin(), w.acc.end(), 0);
       ++w.piece;
-      w.current = w.next;
-      w.next = load_piece(w.piece + 1);
+      w.window = w.next_window;
+      w.next_window = load_piece(w.piece + 1).window;
     }
     ++w.i;
   }

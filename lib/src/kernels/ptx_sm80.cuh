@@ -45,6 +45,13 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
                : "r"(addr));
 }
 
+/// 8 bytes from shared memory at a 32-bit shared address (8-byte aligned): no 64-bit generic pointer to keep live.
+__device__ __forceinline__ uint2 lds_64(std::uint32_t addr) {
+  uint2 v;
+  asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n" : "=r"(v.x), "=r"(v.y) : "r"(addr));
+  return v;
+}
+
 /// D = A * B + D, dense m16n8k16, fp16 (or, kBf16, bf16) inputs, fp32 accumulators.
 template <bool kBf16 = false>
 __device__ __forceinline__ void mma_m16n8k16_f32(float (&d)[4], const uint4& a, std::uint32_t b0, std::uint32_t b1) {

@@ -17,9 +17,9 @@
 // every output element has one fixed summation order (bit-identical repeats, no float atomics).
 //
 // Per K-step a warp gathers the 16 B rows its vectors name (cp.async, 16 bytes per piece, columns past n
-// zero-filled by the copy) and the step's 256 bytes of values into one of kVectorStages stages; the B rows of the
-// step after that are loaded one iteration early into a register, and that step's schedule entry one iteration
-// before that, so no global load stands in front of a copy. The values are stored in the mma's B-fragment order
+// zero-filled by the copy) and the step's 256 bytes of values into one of kVectorStages stages; the B rows a step
+// names are loaded into a register two iterations before its copies are issued, so no global load stands in front
+// of a copy. The values are stored in the mma's B-fragment order
 // (each lane's two registers are 8 consecutive bytes); the gathered B rows are read with ldmatrix.x4.trans, which
 // hands each lane its A-fragment of B^T. A stage is as wide as the launch's widest slice needs (2, 4 or 8 pieces a
 // row, vector_layout.hpp), so narrow n takes less shared memory. The epilogue is the tile kernel's: per-row
@@ -178,8 +178,7 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
   const int chunks = 2 * m_tiles;  // pieces of a B row this slice copies; those past n are zero-filled
   const int stage_chunks = layout::stage_chunks(min(p.n, kVectorSliceColumns));  // as the launch sized them
   const int stage_bytes = layout::stage_bytes(stage_chunks);
-  unsigned char* warp_smem = smem + warp * kVectorStages * stage_bytes;
-  const std::uint32_t warp_base = ptx::smem_addr(warp_smem);
+  const std::uint32_t warp_base = ptx::smem_addr(smem + warp * kVectorStages * stage_bytes);
 
   // Step s of the run: its schedule entry (warp-uniform; no group past the run's end), its B rows (lane r < 16:
   // the B row of vector r), its copies into `stage` (vector_layout.hpp: swizzled pieces, conflict-free ldmatrix).
@@ -222,30 +221,32 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
     issue(entry, s, load_cols(entry));
     ptx::cp_async_commit();  // one group per step, empty or not: the wait count stays exact at the tail
   }
-  std::uint32_t entry_ahead = load_step(kVectorStages - 1);  // step i + kVectorStages - 1 at iteration i
-  std::int32_t cols_ahead = load_cols(entry_ahead);
-  std::uint32_t entry_next = load_step(kVectorStages);       // step i + kVectorStages
-  // The epilogue's inputs, a piece ahead: the current piece's descriptor and rows, the next piece's descriptor.
-  VectorPiece current = load_piece(p, piece);
-  VectorRows rows = load_rows(p, current.window, lane);
-  VectorPiece next = load_piece(p, piece + 1);
+  // Look-ahead registers, shifted once per iteration i: the entries of steps i + 2 and i + 3 and their B rows. The
+  // B rows of a step are loaded two iterations before its copies are issued (a round trip to memory, the chain
+  // that bounds a warp's steps per second), right after its entry (L1 mostly: consecutive entries share a line).
+  std::uint32_t entry0 = load_step(kVectorStages - 1), entry1 = load_step(kVectorStages);
+  std::int32_t cols0 = load_cols(entry0), cols1 = load_cols(entry1);
+  // The epilogue's rows (row map, exponents) a piece ahead, and the next piece's window: a round trip each, taken
+  // while the steps in between run. The piece's slot is read at its end (a line of consecutive pieces: L1 mostly).
+  VectorRows rows = load_rows(p, load_piece(p, piece).window, lane);
+  std::int32_t next_window = load_piece(p, piece + 1).window;
 
   float acc[4][4] = {};
   const int fragment_row = layout::fragment_row(lane);
   for (std::int32_t i = 0; i < step_count; ++i) {
     // Into the stage computed in the previous iteration (every lane left it at that iteration's __syncwarp).
-    issue(entry_ahead, (i + kVectorStages - 1) % kVectorStages, cols_ahead);
+    issue(entry0, (i + kVectorStages - 1) % kVectorStages, cols0);
     ptx::cp_async_commit();
-    entry_ahead = entry_next;
-    cols_ahead = load_cols(entry_ahead);
-    entry_next = load_step(i + kVectorStages + 1);
+    entry0 = entry1;
+    cols0 = cols1;
+    entry1 = load_step(i + kVectorStages + 1);
+    cols1 = load_cols(entry1);
     ptx::cp_async_wait<kVectorStages - 1>();
     __syncwarp();
     const int stage = i % kVectorStages;
     if (((stage_bits >> (8 + stage)) & 1u) == 0) {
       const std::uint32_t base = warp_base + std::uint32_t(stage * stage_bytes);
-      const uint2 values =
-          *reinterpret_cast<const uint2*>(warp_smem + stage * stage_bytes + layout::values_offset(lane, stage_chunks));
+      const uint2 values = ptx::lds_64(base + std::uint32_t(layout::values_offset(lane, stage_chunks)));
 #pragma unroll
       for (int mt = 0; mt < 4; ++mt) {
         if (mt < m_tiles) {
@@ -259,16 +260,15 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
     }
     __syncwarp();
     if (((stage_bits >> stage) & 1u) != 0) {  // warp-uniform: the piece's last step
-      if (current.slot < 0 || combine_parts(p, current.slot, m_tiles, lane, acc))
-        write_window<OutT>(p, rows, slice0, m_tiles, lane, acc);
+      const std::int32_t slot = __ldg(&p.pieces[piece].slot);
+      if (slot < 0 || combine_parts(p, slot, m_tiles, lane, acc)) write_window<OutT>(p, rows, slice0, m_tiles, lane, acc);
 #pragma unroll
       for (int mt = 0; mt < 4; ++mt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[mt][e] = 0.0f;
       ++piece;
-      current = next;
-      rows = load_rows(p, current.window, lane);
-      next = load_piece(p, piece + 1);
+      rows = load_rows(p, next_window, lane);
+      next_window = load_piece(p, piece + 1).window;
     }
   }
   ptx::cp_async_wait<0>();  // the trailing groups are empty; nothing may be in flight at exit
