@@ -164,7 +164,7 @@ TEST_CASE("narrow vectors: warps walk many windows, long windows split into part
     const Bcsr24Matrix host = convert_to_bcsr24(m.a, convert_policy(TileLayout::aligned, Reordering::automatic));
     const DeviceMatrix dev = upload_with_vectors(host);
     for (const Schedule& sched : schedules)
-      for (const std::int32_t n : {1, 8, 13, 64, 100, 256}) {
+      for (const std::int32_t n : {1, 8, 13, 24, 64, 100, 256}) {  // stages of 2, 4 and 8 pieces a row
         INFO(m.name << ", " << reordering_name(host.reordering) << ", n = " << n << ", " << sched.warps
                     << " warps a slice (0: resident), pieces of at most " << sched.piece_steps << " steps (0: auto)");
         GpuCase cfg;

@@ -11,17 +11,16 @@
 // boundaries: the producer issues step i + kVectorStages - 1 (the next piece's first steps when the current one
 // ends: a step names its group directly, so crossing a window costs no extra round trip), the consumer computes
 // step i, and after a piece's last step it runs that piece's epilogue while the next pieces' copies are in flight.
-// The epilogue writes C straight from the accumulators (no shared staging: the stages hold copies in flight);
-// its piece descriptor and row map / exponents are loaded one piece ahead. A part of a split window publishes its
+// The epilogue writes C straight from the accumulators (no shared staging: the stages hold copies in flight); its
+// row map entries and exponents are loaded one piece ahead. A part of a split window publishes its
 // partial sum to the plan's workspace; the part that counts last adds all parts in part order and writes C, so
 // every output element has one fixed summation order (bit-identical repeats, no float atomics).
 //
 // Per K-step a warp gathers the 16 B rows its vectors name (cp.async, 16 bytes per piece, columns past n
 // zero-filled by the copy) and the step's 256 bytes of values into one of kVectorStages stages; the B rows a step
 // names are loaded into a register two iterations before its copies are issued, so no global load stands in front
-// of a copy. The values are stored in the mma's B-fragment order
-// (each lane's two registers are 8 consecutive bytes); the gathered B rows are read with ldmatrix.x4.trans, which
-// hands each lane its A-fragment of B^T. A stage is as wide as the launch's widest slice needs (2, 4 or 8 pieces a
+// of a copy. The values are stored in the mma's B-fragment order (each lane's two registers are 8 consecutive
+// bytes); the gathered B rows are read with ldmatrix.x4.trans, which hands each lane its A-fragment of B^T. A stage is as wide as the launch's widest slice needs (2, 4 or 8 pieces a
 // row, vector_layout.hpp), so narrow n takes less shared memory. The epilogue is the tile kernel's: per-row
 // multiplier alpha * 2^e, output addends, beta (C not read when beta == 0), fp32 or fp16 C, rows through the row
 // map, any C alignment (element stores).
