@@ -4,8 +4,8 @@
 // accumulators' place in the result) gives exactly the window's 8 x width product, for every width 1..64 in every
 // stage width that can hold it (a launch's stages are as wide as its widest slice: n = 100 runs its 36-column
 // slice in 64-column stages); every piece is copied once inside its stage, every fragment element defined once,
-// the ldmatrix phases are free of bank conflicts, and the epilogue's stores of one accumulator register cover
-// 4 rows x 8 consecutive columns.
+// the ldmatrix phases are free of bank conflicts, the piece record follows the values, and the epilogue's stores
+// of one accumulator register cover 4 rows x 8 consecutive columns.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -74,6 +74,11 @@ TEST_CASE("narrow vectors: one K-step through the kernel's maps is the window's 
         stage[std::size_t(offset / 2 + e)] = col < width ? b[row][col] : 0;
       }
     }
+    // The piece record after the values: 16-byte aligned (cp.async), inside the stage.
+    CHECK(layout::piece_record_offset(stage_chunks) % 16 == 0);
+    CHECK(layout::piece_record_offset(stage_chunks) == layout::values_offset(31, stage_chunks) + 8);
+    CHECK(layout::piece_record_offset(stage_chunks) + int(sizeof(kernels::VectorPiece)) ==
+          layout::stage_bytes(stage_chunks));
     // The values: the group in fragment order, 8 bytes per lane.
     std::vector<long> group(std::size_t(detail::kVectorGroupValues), kPoison);
     for (int k = 0; k < 16; ++k)

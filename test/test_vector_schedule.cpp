@@ -3,7 +3,9 @@
 // pieces, the runs are balanced; and an emulation of the kernel's walk over a schedule (vector_spmm.cu: the
 // producer issuing step i + 2 into a ring of 3 stages, crossing piece boundaries, the stage bits, the consumer's
 // epilogue after a piece's last step, split parts publishing partial sums and the last to count adding them in
-// part order), with the warps interleaved in random order, gives every window's exact product, each written once.
+// part order, the piece's record copied with its last step and naming the C rows), with the warps interleaved in
+// random order, gives every row's exact product, each written once to its C row (row map, padding rows, rows past
+// C).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -47,9 +49,44 @@ std::vector<VectorWindowWork> random_windows(std::mt19937_64& rng, int count, st
   return w;
 }
 
+/// Where `count` windows' rows go: C has 8 count - 3 rows; with `permuted`, a random permutation of the stored
+/// rows with every 11th a padding row (-1) and random exponents, otherwise the identity without row scaling.
+struct Targets {
+  std::vector<std::int32_t> row_map;
+  std::vector<std::int16_t> exponent;
+  std::int32_t rows = 0;
+  detail::VectorRowTargets view() const {
+    return detail::VectorRowTargets{row_map.empty() ? nullptr : &row_map, exponent.empty() ? nullptr : &exponent, rows};
+  }
+  /// The C row of row r of window w (-1: none), as the kernel must write it.
+  std::int32_t out_row(std::int32_t w, int r) const {
+    const std::int32_t stored = 8 * w + r, out = row_map.empty() ? stored : row_map[std::size_t(stored)];
+    return out >= 0 && out < rows ? out : -1;
+  }
+};
+
+Targets make_targets(std::mt19937_64& rng, int count, bool permuted) {
+  Targets t;
+  t.rows = 8 * count - 3;
+  if (!permuted) return t;
+  t.row_map.resize(std::size_t(8 * count));
+  std::iota(t.row_map.begin(), t.row_map.end(), 0);
+  std::shuffle(t.row_map.begin(), t.row_map.end(), rng);
+  for (std::size_t i = 0; i < t.row_map.size(); i += 11) t.row_map[i] = -1;
+  t.exponent.resize(t.row_map.size());
+  for (std::int16_t& e : t.exponent) e = std::int16_t(int(rng() % 41) - 20);
+  return t;
+}
+
 /// The schedule's invariants (vector_schedule.hpp).
-void check_schedule(const VectorSchedule& s, const std::vector<VectorWindowWork>& windows, bool with_empty,
-                    std::int32_t bound, std::int64_t warps) {
+void check_schedule(const VectorSchedule& s, const std::vector<VectorWindowWork>& windows, const Targets& targets,
+                    bool with_empty, std::int32_t bound, std::int64_t warps) {
+  // Each piece's record: its window's C rows and exponents.
+  for (const kernels::VectorPiece& piece : s.pieces)
+    for (int r = 0; r < 8; ++r) {
+      CHECK(piece.out_row[r] == targets.out_row(piece.window, r));
+      CHECK(piece.exponent[r] == (targets.exponent.empty() ? 0 : targets.exponent[std::size_t(8 * piece.window + r)]));
+    }
   // Pieces and steps, in order: each window's groups once, in order, split into parts of at most `bound`.
   std::size_t piece = 0, step = 0;
   for (const VectorWindowWork& w : windows) {
@@ -117,11 +154,11 @@ void check_schedule(const VectorSchedule& s, const std::vector<VectorWindowWork>
 
 /// The kernel's walk (vector_spmm.cu), one warp's state, stepped one loop iteration at a time.
 struct EmulatedWarp {
-  std::int32_t step_begin = 0, step_count = 0, piece = 0, i = 0;
+  std::int32_t step_begin = 0, step_count = 0, issue_piece = 0, i = 0;
   std::int32_t entry0 = 0, entry1 = 0;  // the entries of steps i + 2 and i + 3
   unsigned stage_bits = 0;
   std::int32_t stage_group[kernels::kVectorStages];
-  std::int32_t window = 0, next_window = 0;  // the current piece's window (its rows) and the next one's
+  kernels::VectorPiece stage_record[kernels::kVectorStages];  // the record copied with a piece's last step
   std::vector<long> acc;
 };
 
@@ -131,34 +168,36 @@ struct Emulation {
   const std::vector<std::vector<std::int32_t>>& group_cols;
   const std::vector<std::vector<long>>& b;  // per B row: n values
   int n;
-  std::map<std::int32_t, std::vector<long>> c;  // per window: 8 x n, written once
+  std::map<std::int32_t, std::vector<long>> c;  // per C row: n values, written once
   std::vector<std::vector<long>> partials;
   std::vector<unsigned> counters;
 
   std::int32_t load_step(const EmulatedWarp& w, std::int32_t i) const {
     return i < w.step_count ? s.steps[std::size_t(w.step_begin + i)] : kernels::kVectorNoGroup;
   }
-  kernels::VectorPiece load_piece(std::int32_t p) const {
-    return p < std::int32_t(s.pieces.size()) ? s.pieces[std::size_t(p)] : kernels::VectorPiece{};
-  }
   void issue(EmulatedWarp& w, std::int32_t entry, int stage) const {
     const std::int32_t g = group_of(entry);
     w.stage_bits &= ~(0x101u << stage);
     w.stage_bits |= (is_last(entry) ? 1u : 0u) << stage;
     w.stage_bits |= (g == kernels::kVectorNoGroup ? 0x100u : 0u) << stage;
-    w.stage_group[stage] = g == kernels::kVectorNoGroup ? -1 : g;  // the kernel leaves it stale: poison here
+    // The kernel leaves a stage's parts that a step does not copy stale: poison them here.
+    w.stage_record[stage] = kernels::VectorPiece{};
+    w.stage_record[stage].slot = -2;
+    if (is_last(entry)) {
+      REQUIRE(w.issue_piece < std::int32_t(s.pieces.size()));
+      w.stage_record[stage] = s.pieces[std::size_t(w.issue_piece++)];
+    }
+    w.stage_group[stage] = g == kernels::kVectorNoGroup ? -1 : g;
   }
   EmulatedWarp start(std::int32_t warp) const {
     EmulatedWarp w;
     w.step_begin = s.warp_steps[std::size_t(warp)];
     w.step_count = s.warp_steps[std::size_t(warp) + 1] - w.step_begin;
-    w.piece = s.warp_pieces[std::size_t(warp)];
+    w.issue_piece = s.warp_pieces[std::size_t(warp)];
     std::fill(std::begin(w.stage_group), std::end(w.stage_group), -1);
     for (int st = 0; st < kernels::kVectorStages - 1; ++st) issue(w, load_step(w, st), st);
     w.entry0 = load_step(w, kernels::kVectorStages - 1);
     w.entry1 = load_step(w, kernels::kVectorStages);
-    w.window = load_piece(w.piece).window;
-    w.next_window = load_piece(w.piece + 1).window;
     w.acc.assign(std::size_t(8 * n), 0);
     return w;
   }
@@ -181,7 +220,9 @@ struct Emulation {
     }
     if (((w.stage_bits >> stage) & 1u) != 0) {
       REQUIRE(is_last(s.steps[std::size_t(w.step_begin + w.i)]));
-      const std::int32_t own_slot = s.pieces[std::size_t(w.piece)].slot;
+      const kernels::VectorPiece& record = w.stage_record[stage];
+      REQUIRE(record.slot >= -1);  // a record was copied with this step
+      const std::int32_t own_slot = record.slot;
       bool write = own_slot < 0;
       if (!write) {
         const kernels::VectorSlot slot = s.slots[std::size_t(own_slot)];
@@ -196,14 +237,14 @@ struct Emulation {
         }
       }
       if (write) {
-        INFO("window " << w.window);
-        CHECK(c.count(w.window) == 0);
-        c[w.window] = w.acc;
+        for (int r = 0; r < 8; ++r) {
+          if (record.out_row[r] < 0) continue;
+          INFO("window " << record.window << ", row " << r << " to C row " << record.out_row[r]);
+          CHECK(c.count(record.out_row[r]) == 0);
+          c[record.out_row[r]] = std::vector<long>(w.acc.begin() + r * n, w.acc.begin() + (r + 1) * n);
+        }
       }
       std::fill(w.acc.begin(), w.acc.end(), 0);
-      ++w.piece;
-      w.window = w.next_window;
-      w.next_window = load_piece(w.piece + 1).window;
     }
     ++w.i;
   }
@@ -216,9 +257,11 @@ TEST_CASE("narrow-vector schedule: pieces, steps and the warps' runs", "[vectors
   CHECK(detail::vector_piece_steps(100, 4224) == detail::kVectorMinPieceSteps);
   CHECK(detail::vector_piece_steps(200000, 1000) == 200);
   CHECK(detail::vector_piece_steps(200001, 1000) == 201);
-  CHECK_THROWS_AS(detail::make_vector_schedule({}, true, 0, 4), InvalidArgument);
-  CHECK_THROWS_AS(detail::make_vector_schedule({}, true, 4, 0), InvalidArgument);
-  const VectorSchedule none = detail::make_vector_schedule({}, true, 4, 4);
+  CHECK_THROWS_AS(detail::make_vector_schedule({}, {}, true, 0, 4), InvalidArgument);
+  CHECK_THROWS_AS(detail::make_vector_schedule({}, {}, true, 4, 0), InvalidArgument);
+  const std::vector<std::int32_t> short_map(12, 0);
+  CHECK_THROWS_AS(detail::make_vector_schedule({{1, 0, 1}}, {&short_map, nullptr, 16}, true, 4, 4), InvalidArgument);
+  const VectorSchedule none = detail::make_vector_schedule({}, {}, true, 4, 4);
   CHECK(none.warps() == 0);
   CHECK(none.steps.empty());
   for (const int count : {1, 5, 300})
@@ -227,10 +270,12 @@ TEST_CASE("narrow-vector schedule: pieces, steps and the warps' runs", "[vectors
         for (const bool with_empty : {true, false}) {
           INFO(count << " windows, " << warps << " warps, bound " << bound << (with_empty ? ", with empty" : ""));
           const std::vector<VectorWindowWork> windows = random_windows(rng, count, {150, 33, 64, 7});
-          const VectorSchedule s = detail::make_vector_schedule(windows, with_empty, bound, warps);
-          check_schedule(s, windows, with_empty, bound, warps);
+          const Targets targets = make_targets(rng, count, warps % 2 == 1);
+          const VectorSchedule s = detail::make_vector_schedule(windows, targets.view(), with_empty, bound, warps);
+          check_schedule(s, windows, targets, with_empty, bound, warps);
           // Both schedules of a plan split the same windows into the same slots.
-          const VectorSchedule other = detail::make_vector_schedule(windows, !with_empty, bound, warps);
+          const VectorSchedule other =
+              detail::make_vector_schedule(windows, targets.view(), !with_empty, bound, warps);
           CHECK(other.slots.size() == s.slots.size());
         }
 }
@@ -258,7 +303,8 @@ TEST_CASE("narrow-vector schedule: the kernel's walk gives every window's produc
             for (std::int32_t& x : g) x = std::int32_t(rng() % b_rows);
           for (auto& row : b)
             for (long& x : row) x = small(rng);
-          const VectorSchedule s = detail::make_vector_schedule(windows, with_empty, bound, warps);
+          const Targets targets = make_targets(rng, count, bound != 3);
+          const VectorSchedule s = detail::make_vector_schedule(windows, targets.view(), with_empty, bound, warps);
           Emulation e{s, values, cols, b, n, {}, std::vector<std::vector<long>>(s.slots.size()),
                       std::vector<unsigned>(s.slots.size(), 0u)};
           // The warps interleaved one iteration at a time in random order: the parts of a split window finish in
@@ -276,25 +322,28 @@ TEST_CASE("narrow-vector schedule: the kernel's walk gives every window's produc
             if (w.i == w.step_count) live.erase(live.begin() + std::ptrdiff_t(at));
           }
           for (const unsigned counter : e.counters) CHECK(counter == 0u);  // reset for the next run
-          std::int64_t nonempty = 0;
+          std::int64_t written = 0;
           for (const VectorWindowWork& w : windows) {
-            if (w.groups == 0 && !with_empty) {
-              CHECK(e.c.count(w.window) == 0);
-              continue;
-            }
-            ++nonempty;
-            INFO("window " << w.window << ", " << w.groups << " groups");
-            REQUIRE(e.c.count(w.window) == 1);
-            std::vector<long> expected(static_cast<std::size_t>(8 * n), 0);
-            for (std::int32_t g = w.first_group; g < w.first_group + w.groups; ++g)
-              for (int k = 0; k < 16; ++k)
-                for (int r = 0; r < 8; ++r)
+            for (int r = 0; r < 8; ++r) {
+              const std::int32_t row = targets.out_row(w.window, r);
+              if (row < 0) continue;
+              if (w.groups == 0 && !with_empty) {
+                CHECK(e.c.count(row) == 0);
+                continue;
+              }
+              ++written;
+              INFO("window " << w.window << " (" << w.groups << " groups), row " << r << ": C row " << row);
+              REQUIRE(e.c.count(row) == 1);
+              std::vector<long> expected(static_cast<std::size_t>(n), 0);
+              for (std::int32_t g = w.first_group; g < w.first_group + w.groups; ++g)
+                for (int k = 0; k < 16; ++k)
                   for (int j = 0; j < n; ++j)
-                    expected[std::size_t(r * n + j)] +=
+                    expected[std::size_t(j)] +=
                         values[std::size_t(g)][std::size_t(k * 8 + r)] *
                         b[std::size_t(cols[std::size_t(g)][std::size_t(k)])][std::size_t(j)];
-            CHECK(e.c[w.window] == expected);
+              CHECK(e.c[row] == expected);
+            }
           }
-          CHECK(std::int64_t(e.c.size()) == nonempty);
+          CHECK(std::int64_t(e.c.size()) == written);
         }
 }

@@ -57,7 +57,18 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
   for (const detail::VectorWindowWork& w : windows) total_steps += w.groups;
   const std::int32_t piece_steps =
       knobs.vector_piece_steps > 0 ? knobs.vector_piece_steps : detail::vector_piece_steps(total_steps, warps);
-  const detail::VectorSchedule all = detail::make_vector_schedule(windows, true, piece_steps, warps);
+  // The pieces' epilogue records name C rows and exponents: the host copies of the matrix's row map and
+  // exponents (stored rows), read back once per plan.
+  std::vector<std::int32_t> row_map(m.row_map.size());
+  std::vector<std::int16_t> exponent(m.stored_row_exponent.size());
+  if (!row_map.empty())
+    BCSR24_CUDA_CHECK(cudaMemcpy(row_map.data(), m.row_map.get(), m.row_map.bytes(), cudaMemcpyDeviceToHost));
+  if (!exponent.empty())
+    BCSR24_CUDA_CHECK(cudaMemcpy(exponent.data(), m.stored_row_exponent.get(), m.stored_row_exponent.bytes(),
+                                 cudaMemcpyDeviceToHost));
+  const detail::VectorRowTargets targets{row_map.empty() ? nullptr : &row_map,
+                                         exponent.empty() ? nullptr : &exponent, m.rows};
+  const detail::VectorSchedule all = detail::make_vector_schedule(windows, targets, true, piece_steps, warps);
   run_vectors = true;
   upload_vector_schedule(vector_all, all);
   vectors_have_empty = std::any_of(windows.begin(), windows.end(), [](const detail::VectorWindowWork& w) {
@@ -65,7 +76,8 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
   });
   // The same split (the same slots) without the empty windows: their parts are dealt the same way.
   if (vectors_have_empty)
-    upload_vector_schedule(vector_with_entries, detail::make_vector_schedule(windows, false, piece_steps, warps));
+    upload_vector_schedule(vector_with_entries,
+                           detail::make_vector_schedule(windows, targets, false, piece_steps, warps));
   kernels::VectorSpmmParams& p = vector_params;
   if (!all.slots.empty()) {
     vector_slots = detail::DeviceBuffer<kernels::VectorSlot>(all.slots);
@@ -78,9 +90,6 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
   }
   p.col = v.col.get();
   p.values = v.values.get();
-  p.row_map = m.row_map.get();
-  p.stored_row_exponent = m.stored_row_exponent.get();
-  p.rows = m.rows;
   p.n = n;
 }
 
@@ -90,7 +99,6 @@ void SpmmPlan::Impl::upload_vector_schedule(VectorScheduleBuffers& to, const det
   to.warp_steps = detail::DeviceBuffer<std::int32_t>(s.warp_steps);
   to.warp_pieces = detail::DeviceBuffer<std::int32_t>(s.warp_pieces);
   to.warps = s.warps();
-  to.piece_count = static_cast<std::int32_t>(s.pieces.size());
 }
 
 }  // namespace bcsr24

@@ -198,7 +198,6 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     const VectorScheduleBuffers& schedule = accumulate && vectors_have_empty ? vector_with_entries : vector_all;
     v.steps = schedule.steps.get();
     v.pieces = schedule.pieces.get();
-    v.piece_count = schedule.piece_count;
     v.warp_steps = schedule.warp_steps.get();
     v.warp_pieces = schedule.warp_pieces.get();
     v.warps = schedule.warps;

@@ -46,7 +46,7 @@ struct SpmmPlan::Impl {
   struct VectorScheduleBuffers {
     detail::DeviceBuffer<std::int32_t> steps, warp_steps, warp_pieces;
     detail::DeviceBuffer<kernels::VectorPiece> pieces;
-    std::int32_t warps = 0, piece_count = 0;
+    std::int32_t warps = 0;
     std::size_t bytes() const { return steps.bytes() + warp_steps.bytes() + warp_pieces.bytes() + pieces.bytes(); }
   };
   static void upload_vector_schedule(VectorScheduleBuffers& to, const detail::VectorSchedule& s);

@@ -16,8 +16,30 @@ std::int32_t vector_piece_steps(std::int64_t total_steps, std::int64_t warps) {
       std::min<std::int64_t>(std::max<std::int64_t>(kVectorMinPieceSteps, per_warp), kernels::kVectorNoGroup));
 }
 
-VectorSchedule make_vector_schedule(const std::vector<VectorWindowWork>& windows, bool with_empty,
-                                    std::int32_t max_piece_steps, std::int64_t warps) {
+namespace {
+
+/// A piece of window `window` with its epilogue's record.
+kernels::VectorPiece make_piece(std::int32_t window, std::int32_t slot, const VectorRowTargets& t) {
+  kernels::VectorPiece piece;
+  piece.window = window;
+  piece.slot = slot;
+  for (int r = 0; r < kernels::kVectorWindowRows; ++r) {
+    const std::int64_t stored = std::int64_t(window) * kernels::kVectorWindowRows + r;
+    if ((t.row_map != nullptr && stored >= std::int64_t(t.row_map->size())) ||
+        (t.exponent != nullptr && stored >= std::int64_t(t.exponent->size())))
+      throw InvalidArgument("narrow-vector schedule: window " + std::to_string(window) +
+                            " has rows past the row map or the row exponents");
+    const std::int64_t out = t.row_map != nullptr ? (*t.row_map)[std::size_t(stored)] : stored;
+    piece.out_row[r] = out >= 0 && out < t.rows ? static_cast<std::int32_t>(out) : -1;
+    piece.exponent[r] = t.exponent != nullptr ? (*t.exponent)[std::size_t(stored)] : std::int16_t(0);
+  }
+  return piece;
+}
+
+}  // namespace
+
+VectorSchedule make_vector_schedule(const std::vector<VectorWindowWork>& windows, const VectorRowTargets& targets,
+                                    bool with_empty, std::int32_t max_piece_steps, std::int64_t warps) {
   if (max_piece_steps < 1 || warps < 1)
     throw InvalidArgument("narrow-vector schedule: " + std::to_string(max_piece_steps) + " steps a piece and " +
                           std::to_string(warps) + " warps (both must be at least 1)");
@@ -34,7 +56,7 @@ VectorSchedule make_vector_schedule(const std::vector<VectorWindowWork>& windows
     if (w.groups == 0) {
       if (!with_empty) continue;
       piece_first_step.push_back(std::int64_t(s.steps.size()));
-      s.pieces.push_back(kernels::VectorPiece{w.window, -1});
+      s.pieces.push_back(make_piece(w.window, -1, targets));
       add_step(kernels::kVectorNoGroup, true);
       continue;
     }
@@ -49,7 +71,7 @@ VectorSchedule make_vector_schedule(const std::vector<VectorWindowWork>& windows
         slot = static_cast<std::int32_t>(s.slots.size());
         s.slots.push_back(kernels::VectorSlot{first_slot, parts});
       }
-      s.pieces.push_back(kernels::VectorPiece{w.window, slot});
+      s.pieces.push_back(make_piece(w.window, slot, targets));
       for (std::int64_t g = begin; g < end; ++g) add_step(std::int64_t(w.first_group) + g, g + 1 == end);
     }
   }

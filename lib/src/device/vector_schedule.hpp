@@ -17,6 +17,13 @@ struct VectorWindowWork {
   std::int32_t groups = 0;       ///< its K-steps (0: an empty window)
 };
 
+/// Where a window's rows go, for the pieces' epilogue records (kernels::VectorPiece).
+struct VectorRowTargets {
+  const std::vector<std::int32_t>* row_map = nullptr;   ///< C row per stored row (-1: padding); null: identity
+  const std::vector<std::int16_t>* exponent = nullptr;  ///< per stored row; null: no row scaling
+  std::int32_t rows = 0;                                ///< rows of C: stored rows at or past it have none
+};
+
 /// What the kernel walks (kernels::VectorSpmmParams): warp w takes steps [warp_steps[w], warp_steps[w + 1]) and
 /// the pieces from warp_pieces[w] on, which those steps end one by one (kVectorLastStep).
 struct VectorSchedule {
@@ -39,13 +46,15 @@ inline constexpr std::int32_t kVectorMinPieceSteps = 32;
 /// and a matrix with enough work for every warp splits nothing.
 std::int32_t vector_piece_steps(std::int64_t total_steps, std::int64_t warps);
 
-/// The schedule of `windows` (in that order) over at most `warps` warps: each window of more than
+/// The schedule of `windows` (in that order) over at most `warps` warps, each piece with its window's C rows and
+/// exponents from `targets`: each window of more than
 /// `max_piece_steps` groups becomes ceil(groups / max_piece_steps) parts of about equal length (consecutive
 /// slots), the others one piece; with `with_empty`, an empty window is one step without a group (its epilogue
 /// writes beta C and the addends), otherwise it is left out (run() with beta == 1 and no addends). Pieces go to
 /// warps in order, piece j (s steps before it of T) to warp floor(s * warps' / T), warps' = min(warps, pieces).
-/// @throw InvalidArgument for max_piece_steps or warps < 1; SizeLimitError beyond 2^31 - 1 steps.
-VectorSchedule make_vector_schedule(const std::vector<VectorWindowWork>& windows, bool with_empty,
-                                    std::int32_t max_piece_steps, std::int64_t warps);
+/// @throw InvalidArgument for max_piece_steps or warps < 1, or a row map or exponent list shorter than a window's
+///        rows; SizeLimitError beyond 2^31 - 1 steps.
+VectorSchedule make_vector_schedule(const std::vector<VectorWindowWork>& windows, const VectorRowTargets& targets,
+                                    bool with_empty, std::int32_t max_piece_steps, std::int64_t warps);
 
 }  // namespace bcsr24::detail

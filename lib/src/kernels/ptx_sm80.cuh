@@ -45,6 +45,13 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
                : "r"(addr));
 }
 
+/// 4 bytes from shared memory at a 32-bit shared address (4-byte aligned).
+__device__ __forceinline__ std::uint32_t lds_32(std::uint32_t addr) {
+  std::uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+
 /// 8 bytes from shared memory at a 32-bit shared address (8-byte aligned): no 64-bit generic pointer to keep live.
 __device__ __forceinline__ uint2 lds_64(std::uint32_t addr) {
   uint2 v;

@@ -19,6 +19,8 @@ inline constexpr int kVectorWarps = 4;
 /// Blocks per SM the registers are budgeted for (__launch_bounds__): 28 resident warps, 72 registers a thread (at 8
 /// blocks, 64 registers, the pipeline and epilogue state spill).
 inline constexpr int kVectorMinBlocksPerSm = 7;
+/// Rows of a window (mma.m16n8k16's N with the operands swapped; format/band_vectors.hpp's kWindowRows).
+inline constexpr int kVectorWindowRows = 8;
 /// Output columns per column slice (blockIdx.y): at most 4 m16 tiles of 16 columns, i.e. 4 mma per K-step. A
 /// narrower n uses fewer of them (the loop is bounded by the slice's own width at run time, no instantiation per
 /// width), and its stages are narrower (vector_layout.hpp), so it takes less shared memory.
@@ -27,17 +29,27 @@ inline constexpr int kVectorSliceColumns = 64;
 inline constexpr int kVectorStages = 3;
 /// Shared memory of one stage's values: the group's 128 16-bit values.
 inline constexpr int kVectorStageValueBytes = 16 * 8 * 2;
+/// Shared memory of one stage's piece record (VectorPiece), copied with the last step of a piece.
+inline constexpr int kVectorStagePieceBytes = 64;
 /// Floats of one partial-sum slot per column slice (a split window's part, device/vector_schedule.hpp): the
 /// 4 m16 tiles' accumulators, 4 per lane, in fragment order (lane-contiguous float4s: coalesced both ways).
 inline constexpr int kVectorSlotFloats = 4 * 32 * 4;
 
 /// A work piece of the schedule: a whole window, or one part of a window split into several parts whose partial
-/// sums the part that finishes last adds in part order. 8 bytes, read a piece ahead by its warp.
+/// sums the part that finishes last adds in part order. Its 64 bytes are what the piece's epilogue needs; the
+/// producer copies them into the stage of the piece's last step with that step's copies, so the epilogue's inputs
+/// arrive with the data, two iterations ahead, and hold no registers in between.
 struct VectorPiece {
-  std::int32_t window = 0;  // stored rows 8 window .. 8 window + 7
-  std::int32_t slot = -1;   // the part's partial-sum slot (VectorSlot); -1: a whole window, written directly
+  std::int32_t out_row[kVectorWindowRows] = {-1, -1, -1, -1, -1, -1, -1, -1};  // C row of each window row; -1: none
+  std::int16_t exponent[kVectorWindowRows] = {};  // per window row: stored values are A * 2^-exponent
+  std::int32_t slot = -1;         // the part's partial-sum slot (VectorSlot); -1: a whole window, written directly
+  std::int32_t window = 0;        // stored rows 8 window .. 8 window + 7 (not read by the kernel)
+  std::int32_t unused[2] = {};
 };
-static_assert(sizeof(VectorPiece) == 8, "one 8-byte load per piece");
+static_assert(sizeof(VectorPiece) == 64, "four 16-byte copies per piece");
+inline constexpr int kVectorPieceRowsOffset = 0;       // bytes into a VectorPiece (the kernel reads it raw)
+inline constexpr int kVectorPieceExponentsOffset = 32;
+inline constexpr int kVectorPieceSlotOffset = 48;
 /// Per partial-sum slot: its window's first slot (the window's parts' slots follow it; the window's counter is
 /// that slot's) and the window's number of parts. Read only by split parts, at their end.
 struct VectorSlot {
@@ -57,18 +69,14 @@ struct VectorSpmmParams {
   // and pieces from warp_pieces[w], in order.
   const std::int32_t* steps = nullptr;       // group | kVectorLastStep
   const VectorPiece* pieces = nullptr;
-  std::int32_t piece_count = 0;
   const std::int32_t* warp_steps = nullptr;  // warps + 1
-  const std::int32_t* warp_pieces = nullptr; // warps
+  const std::int32_t* warp_pieces = nullptr; // warps: its first piece
   std::int32_t warps = 0;                    // per column slice
   const VectorSlot* slots = nullptr;         // per slot; null without split windows
   float* partials = nullptr;                 // kVectorSlotFloats per slot and slice; null without split windows
   unsigned* counters = nullptr;              // per slot and slice (used at each window's first slot), all 0
   const std::int32_t* col = nullptr;         // per vector: B row
   const std::uint16_t* values = nullptr;     // 128 per group, fragment order (format/band_vectors.hpp)
-  const std::int32_t* row_map = nullptr;     // C row of each stored row; null = identity
-  const std::int16_t* stored_row_exponent = nullptr;  // per stored row; null = no per-row scaling
-  std::int32_t rows = 0;                     // rows of A and C
   std::int32_t n = 0;
   const std::uint16_t* b = nullptr;          // 16-byte aligned, ldb % 8 == 0 (the plan stages B otherwise)
   std::int64_t ldb = 0;

@@ -1,38 +1,40 @@
-// The narrow-vector tensor-core kernel (docs/KERNELS.md, "The narrow-vector path"): bands whose tiles would hold
-// few nonzeros run as 8x1 column vectors per 8-row window (format/band_vectors.hpp) on mma.m16n8k16 with the
-// operands swapped, C^T(window, slice) = B^T(gathered rows, slice) x A^T(vectors): M = 16 columns of B, N = the
-// window's 8 rows, K = 16 vectors. Only the B rows of columns that hold a nonzero in the window are read, as the
-// CSR kernel reads them, but the products run on tensor cores with fp32 accumulation.
+// The narrow-vector tensor-core kernel (docs/KERNELS.md, "The narrow-vector path"): bands whose tiles would hold few
+// nonzeros run as 8x1 column vectors per 8-row window (format/band_vectors.hpp) on mma.m16n8k16 with the operands
+// swapped, C^T(window, slice) = B^T(gathered rows, slice) x A^T(vectors): M = 16 columns of B, N = the window's 8 rows,
+// K = 16 vectors. Only the B rows of columns that hold a nonzero in the window are read, as the CSR kernel reads them,
+// but the products run on tensor cores with fp32 accumulation.
 //
 // Work distribution (device/vector_schedule.hpp): the plan cuts the windows, longest first, into pieces (a whole
-// window, or a part of at most S K-steps of a longer one) and gives each warp of a column slice a contiguous run
-// of pieces with about the same number of K-steps; the grid holds about as many warps as the GPU keeps resident
-// at this width. A warp walks its run as one flat sequence of K-steps with one cp.async pipeline across piece
-// boundaries: the producer issues step i + kVectorStages - 1 (the next piece's first steps when the current one
-// ends: a step names its group directly, so crossing a window costs no extra round trip), the consumer computes
-// step i, and after a piece's last step it runs that piece's epilogue while the next pieces' copies are in flight.
-// The epilogue writes C straight from the accumulators (no shared staging: the stages hold copies in flight); its
-// row map entries and exponents are loaded one piece ahead. A part of a split window publishes its
-// partial sum to the plan's workspace; the part that counts last adds all parts in part order and writes C, so
-// every output element has one fixed summation order (bit-identical repeats, no float atomics).
+// window, or a part of at most S K-steps of a longer one) and gives each warp of a column slice a contiguous run of
+// pieces with about the same number of K-steps; the grid holds about as many warps as the GPU keeps resident at this
+// width. A warp walks its run as one flat sequence of K-steps with one cp.async pipeline across piece boundaries: the
+// producer issues step i + kVectorStages - 1 (the next piece's first steps when the current one ends: a step names its
+// group directly, so crossing a window costs no extra round trip), the consumer computes step i, and after a piece's
+// last step it runs that piece's epilogue while the next pieces' copies are in flight. The epilogue writes C straight
+// from the accumulators (no shared staging: the stages hold copies in flight); its inputs (C rows, exponents,
+// partial-sum slot: the piece's 64-byte record, built by the plan) are copied into the stage of the piece's last step
+// with that step's copies, so they arrive with the data. A part of a split window publishes its partial sum to the
+// plan's workspace; the part that counts last adds all parts in part order and writes C, so every output element has
+// one fixed summation order (bit-identical repeats, no float atomics).
 //
-// Per K-step a warp gathers the 16 B rows its vectors name (cp.async, 16 bytes per piece, columns past n
-// zero-filled by the copy) and the step's 256 bytes of values into one of kVectorStages stages; the B rows a step
-// names are loaded into a register two iterations before its copies are issued, so no global load stands in front
-// of a copy. The values are stored in the mma's B-fragment order (each lane's two registers are 8 consecutive
-// bytes); the gathered B rows are read with ldmatrix.x4.trans, which hands each lane its A-fragment of B^T. A stage is as wide as the launch's widest slice needs (2, 4 or 8 pieces a
-// row, vector_layout.hpp), so narrow n takes less shared memory. The epilogue is the tile kernel's: per-row
-// multiplier alpha * 2^e, output addends, beta (C not read when beta == 0), fp32 or fp16 C, rows through the row
-// map, any C alignment (element stores).
+// Per K-step a warp gathers the 16 B rows its vectors name (cp.async, 16 bytes per piece, columns past n zero-filled by
+// the copy) and the step's 256 bytes of values into one of kVectorStages stages; the B rows a step names are loaded
+// into a register two iterations before its copies are issued, so no global load stands in front of a copy. The values
+// are stored in the mma's B-fragment order (each lane's two registers are 8 consecutive bytes); the gathered B rows are
+// read with ldmatrix.x4.trans, which hands each lane its A-fragment of B^T. A stage is as wide as the launch's widest
+// slice needs (2, 4 or 8 pieces a row, vector_layout.hpp), so narrow n takes less shared memory. The epilogue is the
+// tile kernel's: per-row multiplier alpha * 2^e, output addends, beta (C not read when beta == 0), fp32 or fp16 C, rows
+// through the row map, any C alignment (element stores).
 //
-// Three instantiations (fp16 A and B with fp32 or fp16 C, bf16 with fp32 C): the slice's width is a run-time
-// bound of the loops (1 to 4 m16 tiles), not a template parameter, so a narrow n costs no instantiation of its
-// own. They are chosen here by (mode, output), as the band-group kernel's are, not through the kernel table.
+// Three instantiations (fp16 A and B with fp32 or fp16 C, bf16 with fp32 C): the slice's width is a run-time bound of
+// the loops (1 to 4 m16 tiles), not a template parameter, so a narrow n costs no instantiation of its own. They are
+// chosen here by (mode, output), as the band-group kernel's are, not through the kernel table.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -53,38 +55,22 @@ namespace layout = vector_layout;
 constexpr int kWarp = 32;
 constexpr int kGroupValues = detail::kVectorGroupValues;
 static_assert(detail::kVectorGroup == 16 && detail::kWindowRows == 8, "the K and N of mma.m16n8k16");
+static_assert(kVectorWindowRows == detail::kWindowRows, "a piece's record holds a window's rows");
+static_assert(offsetof(VectorPiece, out_row) == kVectorPieceRowsOffset &&
+                  offsetof(VectorPiece, exponent) == kVectorPieceExponentsOffset &&
+                  offsetof(VectorPiece, slot) == kVectorPieceSlotOffset,
+              "the epilogue reads the record raw from shared memory");
 static_assert(kGroupValues * 2 == kWarp * 8, "a group's values are 8 bytes per lane");
 static_assert(kVectorStageValueBytes == kGroupValues * 2, "a stage: 16 B rows, then the values");
 static_assert(kVectorSlotFloats == 4 * kWarp * 4, "a slot: 4 m16 tiles of 4 accumulators per lane");
 
 /// Per lane, the two window rows its accumulators hold (acc_row(lane, 0) and + 1): C row (-1: none), and the two
-/// 16-bit exponents in one register (registers are the kernel's occupancy limit).
+/// 16-bit exponents in one register; read from the piece's record in the stage (VectorPiece).
 struct VectorRows {
   std::int32_t out_row[2];
   std::uint32_t exponents;
   __device__ __forceinline__ int exponent(int h) const { return int(std::int16_t(exponents >> (16 * h))); }
 };
-
-__device__ __forceinline__ VectorRows load_rows(const VectorSpmmParams& p, std::int32_t window, int lane) {
-  VectorRows r;
-  r.exponents = 0;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const std::int64_t stored_row = std::int64_t(window) * 8 + layout::acc_row(lane, h);
-    // Reordered layouts write a stored row to the C row it came from; padding rows (-1) and rows past A's are skipped.
-    r.out_row[h] = p.row_map != nullptr ? __ldg(p.row_map + stored_row)
-                                        : (stored_row < p.rows ? std::int32_t(stored_row) : -1);
-    if (p.stored_row_exponent != nullptr)
-      r.exponents |= std::uint32_t(std::uint16_t(__ldg(p.stored_row_exponent + stored_row))) << (16 * h);
-  }
-  return r;
-}
-
-__device__ __forceinline__ VectorPiece load_piece(const VectorSpmmParams& p, std::int32_t piece) {
-  if (piece >= p.piece_count) return VectorPiece{};  // past the schedule's end: never used
-  const int2 x = __ldg(reinterpret_cast<const int2*>(p.pieces) + piece);
-  return VectorPiece{x.x, x.y};
-}
 
 /// A part of a split window: publish its partial sum; in the part that counts last, replace `acc` by the sum of
 /// all parts in part order (the same order every run, whichever part arrives last) and return true.
@@ -145,9 +131,9 @@ __device__ __forceinline__ void write_window(const VectorSpmmParams& p, const Ve
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int h = e % 2;
-      const std::int32_t out_row = rows.out_row[h];
+      const std::int32_t out_row = rows.out_row[h];  // -1: a padding row, or past A's rows
       const int out_col = slice0 + layout::acc_column(lane, mt, e);
-      if (out_row < 0 || out_row >= p.rows || out_col >= p.n) continue;
+      if (out_row < 0 || out_col >= p.n) continue;
       // Stored values are A * 2^-e: the row's multiplier alpha * 2^e undoes it, or, where that is not a normal
       // float (NaN), 2^e then alpha in two steps (as the tile epilogue).
       float v[1] = {multiplier[h] == multiplier[h] ? acc[mt][e] * multiplier[h]
@@ -170,7 +156,7 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
   const std::int32_t step_begin = __ldg(p.warp_steps + w);
   const std::int32_t step_count = __ldg(p.warp_steps + w + 1) - step_begin;
   if (step_count == 0) return;
-  std::int32_t piece = __ldg(p.warp_pieces + w);
+  std::int32_t issue_piece = __ldg(p.warp_pieces + w);  // the piece whose record the next last step copies
   const int slice0 = blockIdx.y * kVectorSliceColumns;
   const int width = min(kVectorSliceColumns, p.n - slice0);
   const int m_tiles = (width + 15) / 16;
@@ -194,11 +180,18 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
   unsigned stage_bits = 0;
   auto issue = [&](std::uint32_t entry, int stage, std::int32_t cols) {
     const std::int32_t g = group_of(entry);
+    const bool last = (entry & kVectorLastStep) != 0;
     stage_bits &= ~(0x101u << stage);
-    stage_bits |= ((entry & kVectorLastStep) != 0 ? 1u : 0u) << stage;
+    stage_bits |= (last ? 1u : 0u) << stage;
     stage_bits |= (g == kVectorNoGroup ? 0x100u : 0u) << stage;
-    if (g == kVectorNoGroup) return;  // warp-uniform: an empty window, or past the run's end
     const std::uint32_t base = warp_base + std::uint32_t(stage * stage_bytes);
+    if (last) {  // warp-uniform: the piece's record travels with its last step (4 lanes, 16 bytes each)
+      if (lane < 4)
+        ptx::cp_async_16(base + std::uint32_t(layout::piece_record_offset(stage_chunks) + 16 * lane),
+                         reinterpret_cast<const unsigned char*>(p.pieces + issue_piece) + 16 * lane, 16);
+      ++issue_piece;
+    }
+    if (g == kVectorNoGroup) return;  // warp-uniform: an empty window, or past the run's end
     for (int idx0 = 0; idx0 < 16 * chunks; idx0 += kWarp) {  // the same trip count in every lane (shuffles)
       const int idx = idx0 + lane;
       const int row = layout::copy_row(idx, chunks);
@@ -225,11 +218,6 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
   // that bounds a warp's steps per second), right after its entry (L1 mostly: consecutive entries share a line).
   std::uint32_t entry0 = load_step(kVectorStages - 1), entry1 = load_step(kVectorStages);
   std::int32_t cols0 = load_cols(entry0), cols1 = load_cols(entry1);
-  // The epilogue's rows (row map, exponents) a piece ahead, and the next piece's window: a round trip each, taken
-  // while the steps in between run. The piece's slot is read at its end (a line of consecutive pieces: L1 mostly).
-  VectorRows rows = load_rows(p, load_piece(p, piece).window, lane);
-  std::int32_t next_window = load_piece(p, piece + 1).window;
-
   float acc[4][4] = {};
   const int fragment_row = layout::fragment_row(lane);
   for (std::int32_t i = 0; i < step_count; ++i) {
@@ -243,8 +231,8 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
     ptx::cp_async_wait<kVectorStages - 1>();
     __syncwarp();
     const int stage = i % kVectorStages;
+    const std::uint32_t base = warp_base + std::uint32_t(stage * stage_bytes);
     if (((stage_bits >> (8 + stage)) & 1u) == 0) {
-      const std::uint32_t base = warp_base + std::uint32_t(stage * stage_bytes);
       const uint2 values = ptx::lds_64(base + std::uint32_t(layout::values_offset(lane, stage_chunks)));
 #pragma unroll
       for (int mt = 0; mt < 4; ++mt) {
@@ -259,15 +247,19 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
     }
     __syncwarp();
     if (((stage_bits >> stage) & 1u) != 0) {  // warp-uniform: the piece's last step
-      const std::int32_t slot = __ldg(&p.pieces[piece].slot);
-      if (slot < 0 || combine_parts(p, slot, m_tiles, lane, acc)) write_window<OutT>(p, rows, slice0, m_tiles, lane, acc);
+      // The piece's record arrived with this step's copies: its slot, and this lane's two rows.
+      const std::uint32_t record = base + std::uint32_t(layout::piece_record_offset(stage_chunks));
+      const std::int32_t slot = std::int32_t(ptx::lds_32(record + kVectorPieceSlotOffset));
+      const int row0 = layout::acc_row(lane, 0);  // even: 8-byte aligned C rows, 4-byte aligned exponents
+      const uint2 out_rows = ptx::lds_64(record + std::uint32_t(kVectorPieceRowsOffset + 4 * row0));
+      const VectorRows rows{{std::int32_t(out_rows.x), std::int32_t(out_rows.y)},
+                            ptx::lds_32(record + std::uint32_t(kVectorPieceExponentsOffset + 2 * row0))};
+      if (slot < 0 || combine_parts(p, slot, m_tiles, lane, acc))
+        write_window<OutT>(p, rows, slice0, m_tiles, lane, acc);
 #pragma unroll
       for (int mt = 0; mt < 4; ++mt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[mt][e] = 0.0f;
-      ++piece;
-      rows = load_rows(p, next_window, lane);
-      next_window = load_piece(p, piece + 1).window;
     }
   }
   ptx::cp_async_wait<0>();  // the trailing groups are empty; nothing may be in flight at exit
