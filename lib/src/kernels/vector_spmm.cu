@@ -254,6 +254,7 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
       const uint2 out_rows = ptx::lds_64(record + std::uint32_t(kVectorPieceRowsOffset + 4 * row0));
       const VectorRows rows{{std::int32_t(out_rows.x), std::int32_t(out_rows.y)},
                             ptx::lds_32(record + std::uint32_t(kVectorPieceExponentsOffset + 2 * row0))};
+      __syncwarp();  // every lane has read the record before the next iteration copies into this stage
       if (slot < 0 || combine_parts(p, slot, m_tiles, lane, acc))
         write_window<OutT>(p, rows, slice0, m_tiles, lane, acc);
 #pragma unroll
