@@ -125,8 +125,6 @@ std::vector<std::int32_t> vector_bands_to_copy(VectorCopy copy, const Bcsr24Matr
 
 DeviceBandVectors upload_vectors(const detail::BandVectors& v, std::int32_t tile_rows) {
   DeviceBandVectors d;
-  d.window = detail::DeviceBuffer<std::int32_t>(v.window);
-  d.group_ptr = detail::DeviceBuffer<std::int32_t>(v.group_ptr);
   d.col = detail::DeviceBuffer<std::int32_t>(v.col);
   d.values = detail::DeviceBuffer<std::uint16_t>(v.values);
   d.first_window.assign(static_cast<std::size_t>(tile_rows), -1);

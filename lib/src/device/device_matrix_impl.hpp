@@ -55,8 +55,6 @@ struct DeviceBandCsr {
 
 /// Narrow vectors of some bands on the device (format/band_vectors.hpp), with the host-side facts plans need.
 struct DeviceBandVectors {
-  detail::DeviceBuffer<std::int32_t> window;     // per position (two per band): window index
-  detail::DeviceBuffer<std::int32_t> group_ptr;  // per position, + 1
   detail::DeviceBuffer<std::int32_t> col;        // per vector
   detail::DeviceBuffer<std::uint16_t> values;    // 128 per group
   std::vector<std::int32_t> first_window;        // per band: position of its first window, -1 without a copy
@@ -65,7 +63,7 @@ struct DeviceBandVectors {
   std::int32_t bands = 0;
 
   std::int64_t bytes() const {
-    return std::int64_t(window.bytes() + group_ptr.bytes() + col.bytes() + values.bytes());
+    return std::int64_t(col.bytes() + values.bytes());
   }
 };
 
