@@ -196,7 +196,7 @@ class Operators {
 
 /// The "| n | plan of auto | ..." row: how the automatic plan splits the work.
 void print_plan_row(std::int32_t n, const std::string& method, const PlanReport& r) {
-  const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz));
+  const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz + r.vector_nnz));
   const std::int64_t tiles = std::max<std::int64_t>(1, r.sparse24_tiles + r.dense_tiles);
   char pipeline[160];
   if (r.band_groups > 0)

@@ -8,11 +8,12 @@ namespace {
 double share(double part, double whole) { return whole > 0 ? part / whole : 0.0; }
 
 /// The shares of the plan's three paths in a total.
-json path_shares(std::int64_t sparse24, std::int64_t dense, std::int64_t csr) {
-  const double whole = double(sparse24 + dense + csr);
+json path_shares(std::int64_t sparse24, std::int64_t dense, std::int64_t csr, std::int64_t vectors) {
+  const double whole = double(sparse24 + dense + csr + vectors);
   return {{"sparse24", share(double(sparse24), whole)},
           {"dense", share(double(dense), whole)},
-          {"csr", share(double(csr), whole)}};
+          {"csr", share(double(csr), whole)},
+          {"vectors", share(double(vectors), whole)}};
 }
 
 }  // namespace
@@ -91,11 +92,11 @@ json plan_json(const PlanReport& plan) {
           {"sparse24_nnz", plan.sparse24_nnz},
           {"dense_nnz", plan.dense_nnz},
           {"csr_nnz", plan.csr_nnz},
-          {"nnz_share", path_shares(plan.sparse24_nnz, plan.dense_nnz, plan.csr_nnz)},
+          {"nnz_share", path_shares(plan.sparse24_nnz, plan.dense_nnz, plan.csr_nnz, plan.vector_nnz)},
           {"sparse24_bytes", plan.sparse24_bytes},
           {"dense_bytes", plan.dense_bytes},
           {"csr_bytes", plan.csr_bytes},
-          {"bytes_share", path_shares(plan.sparse24_bytes, plan.dense_bytes, plan.csr_bytes)},
+          {"bytes_share", path_shares(plan.sparse24_bytes, plan.dense_bytes, plan.csr_bytes, plan.vector_bytes)},
           {"split_bands", plan.split_bands},
           {"split_parts", plan.split_parts},
           {"tile_pipeline", plan.deep_tile_pipeline ? "deep" : "standard"},
