@@ -240,6 +240,7 @@ struct Settings {
   apps::StorageOptions storage;
   std::string name, n_list = "8,32,128", methods_text = "all", csv_path, b_type_text = "auto";
   int reps = 20, warmup = 5;
+  double tuning_budget_ms = 0.0;  // PlanOptions::tuning_budget_ms of the measured plans (0: the library's default)
   bool no_check = false, no_flush = false;
 };
 
@@ -268,6 +269,11 @@ void add_options(CLI::App& app, Settings& s) {
       ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp32"}));
   app.add_option("--reps", s.reps, "timed runs per method (median reported)")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--warmup", s.warmup, "untimed runs first")->capture_default_str();
+  app.add_option("--tuning-budget", s.tuning_budget_ms,
+                 "milliseconds a measured plan (plain auto and its forced variants) may spend choosing "
+                 "(PlanOptions::tuning_budget_ms; 0: the library's default, docs/API.md)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--csv", s.csv_path, "append one row per (n, method) to this CSV file");
   app.add_flag("--no-check", s.no_check, "skip the float64 reference check");
   app.add_flag("--no-flush", s.no_flush, "do not flush L2 between timed runs");
@@ -420,6 +426,7 @@ int run(Settings& s) {
         PlanOptions plan_options;
         plan_options.input = variant.input;
         plan_options.tuning = tuning;
+        plan_options.tuning_budget_ms = s.tuning_budget_ms;
         const SparseOperator& variant_op = operators.variant(variant);
         try {
           plan = std::make_unique<SpmmPlan>(
