@@ -146,8 +146,16 @@ __device__ __forceinline__ void write_window(const VectorSpmmParams& p, const Ve
   }
 }
 
+// Device passes before sm_90 budget registers for fewer blocks (vector_params.hpp); launch bounds only shape the
+// device code, so the host pass's value does not matter.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int kMinBlocks = kVectorMinBlocksPerSmSm80;
+#else
+constexpr int kMinBlocks = kVectorMinBlocksPerSm;
+#endif
+
 template <bool kBf16, typename OutT>
-__global__ void __launch_bounds__(kVectorWarps * kWarp, kVectorMinBlocksPerSm)
+__global__ void __launch_bounds__(kVectorWarps * kWarp, kMinBlocks)
     vector_spmm_kernel(const VectorSpmmParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
