@@ -102,15 +102,17 @@ PlanKnobs paths_knob(BandPaths paths) {
   return k;
 }
 
+/// A test matrix and what it is.
+struct Named {
+  const char* name;
+  CsrMatrix a;
+};
+
 }  // namespace
 
 TEST_CASE("narrow vectors: every band on vectors matches the float64 product", "[gpu][vectors]") {
   const std::uint64_t seed = test_seed(1301);
   INFO("seed " << seed);
-  struct Named {
-    const char* name;
-    CsrMatrix a;
-  };
   const Named matrices[] = {{"scattered with empty windows and bands, a dense row", scattered_with_holes(seed)},
                             {"banded circuit, 3 per row", structure(StructureClass::circuit, 1003, seed)},
                             {"arrowhead", structure(StructureClass::arrowhead, 517, seed)}};
@@ -147,10 +149,6 @@ TEST_CASE("narrow vectors: every band on vectors matches the float64 product", "
 TEST_CASE("narrow vectors: warps walk many windows, long windows split into parts, mixed", "[gpu][vectors]") {
   const std::uint64_t seed = test_seed(1305);
   INFO("seed " << seed);
-  struct Named {
-    const char* name;
-    CsrMatrix a;
-  };
   // Many short windows per warp (a circuit on 1 to 37 warps); windows longer than the split bound (a dense row,
   // bounds of 3 to 64 steps); both with empty windows between them.
   const Named matrices[] = {{"banded circuit, 3 per row", structure(StructureClass::circuit, 6007, seed)},

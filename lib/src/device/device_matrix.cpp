@@ -186,9 +186,11 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   d.scale_exponent = host.scaling.exponent;
   d.precision = host.precision;
   d.row_exponent = detail::DeviceBuffer<std::int16_t>(host.row_exponent);
-  d.stored_row_exponent = detail::DeviceBuffer<std::int16_t>(stored_row_exponents(host));
+  d.stored_row_exponent_host = stored_row_exponents(host);
+  d.stored_row_exponent = detail::DeviceBuffer<std::int16_t>(d.stored_row_exponent_host);
   d.b_row_index = index;
-  d.row_map = detail::DeviceBuffer<std::int32_t>(host.row_order);
+  d.row_map_host = host.row_order;
+  d.row_map = detail::DeviceBuffer<std::int32_t>(d.row_map_host);
   d.sparse24 = upload(host.sparse24, host.tile_rows, index);
   d.dense = upload(host.dense, host.tile_rows, index);
   d.csr = upload_csr(csr, host.row_exponent, host.tile_rows);

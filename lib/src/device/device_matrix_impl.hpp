@@ -81,6 +81,10 @@ struct DeviceMatrix::Impl {
   bool has_merged_dense = false;
   BRowIndex b_row_index = BRowIndex::implicit;    // how the tiles name their B rows
   detail::DeviceBuffer<std::int32_t> row_map;     // reordered layouts: C row of each stored row; empty = identity
+  // The row map and stored-row exponents on the host too: the narrow-vector schedule's records name C rows and
+  // exponents, built per plan (device/plan_vector_part.cpp) without reading the device copies back.
+  std::vector<std::int32_t> row_map_host;
+  std::vector<std::int16_t> stored_row_exponent_host;
   detail::DeviceBuffer<kernels::TileRowWork> row_work;  // tile rows, most work first
   std::vector<kernels::TileRowWork> row_work_host;      // the same on the host (plans take subsets)
   std::vector<detail::BandStats> band_stats;            // per band, for the cost model

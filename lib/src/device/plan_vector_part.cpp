@@ -58,17 +58,11 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
   for (const detail::VectorWindowWork& w : windows) total_steps += w.groups;
   const std::int32_t piece_steps =
       knobs.vector_piece_steps > 0 ? knobs.vector_piece_steps : detail::vector_piece_steps(total_steps, warps);
-  // The pieces' epilogue records name C rows and exponents: the host copies of the matrix's row map and
-  // exponents (stored rows), read back once per plan.
-  std::vector<std::int32_t> row_map(m.row_map.size());
-  std::vector<std::int16_t> exponent(m.stored_row_exponent.size());
-  if (!row_map.empty())
-    BCSR24_CUDA_CHECK(cudaMemcpy(row_map.data(), m.row_map.get(), m.row_map.bytes(), cudaMemcpyDeviceToHost));
-  if (!exponent.empty())
-    BCSR24_CUDA_CHECK(cudaMemcpy(exponent.data(), m.stored_row_exponent.get(), m.stored_row_exponent.bytes(),
-                                 cudaMemcpyDeviceToHost));
-  const detail::VectorRowTargets targets{row_map.empty() ? nullptr : &row_map,
-                                         exponent.empty() ? nullptr : &exponent, m.rows};
+  // The pieces' epilogue records name C rows and exponents: the matrix's host copies of its row map and exponents
+  // (stored rows).
+  const detail::VectorRowTargets targets{m.row_map_host.empty() ? nullptr : &m.row_map_host,
+                                         m.stored_row_exponent_host.empty() ? nullptr : &m.stored_row_exponent_host,
+                                         m.rows};
   const detail::VectorSchedule all = detail::make_vector_schedule(windows, targets, true, piece_steps, warps);
   run_vectors = true;
   upload_vector_schedule(vector_all, all);
