@@ -221,17 +221,19 @@ void print_tuning_row(std::int32_t n, const std::string& method, const PlanRepor
     const PlanCandidate& c = r.candidates[i];
     char item[400];
     if (c.measured_us >= 0)
-      std::snprintf(item, sizeof item, "%s%zu. %s%s: predicted %.1f us, measured %.1f us (%d runs)%s%s", i ? "; " : "",
-                    i + 1, c.chosen ? "[chosen] " : "", c.description.c_str(), c.predicted_us, c.measured_us, c.runs,
-                    c.note.empty() ? "" : ", ", c.note.c_str());
+      std::snprintf(item, sizeof item, "%s%zu. %s%s: predicted %.1f us, measured %.1f us (%d runs, built in %.2f ms)%s%s",
+                    i ? "; " : "", i + 1, c.chosen ? "[chosen] " : "", c.description.c_str(), c.predicted_us,
+                    c.measured_us, c.runs, c.build_ms, c.note.empty() ? "" : ", ", c.note.c_str());
     else
       std::snprintf(item, sizeof item, "%s%zu. %s%s: predicted %.1f us, %s", i ? "; " : "", i + 1,
                     c.chosen ? "[chosen] " : "", c.description.c_str(), c.predicted_us,
                     c.note.empty() ? "not measured" : c.note.c_str());
     list += item;
   }
-  std::printf("| %d | tuning of %s | %s, %.1f ms: %s%s%s | | | | | | | |\n", n, method.c_str(), tuning_name(r.tuning),
-              r.tuning_ms, r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
+  std::printf("| %d | tuning of %s | %s, %.1f ms (drafts %.2f, builds %.2f, warm-up %.2f, timed runs %.2f ms): %s%s%s "
+              "| | | | | | | |\n",
+              n, method.c_str(), tuning_name(r.tuning), r.tuning_ms, r.tuning_drafting_ms, r.tuning_building_ms,
+              r.tuning_warmup_ms, r.tuning_timing_ms, r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
 }
 
 /// The command line.

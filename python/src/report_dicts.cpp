@@ -122,6 +122,10 @@ nb::dict report_dict(const PlanReport& r) {
   d["tuning"] = tuning_name(r.tuning);
   d["tuning_reason"] = r.tuning_reason;
   d["tuning_ms"] = r.tuning_ms;
+  d["tuning_drafting_ms"] = r.tuning_drafting_ms;
+  d["tuning_building_ms"] = r.tuning_building_ms;
+  d["tuning_warmup_ms"] = r.tuning_warmup_ms;
+  d["tuning_timing_ms"] = r.tuning_timing_ms;
   nb::list candidates;
   for (const PlanCandidate& c : r.candidates) {
     nb::dict x;
@@ -129,6 +133,7 @@ nb::dict report_dict(const PlanReport& r) {
     x["predicted_us"] = c.predicted_us;
     x["measured_us"] = c.measured_us;
     x["runs"] = c.runs;
+    x["build_ms"] = c.build_ms;
     x["chosen"] = c.chosen;
     x["note"] = c.note;
     candidates.append(x);

@@ -3,6 +3,7 @@
 #include "device/plan_tuner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include "device/plan_access.hpp"
 #include "device/plan_draft.hpp"
 #include "kernels/spmm_params.hpp"
+#include "kernels/stream_hold.hpp"
 #include "kernels/vector_params.hpp"
 
 namespace bcsr24::detail {
@@ -38,6 +40,54 @@ struct TuningStream {
   OwnedStream stream = make_stream();
   ~TuningStream() { cudaStreamSynchronize(stream.get()); }
   cudaStream_t get() const { return stream.get(); }
+};
+
+/// A word of pinned host memory the device reads: the release of the stream holds (kernels/stream_hold.hpp) queued
+/// on `stream`. Going, it releases any hold still waiting and lets it end before the word is freed.
+class HoldRelease {
+ public:
+  explicit HoldRelease(cudaStream_t stream) : stream_(stream) {
+    void* p = nullptr;
+    BCSR24_CUDA_CHECK(cudaHostAlloc(&p, sizeof(std::uint32_t), cudaHostAllocMapped));
+    host_ = static_cast<volatile std::uint32_t*>(p);
+    *host_ = 0u;
+    void* d = nullptr;
+    const cudaError_t status = cudaHostGetDevicePointer(&d, p, 0);
+    if (status != cudaSuccess) {
+      cudaFreeHost(p);
+      throw_cuda_error(status, "cudaHostGetDevicePointer", __FILE__, __LINE__);
+    }
+    device_ = static_cast<const volatile std::uint32_t*>(d);
+  }
+  ~HoldRelease() {
+    release();
+    cudaStreamSynchronize(stream_);
+    cudaFreeHost(const_cast<std::uint32_t*>(host_));
+  }
+  HoldRelease(const HoldRelease&) = delete;
+  HoldRelease& operator=(const HoldRelease&) = delete;
+
+  /// Queues a hold: the work queued after it waits for release().
+  void hold() {
+    *host_ = 0u;
+    kernels::enqueue_stream_hold(device_, kHoldLimitNs, stream_);
+  }
+  void release() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // the launches queued first
+    *host_ = 1u;
+  }
+
+ private:
+  /// Longest a hold waits for the host to queue the round behind it.
+  static constexpr std::uint64_t kHoldLimitNs = 50'000'000;
+  cudaStream_t stream_;
+  volatile std::uint32_t* host_ = nullptr;
+  const volatile std::uint32_t* device_ = nullptr;
+};
+
+/// Where tuning's time went (PlanReport::tuning_drafting_ms ...).
+struct TuningTimes {
+  double drafting_ms = 0.0, building_ms = 0.0, warmup_ms = 0.0, timing_ms = 0.0;
 };
 
 /// A start and a stop event around one timed run of one candidate.
@@ -141,9 +191,14 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   // Marks a plan as chosen by measurement (or by the model, where nothing could be measured).
   // tuning_ms is taken when the choice is made: building the plan that is returned is a cost every plan pays,
   // tuned or not, so it is not counted (where candidates were timed, their builds are).
+  TuningTimes times;
   auto finish = [&](SpmmPlan plan, Tuning tuning, std::vector<PlanCandidate> candidates, std::string reason,
                     double tuning_ms) {
     PlanReport& r = PlanAccess::report(plan);
+    r.tuning_drafting_ms = times.drafting_ms;
+    r.tuning_building_ms = times.building_ms;
+    r.tuning_warmup_ms = times.warmup_ms;
+    r.tuning_timing_ms = times.timing_ms;
     r.tuning = tuning;
     r.candidates = std::move(candidates);
     r.tuning_reason = std::move(reason);
@@ -211,6 +266,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
                                    [&](const Drafted& d) { return same_plan(d.draft, draft); });
     if (!known) drafts.push_back(identify(std::move(draft), choice.split_long_bands));
   }
+  times.drafting_ms = elapsed_ms();
   std::vector<CandidateRank> ranks;
   for (const Drafted& d : drafts) ranks.push_back({d.choice.paths, d.draft.report.predicted_us});
   std::vector<std::size_t> selected = select_candidates(ranks);
@@ -280,6 +336,8 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
       const double before_ms = elapsed_ms();
       plans.push_back(PlanAccess::build(matrix, draft));
       last_build_ms = elapsed_ms() - before_ms;
+      measured[plans.size() - 1].build_ms = last_build_ms;
+      times.building_ms += last_build_ms;
       if (plans.size() == 1) model_build_ms = last_build_ms;
       runs_ms = next_runs_ms;
     }
@@ -309,9 +367,15 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
     std::vector<double> predicted;
     for (const std::size_t i : selected) predicted.push_back(drafts[i].draft.report.predicted_us);
     TuningRounds rounds(predicted, budget_ms);
-    for (;;) {
-      const std::vector<std::size_t> round = rounds.next_round(elapsed_ms());
+    // Each round is queued behind a hold and released at once: its runs then follow each other on the GPU without
+    // waiting for the host's launches, which take longer than a product of a few microseconds (timed one by one
+    // as launched, such products measure the host).
+    HoldRelease hold(stream.get());
+    for (bool warmup = true;; warmup = false) {
+      const double round_start_ms = elapsed_ms();
+      const std::vector<std::size_t> round = rounds.next_round(round_start_ms);
       if (round.empty()) break;
+      hold.hold();
       for (const std::size_t k : round) {
         BCSR24_CUDA_CHECK(cudaEventRecord(events[k].start.get(), stream.get()));
         if (f32_b)
@@ -321,6 +385,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
           plans[k].run(reinterpret_cast<const fp16_t*>(b.get()), ldb, c.get(), n, 1.0f, 0.0f, stream.get());
         BCSR24_CUDA_CHECK(cudaEventRecord(events[k].stop.get(), stream.get()));
       }
+      hold.release();
       BCSR24_CUDA_CHECK(cudaEventSynchronize(events[round.back()].stop.get()));
       std::vector<double> ms;
       for (const std::size_t k : round) {
@@ -329,6 +394,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
         ms.push_back(double(t));
       }
       rounds.record(ms);
+      (warmup ? times.warmup_ms : times.timing_ms) += elapsed_ms() - round_start_ms;
     }
     chosen = rounds.chosen();
     reason = rounds.reason();

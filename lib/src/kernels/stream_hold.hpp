@@ -1,0 +1,18 @@
+// A one-thread kernel that holds a stream until the host releases it (or a time limit passes), so that the host
+// can queue a batch of short launches behind it and have them run back to back: timed without the host's launch
+// gaps in them. The measured plans' tuner uses it (device/plan_tuner.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace bcsr24::kernels {
+
+/// Enqueues the hold on `stream`: it ends once `*release` (host memory the device can read, cudaHostAllocMapped)
+/// is nonzero, or `limit_ns` after it started, whichever comes first, so a host that never releases it costs a
+/// bounded wait, never a hang.
+/// @throw CudaError where the launch fails
+void enqueue_stream_hold(const volatile std::uint32_t* release, std::uint64_t limit_ns, cudaStream_t stream);
+
+}  // namespace bcsr24::kernels
