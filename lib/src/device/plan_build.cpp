@@ -62,6 +62,7 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& 
   build_tile_part(m, draft);
   build_csr_part(m, draft.to_csr);
   build_vector_part(m, draft.to_vectors, draft.knobs);
+  storage.upload();  // the parts' lists, counters and workspaces, in one allocation and one copy
   if (m.precision == Precision::split) {  // the low parts double the value bytes of the tiles
     report.sparse24_bytes += report.sparse24_tiles * kSparseTileValues * 2;
     report.dense_bytes += report.dense_tiles * kDenseTileValues * 2;

@@ -59,8 +59,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     p.csr_has_empty = short_with_entries.size() < short_slots.size();
     if (p.csr_has_empty) {
       p.csr_short_with_entries = static_cast<std::int32_t>(short_with_entries.size());
-      if (!short_with_entries.empty())
-        p.csr_short_slots_with_entries = detail::DeviceBuffer<std::int32_t>(short_with_entries);
+      p.storage.add(short_with_entries, [&p](std::int32_t* d) { p.csr_short_slots_with_entries = d; });
     }
     kernels::CsrSpmmParams& c = p.csr_params;
     c.row_ptr = csr.row_ptr.get();
@@ -69,9 +68,9 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     c.values_lo = csr.values_lo.get();
     c.slot_exponent = csr.slot_exponent.get();
     c.out_row = csr.out_row.get();
-    c.long_blocks = detail::upload_to(p.csr_long_blocks, long_blocks);
-    c.medium_slots = detail::upload_to(p.csr_medium_slots, medium_slots);
-    c.short_slots = detail::upload_to(p.csr_short_slots, short_slots);
+    p.storage.add(long_blocks, [&c](kernels::CsrLongBlock* d) { c.long_blocks = d; });
+    p.storage.add(medium_slots, [&c](std::int32_t* d) { c.medium_slots = d; });
+    p.storage.add(short_slots, [&c](std::int32_t* d) { c.short_slots = d; });
     c.long_count = static_cast<std::int32_t>(long_blocks.size());
     c.medium_count = static_cast<std::int32_t>(medium_slots.size());
     c.short_count = static_cast<std::int32_t>(short_slots.size());

@@ -42,11 +42,11 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
     kernels::BandGroupParams& g = p.group_params;
     g.sparse24 = m.sparse24.view();
     g.dense = m.dense.view();
-    g.groups = detail::upload_to(p.groups, groups.groups);
-    g.steps = detail::upload_to(p.group_steps, groups.steps);
-    g.entry_ptr = detail::upload_to(p.group_entry_ptr, groups.entry_ptr);
-    g.entries = detail::upload_to(p.group_entries, groups.entries);
-    g.group_rows = detail::upload_to(p.group_rows, groups.group_rows);
+    p.storage.add(groups.groups, [&g](kernels::BandGroup* d) { g.groups = d; });
+    p.storage.add(groups.steps, [&g](kernels::BandGroupStep* d) { g.steps = d; });
+    p.storage.add(groups.entry_ptr, [&g](std::int32_t* d) { g.entry_ptr = d; });
+    p.storage.add(groups.entries, [&g](std::int32_t* d) { g.entries = d; });
+    p.storage.add(groups.group_rows, [&g](std::int32_t* d) { g.group_rows = d; });
     g.n_groups = static_cast<std::int32_t>(groups.groups.size());
     g.n_slices = static_cast<std::int32_t>((std::int64_t(n) + kernels::kGroupSliceWidth - 1) / kernels::kGroupSliceWidth);
     g.rows = m.rows;
@@ -71,9 +71,9 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
   kernels::SpmmParams& k = p.params;
   k.sparse24 = m.sparse24.view();
   k.dense = dense_kernel ? m.merged_dense.view() : m.dense.view();
+  k.row_work = own_descriptors ? m.row_work.get() : nullptr;
   if (!own_descriptors && p.run_tiles && !p.grouped)
-    p.tile_work = detail::DeviceBuffer<kernels::TileRowWork>(schedule.items);
-  k.row_work = own_descriptors ? m.row_work.get() : p.tile_work.get();
+    p.storage.add(schedule.items, [&k](kernels::TileRowWork* d) { k.row_work = d; });
   k.row_map = m.row_map.get();
   k.stored_row_exponent = m.stored_row_exponent.get();
   if (std::int64_t(schedule.items.size()) * n_slices > INT32_MAX)
@@ -93,8 +93,7 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
     p.tiles_have_empty = !p.grouped && with_entries.size() < schedule.items.size();
     if (p.tiles_have_empty) {
       p.tile_items_with_entries = static_cast<std::int32_t>(with_entries.size());
-      if (!with_entries.empty())
-        p.tile_work_with_entries = detail::DeviceBuffer<kernels::TileRowWork>(with_entries);
+      p.storage.add(with_entries, [&p](kernels::TileRowWork* d) { p.tile_work_with_entries = d; });
     }
   }
   k.rows = m.rows;
@@ -102,15 +101,13 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
   k.n = n;
   k.n_slices = static_cast<std::int32_t>(n_slices);
   if (!schedule.groups.empty()) {
-    k.split_groups = detail::upload_to(p.split_groups, schedule.groups);
-    p.split_partials = detail::DeviceBuffer<float>(std::size_t(schedule.partials) * std::size_t(n_slices) *
-                                                   kTileRows * std::size_t(p.slice_width));
-    p.split_counters = detail::DeviceBuffer<unsigned>(schedule.groups.size() * std::size_t(n_slices));
+    p.storage.add(schedule.groups, [&k](kernels::SplitGroup* d) { k.split_groups = d; });
+    p.storage.add_workspace<float>(std::size_t(schedule.partials) * std::size_t(n_slices) * kTileRows *
+                                       std::size_t(p.slice_width),
+                                   [&k](float* d) { k.split_partials = d; });
     // The counters start at zero; the last part of each group resets its counter, so they stay zero between runs.
-    BCSR24_CUDA_CHECK(cudaMemset(p.split_counters.get(), 0, p.split_counters.bytes()));
-    detail::wait_for_device_writes();  // the first run may be on a stream not ordered after the legacy one
-    k.split_partials = p.split_partials.get();
-    k.split_counters = p.split_counters.get();
+    p.storage.add_zeroed<unsigned>(schedule.groups.size() * std::size_t(n_slices),
+                                   [&k](unsigned* d) { k.split_counters = d; });
   }
 
   p.split_bands = !schedule.groups.empty();

@@ -42,47 +42,38 @@ struct TuningStream {
   cudaStream_t get() const { return stream.get(); }
 };
 
-/// A word of pinned host memory the device reads: the release of the stream holds (kernels/stream_hold.hpp) queued
-/// on `stream`. Going, it releases any hold still waiting and lets it end before the word is freed.
-class HoldRelease {
+/// The holds (kernels/stream_hold.hpp) the tuner queues on its stream, and their release: a word of device memory
+/// that a memset on a second stream sets while the hold spins on it. (Pinned host memory would do as well, but
+/// pinning costs milliseconds.) Going, it releases any hold still waiting and lets it end.
+class StreamHolds {
  public:
-  explicit HoldRelease(cudaStream_t stream) : stream_(stream) {
-    void* p = nullptr;
-    BCSR24_CUDA_CHECK(cudaHostAlloc(&p, sizeof(std::uint32_t), cudaHostAllocMapped));
-    host_ = static_cast<volatile std::uint32_t*>(p);
-    *host_ = 0u;
-    void* d = nullptr;
-    const cudaError_t status = cudaHostGetDevicePointer(&d, p, 0);
-    if (status != cudaSuccess) {
-      cudaFreeHost(p);
-      throw_cuda_error(status, "cudaHostGetDevicePointer", __FILE__, __LINE__);
-    }
-    device_ = static_cast<const volatile std::uint32_t*>(d);
+  /// `word`: 4 bytes of device memory, the holds' own.
+  StreamHolds(cudaStream_t held, std::uint32_t* word) : held_(held), word_(word) {}
+  ~StreamHolds() {
+    if (pending_) cudaMemsetAsync(word_, 1, sizeof(std::uint32_t), releaser_.get());
+    cudaStreamSynchronize(held_);
   }
-  ~HoldRelease() {
-    release();
-    cudaStreamSynchronize(stream_);
-    cudaFreeHost(const_cast<std::uint32_t*>(host_));
-  }
-  HoldRelease(const HoldRelease&) = delete;
-  HoldRelease& operator=(const HoldRelease&) = delete;
+  StreamHolds(const StreamHolds&) = delete;
+  StreamHolds& operator=(const StreamHolds&) = delete;
 
   /// Queues a hold: the work queued after it waits for release().
   void hold() {
-    *host_ = 0u;
-    kernels::enqueue_stream_hold(device_, kHoldLimitNs, stream_);
+    BCSR24_CUDA_CHECK(cudaMemsetAsync(word_, 0, sizeof(std::uint32_t), held_));
+    kernels::enqueue_stream_hold(word_, kHoldLimitNs, held_);
+    pending_ = true;
   }
   void release() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // the launches queued first
-    *host_ = 1u;
+    BCSR24_CUDA_CHECK(cudaMemsetAsync(word_, 1, sizeof(std::uint32_t), releaser_.get()));
+    pending_ = false;
   }
 
  private:
-  /// Longest a hold waits for the host to queue the round behind it.
-  static constexpr std::uint64_t kHoldLimitNs = 50'000'000;
-  cudaStream_t stream_;
-  volatile std::uint32_t* host_ = nullptr;
-  const volatile std::uint32_t* device_ = nullptr;
+  /// Longest a hold waits for its release: the host queues a round of a few dozen launches in well under it.
+  static constexpr std::uint64_t kHoldLimitNs = 5'000'000;
+  cudaStream_t held_;
+  std::uint32_t* word_;
+  OwnedStream releaser_ = make_stream();
+  bool pending_ = false;
 };
 
 /// Where tuning's time went (PlanReport::tuning_drafting_ms ...).
@@ -322,7 +313,9 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   std::vector<SpmmPlan> plans;
   try {
     check_device_memory(scratch_bytes, "the tuner's scratch B and C");
-    DeviceBuffer<unsigned char> b(static_cast<std::size_t>(b_bytes)), c(static_cast<std::size_t>(c_bytes));
+    // B's buffer ends with the word the stream holds wait on.
+    const std::int64_t hold_word_at = (b_bytes + 15) / 16 * 16;
+    DeviceBuffer<unsigned char> b(static_cast<std::size_t>(hold_word_at + 16)), c(static_cast<std::size_t>(c_bytes));
     // Candidates are built in measuring order (the model's first) while the budget holds the next build (as long as
     // the last one took) and a warm-up plus one timed run of every candidate built so far: on a large matrix the
     // builds, not the runs, are what a small budget cannot afford.
@@ -367,15 +360,17 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
     std::vector<double> predicted;
     for (const std::size_t i : selected) predicted.push_back(drafts[i].draft.report.predicted_us);
     TuningRounds rounds(predicted, budget_ms);
-    // Each round is queued behind a hold and released at once: its runs then follow each other on the GPU without
+    // Each timed round is queued behind a hold and released at once: its runs then follow each other on the GPU without
     // waiting for the host's launches, which take longer than a product of a few microseconds (timed one by one
     // as launched, such products measure the host).
-    HoldRelease hold(stream.get());
+    StreamHolds holds(stream.get(), reinterpret_cast<std::uint32_t*>(b.get() + hold_word_at));
     for (bool warmup = true;; warmup = false) {
       const double round_start_ms = elapsed_ms();
       const std::vector<std::size_t> round = rounds.next_round(round_start_ms);
       if (round.empty()) break;
-      hold.hold();
+      // Not the warm-up: the first launch of a kernel loads it, which waits for the work already running to end,
+      // the hold included (it would wait out its time limit).
+      if (!warmup) holds.hold();
       for (const std::size_t k : round) {
         BCSR24_CUDA_CHECK(cudaEventRecord(events[k].start.get(), stream.get()));
         if (f32_b)
@@ -385,7 +380,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
           plans[k].run(reinterpret_cast<const fp16_t*>(b.get()), ldb, c.get(), n, 1.0f, 0.0f, stream.get());
         BCSR24_CUDA_CHECK(cudaEventRecord(events[k].stop.get(), stream.get()));
       }
-      hold.release();
+      if (!warmup) holds.release();
       BCSR24_CUDA_CHECK(cudaEventSynchronize(events[round.back()].stop.get()));
       std::vector<double> ms;
       for (const std::size_t k : round) {

@@ -65,34 +65,32 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
                                          m.rows};
   const detail::VectorSchedule all = detail::make_vector_schedule(windows, targets, true, piece_steps, warps);
   run_vectors = true;
-  upload_vector_schedule(vector_all, all);
+  store_vector_schedule(vector_all, all);
   vectors_have_empty = std::any_of(windows.begin(), windows.end(), [](const detail::VectorWindowWork& w) {
     return w.groups == 0;
   });
   // The same split (the same slots) without the empty windows: their parts are dealt the same way.
   if (vectors_have_empty)
-    upload_vector_schedule(vector_with_entries,
-                           detail::make_vector_schedule(windows, targets, false, piece_steps, warps));
+    store_vector_schedule(vector_with_entries,
+                          detail::make_vector_schedule(windows, targets, false, piece_steps, warps));
   kernels::VectorSpmmParams& p = vector_params;
   if (!all.slots.empty()) {
-    vector_slots = detail::DeviceBuffer<kernels::VectorSlot>(all.slots);
-    vector_partials = detail::DeviceBuffer<float>(all.slots.size() * std::size_t(slices) * kernels::kVectorSlotFloats);
-    vector_counters = detail::DeviceBuffer<unsigned>(all.slots.size() * std::size_t(slices));
-    BCSR24_CUDA_CHECK(cudaMemset(vector_counters.get(), 0, vector_counters.bytes()));
-    p.slots = vector_slots.get();
-    p.partials = vector_partials.get();
-    p.counters = vector_counters.get();
+    storage.add(all.slots, [&p](kernels::VectorSlot* d) { p.slots = d; });
+    storage.add_workspace<float>(all.slots.size() * std::size_t(slices) * kernels::kVectorSlotFloats,
+                                 [&p](float* d) { p.partials = d; });
+    // Zero to start; the part that finishes a window's sums resets its counter, so they stay zero between runs.
+    storage.add_zeroed<unsigned>(all.slots.size() * std::size_t(slices), [&p](unsigned* d) { p.counters = d; });
   }
   p.col = v.col.get();
   p.values = v.values.get();
   p.n = n;
 }
 
-void SpmmPlan::Impl::upload_vector_schedule(VectorScheduleBuffers& to, const detail::VectorSchedule& s) {
-  to.steps = detail::DeviceBuffer<std::int32_t>(s.steps);
-  to.pieces = detail::DeviceBuffer<kernels::VectorPiece>(s.pieces);
-  to.warp_steps = detail::DeviceBuffer<std::int32_t>(s.warp_steps);
-  to.warp_pieces = detail::DeviceBuffer<std::int32_t>(s.warp_pieces);
+void SpmmPlan::Impl::store_vector_schedule(VectorScheduleLists& to, const detail::VectorSchedule& s) {
+  storage.add(s.steps, [&to](std::int32_t* d) { to.steps = d; });
+  storage.add(s.pieces, [&to](kernels::VectorPiece* d) { to.pieces = d; });
+  storage.add(s.warp_steps, [&to](std::int32_t* d) { to.warp_steps = d; });
+  storage.add(s.warp_pieces, [&to](std::int32_t* d) { to.warp_pieces = d; });
   to.warps = s.warps();
 }
 

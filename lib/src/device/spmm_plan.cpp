@@ -29,14 +29,7 @@ OutputType SpmmPlan::output() const noexcept { return impl_->options.output; }
 InputType SpmmPlan::input() const noexcept { return impl_->options.input; }
 std::int64_t SpmmPlan::workspace_bytes() const noexcept {
   const Impl& p = *impl_;
-  return std::int64_t(p.staged_b.bytes() + p.staged_b_f32.bytes() + p.tile_work.bytes() +
-                      p.tile_work_with_entries.bytes() + p.csr_short_slots_with_entries.bytes() +
-                      p.split_groups.bytes() + p.split_partials.bytes() + p.split_counters.bytes() +
-                      p.csr_long_blocks.bytes() + p.csr_medium_slots.bytes() +
-                      p.csr_short_slots.bytes() + p.groups.bytes() + p.group_steps.bytes() +
-                      p.group_entry_ptr.bytes() + p.group_entries.bytes() + p.group_rows.bytes() +
-                      p.vector_all.bytes() + p.vector_with_entries.bytes() + p.vector_slots.bytes() +
-                      p.vector_partials.bytes() + p.vector_counters.bytes());
+  return std::int64_t(p.staged_b.bytes() + p.staged_b_f32.bytes() + p.storage.bytes());
 }
 const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }
 
@@ -161,7 +154,7 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
   // Rows without entries keep C: only the work with entries runs (not with addends, which every row gets).
   const bool accumulate = k.beta == 1.0f && k.addends.count == 0;
   if (run_tiles && accumulate && tiles_have_empty) {
-    k.row_work = tile_work_with_entries.get();
+    k.row_work = tile_work_with_entries;
     k.tile_rows = tile_items_with_entries;
   }
   if (run_tiles && grouped) {
@@ -177,7 +170,7 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
   if (run_csr) {
     kernels::CsrSpmmParams c = csr_params;
     if (accumulate && csr_has_empty) {
-      c.short_slots = csr_short_slots_with_entries.get();
+      c.short_slots = csr_short_slots_with_entries;
       c.short_count = csr_short_with_entries;
     }
     // A narrow B is read as it is; otherwise the (possibly staged) B of the tile part.
@@ -195,11 +188,11 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
   }
   if (run_vectors) {
     kernels::VectorSpmmParams v = vector_params;
-    const VectorScheduleBuffers& schedule = accumulate && vectors_have_empty ? vector_with_entries : vector_all;
-    v.steps = schedule.steps.get();
-    v.pieces = schedule.pieces.get();
-    v.warp_steps = schedule.warp_steps.get();
-    v.warp_pieces = schedule.warp_pieces.get();
+    const VectorScheduleLists& schedule = accumulate && vectors_have_empty ? vector_with_entries : vector_all;
+    v.steps = schedule.steps;
+    v.pieces = schedule.pieces;
+    v.warp_steps = schedule.warp_steps;
+    v.warp_pieces = schedule.warp_pieces;
     v.warps = schedule.warps;
     v.b = k.b;  // the tile part's B: staged where it was not aligned
     v.ldb = ldb_used;

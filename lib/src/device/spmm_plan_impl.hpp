@@ -11,6 +11,7 @@
 #include "device/device_buffer.hpp"
 #include "device/device_matrix_impl.hpp"
 #include "device/plan_draft.hpp"
+#include "device/plan_storage.hpp"
 #include "device/vector_schedule.hpp"
 #include "kernels/band_group_params.hpp"
 #include "kernels/csr_params.hpp"
@@ -19,17 +20,6 @@
 #include "kernels/vector_params.hpp"
 
 namespace bcsr24 {
-
-namespace detail {
-
-/// Copies `host` into a new device buffer held by `buffer` and returns its pointer, for a kernel's parameters.
-template <typename T>
-T* upload_to(DeviceBuffer<T>& buffer, const std::vector<T>& host) {
-  buffer = DeviceBuffer<T>(host);
-  return buffer.get();
-}
-
-}  // namespace detail
 
 struct SpmmPlan::Impl {
   /// Fixes everything a run needs from the plan's decisions (device/plan_draft.hpp): the tile part, then the
@@ -42,14 +32,15 @@ struct SpmmPlan::Impl {
   /// The narrow-vector bands' windows, longest first, their schedule and workspace (device/plan_vector_part.cpp).
   void build_vector_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_vectors,
                          const PlanKnobs& knobs);
-  /// A narrow-vector schedule on the device (device/vector_schedule.hpp).
-  struct VectorScheduleBuffers {
-    detail::DeviceBuffer<std::int32_t> steps, warp_steps, warp_pieces;
-    detail::DeviceBuffer<kernels::VectorPiece> pieces;
+  /// A narrow-vector schedule on the device (device/vector_schedule.hpp), in the plan's storage.
+  struct VectorScheduleLists {
+    const std::int32_t *steps = nullptr, *warp_steps = nullptr, *warp_pieces = nullptr;
+    const kernels::VectorPiece* pieces = nullptr;
     std::int32_t warps = 0;
-    std::size_t bytes() const { return steps.bytes() + warp_steps.bytes() + warp_pieces.bytes() + pieces.bytes(); }
   };
-  static void upload_vector_schedule(VectorScheduleBuffers& to, const detail::VectorSchedule& s);
+  void store_vector_schedule(VectorScheduleLists& to, const detail::VectorSchedule& s);
+  /// Every list and workspace below that the plan owns, in one device allocation made at the end of build().
+  detail::PlanStorage storage;
   const DeviceMatrix::Impl* a = nullptr;
   const DeviceBandCsr* csr = nullptr;  // the CSR copy the plan's CSR part reads (the matrix's candidates or every band)
   std::int32_t n = 0;
@@ -68,29 +59,19 @@ struct SpmmPlan::Impl {
   kernels::VectorSpmmParams vector_params;
   // Every window, and (where some are empty) only those with entries: run() with beta == 1 launches the second.
   // Both split the same windows into the same slots, so they share the partial sums and counters.
-  VectorScheduleBuffers vector_all, vector_with_entries;
+  VectorScheduleLists vector_all, vector_with_entries;
   bool vectors_have_empty = false;
-  detail::DeviceBuffer<kernels::VectorSlot> vector_slots;
-  detail::DeviceBuffer<float> vector_partials;
-  detail::DeviceBuffer<unsigned> vector_counters;
   bool needs_aligned_b = false;  // some part reads B in 16-byte pieces (the tiles; CSR unless n < 8)
   bool split_bands = false;      // the tile kernel's schedule has split bands: launch the instantiation for them
   kernels::OperandMode mode = kernels::OperandMode::f16;  // A's precision and B's element type
   TilePipeline tile_pipeline = TilePipeline::standard;     // resolved: standard or deep
-  detail::DeviceBuffer<kernels::TileRowWork> tile_work;  // the tile kernel's work items, unless they are the
-                                                         // matrix's own descriptors (every band, none split)
-  detail::DeviceBuffer<kernels::SplitGroup> split_groups;  // split bands: their parts' partial sums and counters
-  detail::DeviceBuffer<float> split_partials;
-  detail::DeviceBuffer<unsigned> split_counters;
-  detail::DeviceBuffer<kernels::CsrLongBlock> csr_long_blocks;
-  detail::DeviceBuffer<std::int32_t> csr_medium_slots, csr_short_slots;
   // run() with beta == 1 leaves C's rows without entries as they are, so it launches only the work with entries:
   // these lists, where they differ from the full ones (a halo part of a distributed operator has entries in a few
   // per cent of its rows; reading and writing the rest of C cost it ~30% of a product).
   bool tiles_have_empty = false, csr_has_empty = false;
-  detail::DeviceBuffer<kernels::TileRowWork> tile_work_with_entries;
+  const kernels::TileRowWork* tile_work_with_entries = nullptr;
   std::int32_t tile_items_with_entries = 0;
-  detail::DeviceBuffer<std::int32_t> csr_short_slots_with_entries;
+  const std::int32_t* csr_short_slots_with_entries = nullptr;
   std::int32_t csr_short_with_entries = 0;
   // Band groups (device/band_groups.hpp): the tile bands run on the band-group kernel instead.
   bool grouped = false;
@@ -99,9 +80,6 @@ struct SpmmPlan::Impl {
   // why a plan's run() is called by one host thread at a time (docs/API.md, "Threads and streams"). The launch
   // copies the descriptor into the kernel's parameters, so re-encoding it never affects a product in flight.
   mutable kernels::BandGroupBMap group_b_map;
-  detail::DeviceBuffer<kernels::BandGroup> groups;
-  detail::DeviceBuffer<kernels::BandGroupStep> group_steps;
-  detail::DeviceBuffer<std::int32_t> group_entry_ptr, group_entries, group_rows;
   detail::DeviceBuffer<std::uint16_t> staged_b;      // 16-bit B copied for alignment
   detail::DeviceBuffer<float> staged_b_f32;          // fp32 B copied for alignment
   std::int64_t staged_ld = 0;

@@ -15,7 +15,7 @@ __device__ __forceinline__ std::uint64_t global_ns() {
 
 __global__ void stream_hold_kernel(const volatile std::uint32_t* release, std::uint64_t limit_ns) {
   const std::uint64_t start = global_ns();
-  // Each read crosses the bus to host memory (~1 us); the pause keeps the polling from flooding it.
+  // The pause keeps one polling thread from competing with the memory traffic of the release's memset.
   while (*release == 0u && global_ns() - start < limit_ns) __nanosleep(500);
 }
 

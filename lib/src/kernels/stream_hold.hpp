@@ -9,9 +9,10 @@
 
 namespace bcsr24::kernels {
 
-/// Enqueues the hold on `stream`: it ends once `*release` (host memory the device can read, cudaHostAllocMapped)
-/// is nonzero, or `limit_ns` after it started, whichever comes first, so a host that never releases it costs a
-/// bounded wait, never a hang.
+/// Enqueues the hold on `stream`: it ends once the word at `release` (device memory, set by work on another
+/// stream) is nonzero, or `limit_ns` after it started, whichever comes first, so a release that never comes costs
+/// a bounded wait, never a hang. Not for a round that launches a kernel for the first time in the process: loading
+/// a kernel waits for the device's running work, the hold included.
 /// @throw CudaError where the launch fails
 void enqueue_stream_hold(const volatile std::uint32_t* release, std::uint64_t limit_ns, cudaStream_t stream);
 
