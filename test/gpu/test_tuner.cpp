@@ -265,22 +265,24 @@ TEST_CASE("measured plans stay within their budget", "[gpu][tuner][timing]") {
   INFO(r.tuning_reason);
   REQUIRE_FALSE(r.candidates.empty());
   // The budget is checked before each round against an estimate; one round and the final build may run past it.
+  // Loading kernels new to the process is reported but not charged to the budget.
   const double budget = detail::default_tuning_budget_ms(r.candidates[0].predicted_us);
-  CHECK(r.tuning_ms <= 1.5 * budget + 5.0);
+  CHECK(r.tuning_loading_ms >= 0.0);
+  CHECK(r.tuning_ms - r.tuning_loading_ms <= 1.5 * budget + 5.0);
   const SpmmPlan tight = op.make_plan(32, KernelKind::automatic, measured(3.0));
   INFO(tight.report().tuning_reason);
-  CHECK(tight.report().tuning_ms <= 1.5 * 3.0 + 5.0);
+  CHECK(tight.report().tuning_ms - tight.report().tuning_loading_ms <= 1.5 * 3.0 + 5.0);
 }
 
-TEST_CASE("arrowhead at n = 128: the candidate kept is the fastest measured", "[gpu][tuner]") {
+TEST_CASE("arrowhead at n = 128, default budget: the candidate kept is the fastest measured", "[gpu][tuner]") {
   // Issue 33: the model put this matrix on CSR (predicted 22.6 us against 51.6 us on tiles); measured, tiles took
-  // 29.5 us and CSR 55 us.
+  // 29.5 us and CSR 55 us. The default options: SparseOperator's plans are measured, within the default budget.
   StructureSpec spec;
   spec.kind = StructureClass::arrowhead;
   spec.rows = 46500;
   const CsrMatrix a = generate_structure(spec);
   const SparseOperator op = SparseOperator::from_csr(a);
-  const SpmmPlan plan = op.make_plan(128, KernelKind::automatic, measured(500.0));
+  const SpmmPlan plan = op.make_plan(128);
   const PlanReport& r = plan.report();
   std::string listing;
   for (const PlanCandidate& c : r.candidates)

@@ -78,7 +78,7 @@ struct PlanCandidate {
   double predicted_us = 0.0;  ///< the cost model's time
   double measured_us = -1.0;  ///< median of its timed runs (-1: not measured)
   int runs = 0;               ///< timed runs
-  double build_ms = -1.0;     ///< host time to build its plan for timing (-1: not built)
+  double build_ms = -1.0;     ///< host time to build its plan for timing, loading its kernels not included (-1: not built)
   bool chosen = false;
   std::string note;           ///< why it was not measured, or stopped being measured, where it was not
 };
@@ -121,9 +121,12 @@ struct PlanReport {
   std::string tuning_reason;              ///< which candidate was kept and why, or why nothing was measured
   double tuning_ms = 0.0;                 ///< what measuring added to make_plan (after the model's own draft): drafts of the other
                                           ///< candidates, builds, timed runs; bounded by the tuning budget
-  /// Where tuning_ms went: drafting the other candidates, building the plans timed, the untimed first round (the
-  /// first launch of a kernel in a process loads it) and the timed rounds. 0 where a step did not run.
-  double tuning_drafting_ms = 0.0, tuning_building_ms = 0.0, tuning_warmup_ms = 0.0, tuning_timing_ms = 0.0;
+  /// Where tuning_ms went: drafting the other candidates, building the plans timed (their kernels' loading not
+  /// included), loading kernels not used before in the process (CUDA loads a kernel at its first use; a cost paid
+  /// once per process and kernel, and the one part of tuning not charged to its budget), the untimed first round
+  /// and the timed rounds. 0 where a step did not run.
+  double tuning_drafting_ms = 0.0, tuning_building_ms = 0.0, tuning_loading_ms = 0.0, tuning_warmup_ms = 0.0,
+         tuning_timing_ms = 0.0;
 };
 
 /// An extra term of SpmmPlan::run: C gets scale * D added in the same pass, D row-major fp32 of C's shape

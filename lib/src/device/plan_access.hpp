@@ -23,8 +23,9 @@ struct PlanAccess {
   /// @throw as SparseOperator::make_plan.
   static SpmmPlan make(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, const PlanOptions& options = {},
                        const PlanKnobs& knobs = {}, TunedChoices* store = nullptr);
-  /// The plan a draft describes (the draft's options, as resolved).
-  static SpmmPlan build(const DeviceMatrix& a, const PlanDraft& draft);
+  /// The plan a draft describes (the draft's options, as resolved). `loading_ms`, where given, receives the host time
+  /// its kernels took to configure and load (SpmmPlan::Impl::prepare_kernels), a part of the build.
+  static SpmmPlan build(const DeviceMatrix& a, const PlanDraft& draft, double* loading_ms = nullptr);
   /// A plan's report, for the tuner to add what it measured.
   static PlanReport& report(SpmmPlan& plan) noexcept;
 };

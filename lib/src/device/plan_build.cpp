@@ -1,5 +1,6 @@
 // Builds a plan from its draft (device/plan_draft.hpp): PlanAccess's entry points, and SpmmPlan::Impl::build,
 // which makes the tile part and the CSR part (their own files) and the buffer that unaligned B is staged in.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,11 +15,15 @@
 
 namespace bcsr24 {
 
-SpmmPlan detail::PlanAccess::build(const DeviceMatrix& a, const PlanDraft& draft) {
+SpmmPlan detail::PlanAccess::build(const DeviceMatrix& a, const PlanDraft& draft, double* loading_ms) {
   auto impl = std::make_unique<SpmmPlan::Impl>();
   // A failure part way leaves nothing allocated: the buffers made so far belong to impl, freed as it goes.
   try {
     impl->build(a, draft);
+    const auto before = std::chrono::steady_clock::now();
+    impl->prepare_kernels();
+    if (loading_ms != nullptr)
+      *loading_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - before).count();
   } catch (const OutOfMemory& e) {
     throw OutOfMemory("SparseOperator::make_plan (n = " + std::to_string(draft.n) + ", kernel " +
                       kernel_name(draft.kernel) + ", its work lists and workspace): " + e.what());
@@ -42,6 +47,15 @@ SpmmPlan detail::PlanAccess::make(const DeviceMatrix& a, std::int32_t n, KernelK
 PlanReport& detail::PlanAccess::report(SpmmPlan& plan) noexcept { return plan.impl_->report; }
 
 SpmmPlan::SpmmPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+void SpmmPlan::Impl::prepare_kernels() const {
+  if (grouped)
+    kernels::configure_band_group_kernel(mode, options.output);
+  else if (run_tiles)
+    kernels::configure_tile_kernel(*tile);
+  if (run_csr) kernels::load_csr_kernel(*csr_kernel);
+  if (run_vectors) kernels::load_vector_kernel(mode, options.output);
+}
 
 void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& draft) {
   const DeviceMatrix::Impl& m = matrix.impl();

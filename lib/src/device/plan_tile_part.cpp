@@ -112,13 +112,11 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
 
   p.split_bands = !schedule.groups.empty();
   if (p.grouped) {
-    kernels::configure_band_group_kernel(p.mode, p.options.output);
     report.tile_stages = kernels::kGroupStages;
   } else if (p.run_tiles) {
     kernels::TileKernelKey tile_key = draft.tile_key;
     tile_key.split_bands = p.split_bands;
     p.tile = &kernels::tile_kernel(tile_key);
-    kernels::configure_tile_kernel(*p.tile);
     report.tile_stages = p.tile->stages;
   }
 }

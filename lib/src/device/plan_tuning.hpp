@@ -71,10 +71,11 @@ struct CandidateRank {
 std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& drafts);
 
 /// The default budget, from the model's predicted time of its own plan: kBudgetProducts products, at least
-/// kBudgetFloorMs (below ~25 us per product, building the candidates and launching them costs more than their
-/// products; the floor bounds the absolute time instead), at most kBudgetCapMs.
+/// kBudgetFloorMs, at most kBudgetCapMs. The floor is what drafting and building two or three candidates costs on
+/// the host on matrices of 50,000 to 200,000 rows (0.3 to 2 ms each on the H100 machine, run 48), so that products
+/// of 10 to 75 us can still be compared; for them it is more than 40 products (300 products of 10 us).
 inline constexpr double kBudgetProducts = 40.0;
-inline constexpr double kBudgetFloorMs = 1.0;
+inline constexpr double kBudgetFloorMs = 3.0;
 inline constexpr double kBudgetCapMs = 40.0;
 double default_tuning_budget_ms(double model_predicted_us);
 

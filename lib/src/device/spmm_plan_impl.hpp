@@ -25,6 +25,10 @@ struct SpmmPlan::Impl {
   /// Fixes everything a run needs from the plan's decisions (device/plan_draft.hpp): the tile part, then the
   /// CSR part, then B's staging buffer (device/plan_build.cpp).
   void build(const DeviceMatrix& matrix, const detail::PlanDraft& draft);
+  /// Configures the kernels the plan launches and loads those not loaded yet: CUDA loads a kernel at its first use
+  /// in a process, which takes milliseconds where it is the first of its translation unit. The last step of
+  /// build(), on its own so that the tuner can tell it from the rest.
+  void prepare_kernels() const;
   /// The tile bands' work lists, split-band workspace or band groups, and their kernel (device/plan_tile_part.cpp).
   void build_tile_part(const DeviceMatrix::Impl& m, const detail::PlanDraft& draft);
   /// The CSR bands' rows by length class and their kernel (device/plan_csr_part.cpp).

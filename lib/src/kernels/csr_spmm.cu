@@ -65,6 +65,11 @@ int csr_long_row_blocks(int chunks, std::int64_t entries) {
   return s;
 }
 
+void load_csr_kernel(const CsrKernel& kernel) {
+  cudaFuncAttributes attributes;
+  BCSR24_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel.fn)));
+}
+
 void launch_csr_kernel(const CsrKernel& kernel, const CsrSpmmParams& params, cudaStream_t stream) {
   if (params.long_count + params.medium_count + params.short_count == 0 || params.n == 0) return;
   const CsrShape& shape = kernel.key.shape;

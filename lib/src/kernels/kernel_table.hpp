@@ -80,8 +80,11 @@ const CsrKernel& csr_kernel(const CsrKernelKey& key);
 /// Blocks of `kernel` one SM of `sm` holds at once: its register budget, or fewer where shared memory admits fewer.
 int tile_blocks_per_sm(const TileKernel& kernel, SmLimits sm) noexcept;
 
-/// Sets the kernel's dynamic shared-memory attribute (once per plan).
+/// Sets the kernel's dynamic shared-memory attribute (once per plan). Loads the kernel where it is not loaded yet
+/// (CUDA loads a kernel at its first use in a process).
 void configure_tile_kernel(const TileKernel& kernel);
+/// Loads the CSR kernel where it is not loaded yet (what its first launch would otherwise do).
+void load_csr_kernel(const CsrKernel& kernel);
 /// Enqueues the kernel over params.tile_rows x params.n_slices blocks; checks the launch with cudaGetLastError.
 void launch_tile_kernel(const TileKernel& kernel, const SpmmParams& params, cudaStream_t stream);
 /// Enqueues the CSR kernel (nothing when there are no rows); checks the launch without synchronising.

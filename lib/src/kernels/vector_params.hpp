@@ -106,5 +106,7 @@ std::int64_t vector_resident_warps(OperandMode mode, OutputType out, std::int32_
 /// n == 0); checks the launch without synchronising.
 /// @throw InvalidArgument for a mode the kernel does not take; SizeLimitError beyond one launch's blocks.
 void launch_vector_kernel(OperandMode mode, OutputType out, const VectorSpmmParams& params, cudaStream_t stream);
+/// Loads the kernel launch_vector_kernel would launch, where it is not loaded yet (what its first launch would do).
+void load_vector_kernel(OperandMode mode, OutputType out);
 
 }  // namespace bcsr24::kernels

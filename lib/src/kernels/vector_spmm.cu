@@ -295,6 +295,11 @@ std::int64_t vector_resident_warps(OperandMode mode, OutputType out, std::int32_
   return std::int64_t(std::max(blocks, 1)) * kVectorWarps * std::max(multiprocessors, 1);
 }
 
+void load_vector_kernel(OperandMode mode, OutputType out) {
+  cudaFuncAttributes attributes;
+  BCSR24_CUDA_CHECK(cudaFuncGetAttributes(&attributes, choose(mode, out)));
+}
+
 void launch_vector_kernel(OperandMode mode, OutputType out, const VectorSpmmParams& params, cudaStream_t stream) {
   const VectorKernelFn fn = choose(mode, out);
   if (params.warps == 0 || params.n == 0) return;
