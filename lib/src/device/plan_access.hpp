@@ -28,6 +28,8 @@ struct PlanAccess {
   static SpmmPlan build(const DeviceMatrix& a, const PlanDraft& draft, double* loading_ms = nullptr);
   /// A plan's report, for the tuner to add what it measured.
   static PlanReport& report(SpmmPlan& plan) noexcept;
+  /// A plan's state (device/spmm_plan_impl.hpp), for white-box tests and research programs.
+  static const SpmmPlan::Impl& impl(const SpmmPlan& plan) noexcept;
 };
 
 struct OperatorAccess {

@@ -46,6 +46,8 @@ SpmmPlan detail::PlanAccess::make(const DeviceMatrix& a, std::int32_t n, KernelK
 
 PlanReport& detail::PlanAccess::report(SpmmPlan& plan) noexcept { return plan.impl_->report; }
 
+const SpmmPlan::Impl& detail::PlanAccess::impl(const SpmmPlan& plan) noexcept { return *plan.impl_; }
+
 SpmmPlan::SpmmPlan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 void SpmmPlan::Impl::prepare_kernels() const {
@@ -73,10 +75,20 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& 
   vectors = draft.vectors;
   report = draft.report;
 
+  using Clock = std::chrono::steady_clock;
+  auto since_ms = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  Clock::time_point t = Clock::now();
   build_tile_part(m, draft);
+  build_times.tile_ms = since_ms(t);
+  t = Clock::now();
   build_csr_part(m, draft.to_csr);
+  build_times.csr_ms = since_ms(t);
+  t = Clock::now();
   build_vector_part(m, draft.to_vectors, draft.knobs);
+  build_times.vector_ms = since_ms(t);
+  t = Clock::now();
   storage.upload();  // the parts' lists, counters and workspaces, in one allocation and one copy
+  build_times.upload_ms = since_ms(t);
   if (m.precision == Precision::split) {  // the low parts double the value bytes of the tiles
     report.sparse24_bytes += report.sparse24_tiles * kSparseTileValues * 2;
     report.dense_bytes += report.dense_tiles * kDenseTileValues * 2;

@@ -45,6 +45,11 @@ struct SpmmPlan::Impl {
   void store_vector_schedule(VectorScheduleLists& to, const detail::VectorSchedule& s);
   /// Every list and workspace below that the plan owns, in one device allocation made at the end of build().
   detail::PlanStorage storage;
+  /// Host time of build()'s steps (apps/research/build_profile reads them): the tile, CSR and vector parts' lists,
+  /// and the storage's allocation and copy.
+  struct BuildTimes {
+    double tile_ms = 0.0, csr_ms = 0.0, vector_ms = 0.0, upload_ms = 0.0;
+  } build_times;
   const DeviceMatrix::Impl* a = nullptr;
   const DeviceBandCsr* csr = nullptr;  // the CSR copy the plan's CSR part reads (the matrix's candidates or every band)
   std::int32_t n = 0;
