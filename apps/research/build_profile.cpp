@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
         source.validate();
         const SparseOperator op = SparseOperator::from_csr(source.load());
         op.upload();
-        const detail::DeviceMatrix& m = detail::OperatorAccess::device(op);
+        const DeviceMatrix& m = detail::OperatorAccess::device(op);
         std::printf("%s: %d x %d\n", source.name().c_str(), op.rows(), op.cols());
         std::printf("%-5s %-15s %8s %8s %8s %8s %8s %8s %8s %8s %10s %9s %9s\n", "n", "paths", "draft", "build",
                     "tiles", "csr", "vectors", "upload", "loading", "destroy", "bytes", "malloc", "memcpy");
