@@ -15,6 +15,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
   const DeviceBandCsr& csr = *p.csr;
   // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each.
   std::vector<std::int32_t> slots;
+  slots.reserve(static_cast<std::size_t>(std::count(to_csr.begin(), to_csr.end(), 1)) * kTileRows);
   std::int64_t row_entries = 0;
   for (std::size_t b = 0; b < to_csr.size(); ++b) {
     if (!to_csr[b]) continue;
@@ -36,6 +37,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     p.csr_kernel = &kernels::csr_kernel({p.mode, p.options.output, p.csr_shape});
     const kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
     std::vector<std::int32_t> long_slots, medium_slots, short_slots;
+    short_slots.reserve(slots.size());  // most rows are short: one allocation, not a dozen regrowths
     for (const std::int32_t slot : slots) {
       const std::int32_t entries = csr.row_nnz[static_cast<std::size_t>(slot)];
       (entries > classes.medium_max ? long_slots : entries > classes.short_max ? medium_slots : short_slots)
@@ -53,11 +55,15 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
       for (int b = 0; b < blocks; ++b)
         long_blocks.push_back({slot, static_cast<std::int16_t>(b * chunks), static_cast<std::int16_t>(chunks)});
     }
-    std::vector<std::int32_t> short_with_entries;
-    for (const std::int32_t slot : short_slots)
-      if (csr.row_nnz[static_cast<std::size_t>(slot)] > 0) short_with_entries.push_back(slot);
-    p.csr_has_empty = short_with_entries.size() < short_slots.size();
+    const std::size_t short_empty = static_cast<std::size_t>(std::count_if(
+        short_slots.begin(), short_slots.end(),
+        [&](std::int32_t slot) { return csr.row_nnz[static_cast<std::size_t>(slot)] == 0; }));
+    p.csr_has_empty = short_empty > 0;
     if (p.csr_has_empty) {
+      std::vector<std::int32_t> short_with_entries;
+      short_with_entries.reserve(short_slots.size() - short_empty);
+      for (const std::int32_t slot : short_slots)
+        if (csr.row_nnz[static_cast<std::size_t>(slot)] > 0) short_with_entries.push_back(slot);
       p.csr_short_with_entries = static_cast<std::int32_t>(short_with_entries.size());
       p.storage.add(short_with_entries, [&p](std::int32_t* d) { p.csr_short_slots_with_entries = d; });
     }

@@ -21,8 +21,11 @@ void PlanStorage::add_bytes(const void* data, std::size_t bytes, Kind kind, std:
     workspace_bytes_ += aligned(bytes);
   } else {
     e.offset = image_.size();
-    image_.resize(image_.size() + aligned(bytes), 0);
-    if (kind == Kind::copied && bytes > 0) std::memcpy(image_.data() + e.offset, data, bytes);
+    if (kind == Kind::copied && bytes > 0) {
+      const auto* first = static_cast<const unsigned char*>(data);
+      image_.insert(image_.end(), first, first + bytes);  // written once (a resize would zero it first)
+    }
+    image_.resize(e.offset + aligned(bytes), 0);
   }
   entries_.push_back(std::move(e));
 }

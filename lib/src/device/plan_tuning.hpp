@@ -71,11 +71,12 @@ struct CandidateRank {
 std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& drafts);
 
 /// The default budget, from the model's predicted time of its own plan: kBudgetProducts products, at least
-/// kBudgetFloorMs, at most kBudgetCapMs. The floor is what drafting and building two or three candidates costs on
-/// the host on matrices of 50,000 to 200,000 rows (0.3 to 2 ms each on the H100 machine, run 48), so that products
-/// of 10 to 75 us can still be compared; for them it is more than 40 products (300 products of 10 us).
+/// kBudgetFloorMs, at most kBudgetCapMs. The floor is what drafting and building three candidates costs on the host
+/// on matrices of 50,000 to 200,000 rows, with the setup and a few rounds of runs: 0.2 to 2 ms per build on the H100
+/// machine (runs 49 and 51, apps/research/build_profile), more for a process's first plans. Products of 10 to 125 us
+/// can then still be compared; for them the floor is more than 40 products (500 products of 10 us).
 inline constexpr double kBudgetProducts = 40.0;
-inline constexpr double kBudgetFloorMs = 3.0;
+inline constexpr double kBudgetFloorMs = 5.0;
 inline constexpr double kBudgetCapMs = 40.0;
 double default_tuning_budget_ms(double model_predicted_us);
 
