@@ -230,10 +230,10 @@ void print_tuning_row(std::int32_t n, const std::string& method, const PlanRepor
                     c.note.empty() ? "not measured" : c.note.c_str());
     list += item;
   }
-  std::printf("| %d | tuning of %s | %s, %.1f ms (drafts %.2f, builds %.2f, kernel loading %.2f, warm-up %.2f, timed "
-              "runs %.2f ms): %s%s%s | | | | | | | |\n",
+  std::printf("| %d | tuning of %s | %s, %.1f ms (drafts %.2f, builds %.2f, loading %.2f, setup %.2f, warm-up %.2f, "
+              "timed runs %.2f ms): %s%s%s | | | | | | | |\n",
               n, method.c_str(), tuning_name(r.tuning), r.tuning_ms, r.tuning_drafting_ms, r.tuning_building_ms,
-              r.tuning_loading_ms, r.tuning_warmup_ms, r.tuning_timing_ms, r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
+              r.tuning_loading_ms, r.tuning_setup_ms, r.tuning_warmup_ms, r.tuning_timing_ms, r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
 }
 
 /// The command line.

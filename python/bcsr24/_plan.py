@@ -41,8 +41,8 @@ class Plan:
     def report(self):
         """What the plan runs where (bcsr24::PlanReport as a dict: kernel, bands on tiles and on CSR, predicted
         time, reason; how it was chosen: ``tuning``, ``tuning_reason``, ``tuning_ms`` with its parts
-        ``tuning_drafting_ms``, ``tuning_building_ms``, ``tuning_loading_ms``, ``tuning_warmup_ms``,
-        ``tuning_timing_ms``, and
+        ``tuning_drafting_ms``, ``tuning_building_ms``, ``tuning_loading_ms``, ``tuning_setup_ms``,
+        ``tuning_warmup_ms``, ``tuning_timing_ms``, and
         ``candidates``, a list of dicts with ``description``, ``predicted_us``, ``measured_us`` (-1: not measured),
         ``runs``, ``build_ms`` (-1: not built), ``chosen``, ``note``); ``{"kernel": "reference", ...}`` for a CPU
         plan."""

@@ -125,6 +125,7 @@ nb::dict report_dict(const PlanReport& r) {
   d["tuning_drafting_ms"] = r.tuning_drafting_ms;
   d["tuning_building_ms"] = r.tuning_building_ms;
   d["tuning_loading_ms"] = r.tuning_loading_ms;
+  d["tuning_setup_ms"] = r.tuning_setup_ms;
   d["tuning_warmup_ms"] = r.tuning_warmup_ms;
   d["tuning_timing_ms"] = r.tuning_timing_ms;
   nb::list candidates;

@@ -122,11 +122,12 @@ struct PlanReport {
   double tuning_ms = 0.0;                 ///< what measuring added to make_plan (after the model's own draft): drafts of the other
                                           ///< candidates, builds, timed runs; bounded by the tuning budget
   /// Where tuning_ms went: drafting the other candidates, building the plans timed (their kernels' loading not
-  /// included), loading kernels not used before in the process (CUDA loads a kernel at its first use; a cost paid
-  /// once per process and kernel, and the one part of tuning not charged to its budget), the untimed first round
+  /// included), loading (kernels not used before in the process, and what else CUDA sets up at a kernel's first
+  /// launch beyond the launch's own run time: costs paid once per process and kernel, the one part of tuning not
+  /// charged to its budget), the setup (scratch B and C, stream, events), the untimed first round (its GPU time)
   /// and the timed rounds. 0 where a step did not run.
-  double tuning_drafting_ms = 0.0, tuning_building_ms = 0.0, tuning_loading_ms = 0.0, tuning_warmup_ms = 0.0,
-         tuning_timing_ms = 0.0;
+  double tuning_drafting_ms = 0.0, tuning_building_ms = 0.0, tuning_loading_ms = 0.0, tuning_setup_ms = 0.0,
+         tuning_warmup_ms = 0.0, tuning_timing_ms = 0.0;
 };
 
 /// An extra term of SpmmPlan::run: C gets scale * D added in the same pass, D row-major fp32 of C's shape

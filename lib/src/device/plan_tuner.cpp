@@ -78,7 +78,7 @@ class StreamHolds {
 
 /// Where tuning's time went (PlanReport::tuning_drafting_ms ...).
 struct TuningTimes {
-  double drafting_ms = 0.0, building_ms = 0.0, loading_ms = 0.0, warmup_ms = 0.0, timing_ms = 0.0;
+  double drafting_ms = 0.0, building_ms = 0.0, loading_ms = 0.0, setup_ms = 0.0, warmup_ms = 0.0, timing_ms = 0.0;
 };
 
 /// A start and a stop event around one timed run of one candidate.
@@ -122,10 +122,10 @@ Drafted identify(PlanDraft draft, bool split_long_bands) {
   return d;
 }
 
-/// Fills `count` elements at `b` with random values of the plan's B type: a block of random values is copied
+/// Fills `count` elements at `b` with random values of the plan's B type: a block of 4096 random values is copied
 /// up once, then doubled on the device (the kernels' speed does not depend on the values repeating).
 void fill_scratch_b(void* b, std::size_t count, bool f32, bool bf16, cudaStream_t stream) {
-  constexpr std::size_t kBlock = std::size_t(1) << 16;
+  constexpr std::size_t kBlock = std::size_t(1) << 12;  // 4 Ki values: a 64 Ki block took ~1 ms to generate
   const std::size_t element = f32 ? 4 : 2;
   const std::size_t first = std::min(count, kBlock);
   std::mt19937_64 rng(20261124);
@@ -193,6 +193,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
     r.tuning_drafting_ms = times.drafting_ms;
     r.tuning_building_ms = times.building_ms;
     r.tuning_loading_ms = times.loading_ms;
+    r.tuning_setup_ms = times.setup_ms;
     r.tuning_warmup_ms = times.warmup_ms;
     r.tuning_timing_ms = times.timing_ms;
     r.tuning = tuning;
@@ -317,10 +318,12 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   SpmmPlan* kept = nullptr;
   std::vector<SpmmPlan> plans;
   try {
+    double setup_start_ms = elapsed_ms();
     check_device_memory(scratch_bytes, "the tuner's scratch B and C");
     // B's buffer ends with the word the stream holds wait on.
     const std::int64_t hold_word_at = (b_bytes + 15) / 16 * 16;
     DeviceBuffer<unsigned char> b(static_cast<std::size_t>(hold_word_at + 16)), c(static_cast<std::size_t>(c_bytes));
+    times.setup_ms = elapsed_ms() - setup_start_ms;
     // Candidates are built in measuring order (the model's first) while the budget holds the next build (as long as
     // the last one took) and a warm-up plus one timed run of every candidate built so far: on a large matrix the
     // builds, not the runs, are what a small budget cannot afford.
@@ -359,6 +362,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
     // The builds upload lists and reset counters on the legacy default stream (cudaMemcpy, cudaMemset), which the
     // tuner's non-blocking stream does not wait for. Each build already waits for its own writes; this wait keeps
     // the timing correct whatever a build leaves pending.
+    setup_start_ms = elapsed_ms();
     wait_for_device_writes();
     const TuningStream stream;
     fill_scratch_b(b.get(), static_cast<std::size_t>(std::int64_t(m.cols) * ldb), f32_b,
@@ -371,6 +375,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
     // waiting for the host's launches, which take longer than a product of a few microseconds (timed one by one
     // as launched, such products measure the host).
     StreamHolds holds(stream.get(), reinterpret_cast<std::uint32_t*>(b.get() + hold_word_at));
+    times.setup_ms += elapsed_ms() - setup_start_ms;
     for (bool warmup = true;; warmup = false) {
       const double round_start_ms = elapsed_ms();
       const std::vector<std::size_t> round = rounds.next_round(charged_ms());
@@ -397,7 +402,19 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
         ms.push_back(double(t));
       }
       rounds.record(ms);
-      (warmup ? times.warmup_ms : times.timing_ms) += elapsed_ms() - round_start_ms;
+      const double round_ms = elapsed_ms() - round_start_ms;
+      if (warmup) {
+        // The first launches' one-time costs (what CUDA loads or sets up at a kernel's first launch in a process
+        // beyond what prepare_kernels loaded: 10-20 ms on a process's first plans, run 52) are loading, not
+        // charged. Charged: the round as it would take without them, twice the predicted runs plus 50 us a
+        // candidate. (The events cannot tell: a launch that loads holds the host between them.)
+        double expected_ms = 0.0;
+        for (const std::size_t k : round) expected_ms += 2.0 * predicted[k] / 1e3 + 0.05;
+        times.warmup_ms = std::min(round_ms, expected_ms);
+        times.loading_ms += round_ms - times.warmup_ms;
+      } else {
+        times.timing_ms += round_ms;
+      }
     }
     chosen = rounds.chosen();
     reason = rounds.reason();
