@@ -3,6 +3,7 @@
 #include "cusparse_baselines.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -132,7 +133,12 @@ Baselines::Baselines(const CsrMatrix& a, std::int64_t dense_limit_bytes, std::in
     bptr[br + 1] = static_cast<std::int32_t>(bidx.size());
   }
   d.bsr_nnzb = static_cast<std::int64_t>(bidx.size());
-  if (d.bsr_nnzb * kB * kB * 4 > bsr_limit_bytes) {
+  if (d.bsr_nnzb * kB * kB > INT32_MAX) {
+    // cuSPARSE addresses the block values with the 32-bit index type: past 2^31 values its BSR SpMM reads out of
+    // bounds (an illegal memory access on a 1M-row power-law graph of degree 16, 3.6G values).
+    d.bsr_why = "BSR16 holds " + std::to_string(d.bsr_nnzb) + " blocks, " + std::to_string(d.bsr_nnzb * kB * kB) +
+                " values: more than 32-bit indices address";
+  } else if (d.bsr_nnzb * kB * kB * 4 > bsr_limit_bytes) {
     d.bsr_why = "BSR16 needs " + std::to_string(d.bsr_nnzb * kB * kB * 4 >> 20) + " MiB";
   } else {
     std::vector<float> b32(static_cast<std::size_t>(d.bsr_nnzb) * kB * kB, 0.0f);

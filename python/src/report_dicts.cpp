@@ -110,6 +110,7 @@ nb::dict report_dict(const PlanReport& r) {
   d["band_group_steps"] = r.band_group_steps;
   d["csr_long_rows"] = r.csr_long_rows;
   d["csr_long_blocks"] = r.csr_long_blocks;
+  d["csr_split_rows"] = r.csr_split_rows;
   d["csr_medium_rows"] = r.csr_medium_rows;
   d["csr_chunks"] = r.csr_chunks;
   d["csr_nz_lanes"] = r.csr_nz_lanes;

@@ -172,6 +172,49 @@ TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B,
   }
 }
 
+TEST_CASE("CSR path: rows too long for their blocks are split by entries and added in a second launch",
+          "[gpu][hybrid]") {
+  // Two full rows of 50,001 entries: at n <= 8 a row has one chunk and so one block of 256 lanes (~49 rounds of
+  // loads); from n = 16 on its chunks spread over blocks of one chunk each, and still need ~49 rounds. Either way
+  // each block's share is split into parts of ~4,096 entries (kernels::csr_long_row_parts), whose sums
+  // launch_csr_split_finish adds in part order.
+  const std::uint64_t seed = test::test_seed(1103);
+  INFO("seed " << seed);
+  RandomGraphSpec spec;
+  spec.rows = 1999;
+  spec.cols = 50001;
+  spec.degree = 5;
+  spec.power_law = true;
+  spec.seed = seed;
+  const CsrMatrix a = with_full_row(with_full_row(generate_random_graph(spec), 7), 1500);
+  const Bcsr24Matrix host = convert_to_bcsr24(a);
+  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  for (std::int32_t n : {1, 3, 8, 16, 64, 256, 263}) {
+    const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
+    const PlanReport& r = plan.report();
+    INFO("n = " << n << ": " << r.csr_long_rows << " long rows, " << r.csr_long_blocks << " blocks, "
+                << r.csr_split_rows << " split by entries");
+    CHECK(r.csr_split_rows == 2);
+    CHECK(r.csr_long_blocks >= 2 * 12);  // at least 12 parts of each full row
+    for (const OutputType out : {OutputType::f32, OutputType::f16}) {
+      GpuCase cfg;
+      cfg.n = n;
+      cfg.output = out;
+      cfg.beta = n % 2 ? 0.5 : 0.0;
+      cfg.alpha = out == OutputType::f16 ? 0.25 : -1.5;
+      cfg.ldc_pad = 3;
+      cfg.seed = seed + n;
+      cfg.addends = n == 8 ? 2 : (n == 263 ? 1 : 0);
+      cfg.runs = 2;  // the part slots are written again: no state carried from one run to the next
+      INFO((out == OutputType::f16 ? "fp16 out" : "fp32 out"));
+      const auto first = run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg);
+      require_pass(first);
+      const auto second = run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg);
+      CHECK(same_bits(first.c, second.c));  // parts added in a fixed order: the same bits every run
+    }
+  }
+}
+
 TEST_CASE("CSR copy policies: none keeps automatic on tiles, csr_cuda_cores needs every band", "[gpu][hybrid]") {
   RandomGraphSpec spec;
   spec.rows = 5000;

@@ -110,6 +110,9 @@ struct PlanReport {
   std::int64_t band_group_steps = 0;
   std::int32_t csr_long_rows = 0;                        ///< CSR rows given one or more thread blocks of their own
   std::int32_t csr_long_blocks = 0;  ///< blocks of those rows (rows too long for one block get one per share of columns)
+  /// Of the long rows, those also split by entries (too long for the blocks their columns allow: at n <= 8, rows
+  /// of more than ~16,000 entries); their blocks are counted in csr_long_blocks.
+  std::int32_t csr_split_rows = 0;
   std::int32_t csr_medium_rows = 0;                      ///< CSR rows given a warp of their own
   int csr_chunks = 0, csr_nz_lanes = 0;                  ///< CSR kernel shape (8-column chunks x lanes per row)
   double predicted_us = 0.0;                             ///< the cost model's time for the plan

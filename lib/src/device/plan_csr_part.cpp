@@ -48,13 +48,34 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     std::stable_sort(long_slots.begin(), long_slots.end(), [&](std::int32_t x, std::int32_t y) {
       return csr.row_nnz[static_cast<std::size_t>(x)] > csr.row_nnz[static_cast<std::size_t>(y)];
     });
+    // A row still too long for the blocks its chunks allow is split by entries too (csr_long_row_parts): each
+    // share of its chunks becomes `parts` blocks with a part slot each, added up by launch_csr_split_finish.
     std::vector<kernels::CsrLongBlock> long_blocks;
+    std::vector<kernels::CsrSplitRow> split_rows;
+    std::int32_t part_slots = 0;
     for (const std::int32_t slot : long_slots) {
-      const int blocks = kernels::csr_long_row_blocks(p.csr_shape.chunks, csr.row_nnz[static_cast<std::size_t>(slot)]);
+      const std::int32_t entries = csr.row_nnz[static_cast<std::size_t>(slot)];
+      const int blocks = kernels::csr_long_row_blocks(p.csr_shape.chunks, entries);
       const int chunks = p.csr_shape.chunks / blocks;
-      for (int b = 0; b < blocks; ++b)
-        long_blocks.push_back({slot, static_cast<std::int16_t>(b * chunks), static_cast<std::int16_t>(chunks)});
+      const int parts = kernels::csr_long_row_parts(chunks, entries);
+      if (parts > 1) ++report.csr_split_rows;
+      for (int b = 0; b < blocks; ++b) {
+        const auto first_chunk = static_cast<std::int16_t>(b * chunks);
+        if (parts > 1) split_rows.push_back({slot, first_chunk, static_cast<std::int16_t>(chunks), part_slots, parts});
+        for (int q = 0; q < parts; ++q) {
+          kernels::CsrLongBlock item;
+          item.slot = slot;
+          item.first_chunk = first_chunk;
+          item.chunks = static_cast<std::int16_t>(chunks);
+          item.entry_begin = static_cast<std::int32_t>(std::int64_t(entries) * q / parts);
+          item.entry_end = static_cast<std::int32_t>(std::int64_t(entries) * (q + 1) / parts);
+          if (parts > 1) item.part_slot = part_slots + q;
+          long_blocks.push_back(item);
+        }
+        if (parts > 1) part_slots += parts;
+      }
     }
+
     const std::size_t short_empty = static_cast<std::size_t>(std::count_if(
         short_slots.begin(), short_slots.end(),
         [&](std::int32_t slot) { return csr.row_nnz[static_cast<std::size_t>(slot)] == 0; }));
@@ -75,6 +96,13 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     c.slot_exponent = csr.slot_exponent.get();
     c.out_row = csr.out_row.get();
     p.storage.add(long_blocks, [&c](kernels::CsrLongBlock* d) { c.long_blocks = d; });
+    if (!split_rows.empty()) {
+      const std::size_t passes = (std::size_t(n) + kernels::kCsrPassColumns - 1) / kernels::kCsrPassColumns;
+      p.storage.add_workspace<float>(std::size_t(part_slots) * passes * kernels::kCsrPassColumns,
+                                     [&c](float* d) { c.long_partials = d; });
+      p.storage.add(split_rows, [&c](kernels::CsrSplitRow* d) { c.split_rows = d; });
+      c.split_count = static_cast<std::int32_t>(split_rows.size());
+    }
     p.storage.add(medium_slots, [&c](std::int32_t* d) { c.medium_slots = d; });
     p.storage.add(short_slots, [&c](std::int32_t* d) { c.short_slots = d; });
     c.long_count = static_cast<std::int32_t>(long_blocks.size());

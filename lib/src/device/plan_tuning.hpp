@@ -72,11 +72,12 @@ std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& dra
 
 /// The default budget, from the model's predicted time of its own plan: kBudgetProducts products, at least
 /// kBudgetFloorMs, at most kBudgetCapMs. The floor is what drafting and building three candidates costs on the host
-/// on matrices of 50,000 to 200,000 rows, with the setup and a few rounds of runs: 0.2 to 2 ms per build on the H100
-/// machine (runs 49 and 51, apps/research/build_profile), more for a process's first plans. Products of 10 to 125 us
-/// can then still be compared; for them the floor is more than 40 products (500 products of 10 us).
+/// on matrices of up to ~250,000 rows, with the setup and a few rounds of runs: a draft takes 0.1 to 1.5 ms and a
+/// build 0.2 to 2 ms on the H100 machine (runs 51 to 54, apps/research/build_profile), more for a process's first
+/// plans; at 5 ms, a 200,000-row matrix with dense rows still ran out before its first timed round (run 54). So
+/// the floor is more than 40 products below 250 us per product (1,000 products of 10 us).
 inline constexpr double kBudgetProducts = 40.0;
-inline constexpr double kBudgetFloorMs = 5.0;
+inline constexpr double kBudgetFloorMs = 10.0;
 inline constexpr double kBudgetCapMs = 40.0;
 double default_tuning_budget_ms(double model_predicted_us);
 

@@ -185,6 +185,7 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     c.beta = k.beta;
     c.addends = k.addends;
     kernels::launch_csr_kernel(*csr_kernel, c, s);
+    kernels::launch_csr_split_finish(options.output, csr_shape.one_column, c, s);  // rows split by entries
   }
   if (run_vectors) {
     kernels::VectorSpmmParams v = vector_params;

@@ -180,6 +180,13 @@ __device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const
   if (i < end) round(i, std::true_type{});
 }
 
+/// Part slot `slot`'s sums of 8-column chunk `chunk` in this pass (blockIdx.y of gridDim.y): kCsrPassColumns floats
+/// per slot and pass, a chunk's 8 (or 1, one column) at 8 * chunk. 32-bit offsets: at n <= 256 a pass, and no more
+/// than 2^31 / 4,096 part slots (a part sums at least ~4,096 entries).
+__device__ __forceinline__ float* csr_part_sums(const CsrSpmmParams& p, std::int32_t slot, int chunk) {
+  return p.long_partials + ((unsigned(slot) * gridDim.y + blockIdx.y) * kCsrPassColumns + unsigned(chunk) * 8);
+}
+
 /// C[row, col0 .. col0 + kCols - 1] = alpha * acc + beta * C, columns >= n skipped. A full, 16-byte aligned
 /// chunk of 8 is read and written with vector accesses (the common case: n % 8 == 0 and ldc % 4 == 0).
 /// `exponent`: the slot's row exponent (per-row scaling), loaded by the caller together with the row.
@@ -247,11 +254,19 @@ __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int
 
 /// One long row's block: `item.chunks` chunks of 8 columns (at most kMaxChunks) from chunk `item.first_chunk`
 /// of the pass on, each split over the block's 256 / item.chunks lanes, summed across warps through shared
-/// memory in a fixed order.
+/// memory in a fixed order; entries item.entry_begin .. entry_end of the row. A part of a row split by entries
+/// (item.part_slot >= 0) stores its sums in its part slot instead of writing C: launch_csr_split_finish adds the
+/// parts in order and writes C (no float atomics, no counters: the same bits every run).
 template <OperandMode kMode, int kMaxChunks, BRead kRead, typename OutT>
-__device__ __forceinline__ void long_row(const CsrSpmmParams& p, const CsrLongBlock item, int pass_col0) {
+__device__ __forceinline__ void long_row(const CsrSpmmParams& p, int pass_col0) {
   constexpr int kCols = kThreadCols<kRead>;
   __shared__ float partial[kBlockWarps][kMaxChunks][kCols];
+  // The block's item (block x of the launch is long-row block x) in shared memory: its fields are read where they
+  // are used, from a fixed address, instead of living in registers through the row's loop (the one-column kernels
+  // have 32; holding the item's new fields there made them spill on sm_80).
+  __shared__ CsrLongBlock item;
+  if (threadIdx.x == 0) item = p.long_blocks[blockIdx.x];
+  __syncthreads();
   const int chunks = item.chunks;  // a power of two
   const int warp_nz_lanes = kWarp / chunks;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
@@ -259,9 +274,11 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, const CsrLongBl
   const int nz_lane = warp * warp_nz_lanes + lane / chunks;
   const int col0 = pass_col0 + (item.first_chunk + chunk) * 8;
   float acc[kCols] = {};
-  if (col0 < p.n)
-    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, p.row_ptr[item.slot] + nz_lane,
-                                     p.row_ptr[item.slot + 1], kBlockWarps * warp_nz_lanes, acc);
+  if (col0 < p.n) {
+    const std::int32_t row_first = p.row_ptr[item.slot];
+    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, row_first + item.entry_begin + nz_lane,
+                                     row_first + item.entry_end, kBlockWarps * warp_nz_lanes, acc);
+  }
   for (int offset = chunks; offset < kWarp; offset <<= 1)
 #pragma unroll
     for (int e = 0; e < kCols; ++e) acc[e] += __shfl_xor_sync(0xffffffffu, acc[e], offset);
@@ -270,18 +287,22 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, const CsrLongBl
     for (int e = 0; e < kCols; ++e) partial[warp][chunk][e] = acc[e];
   __syncthreads();
   if (warp == 0 && lane < chunks) {
+#pragma unroll
+    for (int e = 0; e < kCols; ++e) {
+      float sum = 0.0f;
+      for (int w = 0; w < kBlockWarps; ++w) sum += partial[w][chunk][e];
+      acc[e] = sum;
+    }
+    if (item.part_slot >= 0) {
+      float* const sums = csr_part_sums(p, item.part_slot, item.first_chunk + chunk);
+#pragma unroll
+      for (int e = 0; e < kCols; ++e) sums[e] = acc[e];
+      return;
+    }
     // The row and its exponent: two independent loads (the exponent is stored per slot, not per row).
     const std::int32_t row = p.out_row[item.slot];
     const int exponent = p.slot_exponent ? p.slot_exponent[item.slot] : 0;
-    if (row >= 0 && col0 < p.n) {
-#pragma unroll
-      for (int e = 0; e < kCols; ++e) {
-        float sum = 0.0f;
-        for (int w = 0; w < kBlockWarps; ++w) sum += partial[w][chunk][e];
-        acc[e] = sum;
-      }
-      write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc);
-    }
+    if (row >= 0 && col0 < p.n) write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc);
   }
 }
 
@@ -327,7 +348,7 @@ __global__ void __launch_bounds__(kCsrBlockThreads, kMinBlocksPerSm<kRead>) csr_
   const std::int32_t medium_blocks = (p.medium_count + kBlockWarps - 1) / kBlockWarps;
   const std::int32_t block = static_cast<std::int32_t>(blockIdx.x);
   if (block < p.long_count)
-    long_row<kMode, kChunks, kRead, OutT>(p, p.long_blocks[block], pass_col0);
+    long_row<kMode, kChunks, kRead, OutT>(p, pass_col0);
   else if (block < p.long_count + medium_blocks)
     short_rows<kMode, kChunks, kWarp / kChunks, kRead, OutT>(p, p.medium_slots, p.medium_count, block - p.long_count,
                                                             pass_col0);

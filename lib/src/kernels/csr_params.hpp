@@ -16,11 +16,27 @@ inline constexpr int kCsrPassColumns = 256;
 /// Threads per block of the CSR kernel; a long row takes one or more whole blocks.
 inline constexpr int kCsrBlockThreads = 256;
 
-/// One block of a long row: the row's slot and the share of the pass's 8-column chunks it covers.
+/// One block of a long row: the row's slot, the share of the pass's 8-column chunks it covers and the share of
+/// the row's entries it sums. A row too long for the blocks its chunks allow (one block at n <= 8: a single chunk)
+/// is split by entries as well: each part stores its sums in a part slot, and a second launch
+/// (launch_csr_split_finish) adds each row's parts in part order and writes C (the same bits every run, no float
+/// atomics).
 struct CsrLongBlock {
   std::int32_t slot = 0;
   std::int16_t first_chunk = 0;
   std::int16_t chunks = 1;  // a power of two, at most the shape's chunks
+  std::int32_t entry_begin = 0, entry_end = 0;  // the entries it sums, relative to the row's first
+  std::int32_t part_slot = -1;  // split by entries: where its sums go (kCsrPassColumns floats per slot and pass)
+};
+static_assert(sizeof(CsrLongBlock) == 20, "CsrLongBlock: the layout the kernel reads");
+
+/// A long row's share of chunks split by entries: its parts' slots are first_part_slot .. + parts - 1.
+struct CsrSplitRow {
+  std::int32_t slot = 0;
+  std::int16_t first_chunk = 0;
+  std::int16_t chunks = 1;
+  std::int32_t first_part_slot = 0;
+  std::int32_t parts = 0;
 };
 
 struct CsrSpmmParams {
@@ -46,6 +62,11 @@ struct CsrSpmmParams {
   float beta = 0.0f;
   OutputAddends addends;                    // added to every C element written
   const std::int16_t* slot_exponent = nullptr;  // per slot: the sum is multiplied by 2^e (its C row's); null = none
+  // Long rows split by entries (CsrLongBlock::part_slot >= 0): the part slots' sums (per slot and pass
+  // kCsrPassColumns floats), and the rows whose parts launch_csr_split_finish adds.
+  float* long_partials = nullptr;
+  const CsrSplitRow* split_rows = nullptr;
+  std::int32_t split_count = 0;
 };
 
 /// Launch shape of the CSR kernel, fixed by the plan.
@@ -70,6 +91,15 @@ CsrRowClasses csr_row_classes(const CsrShape& shape, double mean_row_nnz);
 /// covers chunks / blocks of the chunks, so that no thread needs more than a few rounds of loads where the
 /// chunks allow it.
 int csr_long_row_blocks(int chunks, std::int64_t entries);
+/// Parts a long row of `entries` is split into by entries, where each of its blocks covers `block_chunks` chunks:
+/// enough that no thread needs more than a few rounds of loads (1: not split). At most kCsrMaxRowParts.
+int csr_long_row_parts(int block_chunks, std::int64_t entries);
+inline constexpr int kCsrMaxRowParts = 1024;
+
+/// Adds the part slots of every split row (CsrSpmmParams::split_rows) in part order and writes C as the CSR kernel
+/// would (scaling, alpha, addends, beta, output type): after the CSR kernel, on the same stream. `one_column`: the
+/// shape's (a slot holds one column per chunk). Nothing where split_count is 0.
+void launch_csr_split_finish(OutputType out, bool one_column, const CsrSpmmParams& params, cudaStream_t stream);
 
 /// The kernel of a shape, operand mode and output type is an entry of the kernel table (kernel_table.hpp, which
 /// also launches it).
