@@ -376,7 +376,7 @@ if has model; then
     --methods "$shared_methods" --reps "${BENCH_REPS:-20}" --bench "$build/apps/bench_spmm" --out "$out/model_shared" \
     "${plot[@]}" --meta-command "$(step_command model MODEL_SHARED_N)" 2>&1 | tail -n 5
   check model_fit bash -o pipefail -c "python3 scripts/fit_cost_model.py '$out/model.csv' '$out/model_shared/sweep.csv' \
-    --detail > '$out/model_fit.md' && sed -n '/^## The model/,/^## Refit/p' '$out/model_fit.md' | head -n 80"
+    --detail > '$out/model_fit.md' && sed -n '/^## The model/,/^## Refit/p' '$out/model_fit.md' | awk 'NR <= 80'"
 fi
 
 if has sweep; then
