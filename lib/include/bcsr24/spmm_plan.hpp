@@ -67,8 +67,9 @@ struct PlanOptions {
   /// How KernelKind::automatic plans choose (the other kernels have nothing to choose). Measuring allocates a
   /// scratch B and C of the plan's width for the time it takes, and falls back to the model where they do not fit.
   Tuning tuning = Tuning::measure;
-  /// Most milliseconds (wall clock) the measurement may take; 0 = the default: 40 times the model's predicted
-  /// product time, at least 1 ms and at most 40 ms (docs/API.md, "Measured plans").
+  /// Most milliseconds (wall clock) the measurement may take, loading kernels new to the process not counted; 0 =
+  /// the default: 40 times the model's predicted product time, at least 10 ms and at most 40 ms (docs/API.md,
+  /// "Measured plans").
   double tuning_budget_ms = 0.0;
 };
 
