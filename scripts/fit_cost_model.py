@@ -186,7 +186,8 @@ def tuner_section(cells):
                      tuned.plan.replace("|", "/")])
     lines = ["## Measured plans", "",
              "`auto` (Tuning::measure) against the cost model's plan (`auto_model`) and the fastest candidate timed "
-             "beside it (L2 flushed, as every bench_spmm time; the tuner itself times without flushing).", ""]
+             "beside it (L2 flushed, as every bench_spmm time; the tuner evicts L2 before each timed run where the "
+             "problem is under 4 times L2).", ""]
     if not rows:
         return lines + ["No `auto` cell with a tuning time (bench_spmm before measured plans, or no candidates).", ""]
     lines += md_table(["matrix", "n", "auto_model us", "auto us", "fastest candidate us", "auto / fastest",
