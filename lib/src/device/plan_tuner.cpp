@@ -406,8 +406,8 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
       // the hold included (it would wait out its time limit).
       if (!warmup) holds.hold();
       for (const std::size_t k : round) {
-        if (!warmup && eviction.get() != nullptr)
-          kernels::enqueue_l2_eviction(eviction.get(), eviction.bytes(), stream.get());
+        // In the warm-up too: its first launch loads the eviction kernel, which must not happen behind a hold.
+        if (eviction.get() != nullptr) kernels::enqueue_l2_eviction(eviction.get(), eviction.bytes(), stream.get());
         BCSR24_CUDA_CHECK(cudaEventRecord(events[k].start.get(), stream.get()));
         if (f32_b)
           plans[k].run(reinterpret_cast<const float*>(b.get()), ldb, reinterpret_cast<float*>(c.get()), n, 1.0f, 0.0f,
@@ -432,7 +432,8 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
         // charged. Charged: the round as it would take without them, twice the predicted runs plus 50 us a
         // candidate. (The events cannot tell: a launch that loads holds the host between them.)
         double expected_ms = 0.0;
-        for (const std::size_t k : round) expected_ms += 2.0 * predicted[k] / 1e3 + 0.05;
+        for (const std::size_t k : round)
+          expected_ms += 2.0 * predicted[k] / 1e3 + (eviction.get() != nullptr ? 0.1 : 0.05);
         times.warmup_ms = std::min(round_ms, expected_ms);
         times.loading_ms += round_ms - times.warmup_ms;
       } else {
