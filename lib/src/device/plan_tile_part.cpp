@@ -6,11 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <cuda_runtime_api.h>
-
 #include "bcsr24/error.hpp"
-#include "device/cuda_check.hpp"
-#include "device/device_memory.hpp"
 #include "device/spmm_plan_impl.hpp"
 #include "device/tile_schedule.hpp"
 #include "format/bcsr24_matrix.hpp"

@@ -3,7 +3,6 @@
 #include "device/plan_tuner.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -24,8 +23,8 @@
 #include "device/device_memory.hpp"
 #include "device/plan_access.hpp"
 #include "device/plan_draft.hpp"
-#include "kernels/spmm_params.hpp"
 #include "kernels/cache_eviction.hpp"
+#include "kernels/spmm_params.hpp"
 #include "kernels/stream_hold.hpp"
 #include "kernels/vector_params.hpp"
 

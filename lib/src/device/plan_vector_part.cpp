@@ -8,7 +8,6 @@
 
 #include "bcsr24/error.hpp"
 #include "device/spmm_plan_impl.hpp"
-#include "device/cuda_check.hpp"
 #include "device/vector_schedule.hpp"
 #include "format/band_vectors.hpp"
 

@@ -1,6 +1,6 @@
-// A one-thread kernel that holds a stream until the host releases it (or a time limit passes), so that the host
-// can queue a batch of short launches behind it and have them run back to back: timed without the host's launch
-// gaps in them. The measured plans' tuner uses it (device/plan_tuner.cpp).
+// A one-thread kernel that holds a stream until a word in device memory is set (by work on another stream) or a
+// time limit passes, so that the host can queue a batch of short launches behind it and have them run back to
+// back: timed without the host's launch gaps in them. The measured plans' tuner uses it (device/plan_tuner.cpp).
 #pragma once
 
 #include <cstdint>
