@@ -172,12 +172,12 @@ TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B,
   }
 }
 
-TEST_CASE("CSR path: rows too long for their blocks are split by entries and added in a second launch",
+TEST_CASE("CSR path: rows too long for their blocks are split by entries; the last part to finish adds them",
           "[gpu][hybrid]") {
   // Two full rows of 50,001 entries: at n <= 8 a row has one chunk and so one block of 256 lanes (~49 rounds of
   // loads); from n = 16 on its chunks spread over blocks of one chunk each, and still need ~49 rounds. Either way
-  // each block's share is split into parts of ~4,096 entries (kernels::csr_long_row_parts), whose sums
-  // launch_csr_split_finish adds in part order.
+  // each block's share is split into parts of ~4,096 entries (kernels::csr_long_row_parts), whose sums the part
+  // that counts last on its row's counter adds in a fixed order. Two runs of a plan: the counters are back at zero.
   const std::uint64_t seed = test::test_seed(1103);
   INFO("seed " << seed);
   RandomGraphSpec spec;
@@ -211,6 +211,54 @@ TEST_CASE("CSR path: rows too long for their blocks are split by entries and add
       require_pass(first);
       const auto second = run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg);
       CHECK(same_bits(first.c, second.c));  // parts added in a fixed order: the same bits every run
+    }
+  }
+}
+
+TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and long rows; beta = 1 keeps empty "
+          "rows", "[gpu][hybrid]") {
+  // Every band on CSR (csr_cuda_cores): the short rows' groups take their slots directly and skip the padding rows
+  // of the last band (1,999 rows), the rows of the medium and long classes and, with beta = 1, the empty rows.
+  const std::uint64_t seed = test::test_seed(1109);
+  INFO("seed " << seed);
+  const CsrMatrix a = with_full_row(blocks_over_graph(0, 1999, 3001, 6, seed), 1000);
+  // Some medium rows: 40 entries each (past the short rows' limit of 16 at these n, within a warp's: 64 or more).
+  CsrMatrix b;
+  b.rows = a.rows;
+  b.cols = a.cols;
+  b.row_ptr.assign(std::size_t(a.rows) + 1, 0);
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    if (r % 97 == 11) {
+      for (std::int32_t c = r % 50; c < a.cols && c < r % 50 + 40 * 7; c += 7) {
+        b.col_idx.push_back(c);
+        b.values.push_back(double((r + c) % 13 - 6) / 4.0 + 0.125);
+      }
+    } else {
+      for (std::int32_t e = a.row_ptr[r]; e < a.row_ptr[r + 1]; ++e) {
+        b.col_idx.push_back(a.col_idx[e]);
+        b.values.push_back(a.values[e]);
+      }
+    }
+    b.row_ptr[std::size_t(r) + 1] = std::int32_t(b.col_idx.size());
+  }
+  const Bcsr24Matrix host = convert_to_bcsr24(b);
+  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  for (std::int32_t n : {1, 5, 8, 33}) {
+    const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
+    INFO("n = " << n << ": " << plan.report().csr_medium_rows << " medium rows, " << plan.report().csr_long_rows
+                << " long rows");
+    CHECK(plan.report().csr_medium_rows > 0);
+    CHECK(plan.report().csr_long_rows >= 1);
+    for (const double beta : {0.0, 1.0, -0.5}) {
+      GpuCase cfg;
+      cfg.n = n;
+      cfg.beta = beta;
+      cfg.alpha = 0.75;
+      cfg.ldc_pad = 1;
+      cfg.seed = seed + std::uint64_t(n);
+      cfg.runs = 2;
+      INFO("beta = " << beta);
+      require_pass(run_and_check(b, host, dev, KernelKind::csr_cuda_cores, cfg));
     }
   }
 }

@@ -49,7 +49,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
       return csr.row_nnz[static_cast<std::size_t>(x)] > csr.row_nnz[static_cast<std::size_t>(y)];
     });
     // A row still too long for the blocks its chunks allow is split by entries too (csr_long_row_parts): each
-    // share of its chunks becomes `parts` blocks with a part slot each, added up by launch_csr_split_finish.
+    // share of its chunks becomes `parts` blocks with a part slot each; the last to finish adds them up.
     std::vector<kernels::CsrLongBlock> long_blocks;
     std::vector<kernels::CsrSplitRow> split_rows;
     std::int32_t part_slots = 0;
@@ -61,7 +61,8 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
       if (parts > 1) ++report.csr_split_rows;
       for (int b = 0; b < blocks; ++b) {
         const auto first_chunk = static_cast<std::int16_t>(b * chunks);
-        if (parts > 1) split_rows.push_back({slot, first_chunk, static_cast<std::int16_t>(chunks), part_slots, parts});
+        const auto split_row = static_cast<std::int32_t>(split_rows.size());
+        if (parts > 1) split_rows.push_back({part_slots, parts});
         for (int q = 0; q < parts; ++q) {
           kernels::CsrLongBlock item;
           item.slot = slot;
@@ -69,18 +70,30 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
           item.chunks = static_cast<std::int16_t>(chunks);
           item.entry_begin = static_cast<std::int32_t>(std::int64_t(entries) * q / parts);
           item.entry_end = static_cast<std::int32_t>(std::int64_t(entries) * (q + 1) / parts);
-          if (parts > 1) item.part_slot = part_slots + q;
+          if (parts > 1) {
+            item.part_slot = part_slots + q;
+            item.split_row = split_row;
+          }
           long_blocks.push_back(item);
         }
         if (parts > 1) part_slots += parts;
       }
     }
 
+    // Where every slot of the CSR copy is in this part, the short rows need no list: a group takes its slot
+    // directly and skips padding rows, rows that are not short and (short_min_entries 1) empty rows. The list's load
+    // was one more memory latency in front of every short row; on a partial copy the list is what says which
+    // slots are this plan's.
+    const std::size_t copy_slots = csr.row_nnz.size();
+    bool every_copy_here = copy_slots <= std::size_t(INT32_MAX) && csr.first_slot.size() == to_csr.size();
+    for (std::size_t b = 0; every_copy_here && b < to_csr.size(); ++b)
+      every_copy_here = csr.first_slot[b] < 0 || to_csr[b];
+    p.csr_short_range = every_copy_here;
     const std::size_t short_empty = static_cast<std::size_t>(std::count_if(
         short_slots.begin(), short_slots.end(),
         [&](std::int32_t slot) { return csr.row_nnz[static_cast<std::size_t>(slot)] == 0; }));
     p.csr_has_empty = short_empty > 0;
-    if (p.csr_has_empty) {
+    if (p.csr_has_empty && !p.csr_short_range) {
       std::vector<std::int32_t> short_with_entries;
       short_with_entries.reserve(short_slots.size() - short_empty);
       for (const std::int32_t slot : short_slots)
@@ -101,13 +114,21 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
       p.storage.add_workspace<float>(std::size_t(part_slots) * passes * kernels::kCsrPassColumns,
                                      [&c](float* d) { c.long_partials = d; });
       p.storage.add(split_rows, [&c](kernels::CsrSplitRow* d) { c.split_rows = d; });
-      c.split_count = static_cast<std::int32_t>(split_rows.size());
+      // The counters start at zero; the last part of each split row resets its counter, so they stay zero.
+      p.storage.add_zeroed<unsigned>(split_rows.size() * passes, [&c](unsigned* d) { c.split_counters = d; });
     }
     p.storage.add(medium_slots, [&c](std::int32_t* d) { c.medium_slots = d; });
-    p.storage.add(short_slots, [&c](std::int32_t* d) { c.short_slots = d; });
     c.long_count = static_cast<std::int32_t>(long_blocks.size());
     c.medium_count = static_cast<std::int32_t>(medium_slots.size());
-    c.short_count = static_cast<std::int32_t>(short_slots.size());
+    if (p.csr_short_range) {
+      c.short_slots = nullptr;
+      c.short_count = static_cast<std::int32_t>(copy_slots);
+      c.short_min_entries = 0;
+      c.short_max_entries = classes.short_max;
+    } else {
+      p.storage.add(short_slots, [&c](std::int32_t* d) { c.short_slots = d; });
+      c.short_count = static_cast<std::int32_t>(short_slots.size());
+    }
     c.k = m.cols;
     c.n = n;
     report.csr_long_rows = static_cast<std::int32_t>(long_slots.size());

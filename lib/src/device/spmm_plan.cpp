@@ -170,8 +170,12 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
   if (run_csr) {
     kernels::CsrSpmmParams c = csr_params;
     if (accumulate && csr_has_empty) {
-      c.short_slots = csr_short_slots_with_entries;
-      c.short_count = csr_short_with_entries;
+      if (csr_short_range)
+        c.short_min_entries = 1;
+      else {
+        c.short_slots = csr_short_slots_with_entries;
+        c.short_count = csr_short_with_entries;
+      }
     }
     // A narrow B is read as it is; otherwise the (possibly staged) B of the tile part.
     const bool as_given = csr_shape.scalar_b;
@@ -185,7 +189,6 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     c.beta = k.beta;
     c.addends = k.addends;
     kernels::launch_csr_kernel(*csr_kernel, c, s);
-    kernels::launch_csr_split_finish(options.output, csr_shape.one_column, c, s);  // rows split by entries
   }
   if (run_vectors) {
     kernels::VectorSpmmParams v = vector_params;

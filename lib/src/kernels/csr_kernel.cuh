@@ -9,8 +9,9 @@
 // shared memory in a fixed order. All three kinds run in one launch (the first blocks take the long rows, which
 // are the tail otherwise); results are bit-identical run to run. Every slot writes its whole row of C, so an
 // empty row still gets beta * C. A row that would take more than a few rounds of loads even on a block (thousands
-// of entries at wide n) gets several blocks, each on
-// a share of the pass's 8-column chunks with proportionally more lanes per chunk; no partial sums cross blocks.
+// of entries at wide n) gets several blocks, each on a share of the pass's 8-column chunks with proportionally more
+// lanes per chunk. A row still too long for those (a full row at n <= 8) is split by entries into parts of a block
+// each; the part that finishes last, as a counter tells, adds the parts in a fixed order.
 // With fewer than 8 columns B is read element by element, in whatever alignment and leading dimension it has;
 // n = 1 (SpMV) has its own instantiation with one accumulator per thread, whose smaller register need lets
 // twice as many threads keep loads in flight.
@@ -252,11 +253,48 @@ __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int
   }
 }
 
+/// The last step of a part of a row split by entries, run by warp 0 of the part's block after its lanes < chunks
+/// stored the part's sums: the part counts itself on its split row's counter, and the part that counts last adds
+/// all parts' sums in a fixed order (lane l the parts l, l + 32, ..., then a fixed shuffle tree) and writes C, so
+/// every run gives the same bits whichever part finishes last. It resets the counter for the next run.
+template <typename OutT, int kCols>
+__device__ __forceinline__ void finish_split_row(const CsrSpmmParams& p, const CsrLongBlock& item, int pass_col0,
+                                                 int lane) {
+  __threadfence();  // this part's sums are visible device-wide before the counter counts it
+  __syncwarp();
+  const CsrSplitRow split = p.split_rows[item.split_row];
+  bool last = false;
+  if (lane == 0) {
+    unsigned* counter = p.split_counters + unsigned(item.split_row) * gridDim.y + blockIdx.y;
+    last = atomicAdd(counter, 1u) == unsigned(split.parts - 1);
+    if (last) *counter = 0;  // every part has counted
+  }
+  if (!__shfl_sync(0xffffffffu, last, 0)) return;
+  __threadfence();
+  const std::int32_t row = p.out_row[item.slot];
+  const int exponent = p.slot_exponent ? p.slot_exponent[item.slot] : 0;
+  for (int c = 0; c < item.chunks; ++c) {
+    const int col0 = pass_col0 + (item.first_chunk + c) * 8;
+    if (col0 >= p.n) break;
+    float acc[kCols] = {};
+    for (std::int32_t q = lane; q < split.parts; q += kWarp) {
+      const float* sums = csr_part_sums(p, split.first_part_slot + q, item.first_chunk + c);
+#pragma unroll
+      for (int e = 0; e < kCols; ++e) acc[e] += __ldcg(sums + e);  // from L2: other SMs wrote them
+    }
+#pragma unroll
+    for (int offset = kWarp / 2; offset > 0; offset >>= 1)
+#pragma unroll
+      for (int e = 0; e < kCols; ++e) acc[e] += __shfl_xor_sync(0xffffffffu, acc[e], offset);
+    if (lane == 0 && row >= 0) write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc);
+  }
+}
+
 /// One long row's block: `item.chunks` chunks of 8 columns (at most kMaxChunks) from chunk `item.first_chunk`
 /// of the pass on, each split over the block's 256 / item.chunks lanes, summed across warps through shared
 /// memory in a fixed order; entries item.entry_begin .. entry_end of the row. A part of a row split by entries
-/// (item.part_slot >= 0) stores its sums in its part slot instead of writing C: launch_csr_split_finish adds the
-/// parts in order and writes C (no float atomics, no counters: the same bits every run).
+/// (item.part_slot >= 0) stores its sums in its part slot; the part that finishes last adds them and writes C
+/// (finish_split_row).
 template <OperandMode kMode, int kMaxChunks, BRead kRead, typename OutT>
 __device__ __forceinline__ void long_row(const CsrSpmmParams& p, int pass_col0) {
   constexpr int kCols = kThreadCols<kRead>;
@@ -286,19 +324,25 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, int pass_col0) 
 #pragma unroll
     for (int e = 0; e < kCols; ++e) partial[warp][chunk][e] = acc[e];
   __syncthreads();
-  if (warp == 0 && lane < chunks) {
+  if (warp != 0) return;
+  if (lane < chunks) {
 #pragma unroll
     for (int e = 0; e < kCols; ++e) {
       float sum = 0.0f;
       for (int w = 0; w < kBlockWarps; ++w) sum += partial[w][chunk][e];
       acc[e] = sum;
     }
-    if (item.part_slot >= 0) {
+  }
+  if (item.part_slot >= 0) {
+    if (lane < chunks) {
       float* const sums = csr_part_sums(p, item.part_slot, item.first_chunk + chunk);
 #pragma unroll
       for (int e = 0; e < kCols; ++e) sums[e] = acc[e];
-      return;
     }
+    finish_split_row<OutT, kCols>(p, item, pass_col0, lane);
+    return;
+  }
+  if (lane < chunks) {
     // The row and its exponent: two independent loads (the exponent is stored per slot, not per row).
     const std::int32_t row = p.out_row[item.slot];
     const int exponent = p.slot_exponent ? p.slot_exponent[item.slot] : 0;
@@ -321,12 +365,13 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::in
   if (item >= count) return;  // whole groups leave together; their partners never wait on them
   const unsigned group_mask =
       kGroup == kWarp ? 0xffffffffu : ((1u << kGroup) - 1u) << (lane / kGroup * kGroup);
-  const std::int32_t slot = slots[item];
+  // Without a list the group's slot is its item, skipped unless it is short (CsrSpmmParams::short_max_entries).
+  const std::int32_t slot = slots ? slots[item] : static_cast<std::int32_t>(item);
+  const std::int32_t first = p.row_ptr[slot], end = p.row_ptr[slot + 1];
+  if (!slots && (end - first < p.short_min_entries || end - first > p.short_max_entries)) return;  // the whole group
   const int col0 = pass_col0 + chunk * 8;
   float acc[kCols] = {};
-  if (col0 < p.n)
-    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, p.row_ptr[slot] + nz_lane,
-                                     p.row_ptr[slot + 1], kNzLanes, acc);
+  if (col0 < p.n) accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, first + nz_lane, end, kNzLanes, acc);
 #pragma unroll
   for (int offset = kChunks; offset < kGroup; offset <<= 1)
 #pragma unroll

@@ -18,23 +18,21 @@ inline constexpr int kCsrBlockThreads = 256;
 
 /// One block of a long row: the row's slot, the share of the pass's 8-column chunks it covers and the share of
 /// the row's entries it sums. A row too long for the blocks its chunks allow (one block at n <= 8: a single chunk)
-/// is split by entries as well: each part stores its sums in a part slot, and a second launch
-/// (launch_csr_split_finish) adds each row's parts in part order and writes C (the same bits every run, no float
-/// atomics).
+/// is split by entries as well: each part stores its sums in a part slot and counts itself on its split row's
+/// counter; the part that counts last adds the parts in part order and writes C (the same bits every run, no float
+/// atomics, no second launch).
 struct CsrLongBlock {
   std::int32_t slot = 0;
   std::int16_t first_chunk = 0;
   std::int16_t chunks = 1;  // a power of two, at most the shape's chunks
   std::int32_t entry_begin = 0, entry_end = 0;  // the entries it sums, relative to the row's first
   std::int32_t part_slot = -1;  // split by entries: where its sums go (kCsrPassColumns floats per slot and pass)
+  std::int32_t split_row = -1;  // split by entries: its share's CsrSplitRow, whose counter it counts on
 };
-static_assert(sizeof(CsrLongBlock) == 20, "CsrLongBlock: the layout the kernel reads");
+static_assert(sizeof(CsrLongBlock) == 24, "CsrLongBlock: the layout the kernel reads");
 
 /// A long row's share of chunks split by entries: its parts' slots are first_part_slot .. + parts - 1.
 struct CsrSplitRow {
-  std::int32_t slot = 0;
-  std::int16_t first_chunk = 0;
-  std::int16_t chunks = 1;
   std::int32_t first_part_slot = 0;
   std::int32_t parts = 0;
 };
@@ -47,10 +45,15 @@ struct CsrSpmmParams {
   const std::int32_t* out_row = nullptr;    // per slot: row of C, -1 = padding
   const CsrLongBlock* long_blocks = nullptr; // long rows: one or more blocks each
   const std::int32_t* medium_slots = nullptr;// slots that get a warp each
-  const std::int32_t* short_slots = nullptr;// slots that share a warp
+  const std::int32_t* short_slots = nullptr;// slots that share a warp; null: slots 0 .. short_count - 1 (below)
   std::int32_t long_count = 0;              // entries of long_blocks
   std::int32_t medium_count = 0;
   std::int32_t short_count = 0;
+  // Short rows without a list (short_slots null, every slot of the CSR copy in the plan): a group takes slot
+  // `item` itself and skips it unless it has short_min_entries .. short_max entries (longer ones are a medium
+  // warp's or a long block's; 1 skips empty rows where the run leaves them as they are). Saves the list's 4 bytes
+  // per row and one dependent load before a row's entries.
+  std::int32_t short_min_entries = 0, short_max_entries = 0;
   std::int32_t k = 0;                       // rows of B
   std::int32_t n = 0;
   const std::uint16_t* b = nullptr;         // 16-byte aligned, ldb % 8 == 0 (any, when the shape's scalar_b)
@@ -63,10 +66,11 @@ struct CsrSpmmParams {
   OutputAddends addends;                    // added to every C element written
   const std::int16_t* slot_exponent = nullptr;  // per slot: the sum is multiplied by 2^e (its C row's); null = none
   // Long rows split by entries (CsrLongBlock::part_slot >= 0): the part slots' sums (per slot and pass
-  // kCsrPassColumns floats), and the rows whose parts launch_csr_split_finish adds.
+  // kCsrPassColumns floats), the split rows' parts, and their counters (per split row and pass, zero between runs:
+  // the part that counts last resets its counter).
   float* long_partials = nullptr;
   const CsrSplitRow* split_rows = nullptr;
-  std::int32_t split_count = 0;
+  unsigned* split_counters = nullptr;
 };
 
 /// Launch shape of the CSR kernel, fixed by the plan.
@@ -95,11 +99,6 @@ int csr_long_row_blocks(int chunks, std::int64_t entries);
 /// enough that no thread needs more than a few rounds of loads (1: not split). At most kCsrMaxRowParts.
 int csr_long_row_parts(int block_chunks, std::int64_t entries);
 inline constexpr int kCsrMaxRowParts = 1024;
-
-/// Adds the part slots of every split row (CsrSpmmParams::split_rows) in part order and writes C as the CSR kernel
-/// would (scaling, alpha, addends, beta, output type): after the CSR kernel, on the same stream. `one_column`: the
-/// shape's (a slot holds one column per chunk). Nothing where split_count is 0.
-void launch_csr_split_finish(OutputType out, bool one_column, const CsrSpmmParams& params, cudaStream_t stream);
 
 /// The kernel of a shape, operand mode and output type is an entry of the kernel table (kernel_table.hpp, which
 /// also launches it).

@@ -76,50 +76,6 @@ int csr_long_row_parts(int block_chunks, std::int64_t entries) {
   return static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(parts, 1), kCsrMaxRowParts));
 }
 
-namespace {
-
-/// One split row per block (blockIdx.x) and pass (blockIdx.y); thread t < chunks adds chunk first_chunk + t of the
-/// row's part slots in part order and writes it as the CSR kernel's long_row would have.
-template <typename OutT, int kCols>
-__global__ void csr_split_finish_kernel(const CsrSpmmParams p) {
-  const CsrSplitRow r = p.split_rows[blockIdx.x];
-  const int chunk = static_cast<int>(threadIdx.x);
-  if (chunk >= r.chunks) return;
-  const int col0 = static_cast<int>(blockIdx.y) * kCsrPassColumns + (r.first_chunk + chunk) * 8;
-  if (col0 >= p.n) return;
-  const std::int32_t row = p.out_row[r.slot];
-  if (row < 0) return;
-  float acc[kCols] = {};
-  for (std::int32_t q = 0; q < r.parts; ++q) {
-    const float* sums = csr::csr_part_sums(p, r.first_part_slot + q, r.first_chunk + chunk);
-#pragma unroll
-    for (int e = 0; e < kCols; ++e) acc[e] += sums[e];
-  }
-  const int exponent = p.slot_exponent ? p.slot_exponent[r.slot] : 0;
-  csr::write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc);
-}
-
-template <typename OutT>
-void launch_finish(bool one_column, const CsrSpmmParams& p, unsigned passes, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(p.split_count), passes);
-  if (one_column)
-    csr_split_finish_kernel<OutT, 1><<<grid, kWarp, 0, stream>>>(p);
-  else
-    csr_split_finish_kernel<OutT, 8><<<grid, kWarp, 0, stream>>>(p);
-  BCSR24_CUDA_CHECK_LAUNCH();
-}
-
-}  // namespace
-
-void launch_csr_split_finish(OutputType out, bool one_column, const CsrSpmmParams& params, cudaStream_t stream) {
-  if (params.split_count == 0 || params.n == 0) return;
-  const auto passes = static_cast<unsigned>((params.n + kCsrPassColumns - 1) / kCsrPassColumns);
-  if (out == OutputType::f16)
-    launch_finish<__half>(one_column, params, passes, stream);
-  else
-    launch_finish<float>(one_column, params, passes, stream);
-}
-
 void load_csr_kernel(const CsrKernel& kernel) {
   cudaFuncAttributes attributes;
   BCSR24_CUDA_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel.fn)));
