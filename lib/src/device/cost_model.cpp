@@ -160,8 +160,12 @@ double csr_band_latency_ns(const BandStats& band, const CostContext& ctx) {
   // of 256 / chunks lanes, or several blocks on shares of the chunks (kernels::csr_long_row_blocks).
   const int chunks = kernels::csr_shape_for(ctx.n, 1.0).chunks;  // of the first pass (row lengths do not matter)
   const double warp_rounds = std::min(4.0, std::ceil(double(band.max_row_nnz) / (32.0 / chunks * 4.0)));
+  // A row still too long for those is split by entries (kernels::csr_long_row_parts): its latency is one part's
+  // rounds and one more for the part that adds them up.
   const int blocks = kernels::csr_long_row_blocks(chunks, band.max_row_nnz);
-  const double block_rounds = std::ceil(double(band.max_row_nnz) / (256.0 * blocks / chunks * 4.0));
+  const int parts = kernels::csr_long_row_parts(chunks / blocks, band.max_row_nnz);
+  const double block_rounds = std::ceil(double(band.max_row_nnz) / parts / (256.0 * blocks / chunks * 4.0)) +
+                              (parts > 1 ? 1.0 : 0.0);
   return kCsrRowLatencyNs + std::max(warp_rounds, block_rounds) * kCsrRoundNs;
 }
 
