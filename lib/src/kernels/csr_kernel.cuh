@@ -276,11 +276,23 @@ __device__ __forceinline__ void finish_split_row(const CsrSpmmParams& p, const C
   for (int c = 0; c < item.chunks; ++c) {
     const int col0 = pass_col0 + (item.first_chunk + c) * 8;
     if (col0 >= p.n) break;
+    // Lane l adds parts l, l + 32, ... in order, kInFlight of them loaded at once: a row of hundreds of parts
+    // costs a few L2 latencies, not one per 32 parts.
+    constexpr int kInFlight = kCols == 1 ? 8 : 2;
     float acc[kCols] = {};
-    for (std::int32_t q = lane; q < split.parts; q += kWarp) {
-      const float* sums = csr_part_sums(p, split.first_part_slot + q, item.first_chunk + c);
+    for (std::int32_t q0 = lane; q0 < split.parts; q0 += kWarp * kInFlight) {
+      float v[kInFlight][kCols];
 #pragma unroll
-      for (int e = 0; e < kCols; ++e) acc[e] += __ldcg(sums + e);  // from L2: other SMs wrote them
+      for (int u = 0; u < kInFlight; ++u) {
+        const std::int32_t q = q0 + u * kWarp;
+        const float* sums = csr_part_sums(p, split.first_part_slot + (q < split.parts ? q : 0), item.first_chunk + c);
+#pragma unroll
+        for (int e = 0; e < kCols; ++e) v[u][e] = q < split.parts ? __ldcg(sums + e) : 0.0f;  // L2: other SMs' writes
+      }
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+#pragma unroll
+        for (int e = 0; e < kCols; ++e) acc[e] += v[u][e];
     }
 #pragma unroll
     for (int offset = kWarp / 2; offset > 0; offset >>= 1)
@@ -371,7 +383,8 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::in
   if (!slots && (end - first < p.short_min_entries || end - first > p.short_max_entries)) return;  // the whole group
   const int col0 = pass_col0 + chunk * 8;
   float acc[kCols] = {};
-  if (col0 < p.n) accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, first + nz_lane, end, kNzLanes, acc);
+  if (col0 < p.n)
+    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, first + nz_lane, end, kNzLanes, acc);
 #pragma unroll
   for (int offset = kChunks; offset < kGroup; offset <<= 1)
 #pragma unroll
