@@ -95,10 +95,13 @@ CsrRowClasses csr_row_classes(const CsrShape& shape, double mean_row_nnz);
 /// covers chunks / blocks of the chunks, so that no thread needs more than a few rounds of loads where the
 /// chunks allow it.
 int csr_long_row_blocks(int chunks, std::int64_t entries);
-/// Parts a long row of `entries` is split into by entries, where each of its blocks covers `block_chunks` chunks:
-/// enough that no thread needs more than a few rounds of loads (1: not split). At most kCsrMaxRowParts.
+/// Parts a long row of `entries` is split into by entries, where each of its blocks covers `block_chunks` chunks
+/// (1: not split; a row is split past 4 times what a block sums in a few rounds of loads): parts of one round each,
+/// up to kCsrSplitParts of them, longer parts beyond, at most kCsrMaxRowParts parts.
 int csr_long_row_parts(int block_chunks, std::int64_t entries);
 inline constexpr int kCsrMaxRowParts = 1024;
+/// Parts of one round each a split row gets at most; longer rows get longer parts (csr_long_row_parts).
+inline constexpr int kCsrSplitParts = 64;
 
 /// The kernel of a shape, operand mode and output type is an entry of the kernel table (kernel_table.hpp, which
 /// also launches it).

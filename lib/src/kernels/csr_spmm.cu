@@ -68,14 +68,18 @@ int csr_long_row_blocks(int chunks, std::int64_t entries) {
 int csr_long_row_parts(int block_chunks, std::int64_t entries) {
   // A block has 256 / block_chunks lanes per chunk. A row is split only past 4 times what a block sums in kMaxRounds
   // rounds of kUnroll loads (each part costs a write of its sums, a count and the last part's reads): rows split
-  // over chunks before (rajat01's longest, 6,833 entries, at n = 256) stay as they were. A split row's parts are one
-  // round each: every part is a chain of dependent loads (its block's item, the row's start, the entries, B, the
-  // count), so the row's latency is one part's, and one round instead of kMaxRounds shortens that chain by three
-  // rounds of two loads each (the arrowhead's full row at n = 1, 46,500 entries: 12.4 -> 10.6 us in run 62).
+  // over chunks before (rajat01's longest, 6,833 entries, at n = 256) stay as they were. Every part is a chain of
+  // dependent loads (its block's item, the row's start, per round the entries and then B, the count), and the row's
+  // latency is one part's, so parts are one round each (the arrowhead's full row, 46,500 entries, at n = 1: 12.4 ->
+  // 8.0 us, runs 61 and 63) up to kCsrSplitParts parts. Beyond that they grow instead: the 4 rows of 200,000 entries
+  // of dense_rows:200000 in 196 one-round parts each filled more than a wave of 4-block-per-SM kernels at n = 8
+  // (25.5 -> 29.0 us), ahead of the short rows.
   const std::int64_t block_round = std::int64_t(kUnroll) * (kCsrBlockThreads / block_chunks);
   if (entries <= 4 * kMaxRounds * block_round) return 1;
-  const std::int64_t parts = (entries + block_round - 1) / block_round;
-  return static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(parts, 1), kCsrMaxRowParts));
+  const std::int64_t one_round_parts = (entries + block_round - 1) / block_round;
+  const std::int64_t max_rounds_parts = (entries + kMaxRounds * block_round - 1) / (kMaxRounds * block_round);
+  const std::int64_t parts = std::min(one_round_parts, std::max<std::int64_t>(kCsrSplitParts, max_rounds_parts));
+  return static_cast<int>(std::min<std::int64_t>(parts, kCsrMaxRowParts));
 }
 
 void load_csr_kernel(const CsrKernel& kernel) {
