@@ -286,6 +286,69 @@ TEST_CASE("every allocation of plan creation fails in turn: OutOfMemory, nothing
   }
 }
 
+TEST_CASE("automatic plans at n = 1 add the CSR rows of every band; a failed allocation of them leaves the plan "
+          "without them", "[gpu][oom]") {
+  HookReset reset;
+  ProductBuffers buffers;
+  // Bands of dense 64-column blocks (tiles at every width: no CSR candidate copy) over scattered rows (candidates).
+  std::mt19937_64 rng(test::test_seed(3516));
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  test::Triplets t;
+  for (std::int32_t r = 0; r < 256; ++r)
+    for (std::int32_t c = r / 64 * 64; c < r / 64 * 64 + 64; c += 2) t.add(r, c + (r % 2), value(rng));
+  for (std::int32_t r = 256; r < 300; ++r)
+    for (int e = 0; e < 5; ++e) t.add(r, static_cast<std::int32_t>(rng() % 2300), value(rng));
+  const CsrMatrix a = t.csr(300, 2300);
+  const OperatorOptions options;
+  std::vector<unsigned char> expected;
+  std::int64_t allocations = 0, copy_bytes = 0;
+  {  // Warm-up and count on a fresh operator.
+    const SparseOperator twin = SparseOperator::from_csr(a, options);
+    twin.upload();
+    (void)product(twin, twin.make_plan(8), buffers);
+    const std::int64_t bytes = twin.device_bytes();
+    allocations = allocations_of(
+        [&] { expected = product(twin, twin.make_plan(1, KernelKind::automatic, model_plan()), buffers); });
+    copy_bytes = twin.device_bytes() - bytes;
+    // The copy is made once: a second plan at n = 1 finds it.
+    CHECK(allocations_of([&] { (void)twin.make_plan(1, KernelKind::automatic, model_plan()); }) < allocations);
+    CHECK(twin.device_bytes() == bytes + copy_bytes);
+  }
+  INFO(allocations << " allocations, the copy of every band " << copy_bytes << " bytes");
+  REQUIRE(copy_bytes > 0);
+  const MemoryState before = memory_state();
+  int made_without_copy = 0, refused = 0;
+  for (std::int64_t k = 1; k <= allocations; ++k) {
+    INFO("allocation " << k << " fails");
+    {
+      const SparseOperator op = SparseOperator::from_csr(a, options);
+      op.upload();
+      const std::int64_t bytes = op.device_bytes();
+      detail::fail_device_allocation_at(k);
+      try {
+        const SpmmPlan plan = op.make_plan(1, KernelKind::automatic, model_plan());
+        detail::fail_device_allocation_at(0);
+        // The copy's allocation failed: the plan runs on the candidates' copy and tiles, as before n = 1 had one.
+        CHECK(op.device_bytes() == bytes);
+        CHECK(plan.report().tile_bands > 0);
+        CHECK(product(op, plan, buffers).size() == expected.size());
+        ++made_without_copy;
+      } catch (const OutOfMemory& e) {  // the plan's own allocation failed
+        require_worded(e, "SparseOperator::");
+        ++refused;
+      }
+      detail::fail_device_allocation_at(0);
+      // Made again, the plan has the copy and multiplies as on the twin.
+      CHECK(product(op, op.make_plan(1, KernelKind::automatic, model_plan()), buffers) == expected);
+      CHECK(op.device_bytes() == bytes + copy_bytes);
+    }
+    require_no_leak(before, "after the operator is gone");
+  }
+  INFO(made_without_copy << " plans made without the copy, " << refused << " refused");
+  CHECK(made_without_copy >= 1);
+  CHECK(made_without_copy + refused == allocations);
+}
+
 TEST_CASE("every allocation of a measured plan fails in turn: the model's plan or OutOfMemory, nothing leaked",
           "[gpu][oom][tuner]") {
   HookReset reset;

@@ -42,9 +42,10 @@ struct OperatorAccess {
   /// The choices measured plans of the operator stored (and its .b24 file holds).
   static TunedChoices& tuned(const SparseOperator& op) noexcept;
   /// The device copy, uploading first if needed, with what `kernel` needs besides the default lists (and the
-  /// narrow vectors of every band where `every_band_vectors`).
+  /// narrow vectors of every band where `every_band_vectors`; the CSR rows of every band where `every_band_csr`,
+  /// if they fit in device memory: automatic plans at n = 1 run on them where they are faster than tiles).
   static const DeviceMatrix& device(const SparseOperator& op, KernelKind kernel = KernelKind::automatic,
-                                    bool every_band_vectors = false);
+                                    bool every_band_vectors = false, bool every_band_csr = false);
 };
 
 }  // namespace detail

@@ -295,11 +295,14 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
   d.deep_pipeline_exists = launch.deep_exists;
   report.deep_tile_pipeline = d.tile_pipeline == TilePipeline::deep;
   d.tiles_per_part = launch.tiles_per_part;
-  // csr_cuda_cores reads the copy of every band where the matrix has one; automatic plans the candidates' copy.
-  // Only a csr_cuda_cores plan looks at the copy of every band: another thread may be adding it under the
-  // operator's lock while this plan is drafted (the copy, once made, never changes). The tuner's candidates are
-  // automatic plans, so they never read it either.
-  const DeviceBandCsr* every_band = kernel == KernelKind::csr_cuda_cores ? m.csr_of_every_band() : nullptr;
+  // csr_cuda_cores reads the copy of every band where the matrix has one, and so do automatic plans of a single
+  // vector (single_vector_reads_every_band); other automatic plans read the candidates' copy. Only those plans look
+  // at the copy of every band: another thread may be adding it under the operator's lock while this plan is
+  // drafted, and SparseOperator::make_plan adds it (or finds it) under that lock before drafting such a plan (the
+  // copy, once made, never changes). The tuner's candidates at n = 1 are plans of such a plan's operator.
+  const bool reads_every_band = kernel == KernelKind::csr_cuda_cores ||
+                                (kernel == KernelKind::automatic && single_vector_reads_every_band(n));
+  const DeviceBandCsr* every_band = reads_every_band ? m.csr_of_every_band() : nullptr;
   d.csr = every_band != nullptr ? every_band : &m.csr;
   if (vector_paths(knobs.paths)) {
     assign_vector_bands(m, d, knobs.paths, shared);

@@ -63,6 +63,12 @@ struct PlanDraft {
   PlanReport report;  ///< kernel, n, precision, input, pipeline, band groups, predictions and reason
 };
 
+/// Whether an automatic plan of width n reads the CSR rows of every band where the matrix has them, rather than the
+/// candidate bands' copy only: a single vector (n = 1), whatever its knobs, so that every draft of one tuning reads
+/// the same copy (drafts share their path choices, DraftCache). SparseOperator adds that copy (under its lock)
+/// before such a plan is drafted, so the draft never reads it while it is being made.
+inline bool single_vector_reads_every_band(std::int32_t n) { return n == 1; }
+
 /// The decisions of a plan on `matrix` (the checks and choices of SparseOperator::make_plan with Tuning::model).
 /// `cache`, where given, must come from drafts of the same matrix and n.
 /// @throw as SparseOperator::make_plan (InvalidArgument where a forced choice cannot run).
