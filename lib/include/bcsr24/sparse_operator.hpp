@@ -118,8 +118,10 @@ class SparseOperator {
   /// or synchronising the host.
   /// @param n columns of B and C, >= 1
   /// @param kernel which kernel: automatic (default) puts each band on tiles or CSR by the cost model (the plan's
-  ///        report() says how); the other kinds run one kernel on every band (the device lists they need besides
-  ///        the default ones, all-dense tiles or every band's CSR rows, are made on first use and kept)
+  ///        report() says how; at n = 1 it may put any band on CSR: its first plan at n = 1 adds every band's CSR
+  ///        rows where they fit, and keeps them); the other kinds run one kernel on every band (the device lists
+  ///        they need besides the default ones, all-dense tiles or every band's CSR rows, are made on first use
+  ///        and kept)
   /// @param options output type (fp32 or fp16), B's element type (16-bit of the matrix's precision or fp32;
   ///        split precision takes fp32 only), unaligned-B support, and how an automatic plan is chosen: measured
   ///        (Tuning::measure, default: the model's best candidates timed on the matrix, the choice kept per n, types
