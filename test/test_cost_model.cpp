@@ -264,3 +264,32 @@ TEST_CASE("cost model: narrow vectors for the low-reuse bands, tiles for the ful
   CHECK(all.vectors_only_ns > 0.0);
   CHECK(all.to_vectors == std::vector<std::uint8_t>{0, 0, 1, 1, 1});
 }
+
+TEST_CASE("CSR rows split by entries: one-round parts, at most 64 of them, longer parts beyond", "[cost_model]") {
+  using kernels::csr_long_row_parts;
+  for (const int block_chunks : {1, 2, 4, 8, 16, 32}) {
+    // What one block sums in one round of 4 loads per lane (256 / block_chunks lanes per chunk).
+    const std::int64_t round = 4 * (256 / block_chunks);
+    INFO("block chunks " << block_chunks << ", " << round << " entries per round");
+    // Up to 4 times a block's 4 rounds: one block, as before rows were split (rajat01's 6,833 entries at n = 256).
+    CHECK(csr_long_row_parts(block_chunks, 1) == 1);
+    CHECK(csr_long_row_parts(block_chunks, 16 * round) == 1);
+    for (const std::int64_t entries : {16 * round + 1, std::int64_t(46500), std::int64_t(200000), std::int64_t(1) << 22,
+                                       std::int64_t(1) << 28}) {
+      if (entries <= 16 * round) continue;
+      INFO(entries << " entries");
+      const int parts = csr_long_row_parts(block_chunks, entries);
+      const std::int64_t one_round = (entries + round - 1) / round, four_rounds = (entries + 4 * round - 1) / (4 * round);
+      CHECK(parts > 1);
+      CHECK(parts <= kernels::kCsrMaxRowParts);
+      // One round each while that takes at most 64 parts; beyond, as many parts as 4 rounds each need (or 64).
+      const std::int64_t expected =
+          std::min<std::int64_t>(kernels::kCsrMaxRowParts, std::min(one_round, std::max<std::int64_t>(64, four_rounds)));
+      CHECK(parts == expected);
+      if (parts < kernels::kCsrMaxRowParts) CHECK((entries + parts - 1) / parts <= 4 * round);
+    }
+  }
+  // The arrowhead's full row at n = 1 (one chunk): 46 one-round parts; dense_rows:200000's rows: 64 parts.
+  CHECK(csr_long_row_parts(1, 46500) == 46);
+  CHECK(csr_long_row_parts(1, 200000) == 64);
+}
