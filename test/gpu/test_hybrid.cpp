@@ -176,8 +176,9 @@ TEST_CASE("CSR path: rows too long for their blocks are split by entries; the la
           "[gpu][hybrid]") {
   // Two full rows of 50,001 entries: at n <= 8 a row has one chunk and so one block of 256 lanes (~49 rounds of
   // loads); from n = 16 on its chunks spread over blocks of one chunk each, and still need ~49 rounds. Either way
-  // each block's share is split into parts of ~4,096 entries (kernels::csr_long_row_parts), whose sums the part
-  // that counts last on its row's counter adds in a fixed order. Two runs of a plan: the counters are back at zero.
+  // each block's share is split into one-round parts of ~1,024 entries (kernels::csr_long_row_parts), whose sums the
+  // part that counts last on its row's counter adds in a fixed order. Two runs of a plan: the counters are back at
+  // zero.
   const std::uint64_t seed = test::test_seed(1103);
   INFO("seed " << seed);
   RandomGraphSpec spec;

@@ -3,8 +3,10 @@
 // kernel's shape, and the kernel-table entry to launch.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "bcsr24/error.hpp"
 #include "device/spmm_plan_impl.hpp"
 #include "format/tile_layout.hpp"
 
@@ -111,6 +113,15 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     p.storage.add(long_blocks, [&c](kernels::CsrLongBlock* d) { c.long_blocks = d; });
     if (!split_rows.empty()) {
       const std::size_t passes = (std::size_t(n) + kernels::kCsrPassColumns - 1) / kernels::kCsrPassColumns;
+      // The kernel addresses the part slots' sums with 32-bit offsets (csr_part_sums). A part sums at least one
+      // round of 1,024 entries, so this takes ~2^21 part slots (2^31 entries in split rows) and n > 2,048.
+      const std::uint64_t partial_floats = std::uint64_t(part_slots) * passes * kernels::kCsrPassColumns;
+      if (partial_floats > UINT32_MAX)
+        throw SizeLimitError("SpmmPlan: the CSR rows split by entries need " + std::to_string(part_slots) +
+                             " part slots x " + std::to_string(passes) + " column passes of " +
+                             std::to_string(kernels::kCsrPassColumns) +
+                             " partial sums, past the CSR kernel's 32-bit offsets; use a narrower B (fewer columns "
+                             "per plan)");
       p.storage.add_workspace<float>(std::size_t(part_slots) * passes * kernels::kCsrPassColumns,
                                      [&c](float* d) { c.long_partials = d; });
       p.storage.add(split_rows, [&c](kernels::CsrSplitRow* d) { c.split_rows = d; });

@@ -182,8 +182,8 @@ __device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const
 }
 
 /// Part slot `slot`'s sums of 8-column chunk `chunk` in this pass (blockIdx.y of gridDim.y): kCsrPassColumns floats
-/// per slot and pass, a chunk's 8 (or 1, one column) at 8 * chunk. 32-bit offsets: at n <= 256 a pass, and no more
-/// than 2^31 / 4,096 part slots (a part sums at least ~4,096 entries).
+/// per slot and pass, a chunk's 8 (or 1, one column) at 8 * chunk. 32-bit offsets: the plan refuses part slots
+/// times passes times kCsrPassColumns past 2^32 (build_csr_part).
 __device__ __forceinline__ float* csr_part_sums(const CsrSpmmParams& p, std::int32_t slot, int chunk) {
   return p.long_partials + ((unsigned(slot) * gridDim.y + blockIdx.y) * kCsrPassColumns + unsigned(chunk) * 8);
 }
