@@ -4,12 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 
 #include "format/convert.hpp"
 #include "bcsr24/spmm_plan.hpp"
+#include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
 #include "cuda_memory.hpp"
@@ -261,6 +263,47 @@ TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and 
       INFO("beta = " << beta);
       require_pass(run_and_check(b, host, dev, KernelKind::csr_cuda_cores, cfg));
     }
+  }
+}
+
+TEST_CASE("CSR path at n = 1: entries read in aligned quads over rows of every length and start", "[gpu][hybrid]") {
+  // The one-column kernel loads a row's entries as aligned quads of 4 and masks the entries of other rows: rows of
+  // 0 .. 9 entries in turn start at every offset modulo 4, rows of 300 and 700 entries take the medium (a warp)
+  // and long (a block) paths, and the copy's last quad is partial.
+  const std::uint64_t seed = test::test_seed(1110);
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const std::int32_t rows = 1001, cols = 777;
+  std::vector<std::int32_t> ri, ci;
+  std::vector<double> vi;
+  for (std::int32_t r = 0; r < rows; ++r) {
+    const std::int32_t length = r % 250 == 17 ? 700 : r % 250 == 117 ? 300 : r % 10;
+    for (std::int32_t e = 0; e < length; ++e) {
+      ri.push_back(r);
+      ci.push_back(static_cast<std::int32_t>((std::int64_t(r) * 131 + std::int64_t(e) * 5) % cols));  // distinct: 5 and 777 coprime
+      vi.push_back(unit(rng));
+    }
+  }
+  const CsrMatrix a = csr_from_triplets(rows, cols, ri, ci, vi);
+  REQUIRE(a.col_idx.size() == ri.size());
+  REQUIRE(a.col_idx.size() % 4 != 0);
+  const Bcsr24Matrix host = convert_to_bcsr24(a);
+  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
+  CHECK(plan.report().csr_medium_rows > 0);
+  CHECK(plan.report().csr_long_rows > 0);
+  for (const double beta : {0.0, 1.0, -0.5}) {
+    GpuCase cfg;
+    cfg.n = 1;
+    cfg.beta = beta;
+    cfg.alpha = -1.25;
+    cfg.ldb_pad = 2;
+    cfg.ldc_pad = 3;
+    cfg.seed = seed + 1;
+    cfg.runs = 2;
+    INFO("beta = " << beta);
+    require_pass(run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg));
   }
 }
 

@@ -118,7 +118,8 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
           // Slices of 8, 16, 32 and 64. 12 and 44: ldb = n is a multiple of 4, so fp32 B is read in place, and
           // its last 8-column chunk has 4 columns: B's last row ends inside it (the CSR kernel once read past it;
           // the sanitize step's memcheck sees such a read, as B is allocated to its last element).
-          for (const std::int32_t n : {3, 12, 13, 29, 40, 44, 72})
+          // n = 1: the one-column kernels (A's entries read in quads).
+          for (const std::int32_t n : {1, 3, 12, 13, 29, 40, 44, 72})
             for (const double beta : {0.0, -0.5})
               for (const TilePipeline pipeline : kPipelines) {
                 // Forcing the depth matters for the tile kernel only: the other kernels run it once (automatic).

@@ -29,6 +29,17 @@ class DeviceBuffer {
       wait_for_device_writes();
     }
   }
+  /// Allocates `count` >= host.size() elements, copies the host vector to the front and zeroes the rest (a
+  /// kernel's whole-vector loads may read past the last element).
+  DeviceBuffer(const std::vector<T>& host, std::size_t count) : DeviceBuffer(count) {
+    if (count_ > 0) {
+      if (!host.empty())
+        BCSR24_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+      if (count_ > host.size())
+        BCSR24_CUDA_CHECK(cudaMemset(ptr_ + host.size(), 0, (count_ - host.size()) * sizeof(T)));
+      wait_for_device_writes();
+    }
+  }
   ~DeviceBuffer() { device_free(ptr_); }
   DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {

@@ -87,9 +87,12 @@ DeviceBandCsr upload_csr(const detail::BandCsr& csr, const std::vector<std::int1
                          std::int32_t tile_rows) {
   DeviceBandCsr d;
   d.row_ptr = detail::DeviceBuffer<std::int32_t>(csr.row_ptr);
-  d.b_row = detail::DeviceBuffer<std::int32_t>(csr.b_row);
-  d.values = detail::DeviceBuffer<std::uint16_t>(csr.values);
-  d.values_lo = detail::DeviceBuffer<std::uint16_t>(csr.values_lo);
+  // The entry arrays padded to whole quads of entries: the one-column kernel loads 4 entries at a time from
+  // aligned quads (csr_kernel.cuh, accumulate_quads).
+  const auto quads = [](std::size_t entries) { return (entries + 3) / 4 * 4; };
+  d.b_row = detail::DeviceBuffer<std::int32_t>(csr.b_row, quads(csr.b_row.size()));
+  d.values = detail::DeviceBuffer<std::uint16_t>(csr.values, quads(csr.values.size()));
+  d.values_lo = detail::DeviceBuffer<std::uint16_t>(csr.values_lo, quads(csr.values_lo.size()));
   d.out_row = detail::DeviceBuffer<std::int32_t>(csr.out_row);
   d.out_row_host = csr.out_row;
   if (!row_exponent.empty()) {

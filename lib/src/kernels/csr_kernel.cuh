@@ -181,6 +181,74 @@ __device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const
   if (i < end) round(i, std::true_type{});
 }
 
+/// Quads of entries a lane of a one-column row loads per round: 8 B rows in flight, as many as two rounds of
+/// kUnroll single entries; split values (a second 8-byte load per quad) keep one quad, as ptxas spilled 56 bytes at
+/// the one-column kernel's 32 registers with two.
+template <OperandMode kMode>
+inline constexpr int kQuadsPerRound = kMode == OperandMode::split_f32b ? 1 : 2;
+
+/// n = 1: acc += entries first .. end - 1 of the copy times B's one column, read as aligned quads: quad q is
+/// entries 4q .. 4q + 3, one 16-byte load of their B rows and one 8-byte load of their values (the copy's entry
+/// arrays are padded to whole quads, device_matrix.cpp upload_csr). The row's `lanes` lanes take its quads in
+/// turn from `lane` on; entries of a quad outside the row are masked (value 0, B not read). Single-entry loads
+/// read 8 bytes or fewer of each row per instruction, and sectors they shared came from L2 up to 4 times: on
+/// power_law:1000000 at n = 1 the kernel moved 1.3x the DRAM bytes of cuSPARSE's SpMV at the same L2 load (ncu,
+/// run 67).
+template <OperandMode kMode>
+__device__ __forceinline__ void accumulate_quads(const CsrSpmmParams& p, std::int32_t first, std::int32_t end,
+                                                 int lane, int lanes, float& acc) {
+  const BElement<kMode>* const b = b_matrix<kMode>(p);
+  const std::int32_t quad_end = (end + 3) / 4;
+#pragma unroll 1  // a round's loads are its own unrolling; ptxas unrolled this loop further and spilled
+  for (std::int32_t q0 = first / 4 + lane; q0 < quad_end; q0 += kQuadsPerRound<kMode> * lanes) {
+    int4 rows[kQuadsPerRound<kMode>];
+    uint2 bits[kQuadsPerRound<kMode>], lo_bits[kQuadsPerRound<kMode>];
+#pragma unroll
+    for (int u = 0; u < kQuadsPerRound<kMode>; ++u) {
+      const std::int32_t q = q0 + u * lanes;
+      const bool inside = q < quad_end;
+      rows[u] = inside ? __ldg(reinterpret_cast<const int4*>(p.b_row) + q) : make_int4(0, 0, 0, 0);
+      bits[u] = inside ? __ldg(reinterpret_cast<const uint2*>(p.values) + q) : make_uint2(0, 0);
+      if constexpr (kMode == OperandMode::split_f32b)
+        lo_bits[u] = inside ? __ldg(reinterpret_cast<const uint2*>(p.values_lo) + q) : make_uint2(0, 0);
+    }
+    BElement<kMode> bv[kQuadsPerRound<kMode>][4];
+#pragma unroll
+    for (int u = 0; u < kQuadsPerRound<kMode>; ++u) {
+      // Unsigned: the last quad of a copy of 2^31 - 1 entries ends past INT32_MAX.
+      const unsigned base = unsigned(q0 + u * lanes) * 4u;
+      const int r[4] = {rows[u].x, rows[u].y, rows[u].z, rows[u].w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const bool in_row = base + e >= unsigned(first) && base + e < unsigned(end);
+        bv[u][e] = in_row ? __ldg(b + std::size_t(r[e]) * p.ldb) : BElement<kMode>(0);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kQuadsPerRound<kMode>; ++u) {
+      const unsigned base = unsigned(q0 + u * lanes) * 4u;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const unsigned word = e < 2 ? bits[u].x : bits[u].y;
+        const auto hi = static_cast<std::uint16_t>(e % 2 == 0 ? word & 0xffffu : word >> 16);
+        float v;
+        if constexpr (kMode == OperandMode::split_f32b) {
+          const unsigned lo_word = e < 2 ? lo_bits[u].x : lo_bits[u].y;
+          const auto lo = static_cast<std::uint16_t>(e % 2 == 0 ? lo_word & 0xffffu : lo_word >> 16);
+          v = fmaf(widen<false>(lo), 1.0f / float(1 << kSplitLoShift), widen<false>(hi));
+        } else {
+          v = widen<kMode == OperandMode::bf16 || kMode == OperandMode::bf16_f32b>(hi);
+        }
+        // A neighbouring row's value may be inf or NaN: masked, not multiplied by a zero B.
+        const bool in_row = base + e >= unsigned(first) && base + e < unsigned(end);
+        float b_value;
+        if constexpr (reads_f32_b(kMode)) b_value = bv[u][e]; else b_value = widen<kMode == OperandMode::bf16>(bv[u][e]);
+        acc = fmaf(in_row ? v : 0.0f, b_value, acc);
+      }
+    }
+  }
+}
+
 /// Part slot `slot`'s sums of 8-column chunk `chunk` in this pass (blockIdx.y of gridDim.y): kCsrPassColumns floats
 /// per slot and pass, a chunk's 8 (or 1, one column) at 8 * chunk. 32-bit offsets: the plan refuses part slots
 /// times passes times kCsrPassColumns past 2^32 (build_csr_part).
@@ -383,7 +451,9 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::in
   if (!slots && (end - first < p.short_min_entries || end - first > p.short_max_entries)) return;  // the whole group
   const int col0 = pass_col0 + chunk * 8;
   float acc[kCols] = {};
-  if (col0 < p.n)
+  if constexpr (kRead == BRead::one_column)
+    accumulate_quads<kMode>(p, first, end, nz_lane, kNzLanes, acc[0]);
+  else if (col0 < p.n)
     accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, first + nz_lane, end, kNzLanes, acc);
 #pragma unroll
   for (int offset = kChunks; offset < kGroup; offset <<= 1)
