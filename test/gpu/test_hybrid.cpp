@@ -274,7 +274,7 @@ TEST_CASE("CSR path at n = 1: entries read in aligned quads over rows of every l
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  const std::int32_t rows = 1001, cols = 777;
+  const std::int32_t rows = 1003, cols = 777;  // 8,447 entries: the last quad has 3
   std::vector<std::int32_t> ri, ci;
   std::vector<double> vi;
   for (std::int32_t r = 0; r < rows; ++r) {
