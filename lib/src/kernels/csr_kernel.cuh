@@ -30,6 +30,7 @@
 #include "kernels/csr_params.hpp"
 #include "kernels/kernel_table.hpp"
 #include "kernels/output_access.cuh"
+#include "kernels/part_counter.cuh"
 
 namespace bcsr24::kernels::csr {
 
@@ -328,17 +329,9 @@ __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int
 template <typename OutT, int kCols>
 __device__ __forceinline__ void finish_split_row(const CsrSpmmParams& p, const CsrLongBlock& item, int pass_col0,
                                                  int lane) {
-  __threadfence();  // this part's sums are visible device-wide before the counter counts it
-  __syncwarp();
   const CsrSplitRow split = p.split_rows[item.split_row];
-  bool last = false;
-  if (lane == 0) {
-    unsigned* counter = p.split_counters + unsigned(item.split_row) * gridDim.y + blockIdx.y;
-    last = atomicAdd(counter, 1u) == unsigned(split.parts - 1);
-    if (last) *counter = 0;  // every part has counted
-  }
-  if (!__shfl_sync(0xffffffffu, last, 0)) return;
-  __threadfence();
+  if (!warp_part_is_last(p.split_counters + unsigned(item.split_row) * gridDim.y + blockIdx.y, split.parts, lane))
+    return;
   const std::int32_t row = p.out_row[item.slot];
   const int exponent = p.slot_exponent ? p.slot_exponent[item.slot] : 0;
   for (int c = 0; c < item.chunks; ++c) {

@@ -28,6 +28,7 @@
 #include "format/tile_layout.hpp"
 #include "kernels/b_block_layout.hpp"
 #include "kernels/output_access.cuh"
+#include "kernels/part_counter.cuh"
 #include "kernels/ptx_sm80.cuh"
 #include "kernels/reduction_layout.hpp"
 #include "kernels/spmm_params.hpp"
@@ -387,16 +388,9 @@ __device__ __forceinline__ void split_band_epilogue(const SpmmParams& p, const T
   };
   float4* own = slot(part);
   for (int q = threadIdx.x; q < kSliceQuads; q += kThreads) own[q] = warp_sum(q);
-  __threadfence();  // the partial is visible device-wide before the counter says it is there
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned* counter = p.split_counters + std::size_t(work.split >> kSplitPartBits) * p.n_slices + slice;
-    is_last = atomicAdd(counter, 1u) == unsigned(group.parts - 1);
-    if (is_last) *counter = 0;  // every part has counted: reset for the next run
-  }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
+  if (!block_part_is_last(p.split_counters + std::size_t(work.split >> kSplitPartBits) * p.n_slices + slice, group.parts,
+                          is_last))
+    return;
   for (int q = threadIdx.x; q < kSliceQuads; q += kThreads) {
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int part_q = 0; part_q < group.parts; ++part_q)

@@ -42,6 +42,7 @@
 #include "device/cuda_check.hpp"
 #include "format/band_vectors.hpp"
 #include "kernels/output_access.cuh"
+#include "kernels/part_counter.cuh"
 #include "kernels/ptx_sm80.cuh"
 #include "kernels/vector_layout.hpp"
 #include "kernels/vector_params.hpp"
@@ -86,16 +87,7 @@ __device__ __forceinline__ bool combine_parts(const VectorSpmmParams& p, std::in
 #pragma unroll
   for (int mt = 0; mt < 4; ++mt)
     if (mt < m_tiles) own[mt * kWarp + lane] = make_float4(acc[mt][0], acc[mt][1], acc[mt][2], acc[mt][3]);
-  __threadfence();  // the partial is visible device-wide before the counter says it is there
-  __syncwarp();
-  int last = 0;
-  if (lane == 0) {
-    unsigned* counter = p.counters + std::size_t(first_slot) * gridDim.y + slice;
-    last = atomicAdd(counter, 1u) == unsigned(parts - 1);
-    if (last) *counter = 0;  // every part has counted: reset for the next run
-  }
-  if (!__shfl_sync(0xffffffffu, last, 0)) return false;
-  __threadfence();
+  if (!warp_part_is_last(p.counters + std::size_t(first_slot) * gridDim.y + slice, parts, lane)) return false;
 #pragma unroll
   for (int mt = 0; mt < 4; ++mt)
 #pragma unroll
