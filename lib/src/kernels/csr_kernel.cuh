@@ -191,10 +191,9 @@ inline constexpr int kQuadsPerRound = kMode == OperandMode::split_f32b ? 1 : 2;
 /// n = 1: acc += entries first .. end - 1 of the copy times B's one column, read as aligned quads: quad q is
 /// entries 4q .. 4q + 3, one 16-byte load of their B rows and one 8-byte load of their values (the copy's entry
 /// arrays are padded to whole quads, device_matrix.cpp upload_csr). The row's `lanes` lanes take its quads in
-/// turn from `lane` on; entries of a quad outside the row are masked (value 0, B not read). Single-entry loads
-/// read 8 bytes or fewer of each row per instruction, and sectors they shared came from L2 up to 4 times: on
-/// power_law:1000000 at n = 1 the kernel moved 1.3x the DRAM bytes of cuSPARSE's SpMV at the same L2 load (ncu,
-/// run 67).
+/// turn from `lane` on; entries of a quad outside the row are masked (value 0, B not read). Two loads per 4 entries
+/// instead of eight, each of whole 16- or 8-byte pieces: with 2 lanes per row (power_law:1000000) a single-entry
+/// load read 8 bytes or fewer of each of 16 rows (147 -> 142 us there, run 68).
 template <OperandMode kMode>
 __device__ __forceinline__ void accumulate_quads(const CsrSpmmParams& p, std::int32_t first, std::int32_t end,
                                                  int lane, int lanes, float& acc) {
