@@ -68,23 +68,49 @@ __device__ __forceinline__ float widen(std::uint16_t bits) {
   if constexpr (kBf16) return __bfloat162float(__ushort_as_bfloat16(bits)); else return __half2float(__ushort_as_half(bits));
 }
 
-/// Entry i of A, widened to fp32 (exactly: fp16, bf16 and hi + 2^-11 lo, 22 bits, all fit in 24).
+/// A stored value of A from its bits, widened to fp32 exactly (fp16, bf16 and hi + 2^-11 lo, 22 bits, all fit
+/// in 24). `lo` is read only in split precision.
+template <OperandMode kMode>
+__device__ __forceinline__ float decode_value(std::uint16_t hi, std::uint16_t lo) {
+  if constexpr (kMode == OperandMode::split_f32b) {
+    return fmaf(widen<false>(lo), 1.0f / float(1 << kSplitLoShift), widen<false>(hi));
+  } else {
+    return widen<kMode == OperandMode::bf16 || kMode == OperandMode::bf16_f32b>(hi);
+  }
+}
+
+/// Entry i of A, widened to fp32.
 template <OperandMode kMode>
 __device__ __forceinline__ float entry_value(const CsrSpmmParams& p, std::int32_t i) {
-  const std::uint16_t bits = __ldg(p.values + i);
-  if constexpr (kMode == OperandMode::split_f32b) {
-    const float lo = widen<false>(__ldg(p.values_lo + i));
-    return fmaf(lo, 1.0f / float(1 << kSplitLoShift), widen<false>(bits));
-  } else {
-    return widen<kMode == OperandMode::bf16 || kMode == OperandMode::bf16_f32b>(bits);
-  }
+  const std::uint16_t lo = kMode == OperandMode::split_f32b ? __ldg(p.values_lo + i) : std::uint16_t(0);
+  return decode_value<kMode>(__ldg(p.values + i), lo);
+}
+
+/// Entry e (0..3) of a quad of 16-bit values loaded as one 8-byte word.
+__device__ __forceinline__ std::uint16_t quad_bits(uint2 quad, int e) {
+  const unsigned word = e < 2 ? quad.x : quad.y;
+  return static_cast<std::uint16_t>(e % 2 == 0 ? word & 0xffffu : word >> 16);
+}
+
+/// Which entries of the quad at entry `base` lie in [first, end): bit e for entry base + e. Unsigned: the last quad
+/// of a copy of 2^31 - 1 entries ends past INT32_MAX.
+__device__ __forceinline__ unsigned quad_mask(unsigned base, unsigned first, unsigned end) {
+  unsigned mask = 0;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) mask |= unsigned(base + e >= first && base + e < end) << e;
+  return mask;
+}
+
+/// A B element as fp32 (16-bit B widened exactly).
+template <OperandMode kMode, typename BValue>
+__device__ __forceinline__ float b_value_f32(BValue b) {
+  if constexpr (reads_f32_b(kMode)) return b; else return widen<kMode == OperandMode::bf16>(b);
 }
 
 template <OperandMode kMode, BRead kRead>
 __device__ __forceinline__ void fma_chunk(float (&acc)[kThreadCols<kRead>], float v, const BChunk<kMode, kRead>& b) {
   if constexpr (kRead == BRead::one_column) {
-    if constexpr (reads_f32_b(kMode)) acc[0] = fmaf(v, b, acc[0]);
-    else acc[0] = fmaf(v, widen<kMode == OperandMode::bf16>(b), acc[0]);
+    acc[0] = fmaf(v, b_value_f32<kMode>(b), acc[0]);
   } else if constexpr (reads_f32_b(kMode)) {
     const float f[8] = {b.lo.x, b.lo.y, b.lo.z, b.lo.w, b.hi.x, b.hi.y, b.hi.z, b.hi.w};
 #pragma unroll
@@ -202,7 +228,7 @@ __device__ __forceinline__ void accumulate_quads(const CsrSpmmParams& p, std::in
 #pragma unroll 1  // a round's loads are its own unrolling; ptxas unrolled this loop further and spilled
   for (std::int32_t q0 = first / 4 + lane; q0 < quad_end; q0 += kQuadsPerRound<kMode> * lanes) {
     int4 rows[kQuadsPerRound<kMode>];
-    uint2 bits[kQuadsPerRound<kMode>], lo_bits[kQuadsPerRound<kMode>];
+    uint2 bits[kQuadsPerRound<kMode>], lo_bits[kQuadsPerRound<kMode>] = {};  // lo: split precision only
 #pragma unroll
     for (int u = 0; u < kQuadsPerRound<kMode>; ++u) {
       const std::int32_t q = q0 + u * lanes;
@@ -212,40 +238,25 @@ __device__ __forceinline__ void accumulate_quads(const CsrSpmmParams& p, std::in
       if constexpr (kMode == OperandMode::split_f32b)
         lo_bits[u] = inside ? __ldg(reinterpret_cast<const uint2*>(p.values_lo) + q) : make_uint2(0, 0);
     }
+    // Entries of a quad outside the row: their B element is not read and their value is not multiplied (a
+    // neighbouring row's value may be inf or NaN).
+    unsigned in_row[kQuadsPerRound<kMode>];
     BElement<kMode> bv[kQuadsPerRound<kMode>][4];
 #pragma unroll
     for (int u = 0; u < kQuadsPerRound<kMode>; ++u) {
-      // Unsigned: the last quad of a copy of 2^31 - 1 entries ends past INT32_MAX.
-      const unsigned base = unsigned(q0 + u * lanes) * 4u;
+      in_row[u] = quad_mask(unsigned(q0 + u * lanes) * 4u, unsigned(first), unsigned(end));
       const int r[4] = {rows[u].x, rows[u].y, rows[u].z, rows[u].w};
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const bool in_row = base + e >= unsigned(first) && base + e < unsigned(end);
-        bv[u][e] = in_row ? __ldg(b + std::size_t(r[e]) * p.ldb) : BElement<kMode>(0);
-      }
+      for (int e = 0; e < 4; ++e)
+        bv[u][e] = (in_row[u] >> e) & 1u ? __ldg(b + std::size_t(r[e]) * p.ldb) : BElement<kMode>(0);
     }
 #pragma unroll
-    for (int u = 0; u < kQuadsPerRound<kMode>; ++u) {
-      const unsigned base = unsigned(q0 + u * lanes) * 4u;
+    for (int u = 0; u < kQuadsPerRound<kMode>; ++u)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const unsigned word = e < 2 ? bits[u].x : bits[u].y;
-        const auto hi = static_cast<std::uint16_t>(e % 2 == 0 ? word & 0xffffu : word >> 16);
-        float v;
-        if constexpr (kMode == OperandMode::split_f32b) {
-          const unsigned lo_word = e < 2 ? lo_bits[u].x : lo_bits[u].y;
-          const auto lo = static_cast<std::uint16_t>(e % 2 == 0 ? lo_word & 0xffffu : lo_word >> 16);
-          v = fmaf(widen<false>(lo), 1.0f / float(1 << kSplitLoShift), widen<false>(hi));
-        } else {
-          v = widen<kMode == OperandMode::bf16 || kMode == OperandMode::bf16_f32b>(hi);
-        }
-        // A neighbouring row's value may be inf or NaN: masked, not multiplied by a zero B.
-        const bool in_row = base + e >= unsigned(first) && base + e < unsigned(end);
-        float b_value;
-        if constexpr (reads_f32_b(kMode)) b_value = bv[u][e]; else b_value = widen<kMode == OperandMode::bf16>(bv[u][e]);
-        acc = fmaf(in_row ? v : 0.0f, b_value, acc);
+        const float v = decode_value<kMode>(quad_bits(bits[u], e), quad_bits(lo_bits[u], e));
+        acc = fmaf((in_row[u] >> e) & 1u ? v : 0.0f, b_value_f32<kMode>(bv[u][e]), acc);
       }
-    }
   }
 }
 
