@@ -182,8 +182,9 @@ TEST_CASE("every width in n = 1..9, 127..130, 255, 256: slices, CSR shapes and p
       CHECK(deep.tiles_per_part >= detail::kMinTilesPerPart);
     }
     // CSR: 8-column chunks covering the pass, scalar B below 8 columns, one accumulator at n = 1.
-    for (const double mean : {1.0, 3.0, 40.0}) {
-      const kernels::CsrShape shape = kernels::csr_shape_for(n, mean);
+    for (const double mean : {1.0, 3.0, 40.0}) {  // 100,000 rows on 132 SMs
+      const kernels::CsrShape shape = kernels::csr_shape_for(n, mean, 100000, 132);
+      CHECK(shape.chunks == kernels::csr_column_shape(n).chunks);
       CHECK((shape.chunks & (shape.chunks - 1)) == 0);
       CHECK(shape.chunks * 8 >= std::min(n, 256));
       CHECK(shape.chunks * shape.nz_lanes <= 32);
@@ -292,4 +293,26 @@ TEST_CASE("CSR rows split by entries: one-round parts, at most 64 of them, longe
   // The arrowhead's full row at n = 1 (one chunk): 46 one-round parts; dense_rows:200000's rows: 64 parts.
   CHECK(csr_long_row_parts(1, 46500) == 46);
   CHECK(csr_long_row_parts(1, 200000) == 64);
+}
+
+TEST_CASE("CSR lanes per row at n >= 8: the fewest that fill the device, at most one per entry", "[cost_model]") {
+  // Rows that fill the device many times over get one lane each (Andrews: 60,000 rows of 12.7 entries at n = 128);
+  // rows of many entries get lanes until the launch has ~62 threads per SM and mean entry (a 27-point mesh with 3
+  // dofs, 192,000 rows of 81, on 132 SMs: 4 lanes at n = 8, 2 at n = 16, 1 from n = 32 on); a small matrix gets as
+  // many lanes as its rows have entries, up to the warp.
+  CHECK(kernels::csr_shape_for(128, 12.7, 60000, 132).nz_lanes == 1);
+  CHECK(kernels::csr_shape_for(32, 12.7, 60000, 132).nz_lanes == 1);
+  CHECK(kernels::csr_shape_for(8, 12.7, 60000, 132).nz_lanes == 2);
+  CHECK(kernels::csr_shape_for(8, 81.0, 192000, 132).nz_lanes == 4);
+  CHECK(kernels::csr_shape_for(16, 81.0, 192000, 132).nz_lanes == 2);
+  CHECK(kernels::csr_shape_for(32, 81.0, 192000, 132).nz_lanes == 1);
+  CHECK(kernels::csr_shape_for(8, 41.9, 2003, 132).nz_lanes == 32);
+  CHECK(kernels::csr_shape_for(64, 41.9, 2003, 132).nz_lanes == 4);  // 32 / 8 chunks
+  CHECK(kernels::csr_shape_for(8, 3.0, 10, 132).nz_lanes == 2);
+  CHECK(kernels::csr_shape_for(8, 0.0, 10, 132).nz_lanes == 1);
+  // A device of a quarter of the SMs needs a quarter of the threads.
+  CHECK(kernels::csr_shape_for(8, 81.0, 192000, 33).nz_lanes == 1);
+  // Below 8 columns (B read element by element) and at n = 1: about 4 entries per lane, as before.
+  CHECK(kernels::csr_shape_for(1, 12.7, 60000, 132).nz_lanes == 2);
+  CHECK(kernels::csr_shape_for(4, 40.0, 60000, 132).nz_lanes == 8);
 }

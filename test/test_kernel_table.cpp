@@ -112,13 +112,14 @@ TEST_CASE("every CSR kernel a plan can ask for is in the table", "[kernel_table]
   for (const OperandMode mode : kModes)
     for (const OutputType out : outputs_of(mode))
       for (std::int32_t n = 1; n <= 300; ++n)
-        for (const double mean : means) {
-          const kernels::CsrKernelKey key{mode, out, kernels::csr_shape_for(n, mean)};
-          INFO("n = " << n << ", mean row length " << mean << ": " << kernels::describe(key));
-          const kernels::CsrKernel* k = kernels::find_csr_kernel(key);
-          REQUIRE(k != nullptr);
-          asked.insert(k);
-        }
+        for (const double mean : means)
+          for (const std::int64_t rows : {std::int64_t(1), std::int64_t(100000), std::int64_t(1) << 31}) {
+            const kernels::CsrKernelKey key{mode, out, kernels::csr_shape_for(n, mean, rows, 132)};
+            INFO("n = " << n << ", " << rows << " rows of " << mean << " entries: " << kernels::describe(key));
+            const kernels::CsrKernel* k = kernels::find_csr_kernel(key);
+            REQUIRE(k != nullptr);
+            asked.insert(k);
+          }
   CHECK(asked.size() == csr_entries().size());
 }
 

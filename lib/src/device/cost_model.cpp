@@ -158,7 +158,7 @@ double csr_band_latency_ns(const BandStats& band, const CostContext& ctx) {
   // The kernel gives a row the smallest unit that finishes it in a few rounds of 4 loads per thread
   // (kernels::csr_row_classes): a group or a warp of 32 / chunks lanes up to 4 rounds, beyond that a block
   // of 256 / chunks lanes, or several blocks on shares of the chunks (kernels::csr_long_row_blocks).
-  const int chunks = kernels::csr_shape_for(ctx.n, 1.0).chunks;  // of the first pass (row lengths do not matter)
+  const int chunks = kernels::csr_column_shape(ctx.n).chunks;  // of the first pass (row lengths do not matter)
   const double warp_rounds = std::min(4.0, std::ceil(double(band.max_row_nnz) / (32.0 / chunks * 4.0)));
   // A row still too long for those is split by entries (kernels::csr_long_row_parts): its latency is one part's
   // rounds and one more for the part that adds them up.
@@ -207,7 +207,7 @@ VectorPathChoice choose_vector_paths(const std::vector<BandStats>& bands, const 
   choice.to_csr.assign(count, 0);
   choice.to_vectors.assign(count, 0);
   // Narrow B is staged for the tiles and the vectors alike (both read it in 16-byte pieces).
-  const bool stage_b = kernels::csr_shape_for(ctx.n, 1.0).scalar_b;
+  const bool stage_b = kernels::csr_column_shape(ctx.n).scalar_b;
   const double stage_ns = stage_b ? kStageBLaunchNs + double(ctx.b_rows) * 8.0 * 2.0 * 2.0 / kStageBBytesPerNs : 0.0;
   double tiles_sum = 0.0, tiles_latency = 0.0, csr_sum = 0.0, csr_latency = 0.0, vec_sum = 0.0, vec_latency = 0.0;
   double all_vec_sum = 0.0, all_vec_latency = 0.0;
@@ -283,7 +283,7 @@ PathChoice choose_paths(const std::vector<BandStats>& bands, const std::vector<s
     csr_max_latency = std::max(csr_max_latency, csr_latency[b]);
   }
   // B the CSR kernel reads as given (narrow) is staged for the tiles: 8 columns of 2 bytes written and read.
-  const bool tiles_stage_b = kernels::csr_shape_for(ctx.n, 1.0).scalar_b;
+  const bool tiles_stage_b = kernels::csr_column_shape(ctx.n).scalar_b;
   const double tile_launch =
       kTileLaunchNs + (tiles_stage_b ? kStageBLaunchNs + double(ctx.b_rows) * 8.0 * 2.0 * 2.0 / kStageBBytesPerNs : 0.0);
   choice.tiles_only_ns = part_ns(tile_launch, tiles_sum, tiles_latency, count > 0);

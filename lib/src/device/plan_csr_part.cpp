@@ -35,7 +35,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
   p.run_csr = !slots.empty();
   if (p.run_csr) {
     const double mean_row_nnz = double(row_entries) / double(slots.size());
-    p.csr_shape = kernels::csr_shape_for(n, mean_row_nnz);
+    p.csr_shape = kernels::csr_shape_for(n, mean_row_nnz, std::int64_t(slots.size()), m.multiprocessors);
     p.csr_kernel = &kernels::csr_kernel({p.mode, p.options.output, p.csr_shape});
     const kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
     std::vector<std::int32_t> long_slots, medium_slots, short_slots;

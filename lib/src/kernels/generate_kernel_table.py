@@ -58,8 +58,8 @@ def tile_kernel_reachable(kind: str, mode: str, width: int, pipeline: str, outpu
 
 
 # CSR kernel (csr_params.hpp, csr_shape_for): 8-column chunks per row and pass 1..32 (n up to 8 x chunks per pass),
-# nz_lanes threads per chunk sharing a short row's entries (chunks x nz_lanes <= 32, floor_pow2 of the mean row
-# length / 4), and how B is read: 16-byte chunks (n >= 8), element by element (n < 8: one chunk), or the one column
+# nz_lanes threads per chunk sharing a short row's entries (chunks x nz_lanes <= 32, from the rows, their mean length
+# and the SMs), and how B is read: 16-byte chunks (n >= 8), element by element (n < 8: one chunk), or the one column
 # of n = 1. Every operand mode and output type that the tiles have.
 CSR_READS = ["chunk", "scalar", "one_column"]
 CSR_CHUNKS = [1, 2, 4, 8, 16, 32]
