@@ -225,14 +225,16 @@ TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and 
   const std::uint64_t seed = test::test_seed(1109);
   INFO("seed " << seed);
   const CsrMatrix a = with_full_row(blocks_over_graph(0, 1999, 3001, 6, seed), 1000);
-  // Some medium rows: 40 entries each (past the short rows' limit of 16 at these n, within a warp's: 64 or more).
+  // Some medium rows: 200 entries each, past the short rows' limit (32 at n < 8, 128 at n = 8 and 13, where small
+  // matrices get 8 lanes a row) and within a warp's (256 or more). At n = 33 (8 chunks of 4 lanes) a group's limit
+  // and a warp's are both 64: there they are long rows.
   CsrMatrix b;
   b.rows = a.rows;
   b.cols = a.cols;
   b.row_ptr.assign(std::size_t(a.rows) + 1, 0);
   for (std::int32_t r = 0; r < a.rows; ++r) {
     if (r % 97 == 11) {
-      for (std::int32_t c = r % 50; c < a.cols && c < r % 50 + 40 * 7; c += 7) {
+      for (std::int32_t c = r % 50; c < a.cols && c < r % 50 + 200 * 7; c += 7) {
         b.col_idx.push_back(c);
         b.values.push_back(double((r + c) % 13 - 6) / 4.0 + 0.125);
       }
@@ -246,11 +248,12 @@ TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and 
   }
   const Bcsr24Matrix host = convert_to_bcsr24(b);
   const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
-  for (std::int32_t n : {1, 5, 8, 33}) {
+  for (std::int32_t n : {1, 5, 8, 13, 33}) {
     const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
     INFO("n = " << n << ": " << plan.report().csr_medium_rows << " medium rows, " << plan.report().csr_long_rows
                 << " long rows");
-    CHECK(plan.report().csr_medium_rows > 0);
+    if (n <= 16) CHECK(plan.report().csr_medium_rows > 0);
+    else CHECK(plan.report().csr_long_rows > 1);
     CHECK(plan.report().csr_long_rows >= 1);
     for (const double beta : {0.0, 1.0, -0.5}) {
       GpuCase cfg;
@@ -267,43 +270,48 @@ TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and 
 }
 
 TEST_CASE("CSR path at n = 1: entries read in aligned quads over rows of every length and start", "[gpu][hybrid]") {
-  // The one-column kernel loads a row's entries as aligned quads of 4 and masks the entries of other rows: rows of
-  // 0 .. 9 entries in turn start at every offset modulo 4, rows of 300 and 700 entries take the medium (a warp)
-  // and long (a block) paths, and the copy's last quad is partial.
+  // The one-column kernel loads a row's entries as aligned quads of 4 and masks the entries of other rows. Rows of
+  // `base` .. base + 9 entries in turn start at every offset modulo 4, rows of 300 and 700 entries take the medium
+  // (a warp) and long (a block) paths, and the copy's last quad is partial. Short rows of 0 .. 9 entries get 1 or 2
+  // lanes a row, rows of 12 .. 21 entries 4: a lane's quads then start at every offset from the row's first.
   const std::uint64_t seed = test::test_seed(1110);
   INFO("seed " << seed);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> unit(-1.0, 1.0);
-  const std::int32_t rows = 1003, cols = 777;  // 8,447 entries: the last quad has 3
-  std::vector<std::int32_t> ri, ci;
-  std::vector<double> vi;
-  for (std::int32_t r = 0; r < rows; ++r) {
-    const std::int32_t length = r % 250 == 17 ? 700 : r % 250 == 117 ? 300 : r % 10;
-    for (std::int32_t e = 0; e < length; ++e) {
-      ri.push_back(r);
-      ci.push_back(static_cast<std::int32_t>((std::int64_t(r) * 131 + std::int64_t(e) * 5) % cols));  // distinct: 5 and 777 coprime
-      vi.push_back(unit(rng));
+  for (const std::int32_t base : {0, 12}) {
+    INFO("short rows of " << base << " .. " << base + 9 << " entries");
+    std::mt19937_64 rng(seed + std::uint64_t(base));
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    const std::int32_t rows = 1003, cols = 777;  // base 0: 8,447 entries, the last quad has 3; base 12: 20,447
+    std::vector<std::int32_t> ri, ci;
+    std::vector<double> vi;
+    for (std::int32_t r = 0; r < rows; ++r) {
+      const std::int32_t length = r % 250 == 17 ? 700 : r % 250 == 117 ? 300 : base + r % 10;
+      for (std::int32_t e = 0; e < length; ++e) {
+        ri.push_back(r);
+        ci.push_back(static_cast<std::int32_t>((std::int64_t(r) * 131 + std::int64_t(e) * 5) % cols));  // distinct: 5 and 777 coprime
+        vi.push_back(unit(rng));
+      }
     }
-  }
-  const CsrMatrix a = csr_from_triplets(rows, cols, ri, ci, vi);
-  REQUIRE(a.col_idx.size() == ri.size());
-  REQUIRE(a.col_idx.size() % 4 != 0);
-  const Bcsr24Matrix host = convert_to_bcsr24(a);
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
-  const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
-  CHECK(plan.report().csr_medium_rows > 0);
-  CHECK(plan.report().csr_long_rows > 0);
-  for (const double beta : {0.0, 1.0, -0.5}) {
-    GpuCase cfg;
-    cfg.n = 1;
-    cfg.beta = beta;
-    cfg.alpha = -1.25;
-    cfg.ldb_pad = 2;
-    cfg.ldc_pad = 3;
-    cfg.seed = seed + 1;
-    cfg.runs = 2;
-    INFO("beta = " << beta);
-    require_pass(run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg));
+    const CsrMatrix a = csr_from_triplets(rows, cols, ri, ci, vi);
+    REQUIRE(a.col_idx.size() == ri.size());
+    REQUIRE(a.col_idx.size() % 4 != 0);
+    const Bcsr24Matrix host = convert_to_bcsr24(a);
+    const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+    const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
+    CHECK((plan.report().csr_nz_lanes <= 2) == (base == 0));
+    CHECK(plan.report().csr_medium_rows > 0);
+    CHECK(plan.report().csr_long_rows > 0);
+    for (const double beta : {0.0, 1.0, -0.5}) {
+      GpuCase cfg;
+      cfg.n = 1;
+      cfg.beta = beta;
+      cfg.alpha = -1.25;
+      cfg.ldb_pad = 2;
+      cfg.ldc_pad = 3;
+      cfg.seed = seed + 1;
+      cfg.runs = 2;
+      INFO("beta = " << beta);
+      require_pass(run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg));
+    }
   }
 }
 
