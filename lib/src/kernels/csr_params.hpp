@@ -86,8 +86,6 @@ CsrShape csr_column_shape(std::int32_t n);
 /// The shape for n columns and `rows` rows of `mean_row_nnz` entries on average, on a device of `multiprocessors`
 /// SMs.
 CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz, std::int64_t rows, int multiprocessors);
-/// Threads per SM and mean row entry the 16-byte-chunk shapes (n >= 8) aim for (csr_shape_for).
-inline constexpr int kCsrThreadsPerSmAndEntry = 62;
 /// Which rows are short (a group of chunks x nz_lanes threads), medium (a warp each) or long (one or more blocks
 /// each, csr_long_row_blocks):
 /// a row goes to the smallest unit that finishes it in a few rounds of loads, so no row is the launch's tail.

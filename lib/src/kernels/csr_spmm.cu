@@ -21,6 +21,9 @@ using csr::kWarp;
 
 namespace {
 
+/// Threads per SM and mean row entry the 16-byte-chunk shapes (n >= 8) aim for (csr_shape_for; run 74).
+constexpr int kThreadsPerSmAndEntry = 62;
+
 int floor_pow2(double x) {
   int p = 1;
   while (p < 1024 && p * 2 <= x) p *= 2;  // callers cap it at 32 lanes
@@ -47,7 +50,7 @@ CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz, std::int64_t rows, i
     s.nz_lanes = std::min(floor_pow2(mean_row_nnz / kUnroll), lanes_cap);
     return s;
   }
-  // 16-byte chunks: the fewest lanes per row that still give the launch about kCsrThreadsPerSmAndEntry x SMs x
+  // 16-byte chunks: the fewest lanes per row that still give the launch about kThreadsPerSmAndEntry x SMs x
   // mean threads, and no more lanes than a row has entries. Each lane of a row pays the row's chain of dependent
   // loads (its start, then its entries, then B) before its loads overlap, so fewer lanes with more entries each
   // are faster where the rows alone fill the device many times over: Andrews (60,000 rows of 12.7) at n = 128
@@ -55,7 +58,7 @@ CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz, std::int64_t rows, i
   // long chain, are the launch's tail: a 27-point mesh with 3 dofs (192,000 rows of 81) at n = 16 took 82 us with
   // 1 lane and 70 with 2 (lanes forced per run over the sweep at n = 8..128, run 74; this rule is 1% from the
   // fastest of 1, 2, 4 and 8 lanes there in geometric mean, the rule before it, kUnroll entries per lane, 7%).
-  const double target_threads = double(kCsrThreadsPerSmAndEntry) * std::max(multiprocessors, 1) * mean_row_nnz;
+  const double target_threads = double(kThreadsPerSmAndEntry) * std::max(multiprocessors, 1) * mean_row_nnz;
   const int lanes_max = std::min(lanes_cap, floor_pow2(std::max(mean_row_nnz, 1.0)));
   s.nz_lanes = 1;
   while (s.nz_lanes < lanes_max && double(rows) * s.chunks * s.nz_lanes < target_threads) s.nz_lanes *= 2;
