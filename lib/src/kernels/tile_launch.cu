@@ -33,25 +33,47 @@ const char* operand_mode_name(OperandMode mode) noexcept {
 
 namespace {
 
+/// B copied to rows of `staged_ld` elements (a multiple of 8: 16-byte aligned rows), columns n .. staged_ld - 1
+/// zero. A warp copies one row at a time, its lanes on consecutive columns, so reads and writes are coalesced and no
+/// element pays an index division: the first version divided a 64-bit element index by staged_ld per element, and
+/// staging took more than the product itself at n not a multiple of 8 (Andrews at n = 255: 174 us against 72 at
+/// n = 256, where B needs no copy; run 76). A warp loads up to kStageColumns columns of its row before it stores
+/// any, so a row costs one memory latency, not one per 32 columns: with a load and a store per 32 columns, a small
+/// B (dwt_992, 992 rows, a row per warp) took 6 us to stage at n = 255 (run 78).
+constexpr int kStageWarp = 32;
+constexpr int kStagePerLane = 8;
+constexpr int kStageColumns = kStageWarp * kStagePerLane;
+
 template <typename T>
 __global__ void stage_b_kernel(const T* b, std::int64_t ldb, std::int32_t k, std::int32_t n, T* staged,
                                std::int64_t staged_ld) {
-  const std::int64_t total = std::int64_t(k) * staged_ld;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t row = i / staged_ld;
-    const std::int64_t col = i % staged_ld;
-    staged[i] = col < n ? b[row * ldb + col] : T(0);
+  const int lane = threadIdx.x % kStageWarp;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / kStageWarp);
+  for (std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kStageWarp; row < k; row += warps) {
+    const T* src = b + row * ldb;
+    T* dst = staged + row * staged_ld;
+    for (std::int64_t col0 = 0; col0 < staged_ld; col0 += kStageColumns) {
+      T v[kStagePerLane];
+#pragma unroll
+      for (int i = 0; i < kStagePerLane; ++i) {
+        const std::int64_t col = col0 + i * kStageWarp + lane;
+        v[i] = col < n ? src[col] : T(0);
+      }
+#pragma unroll
+      for (int i = 0; i < kStagePerLane; ++i) {
+        const std::int64_t col = col0 + i * kStageWarp + lane;
+        if (col < staged_ld) dst[col] = v[i];
+      }
+    }
   }
 }
 
 template <typename T>
 void stage_b(const T* b, std::int64_t ldb, std::int32_t k, std::int32_t n, T* staged, std::int64_t staged_ld,
              cudaStream_t stream) {
-  const std::int64_t total = std::int64_t(k) * staged_ld;
-  if (total == 0) return;
-  const int threads = 256;
-  const std::int64_t blocks = std::min<std::int64_t>((total + threads - 1) / threads, 65535);
+  if (k == 0 || staged_ld == 0) return;
+  const int threads = 256;  // 8 warps, a row each at a time
+  const std::int64_t blocks = std::min<std::int64_t>((std::int64_t(k) + 7) / 8, 65535);
   stage_b_kernel<T><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(b, ldb, k, n, staged, staged_ld);
   BCSR24_CUDA_CHECK_LAUNCH();
 }
