@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bcsr24/error.hpp"
@@ -15,44 +16,83 @@ namespace bcsr24 {
 void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr) {
   Impl& p = *this;
   const DeviceBandCsr& csr = *p.csr;
-  // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each.
-  std::vector<std::int32_t> slots;
-  slots.reserve(static_cast<std::size_t>(std::count(to_csr.begin(), to_csr.end(), 1)) * kTileRows);
-  std::int64_t row_entries = 0;
+  // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each. Two passes
+  // over the bands' rows (their count and mean length set the shape, the shape sets the classes) and no list of
+  // them: a 1M-row matrix made a 1M-entry list of rows and another of its short rows only to count them, and
+  // plan building is what the tuner's budget pays for (issue 33).
+  auto for_each_row = [&](auto&& visit) {
+    for (std::size_t b = 0; b < to_csr.size(); ++b) {
+      if (!to_csr[b]) continue;
+      for (int r = 0; r < kTileRows; ++r) {
+        const std::int32_t slot = csr.first_slot[b] + r;
+        if (csr.out_row_host[static_cast<std::size_t>(slot)] >= 0) visit(slot);
+      }
+    }
+  };
   for (std::size_t b = 0; b < to_csr.size(); ++b) {
     if (!to_csr[b]) continue;
     ++report.csr_bands;
     const detail::BandStats& s = m.band_stats[b];
     report.csr_nnz += s.nnz();
     if (s.nnz() == 0) ++report.empty_bands;
-    for (int r = 0; r < kTileRows; ++r) {
-      const std::int32_t slot = csr.first_slot[b] + r;
-      if (csr.out_row_host[static_cast<std::size_t>(slot)] < 0) continue;
-      slots.push_back(slot);
-      row_entries += csr.row_nnz[static_cast<std::size_t>(slot)];
-    }
   }
-  p.run_csr = !slots.empty();
+  std::int64_t row_count = 0, row_entries = 0;
+  for_each_row([&](std::int32_t slot) {
+    ++row_count;
+    row_entries += csr.row_nnz[static_cast<std::size_t>(slot)];
+  });
+  p.run_csr = row_count > 0;
   if (p.run_csr) {
-    const double mean_row_nnz = double(row_entries) / double(slots.size());
-    p.csr_shape = kernels::csr_shape_for(n, mean_row_nnz, std::int64_t(slots.size()), m.multiprocessors);
+    const double mean_row_nnz = double(row_entries) / double(row_count);
+    p.csr_shape = kernels::csr_shape_for(n, mean_row_nnz, row_count, m.multiprocessors);
     p.csr_kernel = &kernels::csr_kernel({p.mode, p.options.output, p.csr_shape});
     const kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
+    // Where every slot of the CSR copy is in this part, the short rows need no list: a group takes its slot
+    // directly and skips padding rows, rows that are not short and (short_min_entries 1) empty rows. The list's load
+    // was one more memory latency in front of every short row; on a partial copy the list is what says which
+    // slots are this plan's.
+    const std::size_t copy_slots = csr.row_nnz.size();
+    bool every_copy_here = copy_slots <= std::size_t(INT32_MAX) && csr.first_slot.size() == to_csr.size();
+    for (std::size_t b = 0; every_copy_here && b < to_csr.size(); ++b)
+      every_copy_here = csr.first_slot[b] < 0 || to_csr[b];
+    p.csr_short_range = every_copy_here;
     std::vector<std::int32_t> long_slots, medium_slots, short_slots;
-    short_slots.reserve(slots.size());  // most rows are short: one allocation, not a dozen regrowths
-    for (const std::int32_t slot : slots) {
+    if (!p.csr_short_range) short_slots.reserve(static_cast<std::size_t>(row_count));  // most rows are short
+    std::size_t short_empty = 0;
+    for_each_row([&](std::int32_t slot) {
       const std::int32_t entries = csr.row_nnz[static_cast<std::size_t>(slot)];
-      (entries > classes.medium_max ? long_slots : entries > classes.short_max ? medium_slots : short_slots)
-          .push_back(slot);
-    }
+      if (entries > classes.medium_max) {
+        long_slots.push_back(slot);
+      } else if (entries > classes.short_max) {
+        medium_slots.push_back(slot);
+      } else {
+        short_empty += entries == 0;
+        if (!p.csr_short_range) short_slots.push_back(slot);
+      }
+    });
     // Longest first: they are the launch's critical path. A row far longer than one block's lanes cover gets
     // several blocks, each on its share of the column chunks.
-    std::stable_sort(long_slots.begin(), long_slots.end(), [&](std::int32_t x, std::int32_t y) {
-      return csr.row_nnz[static_cast<std::size_t>(x)] > csr.row_nnz[static_cast<std::size_t>(y)];
-    });
+    // A stable radix sort (two passes of 16 bits, on ~entries: longest first) rather than a comparison sort:
+    // power_law:1000000 has ~59,000 long rows at n = 128, and their sort was the largest step of its build.
+    {
+      std::vector<std::int32_t> sorted(long_slots.size());
+      std::vector<std::size_t> start(std::size_t(1) << 16);
+      for (const int shift : {0, 16}) {
+        auto digit = [&](std::int32_t slot) {
+          return (~std::uint32_t(csr.row_nnz[static_cast<std::size_t>(slot)]) >> shift) & 0xffffu;
+        };
+        std::fill(start.begin(), start.end(), 0);
+        for (const std::int32_t slot : long_slots) ++start[digit(slot)];
+        std::size_t at = 0;
+        for (std::size_t& count : start) at += std::exchange(count, at);
+        for (const std::int32_t slot : long_slots) sorted[start[digit(slot)]++] = slot;
+        long_slots.swap(sorted);
+      }
+    }
     // A row still too long for the blocks its chunks allow is split by entries too (csr_long_row_parts): each
     // share of its chunks becomes `parts` blocks with a part slot each; the last to finish adds them up.
     std::vector<kernels::CsrLongBlock> long_blocks;
+    long_blocks.reserve(long_slots.size());  // a block or more per row
     std::vector<kernels::CsrSplitRow> split_rows;
     std::int32_t part_slots = 0;
     for (const std::int32_t slot : long_slots) {
@@ -82,18 +122,6 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
       }
     }
 
-    // Where every slot of the CSR copy is in this part, the short rows need no list: a group takes its slot
-    // directly and skips padding rows, rows that are not short and (short_min_entries 1) empty rows. The list's load
-    // was one more memory latency in front of every short row; on a partial copy the list is what says which
-    // slots are this plan's.
-    const std::size_t copy_slots = csr.row_nnz.size();
-    bool every_copy_here = copy_slots <= std::size_t(INT32_MAX) && csr.first_slot.size() == to_csr.size();
-    for (std::size_t b = 0; every_copy_here && b < to_csr.size(); ++b)
-      every_copy_here = csr.first_slot[b] < 0 || to_csr[b];
-    p.csr_short_range = every_copy_here;
-    const std::size_t short_empty = static_cast<std::size_t>(std::count_if(
-        short_slots.begin(), short_slots.end(),
-        [&](std::int32_t slot) { return csr.row_nnz[static_cast<std::size_t>(slot)] == 0; }));
     p.csr_has_empty = short_empty > 0;
     if (p.csr_has_empty && !p.csr_short_range) {
       std::vector<std::int32_t> short_with_entries;
@@ -148,7 +176,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     report.csr_chunks = p.csr_shape.chunks;
     report.csr_nz_lanes = p.csr_shape.nz_lanes;
     const std::int64_t value_bytes = m.precision == Precision::split ? 4 : 2;
-    report.csr_bytes = report.csr_nnz * (4 + value_bytes) + std::int64_t(slots.size()) * 12;
+    report.csr_bytes = report.csr_nnz * (4 + value_bytes) + row_count * 12;
   }
 }
 
