@@ -124,9 +124,10 @@ struct PlanReport {
   std::vector<PlanCandidate> candidates;  ///< what a measured plan chose from (empty for the model)
   std::string tuning_reason;              ///< which candidate was kept and why, or why nothing was measured
   double tuning_ms = 0.0;                 ///< what measuring added to make_plan (after the model's own draft): drafts of the other
-                                          ///< candidates, builds, timed runs; bounded by the tuning budget
-  /// Where tuning_ms went: drafting the other candidates, building the plans timed (their kernels' loading not
-  /// included), loading (kernels not used before in the process, and what else CUDA sets up at a kernel's first
+                                          ///< candidates, their builds, timed runs; bounded by the tuning budget
+  /// Where tuning_ms went: drafting the other candidates, building the plans timed other than the model's own (a
+  /// plan made by the model alone builds that one too; each candidate's build is in PlanCandidate::build_ms; kernels'
+  /// loading not included), loading (kernels not used before in the process, and what else CUDA sets up at a kernel's first
   /// launch beyond the launch's own run time: costs paid once per process and kernel, the one part of tuning not
   /// charged to its budget), the setup (scratch B and C, stream, events), the untimed first round (its GPU time)
   /// and the timed rounds. 0 where a step did not run.
