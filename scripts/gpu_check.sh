@@ -16,7 +16,10 @@
 #   GPU_BUILD_DIR=build-gpu      the build folder (Ninja when installed and the folder is new, else Makefiles)
 #   BCSR24_GIT_COMMIT=SHA        the commit of this tree, for the metas, where it is a copy without .git
 #   SANITIZE_TAGS='~[hog]~[timing]'  Catch2 test spec of the sanitizer runs (default: every test but the one that
-#                                fills the device's memory and the wall-clock ones; the conditional ones included)
+#                                fills the device's memory and the wall-clock ones; the conditional ones included),
+#                                ANDed with each test file's tag (so no commas)
+#   SANITIZE_JOBS=6              sanitizer processes at a time: memcheck and racecheck run one per test file of
+#                                bcsr24_gpu_tests (the out-of-memory file alone, after the others)
 #   SANITIZE_CONCURRENCY_PRODUCTS=40   products per thread of the concurrency test under the sanitizers
 #   SOAK_SECONDS=600  SOAK_ARGS=...   the soak step's duration and extra bcsr24_soak options (--seed S, --max-rows R)
 #   SOAK_SANITIZE_SECONDS=0      > 0: also a soak run of that many seconds under compute-sanitizer memcheck
@@ -113,6 +116,44 @@ if has test; then
   fi
 fi
 
+# sanitize_by_file NAME SANITIZER_ARGS...: compute-sanitizer SANITIZER_ARGS over bcsr24_gpu_tests, one process per
+# test file (Catch2's filename tags, -#) with the spec "[#FILE]$tags", $SANITIZE_JOBS at a time, the out-of-memory
+# file alone after the others (it fills the device's memory). One process for the whole executable took longer than
+# a device session allows under racecheck; the files in parallel share the GPU. Logs: $out/NAME/FILE.log, a line per
+# file in $out/NAME.log; fails where any file's run failed or none ran.
+sanitize_by_file() {
+  local name=$1 exe="$build/test/bcsr24_gpu_tests" jobs=${SANITIZE_JOBS:-6} file failed=0
+  shift
+  mkdir -p "$out/$name"
+  : > "$out/$name.log"
+  local files=()
+  mapfile -t files < <("$exe" -# --list-tags 2>/dev/null | grep -oE '\[#[A-Za-z0-9_]+\]' | sort -u)
+  if [[ ${#files[@]} == 0 ]]; then
+    echo "$name: no test files listed by $exe -# --list-tags" | tee -a "$out/$name.log"
+    return 1
+  fi
+  run_file() {  # FILE SANITIZER_ARGS...
+    local file=$1 log
+    shift
+    log="$out/$name/${file//[^A-Za-z0-9_]/}.log"
+    local rc=0
+    compute-sanitizer "$@" "$exe" -# "$file$tags" > "$log" 2>&1 || rc=$?
+    echo "$file: rc $rc; $(grep -E 'All tests passed|test cases|No tests ran' "$log" | tail -n 1);" \
+      "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1 | sed 's/^=* *//')" >> "$out/$name.log"
+  }
+  for file in "${files[@]}"; do
+    [[ $file == "[#test_device_oom]" ]] && continue
+    while (( $(jobs -rp | wc -l) >= jobs )); do wait -n || true; done
+    run_file "$file" "$@" &
+  done
+  wait
+  for file in "${files[@]}"; do [[ $file == "[#test_device_oom]" ]] && run_file "$file" "$@"; done
+  grep -v ': rc 0;' "$out/$name.log" && failed=1
+  sort -o "$out/$name.log" "$out/$name.log"
+  cat "$out/$name.log"
+  return $failed
+}
+
 if has sanitize; then
   # memcheck and racecheck run the whole GPU test executable (every kernel, width class, output type, the
   # staging copy, the SuiteSparse matrices, threads sharing operators, out of memory at every allocation) but the
@@ -120,9 +161,8 @@ if has sanitize; then
   # short. The concurrency test runs fewer products there.
   tags=${SANITIZE_TAGS:-'~[hog]~[timing]'}
   export BCSR24_CONCURRENCY_PRODUCTS=${SANITIZE_CONCURRENCY_PRODUCTS:-40}
-  echo "== compute-sanitizer memcheck"
-  check memcheck bash -o pipefail -c "compute-sanitizer --tool memcheck --leak-check full --error-exitcode 1 \
-    '$build/test/bcsr24_gpu_tests' '$tags' 2>&1 | tee '$out/memcheck.log' | tail -n 3"
+  echo "== compute-sanitizer memcheck (a process per test file, ${SANITIZE_JOBS:-6} at a time)"
+  check memcheck sanitize_by_file memcheck --tool memcheck --leak-check full --error-exitcode 1
   if [[ -x "$build/test/bcsr24_distributed_gpu_tests" ]]; then
     # NCCL probes its own kernels with API calls that fail by design on some architectures: API errors are not
     # reported, memory errors are.
@@ -132,9 +172,10 @@ if has sanitize; then
   fi
   # racecheck loses track of kernel launches from 8 host threads ("Internal Sanitizer Error: failure to track a
   # kernel launch"); its hazards are shared-memory ones inside a kernel, which 2 threads exercise as well.
-  echo "== compute-sanitizer racecheck"
-  check racecheck bash -o pipefail -c "BCSR24_CONCURRENCY_THREADS=2 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 1 \
-    '$build/test/bcsr24_gpu_tests' '$tags' 2>&1 | tee '$out/racecheck.log' | tail -n 3"
+  echo "== compute-sanitizer racecheck (a process per test file, ${SANITIZE_JOBS:-6} at a time)"
+  export BCSR24_CONCURRENCY_THREADS=2
+  check racecheck sanitize_by_file racecheck --tool racecheck --racecheck-report all --error-exitcode 1
+  unset BCSR24_CONCURRENCY_THREADS
   if [[ -x "$build/test/bcsr24_solver_gpu_tests" ]]; then
     # The solver's block-space kernels (Gram with cp.async stages, combine with warp shuffles, the fp64 CSR product).
     echo "== compute-sanitizer memcheck and racecheck (solver block space)"
