@@ -71,10 +71,10 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
       }
     });
     // Longest first: they are the launch's critical path. A row far longer than one block's lanes cover gets
-    // several blocks, each on its share of the column chunks.
-    // A stable radix sort (two passes of 16 bits, on ~entries: longest first) rather than a comparison sort:
-    // power_law:1000000 has ~59,000 long rows at n = 128, and their sort was the largest step of its build.
-    {
+    // several blocks, each on its share of the column chunks. A stable radix sort (two passes of 16 bits, on
+    // ~entries: longest first) rather than a comparison sort: power_law:1000000 has ~59,000 long rows at n = 128,
+    // and their sort was the largest step of its build.
+    if (long_slots.size() > 1) {
       std::vector<std::int32_t> sorted(long_slots.size());
       std::vector<std::size_t> start(std::size_t(1) << 16);
       for (const int shift : {0, 16}) {
