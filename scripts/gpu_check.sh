@@ -149,7 +149,7 @@ sanitize_by_file() {
   done
   wait
   for file in "${files[@]}"; do [[ $file == "[#test_device_oom]" ]] && run_file "$file" "$@"; done
-  grep -v ': rc 0;' "$out/$name.log" && failed=1
+  grep -qv ': rc 0;' "$out/$name.log" && failed=1
   sort -o "$out/$name.log" "$out/$name.log"
   cat "$out/$name.log"
   return $failed

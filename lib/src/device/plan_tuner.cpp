@@ -178,10 +178,11 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   // no part of what measuring adds (on power_law:1000000 at n = 32 it was a third of the budget, and charged, it left
   // no room for a second candidate).
   double model_build_ms = 0.0;
+  auto added_ms = [&] { return elapsed_ms() - model_build_ms; };  // what measuring added: PlanReport::tuning_ms
   // What the budget is charged: what measuring adds, less the loading of kernels new to the process, a cost paid
   // once per process and kernel (the plan kept would pay it at its first run) that a first plan would otherwise
   // spend its whole budget on.
-  auto charged_ms = [&] { return elapsed_ms() - model_build_ms - times.loading_ms; };
+  auto charged_ms = [&] { return added_ms() - times.loading_ms; };
   const double budget_ms =
       options.tuning_budget_ms > 0.0 ? options.tuning_budget_ms : default_tuning_budget_ms(model.report.predicted_us);
   const TunedKey key{n, model.options.input, options.output, tuning_device_name(matrix)};
@@ -354,7 +355,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
       measured[k].note = "not measured: not built within the budget";
     if (plans.size() < 2) {
       // The model's plan is returned: its build is paid by every plan, tuned or not.
-      const double decided_ms = charged_ms() + times.loading_ms;
+      const double decided_ms = added_ms();
       char line[160];
       std::snprintf(line, sizeof line,
                     "building the candidates' plans leaves no room to compare them within the tuning budget of %.1f "
@@ -465,8 +466,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   const Drafted& winner = drafts[selected[chosen]];
   // The plan measured is the plan returned, unless it was built without the staging workspace the caller's
   // options ask for: then the same draft is built again with them (the same decisions, so the same results).
-  // Tuning took what measuring added: all but the model's own build.
-  const double decided_ms = charged_ms() + times.loading_ms;
+  const double decided_ms = added_ms();
   SpmmPlan plan = std::move(*kept);
   plans.clear();
   if (options.allow_unaligned_b && !staged) plan = PlanAccess::build(matrix, winner.draft);
