@@ -106,6 +106,7 @@ json plan_json(const PlanReport& plan) {
           {"csr_long_rows", plan.csr_long_rows},
           {"csr_long_blocks", plan.csr_long_blocks},
           {"csr_medium_rows", plan.csr_medium_rows},
+          {"csr_short_tiles", plan.csr_short_tiles},
           {"csr_shape", {{"chunks", plan.csr_chunks}, {"nz_lanes", plan.csr_nz_lanes}}},
           {"predicted_ms", plan.predicted_us >= 0 ? json(plan.predicted_us * 1e-3) : json(nullptr)},
           {"tiles_only_predicted_ms", plan.tiles_only_us * 1e-3},

@@ -112,6 +112,7 @@ nb::dict report_dict(const PlanReport& r) {
   d["csr_long_blocks"] = r.csr_long_blocks;
   d["csr_split_rows"] = r.csr_split_rows;
   d["csr_medium_rows"] = r.csr_medium_rows;
+  d["csr_short_tiles"] = r.csr_short_tiles;
   d["csr_chunks"] = r.csr_chunks;
   d["csr_nz_lanes"] = r.csr_nz_lanes;
   d["predicted_us"] = r.predicted_us;

@@ -298,6 +298,7 @@ TEST_CASE("CSR path at n = 1: entries read in aligned quads over rows of every l
     const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
     const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
     CHECK((plan.report().csr_nz_lanes <= 2) == (base == 0));
+    CHECK(plan.report().csr_short_tiles == 0);  // entries 5 columns apart: B reads cluster, so groups (not tiles)
     CHECK(plan.report().csr_medium_rows > 0);
     CHECK(plan.report().csr_long_rows > 0);
     for (const double beta : {0.0, 1.0, -0.5}) {
@@ -311,6 +312,72 @@ TEST_CASE("CSR path at n = 1: entries read in aligned quads over rows of every l
       cfg.runs = 2;
       INFO("beta = " << beta);
       require_pass(run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg));
+    }
+  }
+}
+
+TEST_CASE("CSR path at n = 1: short rows in tiles cut at 1024 entries and 256 rows, empty rows, rows of 128 and 129",
+          "[gpu][hybrid]") {
+  // Columns far apart (B reads scatter: tiles, not groups). Rows 0 .. 999 have 0, 1 or 2 entries (tiles end at 256
+  // rows); 1000 .. 1999 have 127 or 128 (tiles end at 1024 entries) and every tenth 129 (a medium row: a warp);
+  // 2000 .. 2999 have 0 .. 39 (tiles of every length and start); 3000 .. 3999 have 64; the last row 700 (long: a
+  // block). 4,001 rows: the last band has padding rows.
+  const std::uint64_t seed = test::test_seed(1111);
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const std::int32_t rows = 4001, cols = 200000;
+  std::vector<std::int32_t> ri, ci;
+  std::vector<double> vi;
+  for (std::int32_t r = 0; r < rows; ++r) {
+    const std::int32_t length = r < 1000   ? r % 3
+                                : r < 2000 ? (r % 10 == 5 ? 129 : 127 + r % 2)
+                                : r < 3000 ? r % 40
+                                : r < 4000 ? 64
+                                           : 700;
+    for (std::int32_t e = 0; e < length; ++e) {
+      ri.push_back(r);
+      ci.push_back(static_cast<std::int32_t>((std::int64_t(r) * 7919 + std::int64_t(e) * 1543) % cols));  // distinct
+      vi.push_back(unit(rng));
+    }
+  }
+  const CsrMatrix a = csr_from_triplets(rows, cols, ri, ci, vi);
+  REQUIRE(a.col_idx.size() == ri.size());
+  const Bcsr24Matrix host = convert_to_bcsr24(a);
+  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
+  const PlanReport& report = plan.report();
+  INFO(report.csr_short_tiles << " tiles, " << report.csr_medium_rows << " medium rows, " << report.csr_long_rows
+                              << " long rows");
+  CHECK(report.csr_medium_rows == 100);
+  CHECK(report.csr_long_rows == 1);
+  // At least: 1000 rows of <= 2 entries in tiles of <= 256 rows; a tile per run of 127..128-entry rows (a medium
+  // row ends a run); 1000 rows of 64 sixteen to a tile.
+  CHECK(report.csr_short_tiles >= 4 + 100 + 1000 / 16);
+  for (const double beta : {0.0, 1.0, -0.5}) {
+    for (const OutputType output : {OutputType::f32, OutputType::f16}) {
+      GpuCase cfg;
+      cfg.n = 1;
+      cfg.beta = beta;
+      cfg.alpha = 0.625;
+      cfg.ldb_pad = 1;
+      cfg.ldc_pad = 2;
+      cfg.output = output;
+      cfg.addends = beta < 0.0 ? 1 : 0;
+      cfg.seed = seed + 2;
+      cfg.runs = 2;
+      INFO("beta = " << beta << ", fp16 output " << (output == OutputType::f16));
+      const GpuCheck r = run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg);
+      require_pass(r);
+      if (beta == 1.0) {
+        // Empty rows keep C bit for bit (beta = 1, no addends: the tile leaves them alone).
+        for (std::int32_t row = 0; row < 3000; ++row) {
+          if (a.row_ptr[std::size_t(row) + 1] != a.row_ptr[std::size_t(row)]) continue;
+          const std::size_t at = std::size_t(row) * std::size_t(cfg.n + cfg.ldc_pad);
+          INFO("empty row " << row);
+          REQUIRE(same_bits({r.c[at]}, {r.c_initial[at]}));
+        }
+      }
     }
   }
 }

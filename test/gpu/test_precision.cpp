@@ -151,6 +151,56 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
   }
 }
 
+TEST_CASE("n = 1 short-row tiles keep every precision and B type within its bound", "[gpu][precision]") {
+  // Entries scattered over 20,000 columns: at n = 1 the CSR kernel's short rows go in tiles (their B reads are a
+  // sector each), which the matrix above (entries mostly clustered) does not reach.
+  const std::uint64_t seed = test::test_seed(1013);
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const std::int32_t rows = 333, cols = 20000;
+  std::vector<std::int32_t> ri, ci;
+  std::vector<double> vi;
+  for (std::int32_t r = 0; r < rows; ++r) {
+    if (r == 21) continue;  // an empty row: beta * C only
+    const double row_scale = std::pow(10.0, -6.0 + 12.0 * unit(rng));
+    const int length = r == 100 ? 300 : 1 + static_cast<int>(rng() % 40);  // one medium row
+    for (int e = 0; e < length; ++e) {
+      const double magnitude = std::pow(10.0, -8.0 + 16.0 * unit(rng)) * row_scale;
+      ri.push_back(r);
+      ci.push_back(static_cast<std::int32_t>(rng() % static_cast<std::uint64_t>(cols)));
+      vi.push_back(unit(rng) < 0.5 ? -magnitude : magnitude);
+    }
+  }
+  const CsrMatrix a = csr_from_triplets(rows, cols, ri, ci, vi);
+  for (const Precision precision : {Precision::fp16, Precision::bf16, Precision::split}) {
+    ConvertOptions options = test::convert_policy(TileLayout::automatic, Reordering::none);
+    options.precision = precision;
+    const Bcsr24Matrix host = convert_to_bcsr24(a, options);
+    REQUIRE(host.scaling.per_row);
+    UploadOptions upload;
+    upload.csr = CsrCopy::all;
+    const DeviceMatrix dev(host, upload);
+    std::vector<InputType> inputs{InputType::f32};
+    if (precision != Precision::split) inputs.push_back(InputType::automatic);
+    for (const InputType input : inputs)
+      for (const double beta : {0.0, -0.5}) {
+        INFO(precision_name(precision) << " B " << input_type_name(input) << " beta " << beta);
+        const double decades = input == InputType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;
+        const std::vector<float> b = scaled_b(a.cols, 1, decades, seed + 3);
+        PlanReport report;
+        const test::ModeCheck r = run_mode(a, host, dev, KernelKind::csr_cuda_cores, input, 1, b, 1.5, beta, seed + 7,
+                                           TilePipeline::automatic, report);
+        CHECK(report.csr_short_tiles > 0);
+        CHECK(report.csr_medium_rows == 1);
+        CHECK(r.checked == std::int64_t(a.rows));
+        CHECK(r.violations == 0);
+        INFO("max error / bound " << r.max_ratio << ", relative error " << r.rel_error);
+        if (precision == Precision::split) CHECK(r.rel_error < 2e-6);
+      }
+  }
+}
+
 TEST_CASE("band groups keep every 16-bit precision within its bound", "[gpu][precision][band_groups][.needs_sm90]") {
   const std::uint64_t seed = test::test_seed(1013);
   INFO("seed " << seed);

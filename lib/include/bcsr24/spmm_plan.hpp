@@ -115,6 +115,8 @@ struct PlanReport {
   /// of more than ~16,000 entries); their blocks are counted in csr_long_blocks.
   std::int32_t csr_split_rows = 0;
   std::int32_t csr_medium_rows = 0;                      ///< CSR rows given a warp of their own
+  /// n = 1: tiles of consecutive short CSR rows, a thread block each (docs/KERNELS.md, "Short-row tiles at n = 1")
+  std::int32_t csr_short_tiles = 0;
   int csr_chunks = 0, csr_nz_lanes = 0;                  ///< CSR kernel shape (8-column chunks x lanes per row)
   double predicted_us = 0.0;                             ///< the cost model's time for the plan
   double tiles_only_us = 0.0, csr_only_us = -1.0;        ///< its alternatives (-1: not possible)

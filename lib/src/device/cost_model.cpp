@@ -67,6 +67,11 @@ constexpr double kCsrNnzPerColumnL2Ns = 0.0003;
 constexpr double kCsrNnzPerColumnDramNs = 0.0007;
 constexpr double kCsrRowBaseNs = 0.03;
 constexpr double kCsrRowPerColumnNs = 0.0008;
+/// n = 1: the share of an entry's cost left where its B read shares a sector with the entry before it (the 32-row
+/// block of B is in L1). Fitted on run 81's CSR-only plans at n = 1: block_diagonal:262144 (3% of its entries read
+/// a new block) took 28.8 us against 65.9 predicted with every read a sector of its own, of which rows and launch
+/// are 13 us; power_law:1000000 (100% new) 143.3 against 133.8.
+constexpr double kCsrClusteredEntryShare = 0.3;
 constexpr int kCsrPass = 256;
 // Latency of a band's longest row: a fixed part and one round of 4 loads per thread.
 constexpr double kCsrRowLatencyNs = 1500.0;
@@ -144,11 +149,16 @@ double tile_band_latency_ns(const BandStats& band, const CostContext& ctx) {
 }
 
 double csr_band_ns(const BandStats& band, const CostContext& ctx) {
+  // At n = 1 an entry's cost is mostly its B read: a sector of its own where the rows' B reads scatter, an L1 hit
+  // where consecutive entries read the same 32-row block of B (bands, stencils in RCM order, diagonal blocks).
+  const double entry_share =
+      ctx.n == 1 ? kCsrClusteredEntryShare + (1.0 - kCsrClusteredEntryShare) * ctx.scattered_share : 1.0;
   double total = 0.0;
   for (std::int32_t col0 = 0; col0 < ctx.n; col0 += kCsrPass) {
     const double width = pass_width(ctx.n, col0);
     const bool b_in_l2 = double(ctx.b_rows) * width * 2.0 <= kL2UsableShare * double(ctx.l2_bytes);
-    total += double(band.nnz()) * (kCsrNnzBaseNs + width * (b_in_l2 ? kCsrNnzPerColumnL2Ns : kCsrNnzPerColumnDramNs)) +
+    total += double(band.nnz()) * entry_share *
+                 (kCsrNnzBaseNs + width * (b_in_l2 ? kCsrNnzPerColumnL2Ns : kCsrNnzPerColumnDramNs)) +
              double(band.rows) * (kCsrRowBaseNs + kCsrRowPerColumnNs * width);
   }
   return total;

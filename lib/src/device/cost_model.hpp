@@ -27,6 +27,9 @@ struct CostContext {
   std::int64_t l2_bytes = 50 << 20; ///< the device's L2: B rows read at random come from L2 while B fits
   /// Tiles per part of a band split over several blocks (device/tile_schedule.hpp); 0 = bands are not split.
   std::int32_t tiles_per_part = 0;
+  /// n = 1: the share of consecutive entries of a CSR row whose B rows lie in different 32-row blocks
+  /// (DeviceBandCsr::scattered_pairs). 1: every B read is a sector of its own; less: reads share sectors in L1.
+  double scattered_share = 1.0;
 };
 
 /// Predicted throughput cost of one band on the tile kernel (all its column slices), without the launch.

@@ -107,6 +107,15 @@ DeviceBandCsr upload_csr(const detail::BandCsr& csr, const std::vector<std::int1
   d.row_nnz.resize(static_cast<std::size_t>(csr.slots()));
   for (std::int64_t s = 0; s < csr.slots(); ++s)
     d.row_nnz[std::size_t(s)] = csr.row_ptr[std::size_t(s) + 1] - csr.row_ptr[std::size_t(s)];
+  d.entry_pairs.assign(csr.bands.size(), 0);
+  d.scattered_pairs.assign(csr.bands.size(), 0);
+  for (std::int64_t s = 0; s < csr.slots(); ++s) {
+    const std::size_t band = std::size_t(s / kTileRows);
+    for (std::int32_t e = csr.row_ptr[std::size_t(s)] + 1; e < csr.row_ptr[std::size_t(s) + 1]; ++e) {
+      ++d.entry_pairs[band];
+      d.scattered_pairs[band] += csr.b_row[std::size_t(e)] / 32 != csr.b_row[std::size_t(e) - 1] / 32;
+    }
+  }
   d.bands = static_cast<std::int32_t>(csr.bands.size());
   return d;
 }

@@ -46,7 +46,24 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     const double mean_row_nnz = double(row_entries) / double(row_count);
     p.csr_shape = kernels::csr_shape_for(n, mean_row_nnz, row_count, m.multiprocessors);
     p.csr_kernel = &kernels::csr_kernel({p.mode, p.options.output, p.csr_shape});
-    const kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
+    // n = 1 where the rows' B reads scatter: short rows in tiles of consecutive slots (CsrShortTile), which take
+    // rows of up to kCsrTileRowMax entries; medium and long rows as at other widths.
+    std::int64_t entry_pairs = 0, scattered_pairs = 0;
+    for (std::size_t b = 0; b < to_csr.size(); ++b) {
+      if (!to_csr[b] || csr.first_slot[b] < 0) continue;
+      const std::size_t position = std::size_t(csr.first_slot[b] / kTileRows);
+      entry_pairs += csr.entry_pairs[position];
+      scattered_pairs += csr.scattered_pairs[position];
+    }
+    kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
+    // Only where the groups' short rows are no longer than a tile's: rows longer than that keep the groups' class
+    // (long_rows:20000, rows of 512: 80.0 us as medium rows behind a list, run 88; 75.9 as short rows, run 89).
+    p.csr_short_tiles = p.csr_shape.one_column && entry_pairs > 0 && classes.short_max <= kernels::kCsrTileRowMax &&
+                        double(scattered_pairs) >= kernels::kCsrTileMinScattered * double(entry_pairs);
+    if (p.csr_short_tiles) {
+      classes.short_max = kernels::kCsrTileRowMax;
+      classes.medium_max = std::max(classes.medium_max, classes.short_max);
+    }
     // Where every slot of the CSR copy is in this part, the short rows need no list: a group takes its slot
     // directly and skips padding rows, rows that are not short and (short_min_entries 1) empty rows. The list's load
     // was one more memory latency in front of every short row; on a partial copy the list is what says which
@@ -55,9 +72,11 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     bool every_copy_here = copy_slots <= std::size_t(INT32_MAX) && csr.first_slot.size() == to_csr.size();
     for (std::size_t b = 0; every_copy_here && b < to_csr.size(); ++b)
       every_copy_here = csr.first_slot[b] < 0 || to_csr[b];
-    p.csr_short_range = every_copy_here;
+    p.csr_short_range = every_copy_here && !p.csr_short_tiles;
     std::vector<std::int32_t> long_slots, medium_slots, short_slots;
-    if (!p.csr_short_range) short_slots.reserve(static_cast<std::size_t>(row_count));  // most rows are short
+    if (!p.csr_short_range && !p.csr_short_tiles) short_slots.reserve(static_cast<std::size_t>(row_count));
+    std::vector<std::uint8_t> short_slot;  // tiles: which slots of the copy are this part's short rows
+    if (p.csr_short_tiles) short_slot.assign(copy_slots, 0);
     std::size_t short_empty = 0;
     for_each_row([&](std::int32_t slot) {
       const std::int32_t entries = csr.row_nnz[static_cast<std::size_t>(slot)];
@@ -67,9 +86,41 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
         medium_slots.push_back(slot);
       } else {
         short_empty += entries == 0;
-        if (!p.csr_short_range) short_slots.push_back(slot);
+        if (p.csr_short_tiles)
+          short_slot[static_cast<std::size_t>(slot)] = 1;
+        else if (!p.csr_short_range)
+          short_slots.push_back(slot);
       }
     });
+    // Tiles: runs of consecutive short slots, cut where a tile would pass kCsrTileEntries entries or one slot per
+    // thread. The copy's entries are its slots' in slot order, so a run's entries are contiguous.
+    std::vector<kernels::CsrShortTile> short_tiles;
+    if (p.csr_short_tiles) {
+      std::int64_t entry = 0;
+      kernels::CsrShortTile tile;
+      bool open = false;
+      for (std::size_t slot = 0; slot < copy_slots; ++slot) {
+        const std::int32_t entries = csr.row_nnz[slot];
+        const auto s32 = static_cast<std::int32_t>(slot);
+        if (!short_slot[slot]) {
+          if (open) short_tiles.push_back(tile);
+          open = false;
+        } else if (open && tile.slot_end == s32 && tile.slot_end - tile.slot_begin < kernels::kCsrBlockThreads &&
+                   tile.entry_end + entries - tile.entry_begin <= kernels::kCsrTileEntries) {
+          tile.slot_end = s32 + 1;
+          tile.entry_end += entries;
+        } else {
+          if (open) short_tiles.push_back(tile);
+          tile.slot_begin = s32;
+          tile.slot_end = s32 + 1;
+          tile.entry_begin = static_cast<std::int32_t>(entry);
+          tile.entry_end = static_cast<std::int32_t>(entry + entries);
+          open = true;
+        }
+        entry += entries;
+      }
+      if (open) short_tiles.push_back(tile);
+    }
     // Longest first: they are the launch's critical path. A row far longer than one block's lanes cover gets
     // several blocks, each on its share of the column chunks. A stable radix sort (two passes of 16 bits, on
     // ~entries: longest first) rather than a comparison sort: power_law:1000000 has ~59,000 long rows at n = 128,
@@ -123,7 +174,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     }
 
     p.csr_has_empty = short_empty > 0;
-    if (p.csr_has_empty && !p.csr_short_range) {
+    if (p.csr_has_empty && !p.csr_short_range && !p.csr_short_tiles) {
       std::vector<std::int32_t> short_with_entries;
       short_with_entries.reserve(short_slots.size() - short_empty);
       for (const std::int32_t slot : short_slots)
@@ -159,7 +210,10 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     p.storage.add(medium_slots, [&c](std::int32_t* d) { c.medium_slots = d; });
     c.long_count = static_cast<std::int32_t>(long_blocks.size());
     c.medium_count = static_cast<std::int32_t>(medium_slots.size());
-    if (p.csr_short_range) {
+    if (p.csr_short_tiles) {
+      p.storage.add(short_tiles, [&c](kernels::CsrShortTile* d) { c.short_tiles = d; });
+      c.short_count = static_cast<std::int32_t>(short_tiles.size());
+    } else if (p.csr_short_range) {
       c.short_slots = nullptr;
       c.short_count = static_cast<std::int32_t>(copy_slots);
       c.short_min_entries = 0;
@@ -173,6 +227,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     report.csr_long_rows = static_cast<std::int32_t>(long_slots.size());
     report.csr_long_blocks = c.long_count;
     report.csr_medium_rows = c.medium_count;
+    report.csr_short_tiles = p.csr_short_tiles ? c.short_count : 0;
     report.csr_chunks = p.csr_shape.chunks;
     report.csr_nz_lanes = p.csr_shape.nz_lanes;
     const std::int64_t value_bytes = m.precision == Precision::split ? 4 : 2;

@@ -170,7 +170,7 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
   if (run_csr) {
     kernels::CsrSpmmParams c = csr_params;
     if (accumulate && csr_has_empty) {
-      if (csr_short_range)
+      if (csr_short_range || csr_short_tiles)
         c.short_min_entries = 1;
       else {
         c.short_slots = csr_short_slots_with_entries;

@@ -81,6 +81,7 @@ struct SpmmPlan::Impl {
   const kernels::TileRowWork* tile_work_with_entries = nullptr;
   std::int32_t tile_items_with_entries = 0;
   const std::int32_t* csr_short_slots_with_entries = nullptr;
+  bool csr_short_tiles = false;  // n = 1: the short rows in tiles of consecutive slots (CsrSpmmParams::short_tiles)
   bool csr_short_range = false;  // the short rows are slots 0 .. short_count - 1, without a list (CsrSpmmParams)
   std::int32_t csr_short_with_entries = 0;
   // Band groups (device/band_groups.hpp): the tile bands run on the band-group kernel instead.

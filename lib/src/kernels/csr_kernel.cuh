@@ -469,8 +469,73 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::in
   }
 }
 
+/// n = 1: short-row tile `index` (CsrShortTile), a run of consecutive slots of at most kCsrTileEntries entries. The
+/// block loads the tile's entries in order (thread t takes entries t, t + 256, ...: every load is coalesced, whatever
+/// the rows' lengths), reads their B elements, and puts the products in shared memory; then each slot's sum is
+/// taken by `lanes` threads (the most, up to 32, that the tile's slot count leaves room for), in a fixed order.
+/// Against a group of lanes per row, no lane waits on its row's start before its loads, and none idles on a row
+/// shorter than its group (power_law:1000000: 139.7 us against 144.5; docs/KERNELS.md, "Short-row tiles at n = 1").
+template <OperandMode kMode, typename OutT>
+__device__ __forceinline__ void short_row_tile(const CsrSpmmParams& p, std::int32_t index) {
+  constexpr int kPerThread = kCsrTileEntries / kCsrBlockThreads;
+  __shared__ float products[kCsrTileEntries];
+  const CsrShortTile tile = p.short_tiles[index];
+  const int t = threadIdx.x;
+  const std::int32_t count = tile.entry_end - tile.entry_begin;
+  const std::int32_t slots = tile.slot_end - tile.slot_begin;
+  int lanes = 1;
+  while (lanes < kWarp && 2 * lanes * slots <= kCsrBlockThreads) lanes *= 2;
+  const int local_slot = t / lanes, sub = t % lanes;
+  const std::int32_t slot = tile.slot_begin + local_slot;
+  const bool has_slot = local_slot < slots;
+  // The slot's entries, row and exponent: loaded beside the entries, before the block waits for the products.
+  std::int32_t first = 0, end = 0, row = -1;
+  int exponent = 0;
+  if (has_slot) {
+    first = p.row_ptr[slot] - tile.entry_begin;
+    end = p.row_ptr[slot + 1] - tile.entry_begin;
+    if (sub == 0) {
+      row = p.out_row[slot];
+      exponent = p.slot_exponent ? p.slot_exponent[slot] : 0;
+    }
+  }
+  const BElement<kMode>* const b = b_matrix<kMode>(p);
+  // Split precision reads a second value per entry: its entries go in rounds of 2 (4 at once spilled 8 bytes at the
+  // one-column kernel's 32 registers).
+  constexpr int kRound = kMode == OperandMode::split_f32b ? 2 : kPerThread;
+#pragma unroll 1
+  for (int j0 = 0; j0 < kPerThread; j0 += kRound) {
+    std::int32_t b_row[kRound];
+    float value[kRound];
+#pragma unroll
+    for (int j = 0; j < kRound; ++j) {
+      const std::int32_t e = t + (j0 + j) * kCsrBlockThreads;
+      b_row[j] = e < count ? __ldg(p.b_row + tile.entry_begin + e) : 0;
+      value[j] = e < count ? entry_value<kMode>(p, tile.entry_begin + e) : 0.0f;
+    }
+    BElement<kMode> b_value[kRound];
+#pragma unroll
+    for (int j = 0; j < kRound; ++j)
+      b_value[j] = t + (j0 + j) * kCsrBlockThreads < count
+                       ? load_b_chunk<kMode, BRead::one_column>(p, b, b_row[j], 1)
+                       : BElement<kMode>(0);
+#pragma unroll
+    for (int j = 0; j < kRound; ++j) {
+      const std::int32_t e = t + (j0 + j) * kCsrBlockThreads;
+      if (e < count) products[e] = value[j] * b_value_f32<kMode>(b_value[j]);
+    }
+  }
+  __syncthreads();
+  float acc[1] = {0.0f};
+  for (std::int32_t e = first + sub; e < end; e += lanes) acc[0] += products[e];
+  for (int offset = lanes / 2; offset > 0; offset >>= 1) acc[0] += __shfl_xor_sync(0xffffffffu, acc[0], offset);
+  // short_min_entries 1 (beta = 1, no addends): an empty row keeps its C.
+  if (sub == 0 && row >= 0 && end - first >= p.short_min_entries) write_row_chunk<OutT, 1>(p, row, exponent, 0, acc);
+}
+
 /// Blocks [0, long_count) take one long-row block each (csr_long_row_blocks), the next ones one medium row per
-/// warp, the rest kCsrBlockThreads / group short rows each (longest rows first: they are the tail otherwise).
+/// warp, the rest kCsrBlockThreads / group short rows each, or at n = 1 with tiles one short-row tile each
+/// (longest rows first: they are the tail otherwise).
 /// blockIdx.y is the pass over columns (256 per pass).
 template <OperandMode kMode, int kChunks, int kNzLanes, BRead kRead, typename OutT>
 __global__ void __launch_bounds__(kCsrBlockThreads, kMinBlocksPerSm<kRead>) csr_spmm_kernel(const CsrSpmmParams p) {
@@ -483,7 +548,13 @@ __global__ void __launch_bounds__(kCsrBlockThreads, kMinBlocksPerSm<kRead>) csr_
   else if (block < p.long_count + medium_blocks)
     short_rows<kMode, kChunks, kWarp / kChunks, kRead, OutT>(p, p.medium_slots, p.medium_count, block - p.long_count,
                                                             pass_col0);
-  else
+  else if constexpr (kRead == BRead::one_column) {
+    if (p.short_tiles)
+      short_row_tile<kMode, OutT>(p, block - p.long_count - medium_blocks);
+    else
+      short_rows<kMode, kChunks, kNzLanes, kRead, OutT>(p, p.short_slots, p.short_count,
+                                                       block - p.long_count - medium_blocks, pass_col0);
+  } else
     short_rows<kMode, kChunks, kNzLanes, kRead, OutT>(p, p.short_slots, p.short_count,
                                                      block - p.long_count - medium_blocks, pass_col0);
 }

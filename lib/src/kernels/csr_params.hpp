@@ -31,6 +31,26 @@ struct CsrLongBlock {
 };
 static_assert(sizeof(CsrLongBlock) == 24, "CsrLongBlock: the layout the kernel reads");
 
+/// n = 1: a run of consecutive short slots of the copy that one block sums together (csr_kernel.cuh,
+/// short_row_tile): at most kCsrTileEntries entries and kCsrBlockThreads slots. Its entries are loaded by the whole
+/// block in order, so the loads are coalesced whatever the rows' lengths, and no lane idles on a short row.
+struct CsrShortTile {
+  std::int32_t slot_begin = 0, slot_end = 0;    // slots [slot_begin, slot_end)
+  std::int32_t entry_begin = 0, entry_end = 0;  // their entries: row_ptr[slot_begin] .. row_ptr[slot_end]
+};
+static_assert(sizeof(CsrShortTile) == 16, "CsrShortTile: the layout the kernel reads");
+/// Entries of a short-row tile: four per thread. Against two, it measured 139.7 against 140.6 us on
+/// power_law:1000000, 9.6 against 11.1 on Andrews (run 87; docs/KERNELS.md, "Short-row tiles at n = 1").
+inline constexpr int kCsrTileEntries = 4 * kCsrBlockThreads;
+/// Longest row a short-row tile takes: longer rows get a warp (medium) or blocks (long) as at other widths.
+inline constexpr int kCsrTileRowMax = 128;
+/// Tiles are chosen where at least this share of a row's consecutive entries read B rows in different 32-row
+/// blocks (DeviceBandCsr::scattered_pairs): there each B read is a sector of its own and the tile's coalesced
+/// entry loads pay for its extra step; where B reads cluster (a band, a stencil after RCM) they hit the L1 cache and
+/// the groups' shorter chain is faster (run 87: block_diagonal 28.7 us with groups, 33.2 with tiles; circuit 25.5
+/// and 27.0; a 27-point mesh 45.5 and 54.9; power_law 144.5 and 139.7, Andrews 10.2 and 9.6).
+inline constexpr double kCsrTileMinScattered = 0.5;
+
 /// A long row's share of chunks split by entries: its parts' slots are first_part_slot .. + parts - 1.
 struct CsrSplitRow {
   std::int32_t first_part_slot = 0;
@@ -54,6 +74,9 @@ struct CsrSpmmParams {
   // warp's or a long block's; 1 skips empty rows where the run leaves them as they are). Saves the list's 4 bytes
   // per row and one dependent load before a row's entries.
   std::int32_t short_min_entries = 0, short_max_entries = 0;
+  // n = 1: the short rows in tiles of consecutive slots (short_slots and the group fields unused; short_count
+  // tiles). With short_min_entries 1 a tile leaves its empty rows' C as it is.
+  const CsrShortTile* short_tiles = nullptr;
   std::int32_t k = 0;                       // rows of B
   std::int32_t n = 0;
   const std::uint16_t* b = nullptr;         // 16-byte aligned, ldb % 8 == 0 (any, when the shape's scalar_b)

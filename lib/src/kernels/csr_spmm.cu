@@ -115,9 +115,12 @@ void launch_csr_kernel(const CsrKernel& kernel, const CsrSpmmParams& params, cud
   if (params.long_count + params.medium_count + params.short_count == 0 || params.n == 0) return;
   const CsrShape& shape = kernel.key.shape;
   const int rows_per_block = kCsrBlockThreads / (shape.chunks * shape.nz_lanes);
+  // Short rows: a block per tile at n = 1 with tiles, else kCsrBlockThreads / group rows a block.
+  const std::int64_t short_blocks = params.short_tiles
+                                        ? std::int64_t(params.short_count)
+                                        : (std::int64_t(params.short_count) + rows_per_block - 1) / rows_per_block;
   const std::int64_t blocks = std::int64_t(params.long_count) +
-                              (std::int64_t(params.medium_count) + kBlockWarps - 1) / kBlockWarps +
-                              (std::int64_t(params.short_count) + rows_per_block - 1) / rows_per_block;
+                              (std::int64_t(params.medium_count) + kBlockWarps - 1) / kBlockWarps + short_blocks;
   const std::int64_t passes = (std::int64_t(params.n) + kCsrPassColumns - 1) / kCsrPassColumns;
   if (blocks > INT32_MAX || passes > 65535)
     throw SizeLimitError("CSR kernel: " + std::to_string(blocks) + " blocks x " + std::to_string(passes) +
