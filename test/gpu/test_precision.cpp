@@ -95,6 +95,29 @@ std::vector<float> scaled_b(std::int32_t k, std::int32_t n, double decades, std:
   return b;
 }
 
+/// `a` stored at `precision` in `layout`, in file order; its wide range of values needs per-row scaling.
+Bcsr24Matrix stored_per_row(const CsrMatrix& a, TileLayout layout, Precision precision) {
+  ConvertOptions options = test::convert_policy(layout, Reordering::none);
+  options.precision = precision;
+  Bcsr24Matrix host = convert_to_bcsr24(a, options);
+  REQUIRE(host.scaling.per_row);
+  return host;
+}
+
+/// `host` on the device with CSR rows of every band (the CSR kernel runs on any of them).
+DeviceMatrix with_csr_of_every_band(const Bcsr24Matrix& host) {
+  UploadOptions upload;
+  upload.csr = CsrCopy::all;
+  return DeviceMatrix(host, upload);
+}
+
+/// The B types a plan of `precision` takes: fp32, and (not in split precision) the matrix's own 16-bit type.
+std::vector<InputType> b_types(Precision precision) {
+  std::vector<InputType> inputs{InputType::f32};
+  if (precision != Precision::split) inputs.push_back(InputType::automatic);
+  return inputs;
+}
+
 }  // namespace
 
 TEST_CASE("every precision and B type stays within the bound of its arithmetic", "[gpu][precision]") {
@@ -104,16 +127,9 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
   const TilePipeline kPipelines[] = {TilePipeline::automatic, TilePipeline::standard, TilePipeline::deep};
   for (const Precision precision : {Precision::fp16, Precision::bf16, Precision::split}) {
     for (const TileLayout layout : {TileLayout::aligned, TileLayout::condensed}) {
-      ConvertOptions options = test::convert_policy(layout, Reordering::none);
-      options.precision = precision;
-      const Bcsr24Matrix host = convert_to_bcsr24(a, options);
-      REQUIRE(host.scaling.per_row);
-      UploadOptions upload;
-      upload.csr = CsrCopy::all;
-      const DeviceMatrix dev(host, upload);
-      std::vector<InputType> inputs{InputType::f32};
-      if (precision != Precision::split) inputs.push_back(InputType::automatic);
-      for (const InputType input : inputs)
+      const Bcsr24Matrix host = stored_per_row(a, layout, precision);
+      const DeviceMatrix dev = with_csr_of_every_band(host);
+      for (const InputType input : b_types(precision))
         for (const KernelKind kernel : {KernelKind::split_pipelined, KernelKind::csr_cuda_cores, KernelKind::automatic})
           // Slices of 8, 16, 32 and 64. 12 and 44: ldb = n is a multiple of 4, so fp32 B is read in place, and
           // its last 8-column chunk has 4 columns: B's last row ends inside it (the CSR kernel once read past it;
@@ -174,16 +190,9 @@ TEST_CASE("n = 1 short-row tiles keep every precision and B type within its boun
   }
   const CsrMatrix a = csr_from_triplets(rows, cols, ri, ci, vi);
   for (const Precision precision : {Precision::fp16, Precision::bf16, Precision::split}) {
-    ConvertOptions options = test::convert_policy(TileLayout::automatic, Reordering::none);
-    options.precision = precision;
-    const Bcsr24Matrix host = convert_to_bcsr24(a, options);
-    REQUIRE(host.scaling.per_row);
-    UploadOptions upload;
-    upload.csr = CsrCopy::all;
-    const DeviceMatrix dev(host, upload);
-    std::vector<InputType> inputs{InputType::f32};
-    if (precision != Precision::split) inputs.push_back(InputType::automatic);
-    for (const InputType input : inputs)
+    const Bcsr24Matrix host = stored_per_row(a, TileLayout::automatic, precision);
+    const DeviceMatrix dev = with_csr_of_every_band(host);
+    for (const InputType input : b_types(precision))
       for (const double beta : {0.0, -0.5}) {
         INFO(precision_name(precision) << " B " << input_type_name(input) << " beta " << beta);
         const double decades = input == InputType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;

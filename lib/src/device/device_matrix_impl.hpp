@@ -49,6 +49,18 @@ struct DeviceBandCsr {
   // different 32-row blocks. Their ratio says whether a row's B reads scatter (each its own sector) or cluster; at
   // n = 1 it chooses the short rows' tiles (plan_csr_part.cpp).
   std::vector<std::int32_t> entry_pairs, scattered_pairs;
+
+  /// scattered_pairs / entry_pairs over the bands b with select[b] != 0 that have a copy; `if_none` without pairs.
+  double scattered_share(const std::vector<std::uint8_t>& select, double if_none) const {
+    std::int64_t pairs = 0, scattered = 0;
+    for (std::size_t b = 0; b < select.size() && b < first_slot.size(); ++b) {
+      if (!select[b] || first_slot[b] < 0) continue;
+      const std::size_t position = std::size_t(first_slot[b] / kTileRows);
+      pairs += entry_pairs[position];
+      scattered += scattered_pairs[position];
+    }
+    return pairs > 0 ? double(scattered) / double(pairs) : if_none;
+  }
   std::int32_t bands = 0;
 
   std::int64_t bytes() const {

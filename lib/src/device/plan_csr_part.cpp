@@ -48,18 +48,11 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     p.csr_kernel = &kernels::csr_kernel({p.mode, p.options.output, p.csr_shape});
     // n = 1 where the rows' B reads scatter: short rows in tiles of consecutive slots (CsrShortTile), which take
     // rows of up to kCsrTileRowMax entries; medium and long rows as at other widths.
-    std::int64_t entry_pairs = 0, scattered_pairs = 0;
-    for (std::size_t b = 0; b < to_csr.size(); ++b) {
-      if (!to_csr[b] || csr.first_slot[b] < 0) continue;
-      const std::size_t position = std::size_t(csr.first_slot[b] / kTileRows);
-      entry_pairs += csr.entry_pairs[position];
-      scattered_pairs += csr.scattered_pairs[position];
-    }
     kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
     // Only where the groups' short rows are no longer than a tile's: rows longer than that keep the groups' class
     // (long_rows:20000, rows of 512: 80.0 us as medium rows behind a list, run 88; 75.9 as short rows, run 89).
-    p.csr_short_tiles = p.csr_shape.one_column && entry_pairs > 0 && classes.short_max <= kernels::kCsrTileRowMax &&
-                        double(scattered_pairs) >= kernels::kCsrTileMinScattered * double(entry_pairs);
+    p.csr_short_tiles = p.csr_shape.one_column && classes.short_max <= kernels::kCsrTileRowMax &&
+                        csr.scattered_share(to_csr, 0.0) >= kernels::kCsrTileMinScattered;
     if (p.csr_short_tiles) {
       classes.short_max = kernels::kCsrTileRowMax;
       classes.medium_max = std::max(classes.medium_max, classes.short_max);

@@ -101,16 +101,9 @@ const detail::PathChoice& path_choice(const DeviceMatrix::Impl& m, const DeviceB
     if (parts == tiles_per_part) return choice;
   const std::size_t bands = m.band_stats.size();
   std::vector<std::uint8_t> has_csr(bands);
-  std::int64_t entry_pairs = 0, scattered_pairs = 0;
-  for (std::size_t b = 0; b < bands; ++b) {
-    has_csr[b] = csr.first_slot[b] >= 0;
-    if (!has_csr[b]) continue;
-    const std::size_t position = std::size_t(csr.first_slot[b] / kTileRows);
-    entry_pairs += csr.entry_pairs[position];
-    scattered_pairs += csr.scattered_pairs[position];
-  }
+  for (std::size_t b = 0; b < bands; ++b) has_csr[b] = csr.first_slot[b] >= 0;
   detail::CostContext ctx{n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes, tiles_per_part};
-  if (entry_pairs > 0) ctx.scattered_share = double(scattered_pairs) / double(entry_pairs);
+  ctx.scattered_share = csr.scattered_share(has_csr, 1.0);
   cache.paths.emplace_back(tiles_per_part, detail::choose_paths(m.band_stats, has_csr, ctx));
   return cache.paths.back().second;
 }
