@@ -46,11 +46,11 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     const double mean_row_nnz = double(row_entries) / double(row_count);
     p.csr_shape = kernels::csr_shape_for(n, mean_row_nnz, row_count, m.multiprocessors);
     p.csr_kernel = &kernels::csr_kernel({p.mode, p.options.output, p.csr_shape});
-    // n = 1 where the rows' B reads scatter: short rows in tiles of consecutive slots (CsrShortTile), which take
-    // rows of up to kCsrTileRowMax entries; medium and long rows as at other widths.
+    // n = 1 where the rows' B reads scatter (kCsrTileMinScattered): short rows in tiles of consecutive slots
+    // (CsrShortTile), which take rows of up to kCsrTileRowMax entries; medium and long rows as at other widths. Only
+    // where the groups' short rows are no longer than a tile's: longer ones keep the groups' class (long_rows:20000,
+    // rows of 512: 80.0 us as medium rows behind a list, run 88; 75.9 as short rows, run 89).
     kernels::CsrRowClasses classes = kernels::csr_row_classes(p.csr_shape, mean_row_nnz);
-    // Only where the groups' short rows are no longer than a tile's: rows longer than that keep the groups' class
-    // (long_rows:20000, rows of 512: 80.0 us as medium rows behind a list, run 88; 75.9 as short rows, run 89).
     p.csr_short_tiles = p.csr_shape.one_column && classes.short_max <= kernels::kCsrTileRowMax &&
                         csr.scattered_share(to_csr, 0.0) >= kernels::kCsrTileMinScattered;
     if (p.csr_short_tiles) {
@@ -98,7 +98,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
         if (!short_slot[slot]) {
           if (open) short_tiles.push_back(tile);
           open = false;
-        } else if (open && tile.slot_end == s32 && tile.slot_end - tile.slot_begin < kernels::kCsrBlockThreads &&
+        } else if (open && tile.slot_end - tile.slot_begin < kernels::kCsrBlockThreads &&
                    tile.entry_end + entries - tile.entry_begin <= kernels::kCsrTileEntries) {
           tile.slot_end = s32 + 1;
           tile.entry_end += entries;
