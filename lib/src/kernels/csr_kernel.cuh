@@ -548,15 +548,17 @@ __global__ void __launch_bounds__(kCsrBlockThreads, kMinBlocksPerSm<kRead>) csr_
   else if (block < p.long_count + medium_blocks)
     short_rows<kMode, kChunks, kWarp / kChunks, kRead, OutT>(p, p.medium_slots, p.medium_count, block - p.long_count,
                                                             pass_col0);
-  else if constexpr (kRead == BRead::one_column) {
-    if (p.short_tiles)
-      short_row_tile<kMode, OutT>(p, block - p.long_count - medium_blocks);
-    else
-      short_rows<kMode, kChunks, kNzLanes, kRead, OutT>(p, p.short_slots, p.short_count,
-                                                       block - p.long_count - medium_blocks, pass_col0);
-  } else
-    short_rows<kMode, kChunks, kNzLanes, kRead, OutT>(p, p.short_slots, p.short_count,
-                                                     block - p.long_count - medium_blocks, pass_col0);
+  else {
+    const std::int32_t short_block = block - p.long_count - medium_blocks;
+    // Only the one-column kernels hold the tile code (and its shared memory).
+    if constexpr (kRead == BRead::one_column) {
+      if (p.short_tiles) {
+        short_row_tile<kMode, OutT>(p, short_block);
+        return;
+      }
+    }
+    short_rows<kMode, kChunks, kNzLanes, kRead, OutT>(p, p.short_slots, p.short_count, short_block, pass_col0);
+  }
 }
 
 /// The table entry of one instantiation (kernel_table.hpp).
