@@ -382,6 +382,37 @@ TEST_CASE("CSR path at n = 1: short rows in tiles cut at 1024 entries and 256 ro
   }
 }
 
+TEST_CASE("CSR path at n = 1: tiles of a row-reordered matrix write their rows through out_row", "[gpu][hybrid]") {
+  // RCM numbers the rows anew, so a tile's slots do not write consecutive rows of C (CsrShortTile::row_base -1): each
+  // slot's row comes from out_row. The graph's columns stay scattered, so the plan still takes tiles.
+  const std::uint64_t seed = test::test_seed(1112);
+  INFO("seed " << seed);
+  RandomGraphSpec spec;
+  spec.rows = 30001;
+  spec.degree = 6;
+  spec.power_law = true;
+  spec.seed = seed;
+  const CsrMatrix a = generate_random_graph(spec);
+  const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::rcm));
+  REQUIRE(host.reordering == Reordering::rcm);
+  REQUIRE_FALSE(host.row_order.empty());
+  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
+  INFO(plan.report().csr_short_tiles << " tiles");
+  CHECK(plan.report().csr_short_tiles > 0);
+  for (const double beta : {0.0, 1.0}) {
+    GpuCase cfg;
+    cfg.n = 1;
+    cfg.beta = beta;
+    cfg.alpha = -0.75;
+    cfg.ldb_pad = 3;
+    cfg.seed = seed + 1;
+    cfg.runs = 2;
+    INFO("beta = " << beta);
+    require_pass(run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg));
+  }
+}
+
 TEST_CASE("CSR copy policies: none keeps automatic on tiles, csr_cuda_cores needs every band", "[gpu][hybrid]") {
   RandomGraphSpec spec;
   spec.rows = 5000;

@@ -1,5 +1,6 @@
 // Uploads a host BCSR-2:4 matrix once into RAII-owned device memory.
 #include <algorithm>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 
@@ -100,6 +101,7 @@ DeviceBandCsr upload_csr(const detail::BandCsr& csr, const std::vector<std::int1
     for (std::size_t s = 0; s < csr.out_row.size(); ++s)
       if (csr.out_row[s] >= 0) slot_exponent[s] = row_exponent[static_cast<std::size_t>(csr.out_row[s])];
     d.slot_exponent = detail::DeviceBuffer<std::int16_t>(slot_exponent);
+    d.slot_exponent_host = std::move(slot_exponent);
   }
   d.first_slot.assign(static_cast<std::size_t>(tile_rows), -1);
   for (std::size_t i = 0; i < csr.bands.size(); ++i)

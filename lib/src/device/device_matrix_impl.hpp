@@ -45,6 +45,7 @@ struct DeviceBandCsr {
   std::vector<std::int32_t> first_slot;        // per band: its first slot, -1 without a copy
   std::vector<std::int32_t> row_nnz;           // per slot
   std::vector<std::int32_t> out_row_host;      // per slot (-1 = padding row: nothing to write)
+  std::vector<std::int16_t> slot_exponent_host;  // per slot, as slot_exponent (empty without per-row scaling)
   // Per copy band (first_slot / 16): pairs of consecutive entries of a row, and those whose B rows lie in
   // different 32-row blocks. Their ratio says whether a row's B reads scatter (each its own sector) or cluster; at
   // n = 1 it chooses the short rows' tiles (plan_csr_part.cpp).

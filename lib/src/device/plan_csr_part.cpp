@@ -85,34 +85,61 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
           short_slots.push_back(slot);
       }
     });
-    // Tiles: runs of consecutive short slots, cut where a tile would pass kCsrTileEntries entries or one slot per
-    // thread. The copy's entries are its slots' in slot order, so a run's entries are contiguous.
+    // Tiles: runs of consecutive short slots, cut where a tile's entries would pass its window (kCsrTileEntries
+    // from its first entry rounded down to a quad) or it would have more slots than threads. The copy's entries are
+    // its slots' in slot order, so a run's entries are contiguous. Each tile slot gets its word (first entry in the
+    // window, length, exponent); a tile whose slots write consecutive rows of C gets its first row.
     std::vector<kernels::CsrShortTile> short_tiles;
+    std::vector<std::uint32_t> tile_slot_words;
     if (p.csr_short_tiles) {
-      std::int64_t entry = 0;
-      kernels::CsrShortTile tile;
+      tile_slot_words.assign(copy_slots, 0);
+      auto exponent = [&](std::size_t slot) -> std::int32_t {
+        if (csr.slot_exponent_host.empty()) return 0;
+        const std::int32_t e = csr.slot_exponent_host[slot];
+        if (e < -kernels::kCsrTileMaxExponent || e > kernels::kCsrTileMaxExponent)
+          throw RangeError("SpmmPlan: row exponent " + std::to_string(e) + " does not fit a tile slot's word");
+        return e;
+      };
+      std::int64_t entry = 0, window = 0, tile_entry_begin = 0, tile_end = 0;
+      std::size_t tile_begin = 0;
       bool open = false;
+      auto close = [&](std::size_t slot_end) {
+        kernels::CsrShortTile tile;
+        tile.slot_begin = static_cast<std::int32_t>(tile_begin);
+        tile.slots = static_cast<std::uint16_t>(slot_end - tile_begin);
+        tile.entry_begin = static_cast<std::int32_t>(tile_entry_begin);
+        tile.entries = static_cast<std::uint16_t>(tile_end - tile_entry_begin);
+        const std::int32_t first_row = csr.out_row_host[tile_begin];
+        bool consecutive = first_row >= 0;
+        std::int64_t at = tile_entry_begin;
+        for (std::size_t s = tile_begin; s < slot_end; ++s) {
+          consecutive = consecutive && std::int64_t(csr.out_row_host[s]) == first_row + std::int64_t(s - tile_begin);
+          tile_slot_words[s] = kernels::csr_tile_slot_word(static_cast<std::int32_t>(at - window), csr.row_nnz[s],
+                                                           exponent(s));
+          at += csr.row_nnz[s];
+        }
+        tile.row_base = consecutive ? first_row : -1;
+        short_tiles.push_back(tile);
+      };
       for (std::size_t slot = 0; slot < copy_slots; ++slot) {
         const std::int32_t entries = csr.row_nnz[slot];
-        const auto s32 = static_cast<std::int32_t>(slot);
         if (!short_slot[slot]) {
-          if (open) short_tiles.push_back(tile);
+          if (open) close(slot);
           open = false;
-        } else if (open && tile.slot_end - tile.slot_begin < kernels::kCsrBlockThreads &&
-                   tile.entry_end + entries - tile.entry_begin <= kernels::kCsrTileEntries) {
-          tile.slot_end = s32 + 1;
-          tile.entry_end += entries;
+        } else if (open && slot - tile_begin < std::size_t(kernels::kCsrBlockThreads) &&
+                   entry + entries - window <= kernels::kCsrTileEntries) {
+          tile_end = entry + entries;
         } else {
-          if (open) short_tiles.push_back(tile);
-          tile.slot_begin = s32;
-          tile.slot_end = s32 + 1;
-          tile.entry_begin = static_cast<std::int32_t>(entry);
-          tile.entry_end = static_cast<std::int32_t>(entry + entries);
+          if (open) close(slot);
+          tile_begin = slot;
+          tile_entry_begin = entry;
+          window = entry / 4 * 4;
+          tile_end = entry + entries;
           open = true;
         }
         entry += entries;
       }
-      if (open) short_tiles.push_back(tile);
+      if (open) close(copy_slots);
     }
     // Longest first: they are the launch's critical path. A row far longer than one block's lanes cover gets
     // several blocks, each on its share of the column chunks. A stable radix sort (two passes of 16 bits, on
@@ -205,6 +232,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     c.medium_count = static_cast<std::int32_t>(medium_slots.size());
     if (p.csr_short_tiles) {
       p.storage.add(short_tiles, [&c](kernels::CsrShortTile* d) { c.short_tiles = d; });
+      p.storage.add(tile_slot_words, [&c](std::uint32_t* d) { c.tile_slot_words = d; });
       c.short_count = static_cast<std::int32_t>(short_tiles.size());
     } else if (p.csr_short_range) {
       c.short_slots = nullptr;

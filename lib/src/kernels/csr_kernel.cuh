@@ -469,65 +469,58 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::in
   }
 }
 
-/// n = 1: short-row tile `index` (CsrShortTile), a run of consecutive slots of at most kCsrTileEntries entries. The
-/// block loads the tile's entries in order (thread t takes entries t, t + 256, ...: every load is coalesced, whatever
-/// the rows' lengths), reads their B elements, and puts the products in shared memory; then each slot's sum is
-/// taken by `lanes` threads (the most, up to 32, that the tile's slot count leaves room for), in a fixed order.
-/// Against a group of lanes per row, no lane waits on its row's start before its loads, and none idles on a row
-/// shorter than its group (power_law:1000000: 139.7 us against 144.5; docs/KERNELS.md, "Short-row tiles at n = 1").
+/// n = 1: short-row tile `index` (CsrShortTile), a run of consecutive slots whose entries lie in one window of
+/// kCsrTileEntries entries starting at a multiple of 4. Thread t loads quad t of the window (the indices as one
+/// 16-byte load, the values as one 8-byte load: the loads of a warp are 512 and 256 consecutive bytes, whatever the
+/// rows' lengths), reads the B elements of its entries that are the tile's, and puts the products in shared memory;
+/// then each slot's sum is taken by `lanes` threads (the most, up to 32, that the tile's slot count leaves room for),
+/// in a fixed order. A slot's first entry, length and exponent come in one word (csr_tile_slot_word), and its C row
+/// is the tile's row_base + its place where the tile's rows are consecutive: one 4-byte load per slot where the
+/// groups load two row offsets, the row and the exponent (docs/KERNELS.md, "Short-row tiles at n = 1").
 template <OperandMode kMode, typename OutT>
 __device__ __forceinline__ void short_row_tile(const CsrSpmmParams& p, std::int32_t index) {
-  constexpr int kPerThread = kCsrTileEntries / kCsrBlockThreads;
-  __shared__ float products[kCsrTileEntries];
+  static_assert(kCsrTileEntries == 4 * kCsrBlockThreads, "a quad of the window per thread");
+  __shared__ __align__(16) float products[kCsrTileEntries];
   const CsrShortTile tile = p.short_tiles[index];
   const int t = threadIdx.x;
-  const std::int32_t count = tile.entry_end - tile.entry_begin;
-  const std::int32_t slots = tile.slot_end - tile.slot_begin;
+  const std::int32_t window = tile.entry_begin & ~3;  // the entry arrays are padded to whole quads (upload_csr)
+  const unsigned first_entry = unsigned(tile.entry_begin - window), end_entry = first_entry + tile.entries;
   int lanes = 1;
-  while (lanes < kWarp && 2 * lanes * slots <= kCsrBlockThreads) lanes *= 2;
+  while (lanes < kWarp && 2 * lanes * int(tile.slots) <= kCsrBlockThreads) lanes *= 2;
   const int local_slot = t / lanes, sub = t % lanes;
-  const std::int32_t slot = tile.slot_begin + local_slot;
-  const bool has_slot = local_slot < slots;
-  // The slot's entries, row and exponent: loaded beside the entries, before the block waits for the products.
-  std::int32_t first = 0, end = 0, row = -1;
-  int exponent = 0;
-  if (has_slot) {
-    first = p.row_ptr[slot] - tile.entry_begin;
-    end = p.row_ptr[slot + 1] - tile.entry_begin;
-    if (sub == 0) {
-      row = p.out_row[slot];
-      exponent = p.slot_exponent ? p.slot_exponent[slot] : 0;
-    }
+  // The slot's entries (from the window's start), row and exponent: loaded beside the entries, before the block
+  // waits for the products.
+  int first = 0, end = 0, exponent = 0;
+  std::int32_t row = -1;
+  if (local_slot < int(tile.slots)) {
+    const std::int32_t slot = tile.slot_begin + local_slot;
+    const std::uint32_t word = p.tile_slot_words[slot];
+    first = csr_tile_slot_first(word);
+    end = first + csr_tile_slot_length(word);
+    exponent = csr_tile_slot_exponent(word);
+    if (sub == 0) row = tile.row_base >= 0 ? tile.row_base + local_slot : p.out_row[slot];
   }
+  const std::int32_t quad = window / 4 + t;
+  const unsigned in_tile = quad_mask(4u * unsigned(t), first_entry, end_entry);
+  const int4 rows = in_tile ? __ldg(reinterpret_cast<const int4*>(p.b_row) + quad) : make_int4(0, 0, 0, 0);
+  const uint2 bits = in_tile ? __ldg(reinterpret_cast<const uint2*>(p.values) + quad) : make_uint2(0, 0);
+  uint2 lo_bits = make_uint2(0, 0);
+  if constexpr (kMode == OperandMode::split_f32b)
+    lo_bits = in_tile ? __ldg(reinterpret_cast<const uint2*>(p.values_lo) + quad) : make_uint2(0, 0);
+  // Entries of the quad outside the tile: their B element is not read and their product is never summed.
   const BElement<kMode>* const b = b_matrix<kMode>(p);
-  // Split precision reads a second value per entry: its entries go in rounds of 2 (4 at once spilled 8 bytes at the
-  // one-column kernel's 32 registers).
-  constexpr int kRound = kMode == OperandMode::split_f32b ? 2 : kPerThread;
-#pragma unroll 1
-  for (int j0 = 0; j0 < kPerThread; j0 += kRound) {
-    std::int32_t b_row[kRound];
-    float value[kRound];
+  const int r[4] = {rows.x, rows.y, rows.z, rows.w};
+  BElement<kMode> bv[4];
 #pragma unroll
-    for (int j = 0; j < kRound; ++j) {
-      const std::int32_t e = t + (j0 + j) * kCsrBlockThreads;
-      b_row[j] = e < count ? __ldg(p.b_row + tile.entry_begin + e) : 0;
-      value[j] = e < count ? entry_value<kMode>(p, tile.entry_begin + e) : 0.0f;
-    }
-    BElement<kMode> b_value[kRound];
+  for (int e = 0; e < 4; ++e) bv[e] = (in_tile >> e) & 1u ? __ldg(b + std::size_t(r[e]) * p.ldb) : BElement<kMode>(0);
+  float product[4];
 #pragma unroll
-    for (int j = 0; j < kRound; ++j)
-      b_value[j] = t + (j0 + j) * kCsrBlockThreads < count
-                       ? load_b_chunk<kMode, BRead::one_column>(p, b, b_row[j], 1)
-                       : BElement<kMode>(0);
-#pragma unroll
-    for (int j = 0; j < kRound; ++j) {
-      const std::int32_t e = t + (j0 + j) * kCsrBlockThreads;
-      if (e < count) products[e] = value[j] * b_value_f32<kMode>(b_value[j]);
-    }
-  }
+  for (int e = 0; e < 4; ++e)
+    product[e] = decode_value<kMode>(quad_bits(bits, e), quad_bits(lo_bits, e)) * b_value_f32<kMode>(bv[e]);
+  if (in_tile) reinterpret_cast<float4*>(products)[t] = make_float4(product[0], product[1], product[2], product[3]);
   __syncthreads();
   float acc[1] = {0.0f};
-  for (std::int32_t e = first + sub; e < end; e += lanes) acc[0] += products[e];
+  for (int e = first + sub; e < end; e += lanes) acc[0] += products[e];
   for (int offset = lanes / 2; offset > 0; offset >>= 1) acc[0] += __shfl_xor_sync(0xffffffffu, acc[0], offset);
   // short_min_entries 1 (beta = 1, no addends): an empty row keeps its C.
   if (sub == 0 && row >= 0 && end - first >= p.short_min_entries) write_row_chunk<OutT, 1>(p, row, exponent, 0, acc);

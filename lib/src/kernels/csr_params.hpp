@@ -32,18 +32,37 @@ struct CsrLongBlock {
 static_assert(sizeof(CsrLongBlock) == 24, "CsrLongBlock: the layout the kernel reads");
 
 /// n = 1: a run of consecutive short slots of the copy that one block sums together (csr_kernel.cuh,
-/// short_row_tile): at most kCsrTileEntries entries and kCsrBlockThreads slots. Its entries are loaded by the whole
-/// block in order, so the loads are coalesced whatever the rows' lengths, and no lane idles on a short row.
+/// short_row_tile). Its entries lie in one window of kCsrTileEntries entries that starts at a multiple of 4
+/// (entry_begin rounded down), and it has at most kCsrBlockThreads slots. The window is loaded by the whole block in
+/// quads, so the loads are coalesced whatever the rows' lengths, and no lane idles on a short row.
 struct CsrShortTile {
-  std::int32_t slot_begin = 0, slot_end = 0;    // slots [slot_begin, slot_end)
-  std::int32_t entry_begin = 0, entry_end = 0;  // their entries: row_ptr[slot_begin] .. row_ptr[slot_end]
+  std::int32_t slot_begin = 0;   // slots [slot_begin, slot_begin + slots)
+  std::int32_t entry_begin = 0;  // their entries: [entry_begin, entry_begin + entries) of the copy
+  std::int32_t row_base = -1;    // >= 0: slot slot_begin + i writes C row row_base + i; -1: out_row says
+  std::uint16_t slots = 0, entries = 0;
 };
 static_assert(sizeof(CsrShortTile) == 16, "CsrShortTile: the layout the kernel reads");
-/// Entries of a short-row tile: four per thread. Against two, it measured 139.7 against 140.6 us on
-/// power_law:1000000, 9.6 against 11.1 on Andrews (run 87; docs/KERNELS.md, "Short-row tiles at n = 1").
+/// Entries of a short-row tile's window: a quad per thread. Against two entries per thread (loaded one by one),
+/// four measured 139.7 against 140.6 us on power_law:1000000, 9.6 against 11.1 on Andrews (run 87); loading them as
+/// quads took power_law from 138.0 to 133.5 us in a stand-alone probe (docs/KERNELS.md, "Short-row tiles at n = 1").
 inline constexpr int kCsrTileEntries = 4 * kCsrBlockThreads;
 /// Longest row a short-row tile takes: longer rows get a warp (medium) or blocks (long) as at other widths.
 inline constexpr int kCsrTileRowMax = 128;
+/// A tile slot's word (CsrSpmmParams::tile_slot_words): its first entry counted from the tile's window (11 bits,
+/// 0 .. kCsrTileEntries), its length (8 bits, 0 .. kCsrTileRowMax) and its C row's exponent (the high 13 bits, signed;
+/// row exponents lie within +-1,100). One 4-byte load per slot where the groups load 14 bytes in four loads.
+constexpr std::uint32_t csr_tile_slot_word(std::int32_t first, std::int32_t length, std::int32_t exponent) {
+  return std::uint32_t(first) | std::uint32_t(length) << 11 | std::uint32_t(exponent) << 19;
+}
+constexpr int csr_tile_slot_first(std::uint32_t word) { return int(word & 0x7ffu); }
+constexpr int csr_tile_slot_length(std::uint32_t word) { return int(word >> 11 & 0xffu); }
+constexpr int csr_tile_slot_exponent(std::uint32_t word) { return static_cast<std::int32_t>(word) >> 19; }
+inline constexpr int kCsrTileMaxExponent = (1 << 12) - 1;
+static_assert(kCsrTileEntries < (1 << 11) && kCsrTileRowMax < (1 << 8), "a tile slot's word fields");
+static_assert(csr_tile_slot_exponent(csr_tile_slot_word(1024, 128, -kCsrTileMaxExponent)) == -kCsrTileMaxExponent &&
+                  csr_tile_slot_first(csr_tile_slot_word(1024, 128, -1)) == 1024 &&
+                  csr_tile_slot_length(csr_tile_slot_word(1024, 128, -1)) == 128,
+              "a tile slot's word round trip");
 /// Tiles are chosen where at least this share of a row's consecutive entries read B rows in different 32-row
 /// blocks (DeviceBandCsr::scattered_pairs): there each B read is a sector of its own and the tile's coalesced
 /// entry loads pay for its extra step; where B reads cluster (a band, a stencil after RCM) they hit the L1 cache and
@@ -77,6 +96,7 @@ struct CsrSpmmParams {
   // n = 1: the short rows in tiles of consecutive slots (short_slots and the group fields unused; short_count
   // tiles). With short_min_entries 1 a tile leaves its empty rows' C as it is.
   const CsrShortTile* short_tiles = nullptr;
+  const std::uint32_t* tile_slot_words = nullptr;  // tiles: per slot of the copy, csr_tile_slot_word (0 elsewhere)
   std::int32_t k = 0;                       // rows of B
   std::int32_t n = 0;
   const std::uint16_t* b = nullptr;         // 16-byte aligned, ldb % 8 == 0 (any, when the shape's scalar_b)
