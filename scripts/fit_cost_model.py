@@ -94,14 +94,17 @@ class Cell:
 
 
 def read_cells(paths):
-    """Cells by (matrix, n, method). In a CSV from before measured plans (no tuning_ms column) `auto` was the cost
-    model's plan: it is read as `auto_model`."""
+    """Cells by (matrix, n, method). In a CSV from before measured plans (no tuning_ms column and no `auto_model`
+    rows) `auto` was the cost model's plan: it is read as `auto_model`. scripts/sweep.py's CSV has no tuning_ms
+    column, but where it lists `auto_model` beside `auto`, `auto` is the measured plan."""
     cells = {}
     for path in paths:
         with open(path, newline="") as handle:
             reader = csv.DictReader(handle)
-            before_tuning = "tuning_ms" not in (reader.fieldnames or [])
-            for row in reader:
+            rows = list(reader)
+            before_tuning = ("tuning_ms" not in (reader.fieldnames or []) and
+                             not any(row.get("method") == "auto_model" for row in rows))
+            for row in rows:
                 if not row.get("matrix") or not row.get("n") or not row.get("method"):
                     continue
                 if before_tuning and row["method"] == "auto":
@@ -224,6 +227,8 @@ def cusparse_section(cells):
     lines += md_table(["class", "n", "cells", "geo-mean", "min"], rows)
     if below:
         lines += ["Cells below 1.0x:", ""] + md_table(["matrix", "n", "auto us", "best cuSPARSE us", "speedup"], below)
+    else:
+        lines += ["No cell below 1.0x.", ""]
     return lines
 
 
