@@ -295,7 +295,8 @@ TEST_CASE("CSR rows split by entries: one-round parts, at most 64 of them, longe
   CHECK(csr_long_row_parts(1, 200000) == 64);
 }
 
-TEST_CASE("CSR lanes per row at n >= 8: the fewest that fill the device, at most one per entry", "[cost_model]") {
+TEST_CASE("CSR lanes per row at n >= 8: the fewest that fill the device, at most one per entry; n = 1 streams",
+          "[cost_model]") {
   // Rows that fill the device many times over get one lane each (Andrews: 60,000 rows of 12.7 entries at n = 128);
   // rows of many entries get lanes until the launch has ~62 threads per SM and mean entry (a 27-point mesh with 3
   // dofs, 192,000 rows of 81, on 132 SMs: 4 lanes at n = 8, 2 at n = 16, 1 from n = 32 on); a small matrix gets as
@@ -315,4 +316,12 @@ TEST_CASE("CSR lanes per row at n >= 8: the fewest that fill the device, at most
   // Below 8 columns (B read element by element) and at n = 1: about 4 entries per lane, as before.
   CHECK(kernels::csr_shape_for(1, 12.7, 60000, 132).nz_lanes == 2);
   CHECK(kernels::csr_shape_for(4, 40.0, 60000, 132).nz_lanes == 8);
+  CHECK(kernels::csr_shape_for(1, 59.4, 4884, 132).nz_lanes == 8);  // bcsstk16: 290,000 entries
+  // n = 1 past 8 entries per resident thread (132 SMs x 2,048): at least 8 entries per lane, at most 8 lanes.
+  CHECK(kernels::csr_shape_for(1, 512.0, 20000, 132).nz_lanes == 8);    // long_rows:20000 (32 before)
+  CHECK(kernels::csr_shape_for(1, 32.0, 262144, 132).nz_lanes == 4);    // block_diagonal:262144 (8 before)
+  CHECK(kernels::csr_shape_for(1, 77.0, 192000, 132).nz_lanes == 8);    // the 40x40x40 27-point mesh (16 before)
+  CHECK(kernels::csr_shape_for(1, 3.0, 1600000, 132).nz_lanes == 1);    // circuit:1600000
+  CHECK(kernels::csr_shape_for(4, 512.0, 20000, 132).nz_lanes == 32);   // n = 4 keeps the rule above
+  CHECK(kernels::csr_shape_for(1, 77.0, 3000, 132).nz_lanes == 16);     // 231,000 entries: the rule above
 }

@@ -23,6 +23,10 @@ namespace {
 
 /// Threads per SM and mean row entry the 16-byte-chunk shapes (n >= 8) aim for (csr_shape_for; run 74).
 constexpr int kThreadsPerSmAndEntry = 62;
+/// n = 1: entries per resident thread past which the lanes per row follow the stream rule (csr_shape_for), and the
+/// most lanes per row it gives.
+constexpr double kOneColumnStreamEntries = 8.0;
+constexpr int kOneColumnStreamLanes = 8;
 
 int floor_pow2(double x) {
   int p = 1;
@@ -48,6 +52,17 @@ CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz, std::int64_t rows, i
   if (s.scalar_b) {
     // About kUnroll entries per thread: enough independent loads to hide latency, few idle lanes on short rows.
     s.nz_lanes = std::min(floor_pow2(mean_row_nnz / kUnroll), lanes_cap);
+    // n = 1 with more than kOneColumnStreamEntries entries per thread the device holds at once: the launch is one
+    // long stream of entries, and a lane that takes at least a round of quads (8 entries), with at most
+    // kOneColumnStreamLanes lanes per row, keeps more of it in flight than many lanes with a quad or less each.
+    // csr_cuda_cores at n = 1 (runs 98 and 99, lanes forced): long_rows:20000 (rows of 512) 76.0 us with 32 lanes,
+    // 55.6 with 16, 33.2 with 8, 38.3 with 4; block_diagonal:262144 (rows of 32) 28.8 with 8, 23.8 with 4, 25.1
+    // with 2; the 40x40x40 27-point mesh (rows of 77) 43.5 with 16, 41.0 with 8, 40.4 with 4, 63.2 with 2. Smaller
+    // launches keep the rule above: bcsstk16 (290,000 entries) took 6.2 us with 8 lanes and 7.3 with 4.
+    const double resident_threads = double(std::max(multiprocessors, 1)) *
+                                    csr::kMinBlocksPerSm<csr::BRead::one_column> * kCsrBlockThreads;
+    if (s.one_column && double(rows) * mean_row_nnz > kOneColumnStreamEntries * resident_threads)
+      s.nz_lanes = std::min({s.nz_lanes, floor_pow2(mean_row_nnz / 8.0), kOneColumnStreamLanes});
     return s;
   }
   // 16-byte chunks: the fewest lanes per row that still give the launch about kThreadsPerSmAndEntry x SMs x
