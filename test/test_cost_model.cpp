@@ -317,11 +317,14 @@ TEST_CASE("CSR lanes per row at n >= 8: the fewest that fill the device, at most
   CHECK(kernels::csr_shape_for(1, 12.7, 60000, 132).nz_lanes == 2);
   CHECK(kernels::csr_shape_for(4, 40.0, 60000, 132).nz_lanes == 8);
   CHECK(kernels::csr_shape_for(1, 59.4, 4884, 132).nz_lanes == 8);  // bcsstk16: 290,000 entries
-  // n = 1 past 8 entries per resident thread (132 SMs x 2,048): at least 8 entries per lane, at most 8 lanes.
+  // n = 1 past 8 entries per resident thread (132 SMs x 2,048): at least 8 entries per lane, at most 8 lanes unless
+  // a lane would take more than 64 entries.
   CHECK(kernels::csr_shape_for(1, 512.0, 20000, 132).nz_lanes == 8);    // long_rows:20000 (32 before)
   CHECK(kernels::csr_shape_for(1, 32.0, 262144, 132).nz_lanes == 4);    // block_diagonal:262144 (8 before)
   CHECK(kernels::csr_shape_for(1, 77.0, 192000, 132).nz_lanes == 8);    // the 40x40x40 27-point mesh (16 before)
   CHECK(kernels::csr_shape_for(1, 3.0, 1600000, 132).nz_lanes == 1);    // circuit:1600000
   CHECK(kernels::csr_shape_for(4, 512.0, 20000, 132).nz_lanes == 32);   // n = 4 keeps the rule above
   CHECK(kernels::csr_shape_for(1, 77.0, 3000, 132).nz_lanes == 16);     // 231,000 entries: the rule above
+  CHECK(kernels::csr_shape_for(1, 1638.0, 16384, 132).nz_lanes == 32);  // 10d0s: lanes of at most 64 entries
+  CHECK(kernels::csr_shape_for(1, 600.0, 16384, 132).nz_lanes == 16);
 }

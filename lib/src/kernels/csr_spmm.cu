@@ -24,9 +24,11 @@ namespace {
 /// Threads per SM and mean row entry the 16-byte-chunk shapes (n >= 8) aim for (csr_shape_for; run 74).
 constexpr int kThreadsPerSmAndEntry = 62;
 /// n = 1: entries per resident thread past which the lanes per row follow the stream rule (csr_shape_for), and the
-/// most lanes per row it gives.
+/// most lanes per row it gives to rows of up to 8 x 64 entries.
 constexpr double kOneColumnStreamEntries = 8.0;
 constexpr int kOneColumnStreamLanes = 8;
+/// n = 1, that rule: the most entries a lane takes (8 rounds of two quads) before its row gets more lanes.
+constexpr double kOneColumnStreamLaneEntries = 64.0;
 
 int floor_pow2(double x) {
   int p = 1;
@@ -54,15 +56,20 @@ CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz, std::int64_t rows, i
     s.nz_lanes = std::min(floor_pow2(mean_row_nnz / kUnroll), lanes_cap);
     // n = 1 with more than kOneColumnStreamEntries entries per thread the device holds at once: the launch is one
     // long stream of entries, and a lane that takes at least a round of quads (8 entries), with at most
-    // kOneColumnStreamLanes lanes per row, keeps more of it in flight than many lanes with a quad or less each.
-    // csr_cuda_cores at n = 1 (runs 98 and 99, lanes forced): long_rows:20000 (rows of 512) 76.0 us with 32 lanes,
-    // 55.6 with 16, 33.2 with 8, 38.3 with 4; block_diagonal:262144 (rows of 32) 28.8 with 8, 23.8 with 4, 25.1
-    // with 2; the 40x40x40 27-point mesh (rows of 77) 43.5 with 16, 41.0 with 8, 40.4 with 4, 63.2 with 2. Smaller
-    // launches keep the rule above: bcsstk16 (290,000 entries) took 6.2 us with 8 lanes and 7.3 with 4.
+    // kOneColumnStreamLanes lanes per row, keeps more of it in flight than many lanes with a quad or less each;
+    // but a row still gets the lanes that hold it to 8 rounds (64 entries) a lane. csr_cuda_cores at n = 1 (runs
+    // 98 to 100, lanes forced): long_rows:20000 (rows of 512) 76.0 us with 32 lanes, 55.6 with 16, 33.2 with 8,
+    // 38.3 with 4; block_diagonal:262144 (rows of 32) 28.8 with 8, 23.8 with 4, 25.1 with 2; the 40x40x40 27-point
+    // mesh (rows of 77) 43.5 with 16, 41.0 with 8, 40.4 with 4, 63.2 with 2; the XdYs grids (16,384 rows of 819 to
+    // 3,277) 14-23% slower with 8 lanes than with 32 (10d0s: 60.2 against 70.0). Smaller launches keep the rule
+    // above: bcsstk16 (290,000 entries) took 6.2 us with 8 lanes and 7.3 with 4.
     const double resident_threads = double(std::max(multiprocessors, 1)) *
                                     csr::kMinBlocksPerSm<csr::BRead::one_column> * kCsrBlockThreads;
-    if (s.one_column && double(rows) * mean_row_nnz > kOneColumnStreamEntries * resident_threads)
-      s.nz_lanes = std::min({s.nz_lanes, floor_pow2(mean_row_nnz / 8.0), kOneColumnStreamLanes});
+    if (s.one_column && double(rows) * mean_row_nnz > kOneColumnStreamEntries * resident_threads) {
+      int lanes = std::min(floor_pow2(mean_row_nnz / 8.0), kOneColumnStreamLanes);
+      while (lanes * kOneColumnStreamLaneEntries < mean_row_nnz) lanes *= 2;
+      s.nz_lanes = std::min(s.nz_lanes, lanes);
+    }
     return s;
   }
   // 16-byte chunks: the fewest lanes per row that still give the launch about kThreadsPerSmAndEntry x SMs x
