@@ -67,7 +67,7 @@ CsrShape csr_shape_for(std::int32_t n, double mean_row_nnz, std::int64_t rows, i
                                     csr::kMinBlocksPerSm<csr::BRead::one_column> * kCsrBlockThreads;
     if (s.one_column && double(rows) * mean_row_nnz > kOneColumnStreamEntries * resident_threads) {
       int lanes = std::min(floor_pow2(mean_row_nnz / 8.0), kOneColumnStreamLanes);
-      while (lanes * kOneColumnStreamLaneEntries < mean_row_nnz) lanes *= 2;
+      while (lanes < lanes_cap && lanes * kOneColumnStreamLaneEntries < mean_row_nnz) lanes *= 2;
       s.nz_lanes = std::min(s.nz_lanes, lanes);
     }
     return s;
