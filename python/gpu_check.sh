@@ -12,6 +12,7 @@
 #   PY_WHEELS=DIR         wheels installed first without network (default .deps/wheels when it exists; make it with
 #                         python/fetch_wheels.sh on a machine with network, e.g. for pytest)
 #   PY_MESH=70            mesh of the large example runs (70: 1.03M rows, 83M nonzeros; 0 skips them)
+#   PY_GRID=1300          the 2-D log-normal problem of the large block CG run (1.69M rows)
 #   PY_SMALL_MESH=12      mesh of the example checks
 #   PY_BENCH_MESH=40      mesh written to .mtx for python -m bcsr24.bench and bench_spmm (206k rows)
 #   BCSR24_BUILD=build-gpu  where bench_spmm was built (scripts/gpu_check.sh's build step); absent: no bench_spmm
@@ -81,8 +82,10 @@ ex="$root/examples/python"
 small=${PY_SMALL_MESH:-12}
 part examples && step "lobpcg example (--mesh $small --check)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' --mesh $small --k 8 \
   --maxiter 200 --check 2>&1 | tee '$out/lobpcg_small.log' | tail -n 6"
-part examples && step "block CG example (--mesh $small --check)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --mesh $small --check \
-  2>&1 | tee '$out/block_cg_small.log' | tail -n 5"
+part examples && step "block CG example (--grid 40 --check)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --problem lognormal \
+  --grid 40 --check 2>&1 | tee '$out/block_cg_small.log' | tail -n 6"
+part examples && step "block CG example (scikit-fem elasticity, --cells 8 --check)" bash -o pipefail -c "'$py' \
+  '$ex/block_cg.py' --problem elasticity --cells 8 --check 2>&1 | tee '$out/block_cg_skfem_small.log' | tail -n 6"
 big=${PY_MESH:-70}
 if part large && ((big > 0)); then
   step "lobpcg example (--mesh $big, k = 16: the targets)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' --mesh $big \
@@ -91,8 +94,10 @@ if part large && ((big > 0)); then
     --mesh $big --maxiter 500 --tol 1e-3 2>&1 | tee '$out/lobpcg_mesh${big}_converged.log' | awk 'NR <= 12'"
   step "lobpcg example (--mesh $big, fp16 A: products only, eigenvalues differ at fp16's level)" bash -o pipefail \
     -c "'$py' '$ex/lobpcg.py' --mesh $big --precision fp16 2>&1 | tee '$out/lobpcg_mesh${big}_fp16.log' | awk 'NR <= 12'"
-  step "block CG example (--mesh $big)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --mesh $big 2>&1 \
-    | tee '$out/block_cg_mesh$big.log' | tail -n 5"
+  step "block CG example (--problem mesh --mesh $big)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --problem mesh \
+    --mesh $big 2>&1 | tee '$out/block_cg_mesh$big.log' | tail -n 8"
+  step "block CG example (--problem lognormal --grid ${PY_GRID:-1300})" bash -o pipefail -c "'$py' '$ex/block_cg.py' \
+    --problem lognormal --grid ${PY_GRID:-1300} 2>&1 | tee '$out/block_cg_lognormal.log' | tail -n 8"
 fi
 
 # One matrix for both benchmarks: the examples' mesh written to Matrix Market.

@@ -8,9 +8,20 @@
 #include <Eigen/Dense>
 
 #include "bcsr24/csr_matrix.hpp"
-#include "diffusion_matrix.hpp"
+#include "bcsr24_testkit/diffusion.hpp"
 #include "problem.hpp"
 #include "test_support.hpp"
+
+namespace bcsr24::solver {
+// The diffusion generator lives in the testkit (bcsr24_testkit/diffusion.hpp); the tests name it as before.
+using bcsr24::CoefficientField;
+using bcsr24::DiffusionSpec;
+using bcsr24::coefficient_field_from_name;
+using bcsr24::coefficient_field_name;
+using bcsr24::diffusion_coefficients;
+using bcsr24::diffusion_name;
+using bcsr24::generate_diffusion_matrix;
+}  // namespace bcsr24::solver
 
 namespace bcsr24::solver::test {
 

@@ -18,7 +18,7 @@
 #include "block_fcg.hpp"
 #include "chebyshev.hpp"
 #include "cpu_block_space.hpp"
-#include "diffusion_matrix.hpp"
+#include "bcsr24_testkit/diffusion.hpp"
 #include "jacobi_pcg.hpp"
 #include "problem.hpp"
 #include "solver_test_support.hpp"

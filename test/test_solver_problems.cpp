@@ -15,7 +15,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/matrix_market.hpp"
 #include "bcsr24/precision.hpp"
-#include "diffusion_matrix.hpp"
+#include "bcsr24_testkit/diffusion.hpp"
 #include "mesh_matrix.hpp"
 #include "problem.hpp"
 #include "solver_test_support.hpp"

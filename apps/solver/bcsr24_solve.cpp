@@ -20,7 +20,7 @@
 #include "solve_json.hpp"
 #include "block_runs.hpp"
 #include "cli.hpp"
-#include "diffusion_matrix.hpp"
+#include "bcsr24_testkit/diffusion.hpp"
 #include "legacy_runs.hpp"
 #include "mesh_matrix.hpp"
 #include "problem.hpp"
@@ -35,6 +35,10 @@ namespace {
 
 using json = nlohmann::json;
 using namespace bcsr24::solver;
+using bcsr24::coefficient_field_from_name;  // the diffusion generator (bcsr24_testkit/diffusion.hpp)
+using bcsr24::DiffusionSpec;
+using bcsr24::diffusion_name;
+using bcsr24::generate_diffusion_matrix;
 
 /// The matrix to solve, read or generated, with its description for the JSON.
 bcsr24::CsrMatrix load_matrix(const Options& o, std::string& name, json& matrix_json) {

@@ -8,9 +8,12 @@
 #include <optional>
 #include <utility>
 
+#include "bcsr24/solvers.hpp"
 #include "block_reports.hpp"
+#include "cuda_resources.hpp"
 #include "solve_json.hpp"
 #include "solve_text.hpp"
+#include "solver_access.hpp"
 
 namespace bcsr24::solver {
 
@@ -52,17 +55,6 @@ struct RunSpace {
   }
 };
 
-/// Relative rounding of the inner matrix's stored values, for the Gershgorin bound of what is multiplied.
-double stored_relative_error(InnerBackend backend, Precision precision) {
-  if (backend == InnerBackend::cusparse_csr_f32) return 1e-6;
-  switch (precision) {
-    case Precision::fp16: return 1e-3;
-    case Precision::bf16: return 8e-3;
-    case Precision::split: return 1e-6;
-  }
-  return 1e-2;
-}
-
 std::string block_label(const BlockRunSettings& s) {
   std::string label = "block";
   label += s.chebyshev ? " Chebyshev" : " Jacobi";
@@ -77,66 +69,66 @@ BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& 
   BlockRunReport report;
   report.settings = settings;
   report.label = block_label(settings);
-  OperatorOptions operator_options;
-  operator_options.precision = settings.precision;
-  const InnerMatrix inner =
-      prepare_inner_matrix(problem.a, settings.backend, settings.jacobi_scaling, operator_options);
-  report.preprocess_seconds = inner.preprocess_seconds;
-  if (inner.op) report.census = operator_census_json(*inner.op);
-  const int lanczos_steps = std::max(2, settings.polynomial.lanczos_steps);
-
-  RunSpace run_space(settings.device, problem, inner, settings.fcg.memory, lanczos_steps, settings.cpu_rounding,
-                     settings.timing, settings.outer_product);
-  BlockSpace& space = *run_space.space;
-  report.upload_seconds = run_space.upload_seconds;
-  report.device_bytes = run_space.device_bytes();
-  if (run_space.gpu) report.plan = run_space.gpu->plan_summary();
-  const double gershgorin = gershgorin_bound(problem.a, inner.row_scale,
-                                             stored_relative_error(settings.backend, settings.precision));
-  if (settings.warm_up) {
-    // The first products and kernels of a process pay for module loading and library setup: one short untimed
-    // run on the same space keeps that out of the figures.
-    BlockFcgOptions warm = settings.fcg;
-    warm.max_iterations = 1;
-    warm.time_limit_seconds = 0.0;
-    if (settings.chebyshev) {
-      ChebyshevOptions quick = settings.polynomial;
-      quick.lanczos_steps = 2;
-      const ChebyshevChoice choice = choose_chebyshev(run_lanczos(space, 2, quick.seed), gershgorin, quick);
-      block_fcg(space, &choice.polynomial, warm);
-    } else {
-      block_fcg(space, nullptr, warm);
-    }
-    run_space.forget_warm_up();
-  }
-
-  BlockObserver observer;
+  // The run goes through the library's public solver; the comparison backend, the tuning knobs and the whole record
+  // of the solve come through the solvers library's own access (lib/solvers/solver_access.hpp).
+  solvers::SpdSolver solver(problem.a);
+  solvers::detail::EngineSettings& engine = solvers::detail::SolverAccess::settings(solver);
+  engine.backend = settings.backend;
+  engine.outer_product = settings.outer_product;
+  engine.cpu_rounding = settings.cpu_rounding;
+  engine.jacobi_scaling = settings.jacobi_scaling;
+  engine.timing = settings.timing && settings.device == "gpu";
+  engine.warm_up = settings.warm_up;
+  engine.fcg = settings.fcg;
+  engine.polynomial = settings.polynomial;
   if (settings.verbose)
-    observer = [](const BlockIterationRecord& r) {
+    engine.observer = [](const BlockIterationRecord& r) {
       std::printf("  iteration %4d: max relative residual %s, %d active, %d directions (%d deflated)%s, %.3f s\n",
                   r.iteration, sci(r.max_relative).c_str(), r.active, r.directions, r.deflated,
                   r.chebyshev ? "" : " [Jacobi]", r.seconds);
       std::fflush(stdout);
     };
-  const SpaceCounters before = space.counters();
-  const auto start = std::chrono::steady_clock::now();
-  if (settings.chebyshev) {
-    const LanczosEstimate estimate = run_lanczos(space, lanczos_steps, settings.polynomial.seed);
-    report.chebyshev = choose_chebyshev(estimate, gershgorin, settings.polynomial);
-    report.lanczos_seconds = seconds_since(start);
-    if (settings.verbose) {
-      std::printf("chebyshev (chosen before the iterations): %s\n", report.chebyshev->reason.c_str());
-      if (!report.plan.empty()) std::printf("bcsr24 plan: %s\n", report.plan.c_str());
-      std::fflush(stdout);
-    }
-    report.lanczos_products = space.counters().inner_products - before.inner_products;
+  solvers::SolveOptions options;
+  options.rtol = settings.fcg.tolerance;
+  options.max_iterations = settings.fcg.max_iterations;
+  options.time_limit_seconds = settings.fcg.time_limit_seconds;
+  options.preconditioner = settings.chebyshev ? solvers::Preconditioner::chebyshev : solvers::Preconditioner::jacobi;
+  options.chebyshev_degree = settings.polynomial.degree;
+  options.inner_precision = settings.precision;
+
+  const int k = problem.k;
+  std::vector<double> x(problem.b.size());
+  solvers::SolveReport solved;
+  if (settings.device == "gpu") {
+    const std::size_t bytes = x.size() * sizeof(double);
+    bench::DeviceBuffer b(bytes), x_device(bytes);
+    bench::check_cuda(cudaMemcpy(b.get(), problem.b.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy", __FILE__,
+                      __LINE__);
+    solved = solver.solve(static_cast<const double*>(b.get()), k, static_cast<double*>(x_device.get()), k, k, options);
+    bench::check_cuda(cudaMemcpy(x.data(), x_device.get(), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", __FILE__,
+                      __LINE__);
+  } else {
+    solved = solver.solve_host(problem.b.data(), k, x.data(), k, k, options);
   }
-  report.result =
-      block_fcg(space, report.chebyshev ? &report.chebyshev->polynomial : nullptr, settings.fcg, observer);
-  report.solve_seconds = seconds_since(start);
-  report.iterate_seconds = report.solve_seconds - report.lanczos_seconds;
-  report.timings = run_space.timings();
-  report.host = check_on_host(problem, space.slot(BlockSlots::x));
+  const solvers::detail::LastSolve& last = solvers::detail::SolverAccess::last(solver);
+  report.result = last.result;
+  report.chebyshev = last.chebyshev;
+  report.preprocess_seconds = last.preprocess_seconds;
+  report.upload_seconds = last.upload_seconds;
+  report.lanczos_seconds = last.lanczos_seconds;
+  report.iterate_seconds = last.iterate_seconds;
+  report.solve_seconds = solved.seconds;
+  report.lanczos_products = last.lanczos_products;
+  report.timings = last.timings;
+  report.plan = last.plan;
+  report.device_bytes = last.device_bytes;
+  if (last.inner && last.inner->op) report.census = operator_census_json(*last.inner->op);
+  if (settings.verbose && report.chebyshev) {
+    std::printf("chebyshev: %s\n", report.chebyshev->reason.c_str());
+    if (!report.plan.empty()) std::printf("bcsr24 plan: %s\n", report.plan.c_str());
+    std::fflush(stdout);
+  }
+  report.host = check_on_host(problem, x);
   return report;
 }
 

@@ -10,7 +10,7 @@
 #include "block_runs.hpp"
 #include "chebyshev.hpp"
 #include "cli.hpp"
-#include "diffusion_matrix.hpp"
+#include "bcsr24_testkit/diffusion.hpp"
 #include "flexible_cg.hpp"
 #include "jacobi_pcg.hpp"
 #include "mesh_matrix.hpp"

@@ -110,6 +110,10 @@ class SparseOperator:
         self._transpose = None
         self._symmetric = None
         self._lock = threading.Lock()
+        # The CSR arrays it was built from (references, not copies), for bcsr24.linalg's solvers, which work with
+        # the fp64 matrix; None for an operator read from a file. And the solvers linalg.cg made on it.
+        self._source = None
+        self._spd_solvers = {}
 
     # ------------------------------------------------------------------------------------------------ builders
     @classmethod
@@ -182,7 +186,9 @@ class SparseOperator:
         ptr = lambda x: x.__array_interface__["data"][0]  # noqa: E731
         impl = _bcsr24.Operator.from_csr(rows, cols, ptr(indptr), ptr(indices), ptr(data), data.dtype == np.float32,
                                          *opts)
-        return cls(impl, _CONSTRUCT)
+        op = cls(impl, _CONSTRUCT)
+        op._source = (indptr, indices, data, (rows, cols))
+        return op
 
     @classmethod
     def from_file(cls, path, *, precision="fp16", scaling="per_row", layout="auto", reorder="auto", threads=0,

@@ -1,5 +1,15 @@
-"""SparseOperator as a LinearOperator of cupyx.scipy.sparse.linalg (CuPy vectors) or scipy.sparse.linalg (NumPy),
-so that their solvers (cg, gmres, minres, lobpcg, eigsh, ...) run their products through bcsr24.
+"""Solvers on bcsr24's products, and SparseOperator as a LinearOperator for other libraries' solvers.
+
+    X, info = bcsr24.linalg.cg(A, B, rtol=1e-8)        # A: scipy.sparse SPD matrix; B: (n,) or (n, k) CuPy/torch/...
+    solver = bcsr24.linalg.SpdSolver(A)                # prepared once, for many solves
+    X, info = solver.solve(B)
+
+``cg`` and ``SpdSolver`` run bcsr24::solvers' block CG (all k right-hand sides at once, fp64, Chebyshev
+preconditioner whose products run on the sparse tensor cores; docs/SOLVERS.md) on the GPU for device arrays, and the
+same algorithm on the host (the CPU reference path: slow, correct) for NumPy arrays.
+
+``as_linear_operator`` wraps a SparseOperator for cupyx.scipy.sparse.linalg (CuPy vectors) or scipy.sparse.linalg
+(NumPy), so that their solvers (gmres, minres, lobpcg, eigsh, ...) run their products through bcsr24.
 
     A = bcsr24.linalg.as_linear_operator(op)           # or op.as_linear_operator()
     w, v = cupyx.scipy.sparse.linalg.lobpcg(A, X, largest=False)
@@ -11,11 +21,14 @@ a float32 operator); other dtypes always raise. ``rmatvec``/``rmatmat`` (and ``.
 itself when the stored matrix is symmetric, else an operator built once from A's stored values transposed.
 """
 
+import time as _time
+
 import numpy as np
 
-from . import _arrays
+from . import _arrays, _bcsr24
+from . import errors as _errors
 
-__all__ = ["as_linear_operator"]
+__all__ = ["as_linear_operator", "cg", "SpdSolver", "SolveInfo"]
 
 
 def _backend_base(backend):
@@ -90,3 +103,179 @@ def as_linear_operator(op, allow_downcast=False, backend=None):
 
     BcsrLinearOperator.__doc__ = BcsrLinearOperator.__doc__.format(name=name)
     return BcsrLinearOperator(op)
+
+
+# ------------------------------------------------------------------------------------------------------ solvers
+_INT32_MAX = 2**31 - 1
+_STOP_CODES = {"converged": 0, "breakdown": -1}
+
+
+class SolveInfo(int):
+    """What a solve did. As an int it follows SciPy's ``info``: 0 converged, > 0 the iterations made without
+    converging (iteration limit, time limit, stagnation), < 0 a breakdown (A not positive definite).
+
+    Attributes: stop ("converged", "max_iterations", "stagnation", "breakdown", "time_limit"), message, iterations,
+    relative_residual and residual_norm (per column, true fp64 residuals |b_j - A x_j| of the returned X before any
+    rounding to float32), history (the largest relative residual at the start and after each iteration), seconds
+    (time to solution), setup_seconds, spectrum_seconds, product_seconds, product_share, products,
+    host_synchronizations, preconditioner, fallback_iteration, chebyshev, plan, asymmetry (of A), and
+    python_seconds (the whole call, conversions included).
+    """
+
+    def __new__(cls, report, asymmetry, python_seconds):
+        stop = report["stop"]
+        code = _STOP_CODES.get(stop, max(1, report["iterations"]))
+        self = super().__new__(cls, code)
+        self.__dict__.update(report)
+        self.asymmetry = asymmetry
+        self.python_seconds = python_seconds
+        return self
+
+    @property
+    def converged(self):
+        return self.stop == "converged"
+
+    def __repr__(self):
+        return f"SolveInfo({int(self)}, stop={self.stop!r}, iterations={self.iterations}, message={self.message!r})"
+
+
+def _csr_of(A):
+    """(indptr int32, indices int32, data float64, shape) of a canonical CSR matrix from a scipy.sparse matrix, a
+    cupyx.scipy.sparse matrix (copied to the host) or a bcsr24.SparseOperator (the matrix it was built from, or the
+    matrix it stores when it was read from a file)."""
+    from ._operator import SparseOperator
+
+    if isinstance(A, SparseOperator):
+        if A._source is None:
+            rows, cols, indptr, indices, data = A._impl.stored_csr()
+            return indptr, indices, data, (rows, cols)
+        import scipy.sparse as sp
+
+        indptr, indices, data, shape = A._source
+        A = sp.csr_matrix((data, indices, indptr), shape=shape)
+    if type(A).__module__.startswith("cupyx") and hasattr(A, "get"):
+        A = A.get()
+    import scipy.sparse as sp
+
+    if not sp.issparse(A):
+        raise TypeError(f"A: expected a scipy.sparse matrix, a bcsr24.SparseOperator or a bcsr24.linalg.SpdSolver, "
+                        f"got {type(A).__module__}.{type(A).__name__}")
+    if A.dtype.kind == "c":
+        raise TypeError(f"A has complex values ({A.dtype}); bcsr24 solves real systems")
+    rows, cols = A.shape
+    if rows > _INT32_MAX or A.nnz > _INT32_MAX:
+        raise _errors.SizeLimitError(f"A ({rows} rows, {A.nnz} nonzeros) exceeds bcsr24's 32-bit indices")
+    a = A.tocsr(copy=False) if A.format == "csr" else A.tocsr()
+    if not (a.has_canonical_format if hasattr(a, "has_canonical_format") else True):
+        a = a.copy()
+        a.sum_duplicates()
+    a.sort_indices()
+    indptr = np.ascontiguousarray(a.indptr, dtype=np.int32)
+    indices = np.ascontiguousarray(a.indices, dtype=np.int32)
+    data = np.ascontiguousarray(a.data, dtype=np.float64)
+    return indptr, indices, data, (rows, cols)
+
+
+def _ptr(a):
+    return a.__array_interface__["data"][0]
+
+
+class SpdSolver:
+    """A symmetric positive definite A prepared once for many solves (bcsr24::solvers::SpdSolver): its fp64 copy,
+    Jacobi scaling and preconditioner operators are made once, the spectrum bounds are found by the first solve and
+    reused. ``solve(B)`` takes (n,) or (n, k) float64 or float32 arrays of CuPy, PyTorch, JAX, Numba (GPU, zero
+    copy, the caller's stream) or NumPy (the host path).
+
+    A: a scipy.sparse matrix (or cupyx.scipy.sparse, copied to the host once), or a bcsr24.SparseOperator (solved
+    with the matrix it was built from: from_scipy / from_csr keep a reference to it; an operator read from a file
+    is solved with the matrix it stores). A matrix symmetric to within ``symmetry_tol`` (relative, per pair; see
+    docs/SOLVERS.md) is solved with its symmetric part (the asymmetry found is ``asymmetry``); a matrix that is not
+    raises ValueError naming the worst pair, as does a matrix that is not square.
+    """
+
+    def __init__(self, A, *, symmetry_tol=1e-8, threads=0):
+        indptr, indices, data, shape = _csr_of(A)
+        if shape[0] != shape[1]:
+            raise ValueError(f"A has shape {shape}: an SPD matrix is square")
+        if indptr.shape[0] != shape[0] + 1:
+            raise ValueError(f"A's indptr has {indptr.shape[0]} entries for {shape[0]} rows")
+        self._impl = _bcsr24.SpdSolver.from_csr(shape[0], shape[1], _ptr(indptr), _ptr(indices), _ptr(data),
+                                                float(symmetry_tol), int(threads))
+        self.shape = shape
+        self.asymmetry = self._impl.asymmetry
+
+    @property
+    def nnz(self):
+        return self._impl.nnz
+
+    def solve(self, B, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, preconditioner="chebyshev", degree=15,
+              inner_precision="split", time_limit=None, stream=None):
+        """X, info: the solution of A X = B (an array of B's library, shape and dtype) and a :class:`SolveInfo`.
+
+        Every column stops when ``|b_j - A x_j| <= max(rtol |b_j|, atol)`` in the true fp64 residual.
+        maxiter: block iterations (None: 1000); preconditioner: "chebyshev" (default), "jacobi" or "none";
+        degree: the Chebyshev polynomial's degree; inner_precision: how the polynomial's products store A ("split",
+        "fp16", "bf16"); time_limit: seconds (None: none); x0: initial guess (same shape, library and dtype as B).
+        Not converging is reported in info, not raised. NaN or Inf in B or x0 raises ValueError before any work.
+        """
+        start = _time.perf_counter()
+        v = _arrays.view(B, "B")
+        n, k = v[2], v[3]
+        if n != self.shape[0]:
+            raise ValueError(f"B has {n} rows but A is {self.shape[0]} x {self.shape[1]}")
+        if v[5] not in ("float64", "float32"):
+            raise TypeError(f"B is {v[5]}: the solver takes float64 or float32 right-hand sides")
+        if not 1 <= k <= 64:
+            raise ValueError(f"B has {k} columns: the solver takes 1 to 64 right-hand sides at once")
+        options = (float(rtol), float(atol), 1000 if maxiter is None else int(maxiter),
+                   0.0 if time_limit is None else float(time_limit), x0 is not None, str(preconditioner),
+                   int(degree), str(inner_precision))
+        w = None
+        if x0 is not None:
+            w = _arrays.view(x0, "x0")
+            if w[0] != v[0] or w[2] != n or w[3] != k or w[5] != v[5] or w[6] != v[6]:
+                raise ValueError("x0 must have B's shape, dtype, library and device")
+        if v[0] == _arrays.HOST:
+            # The host path iterates in float64: float32 input is widened on entry and X rounded once at the end.
+            b = np.ascontiguousarray(v[8], dtype=np.float64)
+            x = np.empty((n,) if v[7] else (n, k), dtype=np.float64)
+            if w is not None:
+                x[...] = w[8]
+            report = self._impl.solve_host(_ptr(b), 1 if v[7] else k, _ptr(x), 1 if v[7] else k, k, *options)
+            if v[5] == "float32":
+                x = x.astype(np.float32)
+            X = x if v[10] is None else v[10](x)
+        else:
+            s = _arrays.default_stream(v) if stream is None else _arrays.stream_handle(stream)
+            X, x_ptr = _arrays.empty(v, n, v[5])
+            ldx = 1 if v[7] else k
+            if w is not None:
+                _bcsr24.copy_rows(x_ptr, ldx, w[1], w[4], n, k, 8 if v[5] == "float64" else 4, v[6], s)
+            report = self._impl.solve(v[1], v[4], x_ptr, ldx, k, v[5] == "float32", v[6], s, *options)
+            # x is written when the solve returns; JAX (and protocol-only arrays) get their result through finish().
+            X = X if v[0] in (_arrays.TORCH, _arrays.CUPY) else _arrays.finish(v, X, s)
+        return X, SolveInfo(report, self.asymmetry, _time.perf_counter() - start)
+
+
+def cg(A, B, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, preconditioner="chebyshev", degree=15,
+       inner_precision="split", time_limit=None, stream=None, symmetry_tol=1e-8):
+    """Solves A X = B for a symmetric positive definite A with bcsr24's block CG: X, info.
+
+    The signature follows scipy.sparse.linalg.cg / cupyx.scipy.sparse.linalg.cg (``X, info = cg(A, B, x0,
+    rtol=..., atol=..., maxiter=...)``, info 0 when converged), but B may hold up to 64 right-hand sides as
+    columns, all solved together. A: a scipy.sparse matrix, a bcsr24.SparseOperator, or a :class:`SpdSolver` (reused
+    as it is: make one to solve with the same A many times; cg on a SparseOperator keeps the solver it made on the
+    operator for the next call). Other arguments as :meth:`SpdSolver.solve`.
+    """
+    from ._operator import SparseOperator
+
+    if isinstance(A, SpdSolver):
+        solver = A
+    elif isinstance(A, SparseOperator):
+        solver = A._spd_solvers.get(symmetry_tol)
+        if solver is None:
+            solver = A._spd_solvers[symmetry_tol] = SpdSolver(A, symmetry_tol=symmetry_tol)
+    else:
+        solver = SpdSolver(A, symmetry_tol=symmetry_tol)
+    return solver.solve(B, x0, rtol=rtol, atol=atol, maxiter=maxiter, preconditioner=preconditioner, degree=degree,
+                        inner_precision=inner_precision, time_limit=time_limit, stream=stream)

@@ -10,6 +10,7 @@ void bind_errors(nanobind::module_& m);
 void bind_cuda_interop(nanobind::module_& m);
 void bind_operator(nanobind::module_& m);
 void bind_plan(nanobind::module_& m);
+void bind_solver(nanobind::module_& m);
 
 /// Makes `device` current for the guard's lifetime when it is not already (device < 0: leaves it alone), and
 /// restores the caller's device afterwards. The operator's device copy and its plans live on one device; the

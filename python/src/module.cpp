@@ -3,9 +3,10 @@
 #include "bindings.hpp"
 
 NB_MODULE(_bcsr24, m) {
-  m.doc() = "bcsr24's C++ library (SparseOperator, SpmmPlan); use the bcsr24 package, not this module";
+  m.doc() = "bcsr24's C++ library (SparseOperator, SpmmPlan, SpdSolver); use the bcsr24 package, not this module";
   bcsr24::python::bind_errors(m);
   bcsr24::python::bind_cuda_interop(m);
   bcsr24::python::bind_operator(m);
   bcsr24::python::bind_plan(m);
+  bcsr24::python::bind_solver(m);
 }

@@ -1,10 +1,11 @@
 # Every public header under lib/include/bcsr24 is reached from bcsr24.hpp (the core), from distributed.hpp (the
-# NCCL add-on) or is the Eigen adapter, which needs Eigen's headers and is included on its own.
+# NCCL add-on), from solvers.hpp (bcsr24::solvers) or is the Eigen adapter, which needs Eigen's headers and is
+# included on its own.
 # Usage: cmake -DINCLUDE_DIR=<lib/include/bcsr24> -P check_umbrella.cmake
 cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...)
 file(GLOB headers RELATIVE ${INCLUDE_DIR} ${INCLUDE_DIR}/*.hpp)
-set(reached bcsr24.hpp distributed.hpp eigen.hpp)
-set(queue bcsr24.hpp distributed.hpp)
+set(reached bcsr24.hpp distributed.hpp solvers.hpp eigen.hpp)
+set(queue bcsr24.hpp distributed.hpp solvers.hpp)
 while(queue)
   list(POP_FRONT queue header)
   file(STRINGS ${INCLUDE_DIR}/${header} lines REGEX "^#include \"bcsr24/")
@@ -23,7 +24,7 @@ foreach(header IN LISTS headers)
   endif()
 endforeach()
 if(missing)
-  message(FATAL_ERROR "public headers reached from neither bcsr24.hpp nor distributed.hpp: ${missing}")
+  message(FATAL_ERROR "public headers reached from none of bcsr24.hpp, distributed.hpp and solvers.hpp: ${missing}")
 endif()
 list(LENGTH headers count)
 message(STATUS "all ${count} public headers reached from the umbrella headers")

@@ -20,7 +20,7 @@
 #include "bcsr24/precision.hpp"
 #include "block_fcg.hpp"
 #include "chebyshev.hpp"
-#include "diffusion_matrix.hpp"
+#include "bcsr24_testkit/diffusion.hpp"
 #include "gpu_block_space.hpp"
 #include "problem.hpp"
 #include "solver_test_support.hpp"

@@ -45,3 +45,10 @@ if(NOT consumer_exe)
   message(FATAL_ERROR "install test: consumer executable not found in ${consumer_build}")
 endif()
 run_step("run" "${consumer_exe}")
+
+find_program(solver_consumer_exe solver_consumer PATHS "${consumer_build}" "${consumer_build}/${BUILD_TYPE}"
+  NO_DEFAULT_PATH)
+if(NOT solver_consumer_exe)
+  message(FATAL_ERROR "install test: solver_consumer executable not found in ${consumer_build}")
+endif()
+run_step("run solver consumer" "${solver_consumer_exe}")

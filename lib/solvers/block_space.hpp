@@ -92,6 +92,8 @@ class BlockSpace {
   virtual void precondition_chebyshev(int z, int r, const ChebyshevPolynomial& polynomial) = 0;
   /// z_j = D^-1 r_j (fp64) for active columns, else 0.
   virtual void precondition_jacobi(int z, int r) = 0;
+  /// z_j = r_j for active columns, else 0 (no preconditioner).
+  virtual void precondition_identity(int z, int r) = 0;
   /// `steps` Lanczos steps with the inner operator on k columns at once (fp32 vectors), from the start vectors
   /// small::lanczos_start(row, column, seed): alphas and betas into the small buffer.
   virtual void lanczos(int steps, std::uint64_t seed) = 0;
@@ -134,6 +136,7 @@ inline void check_space_sizes(int k, int memory, int lanczos_steps) {
   void write_small(std::int64_t offset, const std::vector<double>& values) override;          \
   void precondition_chebyshev(int z, int r, const ChebyshevPolynomial& polynomial) override;  \
   void precondition_jacobi(int z, int r) override;                                            \
+  void precondition_identity(int z, int r) override;                                          \
   void lanczos(int steps, std::uint64_t seed) override;                                       \
   void pcg_direction(int p, int r, bool first) override;                                      \
   void pcg_update(int x, int p, int r, int q) override;

@@ -10,7 +10,7 @@
 #include <Eigen/Sparse>
 
 #include "block_space.hpp"
-#include "problem.hpp"
+#include "inner_matrix.hpp"
 
 namespace bcsr24::solver {
 

@@ -134,6 +134,7 @@ void CpuBlockSpace::write_small(std::int64_t offset, const std::vector<double>& 
 }
 
 void CpuBlockSpace::inner_product(const FloatBlock& b, FloatBlock& c, float alpha, float beta) {
+  if (inner_.backend == InnerBackend::none) throw InvalidArgument("CpuBlockSpace: no inner operator (backend none)");
   ++counters_.inner_products;
   if (inner_.backend == InnerBackend::cusparse_csr_f32) {
     const FloatBlock product = a32_ * b;
@@ -193,6 +194,13 @@ void CpuBlockSpace::precondition_jacobi(int z, int r) {
   Block& zz = at(z);
   const Block& rr = at(r);
   for (int c = 0; c < k_; ++c) zz.col(c) = rr.col(c).cwiseProduct(inverse_diagonal_) * (act[c] != 0.0 ? 1.0 : 0.0);
+}
+
+void CpuBlockSpace::precondition_identity(int z, int r) {
+  const double* act = small(layout_.column[small::active]);
+  Block& zz = at(z);
+  const Block& rr = at(r);
+  for (int c = 0; c < k_; ++c) zz.col(c) = rr.col(c) * (act[c] != 0.0 ? 1.0 : 0.0);
 }
 
 void CpuBlockSpace::lanczos(int steps, std::uint64_t seed) {

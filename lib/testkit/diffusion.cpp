@@ -1,5 +1,5 @@
-// Finite-volume diffusion matrices with hard coefficient fields (see diffusion_matrix.hpp).
-#include "diffusion_matrix.hpp"
+// Finite-volume diffusion matrices with hard coefficient fields (see bcsr24_testkit/diffusion.hpp).
+#include "bcsr24_testkit/diffusion.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "bcsr24/error.hpp"
 
-namespace bcsr24::solver {
+namespace bcsr24 {
 
 const char* coefficient_field_name(CoefficientField field) noexcept {
   switch (field) {
@@ -208,4 +208,4 @@ std::string diffusion_name(const DiffusionSpec& s) {
   return name;
 }
 
-}  // namespace bcsr24::solver
+}  // namespace bcsr24

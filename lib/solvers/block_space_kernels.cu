@@ -667,7 +667,21 @@ __global__ void jacobi_kernel(const double* r, const double* d, const double* ac
   const int c = sweep.column;
   const bool on = active[c] != 0.0;
   for (std::int64_t row = sweep.first; row < n; row += sweep.step)
-    z[row * k + c] = on ? r[row * k + c] * d[row] : 0.0;
+    z[row * k + c] = on ? r[row * k + c] * (d ? d[row] : 1.0) : 0.0;
+}
+
+__global__ void widen_kernel(const float* src, int ld, double* dst, std::int32_t n, int k) {
+  const RowSweep sweep(k);
+  if (sweep.column < 0) return;
+  const int c = sweep.column;
+  for (std::int64_t row = sweep.first; row < n; row += sweep.step) dst[row * k + c] = double(src[row * ld + c]);
+}
+
+__global__ void narrow_kernel(const double* src, float* dst, int ld, std::int32_t n, int k) {
+  const RowSweep sweep(k);
+  if (sweep.column < 0) return;
+  const int c = sweep.column;
+  for (std::int64_t row = sweep.first; row < n; row += sweep.step) dst[row * ld + c] = float(src[row * k + c]);
 }
 
 __global__ void lanczos_fill_kernel(float* v, std::int32_t n, int k, int kp, std::uint64_t seed) {
@@ -819,6 +833,16 @@ void jacobi(const double* r, const double* inverse_diagonal, const double* activ
             cudaStream_t stream) {
   jacobi_kernel<<<grid_for_rows(n, k), kThreads, 0, stream>>>(r, inverse_diagonal, active, z, n, k);
   check_launch("jacobi_kernel");
+}
+
+void widen(const float* src, int ld, double* dst, std::int32_t n, int k, cudaStream_t stream) {
+  widen_kernel<<<grid_for_rows(n, k), kThreads, 0, stream>>>(src, ld, dst, n, k);
+  check_launch("widen_kernel");
+}
+
+void narrow(const double* src, float* dst, int ld, std::int32_t n, int k, cudaStream_t stream) {
+  narrow_kernel<<<grid_for_rows(n, k), kThreads, 0, stream>>>(src, dst, ld, n, k);
+  check_launch("narrow_kernel");
 }
 
 void lanczos_fill(float* v, std::int32_t n, int k, int kp, std::uint64_t seed, cudaStream_t stream) {

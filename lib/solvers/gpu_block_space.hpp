@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "bcsr24/spmm_plan.hpp"  // Stream
 #include "block_space.hpp"
-#include "problem.hpp"
+#include "inner_matrix.hpp"
 
 namespace bcsr24::solver {
 
@@ -45,6 +46,17 @@ class GpuBlockSpace final : public BlockSpace {
   const small::SmallLayout& layout() const override;
   BCSR24_BLOCK_SPACE_OPERATIONS
   SpaceCounters counters() const override;
+
+  /// A slot from a caller's device block, n x k row-major with row stride ld (fp64, or fp32 widened), enqueued.
+  void load_slot(int slot, const double* source, int ld);
+  void load_slot(int slot, const float* source, int ld);
+  /// A slot into a caller's device block (row stride ld; fp32 rounded once), enqueued.
+  void store_slot(int slot, double* destination, int ld);
+  void store_slot(int slot, float* destination, int ld);
+  /// Orders the space's stream after what `caller` holds now (a cudaStream_t; null: the legacy default stream).
+  void wait_for(Stream caller);
+  /// Orders `caller` after what the space's stream holds now.
+  void release_to(Stream caller);
 
   /// Waits for the stream and folds finished event timings in (not counted as an algorithm's synchronisation).
   void synchronize();

@@ -53,6 +53,7 @@ struct GpuBlockSpace::Impl {
   PinnedArray<double> small_host;  // status reads
   PinnedArray<double> staging;     // write_small
   cudaEvent_t staging_done = nullptr;
+  cudaEvent_t order = nullptr;  // wait_for / release_to: the caller's stream against the space's
 
   EventTimer timer{kCategories};
   SpaceCounters counters;
@@ -100,6 +101,7 @@ struct GpuBlockSpace::Impl {
   /// width kp), in the product's own pass.
   void inner_multiply(const float* b, float* c, float alpha, float beta, const OutputAddend* addends = nullptr,
                       int count = 0) {
+    if (!plan && !inner32) throw InvalidArgument("GpuBlockSpace: no inner operator (backend none)");
     timed(inner_product, [&] {
       if (plan)
         plan->run(b, kp, c, kp, alpha, beta, addends, count, stream);
@@ -123,6 +125,7 @@ struct GpuBlockSpace::Impl {
     inner32.reset();
     plan.reset();
     if (staging_done) cudaEventDestroy(staging_done);
+    if (order) cudaEventDestroy(order);
     if (sparse) cusparseDestroy(sparse);
     if (stream) cudaStreamDestroy(stream);
   }
@@ -147,9 +150,13 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
   s.layout = small::make_layout(k, memory, lanczos_steps);
   s.timer.set_enabled(timing);
   CUDA_OK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
-  CUSPARSE_OK(cusparseCreate(&s.sparse));
-  CUSPARSE_OK(cusparseSetStream(s.sparse, s.stream));
+  // cuSPARSE only for the comparisons (its fp64 SpMM, its fp32 inner product): the library's own path needs no handle.
+  if (outer == OuterProduct::cusparse || inner.backend == InnerBackend::cusparse_csr_f32) {
+    CUSPARSE_OK(cusparseCreate(&s.sparse));
+    CUSPARSE_OK(cusparseSetStream(s.sparse, s.stream));
+  }
   CUDA_OK(cudaEventCreateWithFlags(&s.staging_done, cudaEventDisableTiming));
+  CUDA_OK(cudaEventCreateWithFlags(&s.order, cudaEventDisableTiming));
 
   s.slot_count = BlockSlots::count(memory);
   s.slots = DeviceArray<double>(std::size_t(s.slot_count) * std::size_t(s.n) * std::size_t(k));
@@ -171,7 +178,7 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
     options.input = InputType::f32;
     options.allow_unaligned_b = false;  // every fp32 block starts 256-byte aligned with rows of kp (a multiple of 8)
     s.plan = std::make_unique<SpmmPlan>(inner.op->make_plan(s.kp, KernelKind::automatic, options));
-  } else {
+  } else if (inner.backend == InnerBackend::cusparse_csr_f32) {
     s.a32 = std::make_unique<DeviceCsr>(inner.csr.rows > 0 ? inner.csr : a, true);
     s.inner32 = std::make_unique<CusparseProduct>(s.sparse, *s.a32, a.rows, a.cols, s.kp, s.kp, s.kp, CUDA_R_32F,
                                                   s.work[0].get(), s.work[1].get());
@@ -197,6 +204,42 @@ void GpuBlockSpace::set_slot(int slot, const std::vector<double>& values) {
   CUDA_OK(cudaMemcpyAsync(s.slot(slot), values.data(), values.size() * sizeof(double), cudaMemcpyHostToDevice,
                           s.stream));
   s.synchronize();
+}
+
+void GpuBlockSpace::load_slot(int slot, const double* source, int ld) {
+  Impl& s = *impl_;
+  const std::size_t width = std::size_t(s.k) * sizeof(double);
+  CUDA_OK(cudaMemcpy2DAsync(s.slot(slot), width, source, std::size_t(ld) * sizeof(double), width, std::size_t(s.n),
+                            cudaMemcpyDeviceToDevice, s.stream));
+}
+
+void GpuBlockSpace::load_slot(int slot, const float* source, int ld) {
+  Impl& s = *impl_;
+  block_gpu::widen(source, ld, s.slot(slot), s.n, s.k, s.stream);
+}
+
+void GpuBlockSpace::store_slot(int slot, double* destination, int ld) {
+  Impl& s = *impl_;
+  const std::size_t width = std::size_t(s.k) * sizeof(double);
+  CUDA_OK(cudaMemcpy2DAsync(destination, std::size_t(ld) * sizeof(double), s.slot(slot), width, width,
+                            std::size_t(s.n), cudaMemcpyDeviceToDevice, s.stream));
+}
+
+void GpuBlockSpace::store_slot(int slot, float* destination, int ld) {
+  Impl& s = *impl_;
+  block_gpu::narrow(s.slot(slot), destination, ld, s.n, s.k, s.stream);
+}
+
+void GpuBlockSpace::wait_for(Stream caller) {
+  Impl& s = *impl_;
+  CUDA_OK(cudaEventRecord(s.order, reinterpret_cast<cudaStream_t>(caller)));
+  CUDA_OK(cudaStreamWaitEvent(s.stream, s.order, 0));
+}
+
+void GpuBlockSpace::release_to(Stream caller) {
+  Impl& s = *impl_;
+  CUDA_OK(cudaEventRecord(s.order, s.stream));
+  CUDA_OK(cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(caller), s.order, 0));
 }
 
 std::vector<double> GpuBlockSpace::slot(int slot) {
@@ -348,6 +391,15 @@ void GpuBlockSpace::precondition_jacobi(int z, int r) {
   double* zz = s.slot(z);
   s.timed(vector_work, [&] {
     block_gpu::jacobi(rr, s.inverse_diagonal.get(), s.at(s.layout.column[small::active]), zz, s.n, s.k, s.stream);
+  });
+}
+
+void GpuBlockSpace::precondition_identity(int z, int r) {
+  Impl& s = *impl_;
+  const double* rr = s.slot(r);
+  double* zz = s.slot(z);
+  s.timed(vector_work, [&] {
+    block_gpu::jacobi(rr, nullptr, s.at(s.layout.column[small::active]), zz, s.n, s.k, s.stream);
   });
 }
 

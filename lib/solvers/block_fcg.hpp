@@ -17,6 +17,10 @@ const char* block_stop_name(BlockStop stop) noexcept;
 
 struct BlockFcgOptions {
   double tolerance = 1e-8;      ///< on max_j |b_j - A x_j| / |b_j|, decided with the true fp64 residual
+  double absolute_tolerance = 0.0;  ///< a column is also done once |b_j - A x_j| <= this
+  bool initial_guess = false;   ///< the space's slot x holds the start (else it is zeroed)
+  /// The preconditioner without the polynomial (a null `chebyshev`, and after the fallback): D^-1, or the identity.
+  bool identity_base = false;
   int max_iterations = 1000;
   /// Direction blocks each new one is A-orthogonalised against (the flexible part: the preconditioner is not
   /// exactly linear in reduced precision). Must not exceed the space's memory.
@@ -71,7 +75,8 @@ struct BlockFcgResult {
 
 using BlockObserver = std::function<void(const BlockIterationRecord&)>;
 
-/// Solves A X = B for the space's slot b from X = 0. `chebyshev` null: Jacobi-preconditioned block CG.
+/// Solves A X = B for the space's slot b from X = 0 (or from the slot x with initial_guess). `chebyshev` null: block
+/// CG preconditioned by Jacobi (or by nothing with identity_base).
 /// @throw InvalidArgument when the options do not fit the space (memory).
 BlockFcgResult block_fcg(BlockSpace& space, const ChebyshevPolynomial* chebyshev, const BlockFcgOptions& options,
                          const BlockObserver& observer = {});

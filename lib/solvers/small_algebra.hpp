@@ -141,6 +141,7 @@ struct SmallStep {
   int slots[kMaxMemory] = {};        ///< orthogonalize: their ring slots
   int iteration = 0;                 ///< status: written into status_iteration
   double tolerance = 0.0;            ///< status: on |r_j| / |b_j|
+  double absolute_tolerance = 0.0;   ///< status: a column is also done once |r_j| <= this
   double drop_tolerance = 1e-10;     ///< whiten: pivot threshold of the normalised Gram
 };
 
@@ -369,9 +370,12 @@ BCSR24_HD void update_status(const Team& team, double* base, const SmallLayout& 
     const double rn = sqrt(rr[j] > 0.0 ? rr[j] : 0.0);
     const double bn = sqrt(bb[j] > 0.0 ? bb[j] : 0.0);
     const double v = detail::finite(rr[j]) ? (bn > 0.0 ? rn / bn : rn) : HUGE_VAL;
+    // |r_j| <= max(tolerance |b_j|, absolute_tolerance), in the relative measure v.
+    const double relative_floor = bn > 0.0 ? step.absolute_tolerance / bn : step.absolute_tolerance;
+    const double threshold = step.tolerance > relative_floor ? step.tolerance : relative_floor;
     rel[j] = v;
-    act[j] = v > step.tolerance ? 1.0 : 0.0;
-    sc[j] = v > step.tolerance && rn > 0.0 && detail::finite(rn) ? 1.0 / rn : 0.0;
+    act[j] = v > threshold ? 1.0 : 0.0;
+    sc[j] = v > threshold && rn > 0.0 && detail::finite(rn) ? 1.0 / rn : 0.0;
     status[kStatusFields + j] = v;
   }
   team.sync();

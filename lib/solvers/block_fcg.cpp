@@ -63,14 +63,15 @@ BlockFcgResult block_fcg(BlockSpace& space, const ChebyshevPolynomial* chebyshev
   const SpaceCounters before = space.counters();
   BlockFcgResult result;
 
-  // A fresh status area, then r = b - A x with x = 0 (a product, but it also gives the norms in one pass).
+  // A fresh status area, then r = b - A x (a product, but it also gives the norms in one pass).
   space.write_small(l.status, std::vector<double>(std::size_t(l.status_count()), 0.0));
-  space.zero_slot(S::x);
+  if (!options.initial_guess) space.zero_slot(S::x);
   space.column_norms(S::b, l.column[small::b_norm2]);
   space.residual(S::r, S::b, S::x);
   small::SmallStep status_step;
   status_step.kind = small::StepKind::status;
   status_step.tolerance = options.tolerance;
+  status_step.absolute_tolerance = options.absolute_tolerance;
   space.small_step(status_step);
   StatusView status = read_status(space);
   result.initial_relative = status.relative(k);
@@ -109,8 +110,10 @@ BlockFcgResult block_fcg(BlockSpace& space, const ChebyshevPolynomial* chebyshev
         residual_is_true = true;
         continue;
       }
-      finish(BlockStop::converged, "converged: max true relative residual " + sci(worst) + " <= " +
-                                       sci(options.tolerance) + " after " + std::to_string(it) + " iterations");
+      finish(BlockStop::converged,
+             "converged: max true relative residual " + sci(worst) + " (tolerance " + sci(options.tolerance) +
+                 (options.absolute_tolerance > 0.0 ? ", absolute " + sci(options.absolute_tolerance) : "") +
+                 ") after " + std::to_string(it) + " iterations");
       break;
     }
     if (it >= options.max_iterations) {
@@ -129,6 +132,8 @@ BlockFcgResult block_fcg(BlockSpace& space, const ChebyshevPolynomial* chebyshev
     // z = M(r), then A-orthogonal to the stored direction blocks: z -= P_t (P_t^T Q_t)^-1 Q_t^T z.
     if (preconditioner)
       space.precondition_chebyshev(S::z, S::r, *preconditioner);
+    else if (options.identity_base)
+      space.precondition_identity(S::z, S::r);
     else
       space.precondition_jacobi(S::z, S::r);
     if (stored > 0) {

@@ -73,9 +73,14 @@ void chebyshev_update(float* previous, const float* current, const float* f, dou
 void chebyshev_finish(const float* current, double factor, const double* row_scale, const double* scale, double* z,
                       std::int32_t n, int k, int kp, cudaStream_t stream);
 
-/// z[i, c] = r[i, c] d_i (active_c != 0), else 0.
+/// z[i, c] = r[i, c] d_i (active_c != 0), else 0; inverse_diagonal null: d_i = 1 (no preconditioner).
 void jacobi(const double* r, const double* inverse_diagonal, const double* active, double* z, std::int32_t n, int k,
             cudaStream_t stream);
+
+/// dst[i, c] = double(src[i * ld + c]): a caller's fp32 block (row stride ld) into an n x k fp64 block.
+void widen(const float* src, int ld, double* dst, std::int32_t n, int k, cudaStream_t stream);
+/// dst[i * ld + c] = float(src[i, c]): an n x k fp64 block into a caller's fp32 block (row stride ld).
+void narrow(const double* src, float* dst, int ld, std::int32_t n, int k, cudaStream_t stream);
 
 /// Lanczos start vectors small::lanczos_start(i, c, seed) for c < k, 0 for k <= c < kp.
 void lanczos_fill(float* v, std::int32_t n, int k, int kp, std::uint64_t seed, cudaStream_t stream);

@@ -10,7 +10,7 @@
 
 #include "bcsr24/csr_matrix.hpp"
 
-namespace bcsr24::solver {
+namespace bcsr24 {
 
 /// The scalar coefficient field k(x) (the anisotropy multiplies it per axis).
 enum class CoefficientField {
@@ -50,4 +50,4 @@ std::vector<double> diffusion_coefficients(const DiffusionSpec& spec);
 /// "diffusion_inclusions_100x100x100_c1e+06" style name for reports and file names.
 std::string diffusion_name(const DiffusionSpec& spec);
 
-}  // namespace bcsr24::solver
+}  // namespace bcsr24

@@ -1,0 +1,145 @@
+// bcsr24::solvers: GPU-resident solvers built on bcsr24's products (link bcsr24::solvers). One solver today:
+// SpdSolver, block conjugate gradients for a symmetric positive definite A and k = 1..64 right-hand sides at once,
+// preconditioned by a Chebyshev polynomial of the Jacobi-scaled A whose products run on the sparse tensor cores.
+// The iteration itself is fp64 and the residual it stops on is the true one, b - A x in fp64, whatever precision the
+// preconditioner's products use. docs/SOLVERS.md describes the algorithm, the options and the figures.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bcsr24/csr_matrix.hpp"
+#include "bcsr24/error.hpp"
+#include "bcsr24/precision.hpp"
+#include "bcsr24/spmm_plan.hpp"  // Stream
+
+namespace bcsr24::solvers {
+
+/// The preconditioner of the block iteration.
+enum class Preconditioner : std::uint8_t {
+  chebyshev,  ///< a Chebyshev polynomial of D^-1/2 A D^-1/2 (products by bcsr24 in SolveOptions::inner_precision)
+  jacobi,     ///< D^-1, in fp64
+  none,       ///< the identity
+};
+const char* preconditioner_name(Preconditioner preconditioner) noexcept;  ///< "chebyshev", "jacobi", "none"
+/// @throw InvalidArgument naming the accepted values.
+Preconditioner preconditioner_from_name(const std::string& name);
+
+/// Why a solve stopped.
+enum class StopReason : std::uint8_t {
+  converged,       ///< every column: |b_j - A x_j| <= max(rtol |b_j|, atol), in the true fp64 residual
+  max_iterations,  ///< SolveOptions::max_iterations reached
+  stagnation,      ///< the residual stopped falling (after a restart and the Jacobi fallback)
+  breakdown,       ///< A is not positive definite (a non-positive diagonal or direction), or non-finite values
+  time_limit,      ///< SolveOptions::time_limit_seconds reached
+};
+const char* stop_reason_name(StopReason reason) noexcept;  ///< "converged", "max_iterations", ...
+
+/// Thrown when the matrix is not symmetric to within SpdOptions::symmetry_tolerance; names the worst pair.
+class NotSymmetricError : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
+/// Fixed when the solver is made.
+struct SpdOptions {
+  /// A is accepted as symmetric when every pair satisfies |a_ij - a_ji| <= tol * max(|a_ij|, |a_ji|,
+  /// sqrt(|a_ii a_jj|)) (an entry present on one side only counts as a pair with 0): the rounding that assembly leaves
+  /// (finite elements summed in another order on each side) passes, a matrix that is not symmetric does not. The
+  /// solver then works with (A + A^T) / 2. 0 demands exact symmetry.
+  double symmetry_tolerance = 1e-8;
+  /// Host threads of the conversion of the preconditioner's matrix (0: all).
+  int threads = 0;
+};
+
+/// Per solve. The defaults suit every SPD matrix; only the tolerances usually need setting.
+struct SolveOptions {
+  double rtol = 1e-8;           ///< stop when |b_j - A x_j| <= max(rtol |b_j|, atol) for every column j
+  double atol = 0.0;
+  int max_iterations = 1000;    ///< block iterations (each is one preconditioner application and two fp64 products)
+  double time_limit_seconds = 0.0;  ///< wall-clock limit of the iteration (0: none)
+  /// True: x holds the initial guess on entry. False: x is overwritten, the iteration starts from zero.
+  bool initial_guess = false;
+  Preconditioner preconditioner = Preconditioner::chebyshev;
+  int chebyshev_degree = 15;    ///< residual polynomial degree (odd; even values are raised by one): degree - 1 products
+  /// How the preconditioner's products store the scaled A: split (about fp32 accuracy, default), fp16 or bf16.
+  /// The accuracy of the solution does not depend on it (the residual is fp64); the iteration count can.
+  Precision inner_precision = Precision::split;
+};
+
+/// What a solve did. Residuals are true fp64 residuals |b_j - A x_j| of the returned x (before any rounding of x to
+/// fp32 by the float overload).
+struct SolveReport {
+  StopReason stop = StopReason::max_iterations;
+  std::string message;                     ///< one line: why it stopped, with the residual
+  int iterations = 0;
+  std::vector<double> relative_residual;   ///< per column: |b_j - A x_j| / |b_j| (|r_j| where b_j = 0)
+  std::vector<double> residual_norm;       ///< per column: |b_j - A x_j|
+  std::vector<double> history;             ///< max_j relative residual: [0] at the start, then after each iteration
+  double seconds = 0.0;                    ///< time to solution: from the call's start to x written (setup excluded)
+  double setup_seconds = 0.0;              ///< device buffers and the first plan of a new block width k
+  double spectrum_seconds = 0.0;           ///< the Lanczos steps that bound the spectrum (0: reused from a solve before)
+  double product_seconds = 0.0;            ///< device time in products (bcsr24's and fp64 ones)
+  double product_share = 0.0;              ///< product_seconds / device time of the whole solve
+  std::int64_t products = 0;               ///< block products (preconditioner and spectrum, fp64)
+  std::int64_t host_synchronizations = 0;  ///< host waits during the iteration (one per iteration)
+  Preconditioner preconditioner = Preconditioner::chebyshev;  ///< the one asked for
+  int fallback_iteration = -1;             ///< iteration after which the Jacobi fallback took over (-1: none)
+  std::string chebyshev;                   ///< the polynomial's interval and degree, and where they came from
+  std::string plan;                        ///< how bcsr24 runs the preconditioner's products
+};
+
+namespace detail {
+struct SolverAccess;  // the library's own way in (its tuning knobs and the last solve's whole record)
+}
+
+/// A symmetric positive definite A prepared once for many solves: its fp64 copy on the device, the Jacobi scaling
+/// and the preconditioner's bcsr24 operators (made on first use, per inner precision), the spectrum bounds (found by
+/// the first solve with each precision and reused). Blocks of X and B are row-major: row i of B is b + i * ldb, with
+/// ldb >= k (bcsr24's convention for B and C).
+///
+/// Threads: one solve at a time per solver (solve() is not const: it reuses device buffers).
+class SpdSolver {
+ public:
+  /// @throw InvalidArgument for a matrix that is not square or is empty, or has non-finite values;
+  ///        NotSymmetricError beyond the symmetry tolerance (the message gives the worst pair and its ratio);
+  ///        SizeLimitError beyond 32-bit indices.
+  explicit SpdSolver(const CsrMatrix& a, const SpdOptions& options = {});
+  /// Reads a Matrix Market file (ParseError and the above).
+  static SpdSolver from_file(const std::string& path, const SpdOptions& options = {});
+  ~SpdSolver();
+  SpdSolver(SpdSolver&&) noexcept;
+  SpdSolver& operator=(SpdSolver&&) noexcept;
+  SpdSolver(const SpdSolver&) = delete;
+  SpdSolver& operator=(const SpdSolver&) = delete;
+
+  std::int32_t rows() const noexcept;
+  std::int64_t nnz() const noexcept;  ///< of the symmetric matrix solved with
+  /// The largest |a_ij - a_ji| / max(|a_ij|, |a_ji|, sqrt(|a_ii a_jj|)) found (0 for an exactly symmetric A).
+  double asymmetry() const noexcept;
+  /// The matrix the solver works with ((A + A^T) / 2 when A was symmetric to rounding only).
+  const CsrMatrix& matrix() const noexcept;
+
+  /// Solves A X = B for k right-hand sides on the current CUDA device. b, x: device memory, n x k row-major.
+  /// Work is ordered after what `stream` holds; when solve returns, x is written and `stream` holds nothing of it.
+  /// Non-convergence is reported (SolveReport::stop), never thrown.
+  /// @throw InvalidArgument for k outside 1..64, ld < k, null pointers, or NaN / Inf in b (or in x with
+  ///        initial_guess), found before any iteration; NotSupported without a CUDA device; OutOfMemory; CudaError.
+  SolveReport solve(const double* b, int ldb, double* x, int ldx, int k, const SolveOptions& options = {},
+                    Stream stream = nullptr);
+  /// The same with fp32 b and x (the iteration is fp64 inside; x is rounded to fp32 once at the end).
+  SolveReport solve(const float* b, int ldb, float* x, int ldx, int k, const SolveOptions& options = {},
+                    Stream stream = nullptr);
+  /// The same algorithm on the host, b and x in host memory, bcsr24's products emulated from the stored operator:
+  /// the reference the GPU path is tested against. Slow; its timings mean nothing.
+  SolveReport solve_host(const double* b, int ldb, double* x, int ldx, int k, const SolveOptions& options = {});
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  friend struct detail::SolverAccess;
+};
+
+}  // namespace bcsr24::solvers

@@ -1,0 +1,80 @@
+// The inner operator's matrix and the diagonal scalings (inner_matrix.hpp).
+#include "inner_matrix.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "bcsr24/error.hpp"
+
+namespace bcsr24::solver {
+
+const char* inner_backend_name(InnerBackend backend) noexcept {
+  switch (backend) {
+    case InnerBackend::bcsr24: return "bcsr24";
+    case InnerBackend::cusparse_csr_f32: return "cusparse_csr_f32";
+    case InnerBackend::none: return "none";
+  }
+  return "unknown";
+}
+
+InnerBackend inner_backend_from_name(const std::string& name) {
+  if (name == "bcsr24") return InnerBackend::bcsr24;
+  if (name == "cusparse_csr_f32") return InnerBackend::cusparse_csr_f32;
+  throw InvalidArgument("unknown inner backend '" + name + "' (bcsr24, cusparse_csr_f32)");
+}
+
+namespace {
+
+/// The diagonal of rows first_row .. first_row + a.rows - 1 of a matrix (a holds those rows, global columns).
+std::vector<double> diagonal(const CsrMatrix& a, std::int32_t first_row = 0) {
+  std::vector<double> d(static_cast<std::size_t>(a.rows), 0.0);
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+      if (a.col_idx[p] == first_row + i) d[static_cast<std::size_t>(i)] = a.values[p];
+    if (!(d[static_cast<std::size_t>(i)] > 0.0))
+      throw InvalidArgument("row " + std::to_string(first_row + i) + " has diagonal " +
+                            std::to_string(d[static_cast<std::size_t>(i)]) + ": an SPD matrix needs a positive diagonal");
+  }
+  return d;
+}
+
+}  // namespace
+
+std::vector<double> jacobi_scale(const CsrMatrix& a) {
+  std::vector<double> s = diagonal(a);
+  for (double& v : s) v = 1.0 / std::sqrt(v);
+  return s;
+}
+
+std::vector<double> inverse_diagonal(const CsrMatrix& a, std::int32_t first_row) {
+  std::vector<double> s = diagonal(a, first_row);
+  for (double& v : s) v = 1.0 / v;
+  return s;
+}
+
+CsrMatrix scale_symmetric(const CsrMatrix& a, const std::vector<double>& s) {
+  CsrMatrix out = a;
+  for (std::int32_t i = 0; i < a.rows; ++i)
+    for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+      out.values[p] = s[static_cast<std::size_t>(i)] * a.values[p] * s[static_cast<std::size_t>(a.col_idx[p])];
+  return out;
+}
+
+InnerMatrix prepare_inner_matrix(const CsrMatrix& a, InnerBackend backend, bool jacobi_scaling,
+                                 const OperatorOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  InnerMatrix inner;
+  inner.backend = backend;
+  if (jacobi_scaling) inner.row_scale = jacobi_scale(a);
+  const CsrMatrix& source = jacobi_scaling ? (inner.csr = scale_symmetric(a, inner.row_scale)) : a;
+  if (backend == InnerBackend::bcsr24) {
+    inner.op = std::make_shared<const SparseOperator>(SparseOperator::from_csr(source, options));
+    inner.csr = CsrMatrix{};
+  } else if (!jacobi_scaling) {
+    inner.csr = a;
+  }
+  inner.preprocess_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return inner;
+}
+
+}  // namespace bcsr24::solver

@@ -1,0 +1,465 @@
+// SpdSolver: the public face of the block solver. It owns the symmetric matrix, the inner operators (one per
+// backend and precision, made on first use), the Lanczos estimates (one per inner operator, reused) and one solver
+// space (rebuilt when k or the inner operator changes); each solve loads B (and X0) into the space, checks them,
+// runs the block iteration and writes X back.
+#include "bcsr24/solvers.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <utility>
+
+#include <cuda_runtime_api.h>
+
+#include "bcsr24/matrix_market.hpp"
+#include "solver_access.hpp"
+#include "symmetry.hpp"
+
+namespace bcsr24::solvers {
+
+namespace internal = bcsr24::solver;
+
+const char* preconditioner_name(Preconditioner preconditioner) noexcept {
+  switch (preconditioner) {
+    case Preconditioner::chebyshev: return "chebyshev";
+    case Preconditioner::jacobi: return "jacobi";
+    case Preconditioner::none: return "none";
+  }
+  return "unknown";
+}
+
+Preconditioner preconditioner_from_name(const std::string& name) {
+  for (Preconditioner p : {Preconditioner::chebyshev, Preconditioner::jacobi, Preconditioner::none})
+    if (name == preconditioner_name(p)) return p;
+  throw InvalidArgument("unknown preconditioner '" + name + "' (chebyshev, jacobi, none)");
+}
+
+const char* stop_reason_name(StopReason reason) noexcept {
+  switch (reason) {
+    case StopReason::converged: return "converged";
+    case StopReason::max_iterations: return "max_iterations";
+    case StopReason::stagnation: return "stagnation";
+    case StopReason::breakdown: return "breakdown";
+    case StopReason::time_limit: return "time_limit";
+  }
+  return "unknown";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using S = internal::BlockSlots;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string sci(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3e", v);
+  return text;
+}
+
+StopReason stop_reason(internal::BlockStop stop) {
+  switch (stop) {
+    case internal::BlockStop::converged: return StopReason::converged;
+    case internal::BlockStop::max_iterations: return StopReason::max_iterations;
+    case internal::BlockStop::stagnation: return StopReason::stagnation;
+    case internal::BlockStop::breakdown: return StopReason::breakdown;
+    case internal::BlockStop::time_limit: return StopReason::time_limit;
+  }
+  return StopReason::breakdown;
+}
+
+/// Relative rounding of the inner matrix's stored values, for the Gershgorin bound of what is multiplied.
+double stored_relative_error(internal::InnerBackend backend, Precision precision) {
+  if (backend == internal::InnerBackend::cusparse_csr_f32) return 1e-6;
+  switch (precision) {
+    case Precision::fp16: return 1e-3;
+    case Precision::bf16: return 8e-3;
+    case Precision::split: return 1e-6;
+  }
+  return 1e-2;
+}
+
+/// The first row whose diagonal is missing or not positive, as a message ("" when every a_ii > 0).
+std::string non_positive_diagonal(const CsrMatrix& a) {
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    double d = 0.0;
+    for (std::int32_t p = a.row_ptr[std::size_t(i)]; p < a.row_ptr[std::size_t(i) + 1]; ++p)
+      if (a.col_idx[std::size_t(p)] == i) d = a.values[std::size_t(p)];
+    if (!(d > 0.0))
+      return "row " + std::to_string(i) + " has diagonal " + sci(d) + ": the matrix is not positive definite";
+  }
+  return "";
+}
+
+void check_arguments(const void* b, int ldb, const void* x, int ldx, int k, const SolveOptions& o) {
+  const std::string where = "SpdSolver::solve: ";
+  if (k < 1 || k > internal::small::kMaxColumns)
+    throw InvalidArgument(where + "k = " + std::to_string(k) + " right-hand sides, expected 1 .. " +
+                          std::to_string(internal::small::kMaxColumns));
+  if (!b || !x) throw InvalidArgument(where + (b ? "x" : "b") + " is null");
+  if (ldb < k || ldx < k)
+    throw InvalidArgument(where + (ldb < k ? "ldb = " + std::to_string(ldb) : "ldx = " + std::to_string(ldx)) +
+                          " is below k = " + std::to_string(k));
+  if (!(o.rtol >= 0.0) || !(o.atol >= 0.0) || !std::isfinite(o.rtol) || !std::isfinite(o.atol))
+    throw InvalidArgument(where + "rtol and atol must be finite and >= 0");
+  if (o.rtol == 0.0 && o.atol == 0.0) throw InvalidArgument(where + "rtol and atol are both 0: nothing could converge");
+  if (o.max_iterations < 0) throw InvalidArgument(where + "max_iterations must be >= 0");
+  if (!(o.time_limit_seconds >= 0.0)) throw InvalidArgument(where + "time_limit_seconds must be >= 0");
+  if (o.chebyshev_degree < 1) throw InvalidArgument(where + "chebyshev_degree must be >= 1");
+}
+
+/// One inner operator and the rigorous upper bound of its spectrum.
+struct InnerEntry {
+  internal::InnerMatrix inner;
+  double gershgorin = 0.0;
+};
+
+/// What a space was made for: a different key makes a new space.
+struct SpaceKey {
+  int k = 0, memory = 0, lanczos_steps = 0;
+  const internal::InnerMatrix* inner = nullptr;
+  bool timing = false;
+  int variant = 0;  // the GPU's outer product, or the CPU's rounding
+  bool operator==(const SpaceKey& o) const {
+    return k == o.k && memory == o.memory && lanczos_steps == o.lanczos_steps && inner == o.inner &&
+           timing == o.timing && variant == o.variant;
+  }
+};
+
+/// How a solve moves the caller's blocks in and out of the space.
+struct BlockTransfer {
+  std::function<void()> load_b, load_x, store_x;
+};
+
+}  // namespace
+
+struct SpdSolver::State {
+  CsrMatrix a;
+  double asymmetry = 0.0;
+  SpdOptions options;
+  std::string not_positive_definite;  // a non-positive diagonal: every solve stops with breakdown
+  detail::EngineSettings settings;
+  detail::LastSolve last;
+  std::map<std::pair<int, int>, std::unique_ptr<InnerEntry>> inner;  // (backend, precision)
+  std::map<const internal::InnerMatrix*, internal::LanczosEstimate> spectrum;
+  std::unique_ptr<internal::GpuBlockSpace> gpu;
+  std::unique_ptr<internal::CpuBlockSpace> cpu;
+  SpaceKey gpu_key, cpu_key;
+
+  /// The inner matrix of the preconditioner (without the polynomial: none).
+  InnerEntry& inner_for(const SolveOptions& o, double& setup_seconds) {
+    const bool polynomial = o.preconditioner == Preconditioner::chebyshev;
+    const internal::InnerBackend backend = polynomial ? settings.backend : internal::InnerBackend::none;
+    const std::pair<int, int> key{int(backend) + (settings.jacobi_scaling ? 0 : 8),
+                                  polynomial ? int(o.inner_precision) : -1};
+    std::unique_ptr<InnerEntry>& entry = inner[key];
+    if (!entry) {
+      const auto start = Clock::now();
+      entry = std::make_unique<InnerEntry>();
+      if (polynomial) {
+        OperatorOptions operator_options;
+        operator_options.precision = o.inner_precision;
+        operator_options.threads = options.threads;
+        entry->inner = internal::prepare_inner_matrix(a, backend, settings.jacobi_scaling, operator_options);
+        entry->gershgorin = internal::gershgorin_bound(a, entry->inner.row_scale,
+                                                       stored_relative_error(backend, o.inner_precision));
+        last.preprocess_seconds = entry->inner.preprocess_seconds;
+      } else {
+        entry->inner.backend = internal::InnerBackend::none;
+      }
+      setup_seconds += seconds_since(start);
+    }
+    return *entry;
+  }
+
+  int lanczos_steps() const { return std::max(2, settings.polynomial.lanczos_steps); }
+
+  template <typename Value>
+  SolveReport solve_on_gpu(const Value* b, int ldb, Value* x, int ldx, int k, const SolveOptions& o, Stream stream);
+
+  /// The block iteration, on a space whose blocks `transfer` fills and empties.
+  SolveReport run(internal::BlockSpace& space, internal::GpuBlockSpace* on_gpu, const InnerEntry& entry,
+                  const SolveOptions& o, const BlockTransfer& transfer, bool new_space, double setup_seconds);
+};
+
+SpdSolver::SpdSolver(const CsrMatrix& a, const SpdOptions& options) : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  st.options = options;
+  if (a.rows != a.cols)
+    throw InvalidArgument("SpdSolver: the matrix is " + std::to_string(a.rows) + " x " + std::to_string(a.cols) +
+                          ": an SPD matrix is square");
+  if (a.rows < 1) throw InvalidArgument("SpdSolver: the matrix is empty");
+  if (!(options.symmetry_tolerance >= 0.0))
+    throw InvalidArgument("SpdSolver: symmetry_tolerance must be >= 0");
+  validate_csr(a);
+  for (std::size_t p = 0; p < a.values.size(); ++p)
+    if (!std::isfinite(a.values[p])) {
+      std::int32_t row = 0;
+      while (a.row_ptr[std::size_t(row) + 1] <= std::int32_t(p)) ++row;
+      throw InvalidArgument("SpdSolver: entry (" + std::to_string(row) + ", " + std::to_string(a.col_idx[p]) +
+                            ") is not finite");
+    }
+  const internal::Asymmetry asymmetry = internal::measure_asymmetry(a);
+  if (asymmetry.ratio > options.symmetry_tolerance)
+    throw NotSymmetricError("SpdSolver: the matrix is not symmetric: a(" + std::to_string(asymmetry.row) + ", " +
+                            std::to_string(asymmetry.col) + ") = " + sci(asymmetry.a_ij) + " but a(" +
+                            std::to_string(asymmetry.col) + ", " + std::to_string(asymmetry.row) + ") = " +
+                            sci(asymmetry.a_ji) + ", a difference of " + sci(asymmetry.ratio) +
+                            " relative to max(|a_ij|, |a_ji|, sqrt(|a_ii a_jj|)), above the symmetry tolerance " +
+                            sci(options.symmetry_tolerance));
+  st.asymmetry = asymmetry.ratio;
+  st.a = asymmetry.ratio > 0.0 ? internal::symmetric_part(a) : a;
+  st.not_positive_definite = non_positive_diagonal(st.a);
+}
+
+SpdSolver SpdSolver::from_file(const std::string& path, const SpdOptions& options) {
+  return SpdSolver(read_matrix_market(path), options);
+}
+
+SpdSolver::~SpdSolver() = default;
+SpdSolver::SpdSolver(SpdSolver&&) noexcept = default;
+SpdSolver& SpdSolver::operator=(SpdSolver&&) noexcept = default;
+
+std::int32_t SpdSolver::rows() const noexcept { return state_->a.rows; }
+std::int64_t SpdSolver::nnz() const noexcept { return state_->a.nnz(); }
+double SpdSolver::asymmetry() const noexcept { return state_->asymmetry; }
+const CsrMatrix& SpdSolver::matrix() const noexcept { return state_->a; }
+
+SolveReport SpdSolver::State::run(internal::BlockSpace& space, internal::GpuBlockSpace* on_gpu,
+                                  const InnerEntry& entry, const SolveOptions& o, const BlockTransfer& transfer,
+                                  bool new_space, double setup_seconds) {
+  const internal::small::SmallLayout& l = space.layout();
+  const int k = space.k();
+  const bool polynomial = o.preconditioner == Preconditioner::chebyshev;
+  internal::ChebyshevOptions polynomial_options = settings.polynomial;
+  polynomial_options.degree = o.chebyshev_degree;
+  internal::BlockFcgOptions fcg = settings.fcg;
+  fcg.tolerance = o.rtol;
+  fcg.absolute_tolerance = o.atol;
+  fcg.max_iterations = o.max_iterations;
+  fcg.time_limit_seconds = o.time_limit_seconds;
+  fcg.initial_guess = o.initial_guess;
+  fcg.identity_base = o.preconditioner == Preconditioner::none;
+
+  if (new_space && settings.warm_up) {
+    // The first products and kernels of a process pay for module loading and library set-up: one short run on the
+    // new space keeps that out of the solve's figures.
+    const auto start = Clock::now();
+    transfer.load_b();
+    internal::BlockFcgOptions warm = fcg;
+    warm.max_iterations = 1;
+    warm.time_limit_seconds = 0.0;
+    warm.initial_guess = false;
+    if (polynomial) {
+      internal::ChebyshevOptions quick = polynomial_options;
+      quick.lanczos_steps = 2;
+      const internal::ChebyshevChoice choice =
+          internal::choose_chebyshev(internal::run_lanczos(space, 2, quick.seed), entry.gershgorin, quick);
+      internal::block_fcg(space, &choice.polynomial, warm);
+    } else {
+      internal::block_fcg(space, nullptr, warm);
+    }
+    if (on_gpu) on_gpu->reset_timings();
+    setup_seconds += seconds_since(start);
+  }
+
+  last.result = {};
+  last.chebyshev.reset();
+  last.timings.reset();
+  last.lanczos_seconds = 0.0;
+  last.lanczos_products = 0;
+  last.inner = polynomial ? &entry.inner : nullptr;
+  const auto start = Clock::now();
+  // B and X0 are checked before any work: a non-finite value would only surface as a breakdown later.
+  std::vector<double> norm2(static_cast<std::size_t>(k));
+  const auto check_finite = [&](int slot, const char* name) {
+    space.column_norms(slot, l.column[internal::small::b_norm2]);
+    space.read_small(l.column[internal::small::b_norm2], k, norm2.data());
+    for (int j = 0; j < k; ++j)
+      if (!std::isfinite(norm2[std::size_t(j)]))
+        throw InvalidArgument(std::string("SpdSolver::solve: ") + name + " column " + std::to_string(j) +
+                              " holds NaN or Inf (or values whose squares overflow)");
+  };
+  if (o.initial_guess) {
+    transfer.load_x();
+    check_finite(S::x, "x (the initial guess)");
+  }
+  transfer.load_b();
+  check_finite(S::b, "b");
+  const std::vector<double> b_norm2 = norm2;
+
+  const internal::ChebyshevPolynomial* chebyshev = nullptr;
+  if (polynomial) {
+    const auto lanczos_start = Clock::now();
+    const std::int64_t products_before = space.counters().inner_products;
+    auto known = spectrum.find(&entry.inner);
+    if (known == spectrum.end() || !settings.reuse_spectrum) {
+      const internal::LanczosEstimate estimate =
+          internal::run_lanczos(space, lanczos_steps(), polynomial_options.seed);
+      known = spectrum.insert_or_assign(&entry.inner, estimate).first;
+    }
+    last.chebyshev = internal::choose_chebyshev(known->second, entry.gershgorin, polynomial_options);
+    chebyshev = &last.chebyshev->polynomial;
+    last.lanczos_seconds = seconds_since(lanczos_start);
+    last.lanczos_products = space.counters().inner_products - products_before;
+  }
+  last.result = internal::block_fcg(space, chebyshev, fcg, settings.observer);
+  transfer.store_x();
+  if (on_gpu) {
+    on_gpu->synchronize();
+    if (settings.timing) last.timings = on_gpu->timings();
+  }
+
+  SolveReport report;
+  report.seconds = seconds_since(start);
+  last.iterate_seconds = report.seconds - last.lanczos_seconds;
+  const internal::BlockFcgResult& r = last.result;
+  report.stop = stop_reason(r.stop);
+  report.message = r.message;
+  report.iterations = r.iterations;
+  report.relative_residual = r.final_relative;
+  for (int j = 0; j < k; ++j) {
+    const double b_norm = std::sqrt(b_norm2[std::size_t(j)]);
+    report.residual_norm.push_back(b_norm > 0.0 ? r.final_relative[std::size_t(j)] * b_norm
+                                                : r.final_relative[std::size_t(j)]);
+  }
+  double initial = 0.0;
+  for (double v : r.initial_relative) initial = std::max(initial, v);
+  report.history.push_back(initial);
+  for (const internal::BlockIterationRecord& record : r.history) report.history.push_back(record.max_relative);
+  report.setup_seconds = setup_seconds;
+  report.spectrum_seconds = last.lanczos_products > 0 ? last.lanczos_seconds : 0.0;
+  if (last.timings) {
+    report.product_seconds = (last.timings->inner_product_ms + last.timings->outer_product_ms) * 1e-3;
+    report.product_share = report.seconds > 0.0 ? report.product_seconds / report.seconds : 0.0;
+  }
+  report.products = r.inner_products + r.outer_products + last.lanczos_products;
+  report.host_synchronizations = r.synchronizations;
+  report.preconditioner = o.preconditioner;
+  report.fallback_iteration = r.fallback_iteration;
+  if (last.chebyshev) report.chebyshev = last.chebyshev->reason;
+  if (on_gpu) {
+    report.plan = on_gpu->plan_summary();
+    last.plan = report.plan;
+    last.device_bytes = on_gpu->device_bytes();
+  }
+  return report;
+}
+
+namespace {
+
+/// The report of a solve that cannot start: A has a non-positive diagonal.
+SolveReport not_positive_definite_report(const std::string& why, const SolveOptions& o) {
+  SolveReport report;
+  report.stop = StopReason::breakdown;
+  report.message = "stopped: breakdown before the first iteration: " + why;
+  report.preconditioner = o.preconditioner;
+  return report;
+}
+
+}  // namespace
+
+template <typename Value>
+SolveReport SpdSolver::State::solve_on_gpu(const Value* b, int ldb, Value* x, int ldx, int k, const SolveOptions& o,
+                                           Stream stream) {
+  State& st = *this;
+  check_arguments(b, ldb, x, ldx, k, o);
+  if (!st.not_positive_definite.empty()) {
+    if (!o.initial_guess)
+      if (cudaMemset2DAsync(x, std::size_t(ldx) * sizeof(Value), 0, std::size_t(k) * sizeof(Value),
+                            std::size_t(st.a.rows), reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess ||
+          cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess)
+        throw CudaError("SpdSolver::solve: zeroing x failed");
+    return not_positive_definite_report(st.not_positive_definite, o);
+  }
+  double setup_seconds = 0.0;
+  st.last.preprocess_seconds = st.last.upload_seconds = 0.0;  // set below by what this solve makes
+  const InnerEntry& entry = st.inner_for(o, setup_seconds);
+  const SpaceKey key{k, st.settings.fcg.memory, st.lanczos_steps(), &entry.inner, st.settings.timing,
+                     int(st.settings.outer_product)};
+  const bool new_space = !st.gpu || !(st.gpu_key == key);
+  if (new_space) {
+    const auto start = Clock::now();
+    st.gpu.reset();  // its memory first
+    st.gpu = std::make_unique<internal::GpuBlockSpace>(st.a, entry.inner, k, key.memory, key.lanczos_steps,
+                                                       key.timing, st.settings.outer_product);
+    st.gpu_key = key;
+    st.last.upload_seconds = seconds_since(start);
+    setup_seconds += st.last.upload_seconds;
+  }
+  internal::GpuBlockSpace& space = *st.gpu;
+  space.wait_for(stream);
+  BlockTransfer transfer;
+  transfer.load_b = [&] { space.load_slot(S::b, b, ldb); };
+  transfer.load_x = [&] { space.load_slot(S::x, static_cast<const Value*>(x), ldx); };
+  transfer.store_x = [&] { space.store_slot(S::x, x, ldx); };
+  SolveReport report = st.run(space, &space, entry, o, transfer, new_space, setup_seconds);
+  space.release_to(stream);
+  return report;
+}
+
+SolveReport SpdSolver::solve(const double* b, int ldb, double* x, int ldx, int k, const SolveOptions& options,
+                             Stream stream) {
+  return state_->solve_on_gpu(b, ldb, x, ldx, k, options, stream);
+}
+
+SolveReport SpdSolver::solve(const float* b, int ldb, float* x, int ldx, int k, const SolveOptions& options,
+                             Stream stream) {
+  return state_->solve_on_gpu(b, ldb, x, ldx, k, options, stream);
+}
+
+SolveReport SpdSolver::solve_host(const double* b, int ldb, double* x, int ldx, int k, const SolveOptions& o) {
+  State& st = *state_;
+  check_arguments(b, ldb, x, ldx, k, o);
+  const std::int32_t n = st.a.rows;
+  if (!st.not_positive_definite.empty()) {
+    if (!o.initial_guess)
+      for (std::int32_t i = 0; i < n; ++i) std::fill(x + std::size_t(i) * ldx, x + std::size_t(i) * ldx + k, 0.0);
+    return not_positive_definite_report(st.not_positive_definite, o);
+  }
+  double setup_seconds = 0.0;
+  st.last.preprocess_seconds = st.last.upload_seconds = 0.0;  // set below by what this solve makes
+  const InnerEntry& entry = st.inner_for(o, setup_seconds);
+  const SpaceKey key{k, st.settings.fcg.memory, st.lanczos_steps(), &entry.inner, false,
+                     int(st.settings.cpu_rounding)};
+  const bool new_space = !st.cpu || !(st.cpu_key == key);
+  if (new_space) {
+    const auto start = Clock::now();
+    st.cpu.reset();
+    st.cpu = std::make_unique<internal::CpuBlockSpace>(st.a, entry.inner, k, key.memory, key.lanczos_steps,
+                                                       st.settings.cpu_rounding);
+    st.cpu_key = key;
+    st.last.upload_seconds = seconds_since(start);
+    setup_seconds += st.last.upload_seconds;
+  }
+  internal::CpuBlockSpace& space = *st.cpu;
+  // The CPU space holds n x k row-major blocks: the caller's rows of stride ld are packed and unpacked.
+  const auto packed = [&](const double* from, int ld) {
+    std::vector<double> block(std::size_t(n) * std::size_t(k));
+    for (std::int32_t i = 0; i < n; ++i)
+      std::copy(from + std::size_t(i) * ld, from + std::size_t(i) * ld + k, block.begin() + std::ptrdiff_t(i) * k);
+    return block;
+  };
+  BlockTransfer transfer;
+  transfer.load_b = [&] { space.set_slot(S::b, packed(b, ldb)); };
+  transfer.load_x = [&] { space.set_slot(S::x, packed(x, ldx)); };
+  transfer.store_x = [&] {
+    const std::vector<double> block = space.slot(S::x);
+    for (std::int32_t i = 0; i < n; ++i)
+      std::copy(block.begin() + std::ptrdiff_t(i) * k, block.begin() + std::ptrdiff_t(i + 1) * k,
+                x + std::size_t(i) * ldx);
+  };
+  return st.run(space, nullptr, entry, o, transfer, new_space, setup_seconds);
+}
+
+namespace detail {
+
+EngineSettings& SolverAccess::settings(SpdSolver& solver) { return solver.state_->settings; }
+const LastSolve& SolverAccess::last(const SpdSolver& solver) { return solver.state_->last; }
+
+}  // namespace detail
+
+}  // namespace bcsr24::solvers
