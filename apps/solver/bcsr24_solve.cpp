@@ -27,6 +27,7 @@
 #include "solve_options.hpp"
 #include "solve_text.hpp"
 #include "space_check.hpp"
+#include "symmetry.hpp"
 #if BCSR24_HAS_NCCL
 #include "rank_session.hpp"
 #endif
@@ -135,6 +136,21 @@ int run(const Options& o, const bcsr24::ranks::Session* mpi) {
     bcsr24::write_matrix_market(o.write_matrix, a);
     std::printf("wrote %s\n", o.write_matrix.c_str());
     if (o.write_only) return 0;
+  }
+  // Symmetric to rounding (finite element assembly): solved with the symmetric part, as bcsr24::solvers does.
+  if (a.rows == a.cols) {
+    const Asymmetry asymmetry = measure_asymmetry(a);
+    if (asymmetry.ratio > o.symmetry_tolerance)
+      throw bcsr24::solvers::NotSymmetricError(
+          "the matrix is not symmetric: a(" + std::to_string(asymmetry.row) + ", " + std::to_string(asymmetry.col) +
+          ") = " + sci(asymmetry.a_ij) + " but a(" + std::to_string(asymmetry.col) + ", " +
+          std::to_string(asymmetry.row) + ") = " + sci(asymmetry.a_ji) + " (relative difference " +
+          sci(asymmetry.ratio) + ", above --symmetry-tolerance " + sci(o.symmetry_tolerance) + ")");
+    if (asymmetry.ratio > 0.0) {
+      std::printf("symmetric to rounding: largest relative asymmetry %s at (%d, %d): solving with (A + A^T) / 2\n",
+                  sci(asymmetry.ratio).c_str(), asymmetry.row, asymmetry.col);
+      a = symmetric_part(a);
+    }
   }
   const SpdEvidence evidence = check_spd_evidence(a);
   std::printf("SPD evidence: %s%s\n", evidence.summary().c_str(),

@@ -82,6 +82,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--seed", o.seed, "Seed of the right-hand sides")->capture_default_str();
   apps::add_checked(app, "--tol", o.tolerance, "Target max_j |b_j - A x_j| / |b_j| (true fp64 residual)",
                     CLI::PositiveNumber);
+  apps::add_checked(app, "--symmetry-tolerance", o.symmetry_tolerance,
+                    "A matrix symmetric to within this (relative, per pair: docs/SOLVERS.md) is solved with its "
+                    "symmetric part; a larger asymmetry is refused",
+                    CLI::NonNegativeNumber);
   apps::add_checked(app, "--solver", o.solver, "block (default), pcg (the Jacobi-PCG baseline alone), legacy",
                     CLI::IsMember({"block", "pcg", "legacy"}));
   app.add_flag("--compare", o.compare,

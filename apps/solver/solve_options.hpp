@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bcsr24/solvers.hpp"
 #include "block_fcg.hpp"
 #include "block_runs.hpp"
 #include "chebyshev.hpp"
@@ -36,6 +37,8 @@ struct Options {
   std::string rhs_kind = "a_times_random";
   std::uint64_t seed = 1;
   double tolerance = 1e-8;
+  /// Largest |a_ij - a_ji| / max(|a_ij|, |a_ji|, sqrt(|a_ii a_jj|)) accepted (bcsr24::solvers::SpdOptions).
+  double symmetry_tolerance = bcsr24::solvers::SpdOptions{}.symmetry_tolerance;
   std::string solver = "block";
   // Block solver: the options bound to fcg are its iteration limit, memory and drop tolerance (their defaults are
   // the solver's own); polynomial is the Chebyshev preconditioner's.

@@ -201,13 +201,16 @@ BlockFcgResult block_fcg(BlockSpace& space, const ChebyshevPolynomial* chebyshev
     best = std::min(best, status.field(small::status_max_relative));
     best_history.push_back(best);
     const int done_in_mode = it - mode_start;
-    const int window = preconditioner ? options.stall_window : options.jacobi_stall_window;
+    const bool restarts_left = int(result.restart_iterations.size()) < options.stall_restarts;
+    const int window = !preconditioner || (!restarts_left && !options.fallback_jacobi)
+                           ? options.jacobi_stall_window
+                           : (restarts_left ? options.stall_window : options.fallback_window);
     if (window > 0 && done_in_mode >= window && status.field(small::status_active) > 0) {
       const double before_window = best_history[std::size_t(it - window)];
       if (!(best <= options.stall_factor * before_window)) {
         const std::string what = "the best residual went only from " + sci(before_window) + " to " + sci(best) +
                                  " over the last " + std::to_string(window) + " iterations";
-        if (preconditioner && int(result.restart_iterations.size()) < options.stall_restarts) {
+        if (preconditioner && restarts_left) {
           stored = 0;  // the next block is whitened only; the window starts again
           mode_start = it;
           result.restart_iterations.push_back(it);

@@ -37,6 +37,11 @@ struct BlockFcgOptions {
   /// blocks, so the next block is only whitened: conjugacy lost to the preconditioner's rounding is not carried on),
   /// then continue with Jacobi (fp64) or stop.
   int stall_restarts = 1;
+  /// Once the restarts are spent, the window that decides the fallback to Jacobi: the residual of block CG can
+  /// plateau for tens of iterations on high-contrast problems and then fall again (a 2-D log-normal problem of 1.69M
+  /// rows fell back after 25 flat iterations and then stagnated in the Jacobi phase). Without the fallback the
+  /// window that decides the stop is jacobi_stall_window, the long one.
+  int fallback_window = 100;
   /// On stagnation with the Chebyshev preconditioner: continue with Jacobi (fp64) instead of stopping.
   bool fallback_jacobi = true;
   /// The window in the Jacobi phase: CG with Jacobi has long plateaus on ill-conditioned matrices.

@@ -446,7 +446,9 @@ __global__ void __launch_bounds__(kThreads) combine_kernel(double* dst, CombineA
   const int row_in_warp = min(lane / lanes_per_row, rows_per_warp - 1);
   const bool stores = lane / lanes_per_row < rows_per_warp;
   const int first_lane = row_in_warp * lanes_per_row;
-  const int c0 = kTile * (lane - first_lane);
+  // A shadow lane works on column 0 (its values are never shuffled to others nor stored): a column past the row would
+  // read past the staged matrices (k = 33 .. 37 and others where 32 is no multiple of the lanes per row).
+  const int c0 = stores ? kTile * (lane - first_lane) : 0;
   // Each lane works on kCombineRows rows at once, half a pass apart: their loads are in flight together.
   const int rows_per_half = (kThreads / 32) * rows_per_warp;
   const int rows_per_pass = kCombineRows * rows_per_half;

@@ -243,6 +243,10 @@ SolveReport SpdSolver::State::run(internal::BlockSpace& space, internal::GpuBloc
   fcg.time_limit_seconds = o.time_limit_seconds;
   fcg.initial_guess = o.initial_guess;
   fcg.identity_base = o.preconditioner == Preconditioner::none;
+  // The Jacobi fallback is for a polynomial made non-linear by fp16 or bf16 products (B rounded per tile); with
+  // split products it is linear to fp32 rounding, and a plateau of the residual only means a hard problem, on which
+  // Jacobi is far weaker: keep the polynomial and stop only on the long window.
+  fcg.fallback_jacobi = fcg.fallback_jacobi && o.inner_precision != Precision::split;
 
   if (new_space && settings.warm_up) {
     // The first products and kernels of a process pay for module loading and library set-up: one short run on the

@@ -49,10 +49,11 @@ struct DtypeInfo {
 };
 DtypeInfo dtype_from_name(const std::string& name) {
   using nb::dlpack::dtype_code;
+  if (name == "float64") return {{std::uint8_t(dtype_code::Float), 64, 1}, 8};
   if (name == "float32") return {{std::uint8_t(dtype_code::Float), 32, 1}, 4};
   if (name == "float16") return {{std::uint8_t(dtype_code::Float), 16, 1}, 2};
   if (name == "bfloat16") return {{std::uint8_t(dtype_code::Bfloat), 16, 1}, 2};
-  throw InvalidArgument("device_empty: dtype '" + name + "' is not one of float32, float16, bfloat16");
+  throw InvalidArgument("device_empty: dtype '" + name + "' is not one of float64, float32, float16, bfloat16");
 }
 
 std::string dtype_name(const nb::dlpack::dtype& d) {

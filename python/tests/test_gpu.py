@@ -324,8 +324,8 @@ def test_lobpcg_example_converges():
 def test_block_cg_example_converges():
     need("cupy")
     script = os.path.join(ROOT, "examples", "python", "block_cg.py")
-    r = subprocess.run([sys.executable, script, "--mesh", "10", "--rhs", "4", "--check"], capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run([sys.executable, script, "--problem", "mesh", "--mesh", "10", "--rhs", "4", "--check"],
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "converged" in r.stdout
 

@@ -43,7 +43,9 @@ CsrMatrix diffusion(int nx, int ny, int nz) {
 template <typename T>
 struct DeviceArray {
   T* ptr = nullptr;
-  explicit DeviceArray(std::size_t count) { REQUIRE(cudaMalloc(&ptr, count * sizeof(T)) == cudaSuccess); }
+  explicit DeviceArray(std::size_t count) {
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&ptr), count * sizeof(T)) == cudaSuccess);
+  }
   ~DeviceArray() { cudaFree(ptr); }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
