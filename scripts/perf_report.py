@@ -85,9 +85,8 @@ def render(data_dir, sweep_dir):
     texts = {"distributed": ("Distributed operator and solver",
                              "`DistributedOperator` over two GPUs of one host against one GPU, same process and "
                              "problem (docs/DISTRIBUTED.md)."),
-             "solver": ("Solver", "`scripts/solver_check.sh`: block solver with bcsr24 split products, the same with "
-                                  "cuSPARSE fp32 products, 16 Jacobi-PCG fp64 solves (cuSPARSE); 16 right-hand sides, "
-                                  "all converged to 1e-8 (apps/solver/README.md)."),
+             "solver": ("Solver", "bcsr24::solvers against the same solver with cuSPARSE fp32 products and 16 "
+                                  "Jacobi-PCG fp64 solves; 16 right-hand sides to 1e-8 (Python: docs/SOLVERS.md)."),
              "host": ("Host pipeline", "Reading and conversion on the CPU."),
              "design_choices": ("Measured design choices",
                                 "Each row: what the library does, what it was measured against, and the figure that "
