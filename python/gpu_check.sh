@@ -53,6 +53,7 @@ pip_install_package() {
     lib=$(ls /usr/lib/x86_64-linux-gnu/libz.so /lib/x86_64-linux-gnu/libz.so /usr/lib/x86_64-linux-gnu/libz.so.1 \
       /lib/x86_64-linux-gnu/libz.so.1 2>/dev/null | head -n 1)
     cmake_args+=" -DZLIB_INCLUDE_DIR=$p/include -DZLIB_LIBRARY=${lib:-$p/lib/x86_64-linux-gnu/libz.a}"
+    cmake_args+=" -DCMAKE_PREFIX_PATH=$p"  # Eigen's headers, to build bcsr24::solvers
   fi
   rm -rf "$site/bcsr24"
   CMAKE_ARGS="$cmake_args" "$py" -m pip install -v --no-build-isolation --no-deps --upgrade --target "$site" . \

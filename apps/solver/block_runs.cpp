@@ -11,6 +11,7 @@
 #include "bcsr24/solvers.hpp"
 #include "block_reports.hpp"
 #include "cuda_resources.hpp"
+#include "cusparse_support.hpp"
 #include "solve_json.hpp"
 #include "solve_text.hpp"
 #include "solver_access.hpp"
@@ -33,7 +34,8 @@ struct RunSpace {
     const auto start = std::chrono::steady_clock::now();
     if (device == "gpu") {
       auto on_gpu =
-          std::make_unique<GpuBlockSpace>(problem.a, inner, problem.k, memory, lanczos_steps, timing, outer);
+          std::make_unique<GpuBlockSpace>(problem.a, inner, problem.k, memory, lanczos_steps, timing, outer,
+                                          cusparse_products());
       gpu = on_gpu.get();
       space = std::move(on_gpu);
     } else {
@@ -81,6 +83,7 @@ BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& 
   engine.warm_up = settings.warm_up;
   engine.fcg = settings.fcg;
   engine.polynomial = settings.polynomial;
+  engine.foreign = cusparse_products();  // the comparison backend's products (--compare, --inner-backend)
   if (settings.verbose)
     engine.observer = [](const BlockIterationRecord& r) {
       std::printf("  iteration %4d: max relative residual %s, %d active, %d directions (%d deflated)%s, %.3f s\n",

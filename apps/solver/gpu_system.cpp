@@ -22,6 +22,7 @@
 #include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/error.hpp"
 #include "block_kernels.hpp"
+#include "cusparse_support.hpp"
 #include "gpu_support.hpp"
 
 namespace bcsr24::solver {

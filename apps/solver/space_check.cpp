@@ -7,6 +7,7 @@
 #include <random>
 
 #include "block_reports.hpp"
+#include "cusparse_support.hpp"
 #include "solve_json.hpp"
 #include "solve_text.hpp"
 
@@ -57,7 +58,7 @@ bool check_spaces(const Problem& problem, const BlockRunSettings& settings, json
   // The CPU space emulates B exactly where the GPU reads it exactly (split precision, the CSR kernel); with fp16 or
   // bf16 on tiles the GPU rounds B per tile, which the CPU emulates only approximately: looser tolerances.
   const bool exact_b = settings.backend != InnerBackend::bcsr24 || settings.precision == Precision::split;
-  GpuBlockSpace gpu(problem.a, inner, k, memory, steps, false);
+  GpuBlockSpace gpu(problem.a, inner, k, memory, steps, false, OuterProduct::csr_kernel, cusparse_products());
   CpuBlockSpace cpu(problem.a, inner, k, memory, steps, exact_b ? BRounding::exact : BRounding::tiles);
   std::printf("bcsr24 plan: %s\n", gpu.plan_summary().c_str());
   BlockSpace* spaces[2] = {&gpu, &cpu};

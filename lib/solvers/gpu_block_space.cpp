@@ -35,17 +35,15 @@ struct GpuBlockSpace::Impl {
   small::SmallLayout layout;
 
   cudaStream_t stream = nullptr;
-  cusparseHandle_t sparse = nullptr;
 
   DeviceArray<double> slots;  // BlockSlots::count(memory) blocks of n x k
   int slot_count = 0;
-  std::unique_ptr<DeviceCsr> a64;
-  std::unique_ptr<CusparseProduct> outer;  // fp64 A times an n x k block with cuSPARSE (null: the CSR kernel)
+  std::unique_ptr<DeviceCsrArrays> a64;
+  std::unique_ptr<ForeignProduct> outer;  // fp64 A times an n x k block with cuSPARSE (null: the CSR kernel)
 
   DeviceArray<float> work[3];  // n x kp fp32: Chebyshev input and the two iterates; Lanczos vectors
   std::unique_ptr<SpmmPlan> plan;          // bcsr24
-  std::unique_ptr<DeviceCsr> a32;          // cuSPARSE fp32
-  std::unique_ptr<CusparseProduct> inner32;
+  std::unique_ptr<ForeignProduct> inner32;  // cuSPARSE fp32
 
   DeviceArray<double> inverse_diagonal, row_scale;
   DeviceArray<double> small;      // the small buffer
@@ -126,13 +124,12 @@ struct GpuBlockSpace::Impl {
     plan.reset();
     if (staging_done) cudaEventDestroy(staging_done);
     if (order) cudaEventDestroy(order);
-    if (sparse) cusparseDestroy(sparse);
     if (stream) cudaStreamDestroy(stream);
   }
 };
 
 GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
-                             bool timing, OuterProduct outer)
+                             bool timing, OuterProduct outer, const ForeignProducts& foreign)
     : impl_(std::make_unique<Impl>()) {
   const DeviceInfo info = query_device();
   if (!info.available) throw NotSupported("the GPU solver needs a CUDA device: " + info.reason);
@@ -150,21 +147,18 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
   s.layout = small::make_layout(k, memory, lanczos_steps);
   s.timer.set_enabled(timing);
   CUDA_OK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
-  // cuSPARSE only for the comparisons (its fp64 SpMM, its fp32 inner product): the library's own path needs no handle.
-  if (outer == OuterProduct::cusparse || inner.backend == InnerBackend::cusparse_csr_f32) {
-    CUSPARSE_OK(cusparseCreate(&s.sparse));
-    CUSPARSE_OK(cusparseSetStream(s.sparse, s.stream));
-  }
+  // cuSPARSE only for the comparisons (its fp64 SpMM, its fp32 inner product), made by the caller's `foreign`.
+  if ((outer == OuterProduct::cusparse || inner.backend == InnerBackend::cusparse_csr_f32) && !foreign)
+    throw NotSupported("GpuBlockSpace: cuSPARSE products need the comparisons' factory (cusparse_support.hpp)");
   CUDA_OK(cudaEventCreateWithFlags(&s.staging_done, cudaEventDisableTiming));
   CUDA_OK(cudaEventCreateWithFlags(&s.order, cudaEventDisableTiming));
 
   s.slot_count = BlockSlots::count(memory);
   s.slots = DeviceArray<double>(std::size_t(s.slot_count) * std::size_t(s.n) * std::size_t(k));
   CUDA_OK(cudaMemset(s.slots.get(), 0, s.slots.bytes()));
-  s.a64 = std::make_unique<DeviceCsr>(a, false);
+  s.a64 = std::make_unique<DeviceCsrArrays>(a, false);
   if (outer == OuterProduct::cusparse)
-    s.outer = std::make_unique<CusparseProduct>(s.sparse, *s.a64, a.rows, a.cols, k, k, k, CUDA_R_64F, s.slot(0),
-                                                s.slot(1));
+    s.outer = foreign({&a, false, k, s.slot(0), s.slot(1), reinterpret_cast<Stream>(s.stream)});
   const std::vector<double> inverse = inverse_diagonal(a);
   s.inverse_diagonal = DeviceArray<double>(inverse.data(), inverse.size());
   if (!inner.row_scale.empty()) s.row_scale = DeviceArray<double>(inner.row_scale.data(), inner.row_scale.size());
@@ -179,9 +173,8 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
     options.allow_unaligned_b = false;  // every fp32 block starts 256-byte aligned with rows of kp (a multiple of 8)
     s.plan = std::make_unique<SpmmPlan>(inner.op->make_plan(s.kp, KernelKind::automatic, options));
   } else if (inner.backend == InnerBackend::cusparse_csr_f32) {
-    s.a32 = std::make_unique<DeviceCsr>(inner.csr.rows > 0 ? inner.csr : a, true);
-    s.inner32 = std::make_unique<CusparseProduct>(s.sparse, *s.a32, a.rows, a.cols, s.kp, s.kp, s.kp, CUDA_R_32F,
-                                                  s.work[0].get(), s.work[1].get());
+    s.inner32 = foreign({inner.csr.rows > 0 ? &inner.csr : &a, true, s.kp, s.work[0].get(), s.work[1].get(),
+                         reinterpret_cast<Stream>(s.stream)});
   }
   s.small = DeviceArray<double>(std::size_t(s.layout.total));
   CUDA_OK(cudaMemset(s.small.get(), 0, s.small.bytes()));
@@ -478,11 +471,12 @@ void GpuBlockSpace::reset_timings() {
 
 std::int64_t GpuBlockSpace::device_bytes() const {
   const Impl& s = *impl_;
-  std::size_t bytes = s.slots.bytes() + s.a64->bytes() + (s.outer ? s.outer->bytes() : 0) + s.inverse_diagonal.bytes() +
+  std::size_t bytes = s.slots.bytes() + s.a64->bytes() + (s.outer ? std::size_t(s.outer->bytes()) : 0) +
+                      s.inverse_diagonal.bytes() +
                       s.row_scale.bytes() + s.small.bytes() + s.reduction.bytes();
   for (const auto& w : s.work) bytes += w.bytes();
   if (s.plan) bytes += std::size_t(s.plan->workspace_bytes());  // the operator's own tile lists are not counted
-  if (s.a32) bytes += s.a32->bytes() + s.inner32->bytes();
+  if (s.inner32) bytes += std::size_t(s.inner32->bytes());
   return static_cast<std::int64_t>(bytes);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,15 +29,40 @@ struct BlockTimings {
 enum class OuterProduct { csr_kernel, cusparse };
 const char* outer_product_name(OuterProduct product) noexcept;
 
+/// A product the space runs through another library: c = alpha A b + beta c on row-major blocks of a fixed width,
+/// enqueued on the stream it was made for. bcsr24_solve's comparisons make them with cuSPARSE
+/// (cusparse_support.hpp); the library never does, so libbcsr24_solvers needs no cuSPARSE.
+class ForeignProduct {
+ public:
+  virtual ~ForeignProduct() = default;
+  virtual void run(const void* b, void* c, double alpha, double beta) = 0;
+  virtual std::int64_t bytes() const = 0;  ///< device memory it holds (matrix copy, workspace)
+};
+
+/// What a foreign product is made for: A (fp64 values, or rounded to fp32), blocks of `width` columns (row-major,
+/// leading dimension = width; any_b and any_c are blocks of that shape, for the workspace query), the stream.
+struct ForeignProductRequest {
+  const CsrMatrix* matrix = nullptr;
+  bool fp32 = false;
+  int width = 0;
+  const void* any_b = nullptr;
+  void* any_c = nullptr;
+  Stream stream = nullptr;
+};
+using ForeignProducts = std::function<std::unique_ptr<ForeignProduct>(const ForeignProductRequest&)>;
+
 class GpuBlockSpace final : public BlockSpace {
  public:
   /// Uploads A (fp64 CSR) and the inner matrix and allocates every block; nothing is allocated afterwards.
   /// @param inner kept by reference: must outlive the space
   /// @param timing CUDA events around every operation (BlockTimings); off: only counts
   /// @param outer who computes the fp64 products
-  /// @throw NotSupported without a usable GPU; InvalidArgument as CpuBlockSpace; CudaError / CusparseError.
+  /// @param foreign makes the cuSPARSE products of OuterProduct::cusparse and InnerBackend::cusparse_csr_f32
+  /// @throw NotSupported without a usable GPU, or for a cuSPARSE product without `foreign`; InvalidArgument as
+  ///        CpuBlockSpace; CudaError / CusparseError.
   GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
-                bool timing = true, OuterProduct outer = OuterProduct::csr_kernel);
+                bool timing = true, OuterProduct outer = OuterProduct::csr_kernel,
+                const ForeignProducts& foreign = {});
   ~GpuBlockSpace() override;
   GpuBlockSpace(const GpuBlockSpace&) = delete;
   GpuBlockSpace& operator=(const GpuBlockSpace&) = delete;

@@ -30,6 +30,8 @@ struct EngineSettings {
   /// The polynomial's parameters (the degree comes from SolveOptions).
   solver::ChebyshevOptions polynomial;
   solver::BlockObserver observer;  ///< sees each iteration's record
+  /// Makes the cuSPARSE products of the comparison backend (cusparse_support.hpp's cusparse_products()).
+  solver::ForeignProducts foreign;
 };
 
 /// Everything the last solve recorded.

@@ -389,7 +389,7 @@ SolveReport SpdSolver::State::solve_on_gpu(const Value* b, int ldb, Value* x, in
     const auto start = Clock::now();
     st.gpu.reset();  // its memory first
     st.gpu = std::make_unique<internal::GpuBlockSpace>(st.a, entry.inner, k, key.memory, key.lanczos_steps,
-                                                       key.timing, st.settings.outer_product);
+                                                       key.timing, st.settings.outer_product, st.settings.foreign);
     st.gpu_key = key;
     st.last.upload_seconds = seconds_since(start);
     setup_seconds += st.last.upload_seconds;

@@ -1,4 +1,4 @@
-// The block solver's GPU space (apps/solver: GpuBlockSpace and its kernels) against fp64 host references: Gram
+// The block solver's GPU space (lib/solvers: GpuBlockSpace and its kernels) against fp64 host references: Gram
 // matrices, block combinations, column dots and the fp64 CSR products for every shape the kernels split differently (k = 1 .. 64, one and
 // two right blocks, a right block equal to the left one, combines spread over several launches), on row counts that
 // are no multiple of anything; then whole block solves on the GPU, which must reach the tolerance in the host's own
@@ -21,6 +21,7 @@
 #include "block_fcg.hpp"
 #include "chebyshev.hpp"
 #include "bcsr24_testkit/diffusion.hpp"
+#include "cusparse_support.hpp"
 #include "gpu_block_space.hpp"
 #include "problem.hpp"
 #include "solver_test_support.hpp"
@@ -70,7 +71,7 @@ struct SpaceFixture {
   SpaceFixture(int nx, int ny, int nz, int k, int memory, OuterProduct outer = OuterProduct::csr_kernel)
       : problem(diffusion_problem(nx, ny, nz, k)),
         inner(test::make_inner(problem.a, InnerBackend::bcsr24, bcsr24::Precision::split)),
-        space(problem.a, inner, k, memory, 4, false, outer),
+        space(problem.a, inner, k, memory, 4, false, outer, cusparse_products()),
         host(std::size_t(S::count(memory))) {
     for (int slot = 0; slot < S::count(memory); ++slot) {
       host[std::size_t(slot)] = random_values(std::size_t(problem.a.rows) * k, rng);
@@ -274,7 +275,7 @@ TEST_CASE("GPU Chebyshev preconditioner against the fp64 host recurrence, with b
   for (const InnerBackend backend : {InnerBackend::bcsr24, InnerBackend::cusparse_csr_f32}) {
     const InnerMatrix inner = test::make_inner(a, backend, bcsr24::Precision::split);
     const CsrMatrix scaled = scale_symmetric(a, inner.row_scale);
-    GpuBlockSpace space(a, inner, k, 1, 4, false);
+    GpuBlockSpace space(a, inner, k, 1, 4, false, OuterProduct::csr_kernel, cusparse_products());
     space.set_slot(S::r, r);
     space.write_small(space.layout().column[small::scale], scale);
     // Degree 1: no product (z = f / theta); 3: the first two products only; 7: the in-place recurrence after them.
