@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <Eigen/Dense>
+
 #include "bcsr24/solvers.hpp"
 #include "bcsr24_testkit/diffusion.hpp"
 
@@ -289,5 +291,140 @@ TEST_CASE("SpdSolver refuses bad arguments before any work", "[solvers]") {
     CHECK(solvers::preconditioner_from_name("jacobi") == Preconditioner::jacobi);
     CHECK_THROWS_AS(solvers::preconditioner_from_name("ilu"), InvalidArgument);
     CHECK(std::string(solvers::stop_reason_name(StopReason::time_limit)) == "time_limit");
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ eigenpairs
+namespace {
+
+/// Every eigenvalue of a small symmetric matrix, ascending (the oracle).
+std::vector<double> dense_eigenvalues(const CsrMatrix& a) {
+  Eigen::MatrixXd d = Eigen::MatrixXd::Zero(a.rows, a.cols);
+  for (std::int32_t i = 0; i < a.rows; ++i)
+    for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) d(i, a.col_idx[std::size_t(p)]) = a.values[std::size_t(p)];
+  const Eigen::VectorXd e = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(d, Eigen::EigenvaluesOnly).eigenvalues();
+  return std::vector<double>(e.data(), e.data() + e.size());
+}
+
+CsrMatrix from_diagonal_blocks(const std::vector<double>& diagonal) {
+  CsrMatrix a;
+  a.rows = a.cols = std::int32_t(diagonal.size());
+  for (std::int32_t i = 0; i < a.rows; ++i) {
+    a.col_idx.push_back(i);
+    a.values.push_back(diagonal[std::size_t(i)]);
+    a.row_ptr.push_back(std::int32_t(a.col_idx.size()));
+  }
+  return a;
+}
+
+/// Each computed eigenvalue lies within its residual norm of the reference one of the same rank (a symmetric matrix
+/// has an eigenvalue within |A x - theta x| of every Ritz value theta of a unit x), and the vectors are orthonormal.
+void check_pairs(const CsrMatrix& a, const solvers::EigenReport& r, const std::vector<double>& x, int k,
+                 bool largest) {
+  const std::vector<double> reference = dense_eigenvalues(a);
+  REQUIRE(r.eigenvalues.size() == std::size_t(k));
+  for (int j = 0; j < k; ++j) {
+    const double want = largest ? reference[reference.size() - 1 - std::size_t(j)] : reference[std::size_t(j)];
+    CAPTURE(j, r.eigenvalues[std::size_t(j)], want, r.residual_norm[std::size_t(j)]);
+    CHECK(std::abs(r.eigenvalues[std::size_t(j)] - want) <= r.residual_norm[std::size_t(j)] * (1.0 + 1e-6) + 1e-12);
+    CHECK(r.residual_norm[std::size_t(j)] <= 1e-5 * r.norm_estimate * (1.0 + 1e-6));
+  }
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j < k; ++j) {
+      double dot = 0.0;
+      for (std::int32_t row = 0; row < a.rows; ++row)
+        dot += x[std::size_t(row) * k + i] * x[std::size_t(row) * k + j];
+      CHECK(std::abs(dot - (i == j ? 1.0 : 0.0)) <= 1e-8);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("SpdSolver::eigenpairs_host against a dense eigensolver", "[solvers][eigen]") {
+  const CsrMatrix a = small_problem();
+  SpdSolver solver(a);
+  const bool largest = GENERATE(false, true);
+  const auto preconditioner = GENERATE(Preconditioner::chebyshev, Preconditioner::jacobi, Preconditioner::none);
+  const int k = GENERATE(1, 6);
+  CAPTURE(largest, solvers::preconditioner_name(preconditioner), k);
+  solvers::EigenOptions options;
+  options.largest = largest;
+  options.preconditioner = preconditioner;
+  // Without a preconditioner the smallest pairs of this matrix (||A|| / lambda_min ~ 1e3) converge slowly (~900
+  // iterations); the preconditioned runs need tens.
+  options.max_iterations = 5000;
+  std::vector<double> x = random_block(a.rows, k, k, 21, 0.0);
+  const solvers::EigenReport r = solver.eigenpairs_host(x.data(), k, k, options);
+  INFO(r.message);
+  REQUIRE(r.stop == StopReason::converged);
+  CHECK(r.converged == k);
+  CHECK(r.preconditioner == (largest ? Preconditioner::none : preconditioner));
+  check_pairs(a, r, x, k, largest);
+}
+
+TEST_CASE("SpdSolver::eigenpairs_host: repeated, clustered and negative eigenvalues; limits and errors",
+          "[solvers][eigen]") {
+  SECTION("k above the number of distinct eigenvalues: 1, 2, 3, each 40 times") {
+    std::vector<double> diagonal;
+    for (double v : {3.0, 1.0, 2.0})
+      for (int i = 0; i < 40; ++i) diagonal.push_back(v);
+    const CsrMatrix a = from_diagonal_blocks(diagonal);
+    SpdSolver solver(a);
+    const int k = 5;
+    std::vector<double> x = random_block(a.rows, k, k, 3, 0.0);
+    const solvers::EigenReport r = solver.eigenpairs_host(x.data(), k, k);
+    INFO(r.message);
+    REQUIRE(r.stop == StopReason::converged);
+    check_pairs(a, r, x, k, false);
+  }
+  SECTION("an indefinite matrix (the stencil [-1, 1, -1]): the most negative eigenvalues") {
+    CsrMatrix a;
+    const std::int32_t n = 90;
+    a.rows = a.cols = n;
+    for (std::int32_t i = 0; i < n; ++i) {
+      for (std::int32_t j : {i - 1, i, i + 1})
+        if (j >= 0 && j < n) {
+          a.col_idx.push_back(j);
+          a.values.push_back(j == i ? 1.0 : -1.0);
+        }
+      a.row_ptr.push_back(std::int32_t(a.col_idx.size()));
+    }
+    SpdSolver solver(a);
+    solvers::EigenOptions options;
+    options.preconditioner = Preconditioner::none;
+    options.max_iterations = 2000;
+    const int k = 3;
+    std::vector<double> x = random_block(n, k, k, 4, 0.0);
+    const solvers::EigenReport r = solver.eigenpairs_host(x.data(), k, k, options);
+    INFO(r.message);
+    REQUIRE(r.stop == StopReason::converged);
+    CHECK(r.eigenvalues[0] < 0.0);
+    check_pairs(a, r, x, k, false);
+  }
+  SECTION("an iteration limit is reported, not thrown") {
+    const CsrMatrix a = small_problem();
+    SpdSolver solver(a);
+    solvers::EigenOptions options;
+    options.max_iterations = 1;
+    options.preconditioner = Preconditioner::none;
+    const int k = 4;
+    std::vector<double> x = random_block(a.rows, k, k, 5, 0.0);
+    const solvers::EigenReport r = solver.eigenpairs_host(x.data(), k, k, options);
+    CHECK(r.stop == StopReason::max_iterations);
+    CHECK(r.iterations == 1);
+    CHECK(r.eigenvalues.size() == std::size_t(k));
+  }
+  SECTION("bad starts and sizes") {
+    const CsrMatrix a = small_problem();
+    SpdSolver solver(a);
+    const int k = 3;
+    std::vector<double> x = random_block(a.rows, k, k, 6, 0.0);
+    for (std::int32_t i = 0; i < a.rows; ++i) x[std::size_t(i) * k + 2] = x[std::size_t(i) * k];  // dependent
+    CHECK_THROWS_WITH(solver.eigenpairs_host(x.data(), k, k), Catch::Contains("rank deficient"));
+    x[5] = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_WITH(solver.eigenpairs_host(x.data(), k, k), Catch::Contains("NaN or Inf"));
+    std::vector<double> wide(std::size_t(a.rows) * 71);
+    CHECK_THROWS_AS(solver.eigenpairs_host(wide.data(), 71, 71), InvalidArgument);
+    CHECK_THROWS_AS(solver.eigenpairs_host(x.data(), k - 1, k), InvalidArgument);
   }
 }

@@ -56,7 +56,7 @@ CpuBlockSpace::CpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
   if (inner.backend == InnerBackend::bcsr24 && !inner.op)
     throw InvalidArgument("block solver: bcsr24 backend without operator");
   layout_ = small::make_layout(k, memory, lanczos_steps);
-  const std::vector<double> inverse = inverse_diagonal(a);
+  const std::vector<double> inverse = inverse_positive_diagonal(a);
   inverse_diagonal_ = Eigen::Map<const Eigen::VectorXd>(inverse.data(), n_);
   row_scale_ = inner.row_scale.empty()
                    ? Eigen::VectorXd::Ones(n_)

@@ -26,8 +26,8 @@ class CpuBlockSpace final : public BlockSpace {
   /// @param inner the inner operator's matrix (bcsr24 operator or CSR for the fp32 product) and its row scale;
   ///        kept by reference: must outlive the space
   /// @param memory ring blocks (BlockSlots::count(memory) slots), lanczos_steps the most Lanczos steps
-  /// @throw InvalidArgument for k outside 1 .. small::kMaxColumns, memory outside 1 .. kMaxMemory, or a matrix
-  ///        without a positive diagonal
+  /// @throw InvalidArgument for k outside 1 .. small::kMaxColumns or memory outside 1 .. kMaxMemory (rows of a
+  ///        non-positive diagonal get no Jacobi step: inverse_positive_diagonal)
   CpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
                 BRounding b_rounding = BRounding::tiles);
   ~CpuBlockSpace() override;

@@ -159,7 +159,7 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
   s.a64 = std::make_unique<DeviceCsrArrays>(a, false);
   if (outer == OuterProduct::cusparse)
     s.outer = foreign({&a, false, k, s.slot(0), s.slot(1), reinterpret_cast<Stream>(s.stream)});
-  const std::vector<double> inverse = inverse_diagonal(a);
+  const std::vector<double> inverse = inverse_positive_diagonal(a);
   s.inverse_diagonal = DeviceArray<double>(inverse.data(), inverse.size());
   if (!inner.row_scale.empty()) s.row_scale = DeviceArray<double>(inner.row_scale.data(), inner.row_scale.size());
   for (auto& w : s.work) {

@@ -52,6 +52,14 @@ std::vector<double> inverse_diagonal(const CsrMatrix& a, std::int32_t first_row)
   return s;
 }
 
+std::vector<double> inverse_positive_diagonal(const CsrMatrix& a) {
+  std::vector<double> s(static_cast<std::size_t>(a.rows), 0.0);
+  for (std::int32_t i = 0; i < a.rows; ++i)
+    for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+      if (a.col_idx[p] == i && a.values[p] > 0.0) s[static_cast<std::size_t>(i)] = 1.0 / a.values[p];
+  return s;
+}
+
 CsrMatrix scale_symmetric(const CsrMatrix& a, const std::vector<double>& s) {
   CsrMatrix out = a;
   for (std::int32_t i = 0; i < a.rows; ++i)

@@ -33,6 +33,10 @@ std::vector<double> jacobi_scale(const CsrMatrix& a);
 /// 1 / a_ii. `a` may hold rows first_row .. first_row + a.rows - 1 of a larger matrix (global columns): one rank's
 /// share. @throw InvalidArgument as jacobi_scale.
 std::vector<double> inverse_diagonal(const CsrMatrix& a, std::int32_t first_row = 0);
+/// 1 / a_ii where a_ii > 0, else 0: the spaces' Jacobi step, which leaves rows of a non-positive diagonal alone
+/// (the eigensolver takes matrices that are not positive definite; the linear solvers never reach the spaces with
+/// one).
+std::vector<double> inverse_positive_diagonal(const CsrMatrix& a);
 /// diag(s) A diag(s).
 CsrMatrix scale_symmetric(const CsrMatrix& a, const std::vector<double>& s);
 

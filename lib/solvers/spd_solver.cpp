@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include <cuda_runtime_api.h>
 
 #include "bcsr24/matrix_market.hpp"
+#include "block_lobpcg.hpp"
 #include "solver_access.hpp"
 #include "symmetry.hpp"
 
@@ -141,6 +143,7 @@ struct SpdSolver::State {
   double asymmetry = 0.0;
   SpdOptions options;
   std::string not_positive_definite;  // a non-positive diagonal: every solve stops with breakdown
+  double norm_estimate = 0.0;         // max_i sum_j |a_ij|: the ||A|| of the eigensolver's tolerance
   detail::EngineSettings settings;
   detail::LastSolve last;
   std::map<std::pair<int, int>, std::unique_ptr<InnerEntry>> inner;  // (backend, precision)
@@ -180,6 +183,9 @@ struct SpdSolver::State {
   template <typename Value>
   SolveReport solve_on_gpu(const Value* b, int ldb, Value* x, int ldx, int k, const SolveOptions& o, Stream stream);
 
+  /// The space for the eigensolver (GPU or host), with the preconditioner it can use; the report's setup time.
+  EigenReport eigen(double* x, int ldx, int k, const EigenOptions& o, Stream stream, bool on_host);
+
   /// The block iteration, on a space whose blocks `transfer` fills and empties.
   SolveReport run(internal::BlockSpace& space, internal::GpuBlockSpace* on_gpu, const InnerEntry& entry,
                   const SolveOptions& o, const BlockTransfer& transfer, bool new_space, double setup_seconds);
@@ -213,6 +219,7 @@ SpdSolver::SpdSolver(const CsrMatrix& a, const SpdOptions& options) : state_(std
   st.asymmetry = asymmetry.ratio;
   st.a = asymmetry.ratio > 0.0 ? internal::symmetric_part(a) : a;
   st.not_positive_definite = non_positive_diagonal(st.a);
+  st.norm_estimate = internal::gershgorin_bound(st.a, {}, 0.0);
 }
 
 SpdSolver SpdSolver::from_file(const std::string& path, const SpdOptions& options) {
@@ -457,6 +464,137 @@ SolveReport SpdSolver::solve_host(const double* b, int ldb, double* x, int ldx, 
                 x + std::size_t(i) * ldx);
   };
   return st.run(space, nullptr, entry, o, transfer, new_space, setup_seconds);
+}
+
+EigenReport SpdSolver::State::eigen(double* x, int ldx, int k, const EigenOptions& o, Stream stream, bool on_host) {
+  const std::string where = on_host ? "SpdSolver::eigenpairs_host: " : "SpdSolver::eigenpairs: ";
+  if (k < 1 || k > internal::small::kMaxColumns)
+    throw InvalidArgument(where + "k = " + std::to_string(k) + " eigenpairs, expected 1 .. " +
+                          std::to_string(internal::small::kMaxColumns));
+  if (3 * std::int64_t(k) > a.rows)
+    throw InvalidArgument(where + "k = " + std::to_string(k) + " is above n / 3 = " + std::to_string(a.rows / 3) +
+                          ": a matrix this small wants a dense eigensolver");
+  if (!x) throw InvalidArgument(where + "x is null");
+  if (ldx < k) throw InvalidArgument(where + "ldx = " + std::to_string(ldx) + " is below k = " + std::to_string(k));
+  if (!(o.tol > 0.0) || !std::isfinite(o.tol)) throw InvalidArgument(where + "tol must be finite and > 0");
+  if (o.max_iterations < 0 || !(o.time_limit_seconds >= 0.0) || o.chebyshev_degree < 1)
+    throw InvalidArgument(where + "max_iterations, time_limit_seconds and chebyshev_degree must be >= 0, >= 0, >= 1");
+  // The preconditioner approximates A^-1: for the smallest eigenvalues of a matrix with a positive diagonal only.
+  Preconditioner used = o.preconditioner;
+  if (o.largest || !not_positive_definite.empty()) used = Preconditioner::none;
+  SolveOptions as_solve;
+  as_solve.preconditioner = used;
+  as_solve.inner_precision = o.inner_precision;
+  as_solve.chebyshev_degree = o.chebyshev_degree;
+  double setup_seconds = 0.0;
+  last.preprocess_seconds = last.upload_seconds = 0.0;
+  const InnerEntry& entry = inner_for(as_solve, setup_seconds);
+  const SpaceKey key{k, internal::kLobpcgMemory, lanczos_steps(), &entry.inner, on_host ? false : settings.timing,
+                     on_host ? int(settings.cpu_rounding) : int(settings.outer_product)};
+  internal::BlockSpace* space = nullptr;
+  internal::GpuBlockSpace* gpu_space = nullptr;
+  const auto build_start = Clock::now();
+  if (on_host) {
+    if (!cpu || !(cpu_key == key)) {
+      cpu.reset();
+      cpu = std::make_unique<internal::CpuBlockSpace>(a, entry.inner, k, key.memory, key.lanczos_steps,
+                                                      settings.cpu_rounding);
+      cpu_key = key;
+    }
+    space = cpu.get();
+  } else {
+    if (!gpu || !(gpu_key == key)) {
+      gpu.reset();
+      gpu = std::make_unique<internal::GpuBlockSpace>(a, entry.inner, k, key.memory, key.lanczos_steps, key.timing,
+                                                      settings.outer_product, settings.foreign);
+      gpu_key = key;
+    }
+    space = gpu_space = gpu.get();
+    gpu_space->wait_for(stream);
+    gpu_space->reset_timings();
+  }
+  setup_seconds += seconds_since(build_start);
+  const internal::small::SmallLayout& l = space->layout();
+  const int start = 0;
+  const auto clock = Clock::now();
+  if (on_host) {
+    std::vector<double> block(std::size_t(a.rows) * std::size_t(k));
+    for (std::int32_t i = 0; i < a.rows; ++i)
+      std::copy(x + std::size_t(i) * ldx, x + std::size_t(i) * ldx + k, block.begin() + std::ptrdiff_t(i) * k);
+    space->set_slot(start, block);
+  } else {
+    gpu_space->load_slot(start, static_cast<const double*>(x), ldx);
+  }
+  std::vector<double> norm2(static_cast<std::size_t>(k));
+  space->column_norms(start, l.column[internal::small::dots]);
+  space->read_small(l.column[internal::small::dots], k, norm2.data());
+  for (int j = 0; j < k; ++j)
+    if (!std::isfinite(norm2[std::size_t(j)]))
+      throw InvalidArgument(where + "x (the starting block) column " + std::to_string(j) + " holds NaN or Inf");
+
+  internal::LobpcgOptions lo;
+  lo.tolerance = o.tol;
+  lo.norm_estimate = norm_estimate > 0.0 ? norm_estimate : 1.0;
+  lo.max_iterations = o.max_iterations;
+  lo.largest = o.largest;
+  lo.time_limit_seconds = o.time_limit_seconds;
+  lo.jacobi = used == Preconditioner::jacobi;
+  EigenReport report;
+  std::int64_t lanczos_products = 0;
+  std::optional<internal::ChebyshevChoice> choice;
+  if (used == Preconditioner::chebyshev) {
+    const auto lanczos_start = Clock::now();
+    const std::int64_t products_before = space->counters().inner_products;
+    auto known = spectrum.find(&entry.inner);
+    if (known == spectrum.end() || !settings.reuse_spectrum)
+      known = spectrum.insert_or_assign(&entry.inner, internal::run_lanczos(*space, lanczos_steps(),
+                                                                              settings.polynomial.seed)).first;
+    internal::ChebyshevOptions polynomial = settings.polynomial;
+    polynomial.degree = o.chebyshev_degree;
+    choice = internal::choose_chebyshev(known->second, entry.gershgorin, polynomial);
+    lo.chebyshev = &choice->polynomial;
+    lanczos_products = space->counters().inner_products - products_before;
+    if (lanczos_products > 0) report.spectrum_seconds = seconds_since(lanczos_start);
+  }
+  int result_slot = start;
+  const internal::LobpcgResult r = internal::block_lobpcg(*space, start, result_slot, lo);
+  if (on_host) {
+    const std::vector<double> block = space->slot(result_slot);
+    for (std::int32_t i = 0; i < a.rows; ++i)
+      std::copy(block.begin() + std::ptrdiff_t(i) * k, block.begin() + std::ptrdiff_t(i + 1) * k,
+                x + std::size_t(i) * ldx);
+  } else {
+    gpu_space->store_slot(result_slot, x, ldx);
+    gpu_space->synchronize();
+    gpu_space->release_to(stream);
+  }
+  report.seconds = seconds_since(clock);
+  report.setup_seconds = setup_seconds;
+  report.stop = stop_reason(r.stop);
+  report.message = r.message;
+  report.iterations = r.iterations;
+  report.converged = r.converged;
+  report.eigenvalues = r.eigenvalues;
+  report.residual_norm = r.residual_norm;
+  report.norm_estimate = lo.norm_estimate;
+  report.history = r.history;
+  report.products = r.inner_products + r.outer_products + lanczos_products;
+  report.host_synchronizations = r.synchronizations;
+  report.preconditioner = used;
+  if (gpu_space && settings.timing) {
+    const internal::BlockTimings timings = gpu_space->timings();
+    report.product_seconds = (timings.inner_product_ms + timings.outer_product_ms) * 1e-3;
+    report.product_share = report.seconds > 0.0 ? report.product_seconds / report.seconds : 0.0;
+  }
+  return report;
+}
+
+EigenReport SpdSolver::eigenpairs(double* x, int ldx, int k, const EigenOptions& options, Stream stream) {
+  return state_->eigen(x, ldx, k, options, stream, false);
+}
+
+EigenReport SpdSolver::eigenpairs_host(double* x, int ldx, int k, const EigenOptions& options) {
+  return state_->eigen(x, ldx, k, options, nullptr, true);
 }
 
 namespace detail {

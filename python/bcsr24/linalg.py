@@ -4,6 +4,9 @@
     solver = bcsr24.linalg.SpdSolver(A)                # prepared once, for many solves
     X, info = solver.solve(B)
 
+``lobpcg`` / ``eigsh`` / ``SpdSolver.eigenpairs`` compute the smallest or largest eigenpairs of a symmetric A with
+bcsr24::solvers' LOBPCG (fp64 block algebra on the GPU, the same Chebyshev preconditioner).
+
 ``cg`` and ``SpdSolver`` run bcsr24::solvers' block CG (all k right-hand sides at once, fp64, Chebyshev
 preconditioner whose products run on the sparse tensor cores; docs/SOLVERS.md) on the GPU for device arrays, and the
 same algorithm on the host (the CPU reference path: slow, correct) for NumPy arrays.
@@ -28,7 +31,7 @@ import numpy as np
 from . import _arrays, _bcsr24
 from . import errors as _errors
 
-__all__ = ["as_linear_operator", "cg", "SpdSolver", "SolveInfo"]
+__all__ = ["as_linear_operator", "cg", "lobpcg", "eigsh", "SpdSolver", "SolveInfo"]
 
 
 def _backend_base(backend):
@@ -201,12 +204,28 @@ class SpdSolver:
             raise ValueError(f"A's indptr has {indptr.shape[0]} entries for {shape[0]} rows")
         self._impl = _bcsr24.SpdSolver.from_csr(shape[0], shape[1], _ptr(indptr), _ptr(indices), _ptr(data),
                                                 float(symmetry_tol), int(threads))
+        # ||A|| as the eigensolver measures it (the Gershgorin bound max_i sum_j |a_ij|)
+        row_sums = np.bincount(np.repeat(np.arange(shape[0]), np.diff(indptr)), weights=np.abs(data),
+                               minlength=shape[0])
+        self._norm = float(row_sums.max()) if row_sums.size and row_sums.max() > 0 else 1.0
         self.shape = shape
         self.asymmetry = self._impl.asymmetry
 
     @property
     def nnz(self):
         return self._impl.nnz
+
+    def _norm_estimate(self):
+        return self._norm
+
+    def eigenpairs(self, X, *, tol=1e-5, maxiter=500, largest=False, preconditioner="chebyshev", degree=15,
+                   inner_precision="split", time_limit=None, stream=None):
+        """w, V, info: the k smallest (or largest) eigenpairs by LOBPCG from the starting block X (n, k; float64 or
+        float32, any supported library; random is fine). A pair converges once |A x - lambda x| <= tol ||A||
+        (||A|| = info.norm_estimate). w is ascending for the smallest, descending for the largest; V has X's library
+        and dtype, orthonormal columns. Non-convergence is reported in info (an int: 0 when every pair converged)."""
+        return _eigenpairs(self, X, tol, maxiter, largest, preconditioner, degree, inner_precision, time_limit,
+                           stream)
 
     def solve(self, B, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, preconditioner="chebyshev", degree=15,
               inner_precision="split", time_limit=None, stream=None):
@@ -255,6 +274,153 @@ class SpdSolver:
             # x is written when the solve returns; JAX (and protocol-only arrays) get their result through finish().
             X = X if v[0] in (_arrays.TORCH, _arrays.CUPY) else _arrays.finish(v, X, s)
         return X, SolveInfo(report, self.asymmetry, _time.perf_counter() - start)
+
+
+def _float64_block(X, v):
+    """X as a float64 array of its own library (a copy unless it already is one), row-major."""
+    if v[5] == "float64" and v[4] == v[3]:
+        return X.copy() if hasattr(X, "copy") else X.clone()
+    if v[0] == _arrays.TORCH:
+        return X.to(_arrays._torch.float64).contiguous()
+    if v[0] == _arrays.HOST:
+        return np.array(v[8], dtype=np.float64, order="C")
+    if v[0] == _arrays.JAX:
+        import jax.numpy as jnp
+
+        return jnp.asarray(X, dtype=jnp.float64)
+    import cupy
+
+    return cupy.ascontiguousarray(cupy.asarray(X), dtype=cupy.float64)
+
+
+def _same_library(values, like, v):
+    """A 1-D float64 array of `like`'s library (and device) holding `values`."""
+    if v[0] == _arrays.TORCH:
+        return _arrays._torch.tensor(values, dtype=_arrays._torch.float64, device=like.device)
+    if v[0] == _arrays.CUPY:
+        import cupy
+
+        return cupy.asarray(values, dtype=cupy.float64)
+    if v[0] == _arrays.JAX:
+        import jax.numpy as jnp
+
+        return jnp.asarray(values)
+    return np.asarray(values, dtype=np.float64)
+
+
+class EigenInfo(SolveInfo):
+    """What an eigenvalue computation did (SpdSolver.eigenpairs): an int like SolveInfo (0 every pair converged), with
+    the report's fields as attributes: stop, message, iterations, converged_pairs, eigenvalues, residual_norm
+    (|A x_j - lambda_j x_j|), norm_estimate (the ||A|| of the tolerance), history, seconds, product_share, ..."""
+
+
+def _eigenpairs(solver, X, tol, maxiter, largest, preconditioner, degree, inner_precision, time_limit, stream):
+    start = _time.perf_counter()
+    v = _arrays.view(X, "X")
+    n, k = v[2], v[3]
+    if v[7]:
+        raise ValueError("X must be 2-D (n, k): the starting block")
+    if n != solver.shape[0]:
+        raise ValueError(f"X has {n} rows but A is {solver.shape[0]} x {solver.shape[1]}")
+    if v[5] not in ("float64", "float32"):
+        raise TypeError(f"X is {v[5]}: the eigensolver takes float64 or float32 blocks")
+    x = _float64_block(X, v)
+    w_view = _arrays.view(x, "X")
+    host = w_view[0] == _arrays.HOST
+    s = 0 if host else (_arrays.default_stream(w_view) if stream is None else _arrays.stream_handle(stream))
+    if not host and w_view[0] == _arrays.JAX:
+        # JAX arrays are immutable: the solver writes into a buffer of its own, handed back through DLPack.
+        buf, ptr = _arrays.empty(w_view, n, "float64")
+        _bcsr24.copy_rows(ptr, k, w_view[1], w_view[4], n, k, 8, w_view[6], s)
+        x, w_view = buf, (w_view[0], ptr) + w_view[2:]
+    report = solver._impl.eigen(w_view[1], w_view[4], k, host, w_view[6], s, float(tol),
+                                500 if maxiter is None else int(maxiter), bool(largest),
+                                0.0 if time_limit is None else float(time_limit), str(preconditioner), int(degree),
+                                str(inner_precision))
+    if not host and v[0] not in (_arrays.TORCH, _arrays.CUPY):
+        x = _arrays.finish(v, x, s)
+    if v[5] == "float32":
+        x = x.float() if v[0] == _arrays.TORCH else x.astype("float32")
+    if host and v[10] is not None:
+        x = v[10](x)
+    w = _same_library(report["eigenvalues"], X, v)
+    return w, x, EigenInfo(report, solver.asymmetry, _time.perf_counter() - start)
+
+
+def _solver_for(A, symmetry_tol):
+    from ._operator import SparseOperator
+
+    if isinstance(A, SpdSolver):
+        return A
+    if isinstance(A, SparseOperator):
+        solver = A._spd_solvers.get(symmetry_tol)
+        if solver is None:
+            solver = A._spd_solvers[symmetry_tol] = SpdSolver(A, symmetry_tol=symmetry_tol)
+        return solver
+    return SpdSolver(A, symmetry_tol=symmetry_tol)
+
+
+def lobpcg(A, X, B=None, M=None, Y=None, tol=None, maxiter=None, largest=True, verbosityLevel=0,
+           retLambdaHistory=False, retResidualNormsHistory=False, restartControl=20, *, preconditioner="chebyshev",
+           stream=None):
+    """The eigenpairs of a symmetric A from the starting block X (n, k) by bcsr24's LOBPCG: ``w, v = lobpcg(A, X)``
+    with the signature of scipy.sparse.linalg.lobpcg / cupyx.scipy.sparse.linalg.lobpcg.
+
+    A: a scipy.sparse matrix, a bcsr24.SparseOperator or an SpdSolver; X: a float64 or float32 array of CuPy,
+    PyTorch, JAX (GPU) or NumPy (host path); w and v come back in X's library (v in X's dtype). tol: the residual
+    norm |A x - lambda x| each pair must reach (None: 1e-5 ||A||, ||A|| the Gershgorin bound); maxiter: iterations
+    (None: 500, where SciPy's default is 20). Not converging is reported by a warning, as SciPy does. Differences: the
+    generalized problem (B), constraints (Y) and the lambda history are not supported (NotImplementedError); M is
+    ignored (bcsr24 uses its own Chebyshev preconditioner for the smallest eigenvalues, none for the largest);
+    retResidualNormsHistory returns the largest |r| / ||A|| per iteration.
+    """
+    import warnings
+
+    if B is not None or Y is not None:
+        raise NotImplementedError("bcsr24.linalg.lobpcg: the generalized problem (B) and constraints (Y) are not "
+                                  "supported yet")
+    if retLambdaHistory:
+        raise NotImplementedError("bcsr24.linalg.lobpcg: retLambdaHistory is not supported")
+    if M is not None:
+        warnings.warn("bcsr24.linalg.lobpcg ignores M: it preconditions with its own Chebyshev polynomial",
+                      stacklevel=2)
+    solver = _solver_for(A, 1e-8)
+    norm = solver._norm_estimate()
+    rel = 1e-5 if tol is None else float(tol) / norm
+    w, v, info = _eigenpairs(solver, X, rel, maxiter, largest, preconditioner, 15, "split", None, stream)
+    if info.stop != "converged":
+        warnings.warn(f"bcsr24.linalg.lobpcg: {info.message}", UserWarning, stacklevel=2)
+    if verbosityLevel:
+        print(info.message)
+    lobpcg.last_info = info
+    if retResidualNormsHistory:
+        return w, v, list(info.history)
+    return w, v
+
+
+def eigsh(A, k=6, which="SA", v0=None, tol=None, maxiter=None, return_eigenvectors=True, *, seed=0):
+    """The k smallest ("SA") or largest ("LA") eigenpairs of a symmetric A: (w, v), w ascending as
+    scipy.sparse.linalg.eigsh returns them. The starting block is random (seeded), on the GPU (CuPy) when CuPy and a
+    device are there, else NumPy; v0, a starting block (n, k), takes its place."""
+    if which not in ("SA", "LA"):
+        raise ValueError(f"which={which!r}: bcsr24.linalg.eigsh computes 'SA' (smallest) or 'LA' (largest)")
+    solver = _solver_for(A, 1e-8)
+    n = solver.shape[0]
+    if v0 is None:
+        x = np.random.default_rng(seed).standard_normal((n, k))
+        if _bcsr24.device_count() > 0:
+            try:
+                import cupy
+
+                x = cupy.asarray(x)
+            except ImportError:
+                pass
+    else:
+        x = v0
+    w, v = lobpcg(solver, x, tol=tol, maxiter=maxiter, largest=(which == "LA"))
+    if which == "LA":  # descending from the solver: ascending as eigsh returns
+        w, v = w[::-1], v[:, ::-1]
+    return (w, v) if return_eigenvectors else w
 
 
 def cg(A, B, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, preconditioner="chebyshev", degree=15,

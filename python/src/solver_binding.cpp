@@ -62,6 +62,40 @@ nb::dict report_dict(const SolveReport& r) {
   return d;
 }
 
+solvers::EigenOptions eigen_options(double tol, int max_iterations, bool largest, double time_limit,
+                                    const std::string& preconditioner, int degree, const std::string& inner_precision) {
+  solvers::EigenOptions o;
+  o.tol = tol;
+  o.max_iterations = max_iterations;
+  o.largest = largest;
+  o.time_limit_seconds = time_limit;
+  o.preconditioner = solvers::preconditioner_from_name(preconditioner);
+  o.chebyshev_degree = degree;
+  o.inner_precision = precision_from_name(inner_precision);
+  return o;
+}
+
+nb::dict eigen_dict(const solvers::EigenReport& r) {
+  nb::dict d;
+  d["stop"] = solvers::stop_reason_name(r.stop);
+  d["message"] = r.message;
+  d["iterations"] = r.iterations;
+  d["converged_pairs"] = r.converged;
+  d["eigenvalues"] = r.eigenvalues;
+  d["residual_norm"] = r.residual_norm;
+  d["norm_estimate"] = r.norm_estimate;
+  d["history"] = r.history;
+  d["seconds"] = r.seconds;
+  d["setup_seconds"] = r.setup_seconds;
+  d["spectrum_seconds"] = r.spectrum_seconds;
+  d["product_seconds"] = r.product_seconds;
+  d["product_share"] = r.product_share;
+  d["products"] = r.products;
+  d["host_synchronizations"] = r.host_synchronizations;
+  d["preconditioner"] = solvers::preconditioner_name(r.preconditioner);
+  return d;
+}
+
 }  // namespace
 
 void bind_solver(nb::module_& m) {
@@ -145,7 +179,30 @@ void bind_solver(nb::module_& m) {
           },
           nb::arg("b"), nb::arg("ldb"), nb::arg("x"), nb::arg("ldx"), nb::arg("k"), nb::arg("rtol"), nb::arg("atol"),
           nb::arg("max_iterations"), nb::arg("time_limit"), nb::arg("initial_guess"), nb::arg("preconditioner"),
-          nb::arg("degree"), nb::arg("inner_precision"), "SpdSolver::solve_host on float64 host pointers.");
+          nb::arg("degree"), nb::arg("inner_precision"), "SpdSolver::solve_host on float64 host pointers.")
+      .def(
+          "eigen",
+          [](SpdSolver& s, std::uintptr_t x, int ldx, int k, bool on_host, int device, std::uintptr_t stream,
+             double tol, int max_iterations, bool largest, double time_limit, const std::string& preconditioner,
+             int degree, const std::string& inner_precision) {
+            const solvers::EigenOptions o =
+                eigen_options(tol, max_iterations, largest, time_limit, preconditioner, degree, inner_precision);
+            solvers::EigenReport r;
+            {
+              nb::gil_scoped_release release;
+              if (on_host) {
+                r = s.eigenpairs_host(reinterpret_cast<double*>(x), ldx, k, o);
+              } else {
+                DeviceGuard guard(device);
+                r = s.eigenpairs(reinterpret_cast<double*>(x), ldx, k, o, reinterpret_cast<Stream>(stream));
+              }
+            }
+            return eigen_dict(r);
+          },
+          nb::arg("x"), nb::arg("ldx"), nb::arg("k"), nb::arg("on_host"), nb::arg("device"), nb::arg("stream"),
+          nb::arg("tol"), nb::arg("max_iterations"), nb::arg("largest"), nb::arg("time_limit"),
+          nb::arg("preconditioner"), nb::arg("degree"), nb::arg("inner_precision"),
+          "SpdSolver::eigenpairs (or eigenpairs_host) on a float64 block, overwritten by the eigenvectors.");
 }
 
 }  // namespace bcsr24::python

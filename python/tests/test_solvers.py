@@ -219,3 +219,74 @@ def test_cg_torch_and_jax(rng):
     xj, info = cg(a, jnp.asarray(b))
     assert info == 0
     assert np.all(relative_residuals(a, b, np.asarray(xj)) <= 1e-8 * RECOMPUTE_SLACK)
+
+
+# ------------------------------------------------------------------------------------------------- eigenpairs
+def _check_eigen(a, w, v, info, largest):
+    """Each eigenvalue within its residual norm of the reference of the same rank; V orthonormal."""
+    import scipy.linalg as sl
+
+    ref = sl.eigh(a.toarray(), eigvals_only=True)
+    k = len(w)
+    want = ref[::-1][:k] if largest else ref[:k]
+    w = np.asarray(w)
+    assert np.all(np.abs(w - want) <= np.asarray(info.residual_norm) * (1 + 1e-6) + 1e-12), (w, want)
+    vh = np.asarray(v, dtype=np.float64)
+    np.testing.assert_allclose(vh.T @ vh, np.eye(k), atol=1e-8)
+
+
+@pytest.mark.parametrize("largest", [False, True])
+def test_eigenpairs_numpy_against_eigh(rng, largest):
+    a = fem_like()
+    solver = SpdSolver(a)
+    x0 = rng.standard_normal((a.shape[0], 5))
+    w, v, info = solver.eigenpairs(x0, tol=1e-8, largest=largest)
+    assert info == 0 and info.converged and info.converged_pairs == 5, info.message
+    _check_eigen(a, w, v, info, largest)
+
+
+def test_lobpcg_scipy_signature_and_refusals(rng):
+    a = fem_like()
+    x0 = rng.standard_normal((a.shape[0], 3))
+    w, v = bcsr24.linalg.lobpcg(a, x0, tol=1e-6, largest=False)
+    assert w.shape == (3,) and v.shape == x0.shape
+    assert np.all(np.diff(w) >= 0)
+    w2, v2, hist = bcsr24.linalg.lobpcg(a, x0, largest=True, retResidualNormsHistory=True)
+    assert np.all(np.diff(w2) <= 0) and len(hist) >= 1
+    with pytest.warns(UserWarning, match="limit"):
+        bcsr24.linalg.lobpcg(a, x0, maxiter=1, largest=False)
+    with pytest.raises(NotImplementedError):
+        bcsr24.linalg.lobpcg(a, x0, B=sp.identity(a.shape[0]))
+    w3 = bcsr24.linalg.eigsh(a, 4, which="SA", tol=1e-6, return_eigenvectors=False)
+    assert np.all(np.diff(np.asarray(w3)) >= 0)
+
+
+def test_eigenpairs_repeated_eigenvalues_and_bad_starts(rng):
+    a = sp.diags(np.repeat([2.0, 1.0, 3.0], 40), format="csr")
+    w, v, info = SpdSolver(a).eigenpairs(rng.standard_normal((120, 5)))
+    assert info == 0
+    np.testing.assert_allclose(w, np.ones(5), atol=1e-4)
+    x0 = rng.standard_normal((120, 3))
+    x0[:, 2] = x0[:, 0]
+    with pytest.raises(ValueError, match="rank deficient"):
+        SpdSolver(a).eigenpairs(x0)
+    with pytest.raises(ValueError, match="n / 3"):
+        SpdSolver(a).eigenpairs(rng.standard_normal((120, 41)))
+
+
+@gpu
+def test_eigenpairs_cupy_and_torch(rng):
+    cupy = pytest.importorskip("cupy", reason="cupy is not installed")
+    a = fem_like(31, 23)
+    solver = SpdSolver(a)
+    x0 = rng.standard_normal((a.shape[0], 8))
+    w, v, info = solver.eigenpairs(cupy.asarray(x0), tol=1e-8)
+    assert isinstance(v, cupy.ndarray) and isinstance(w, cupy.ndarray) and info == 0, info.message
+    assert info.host_synchronizations >= info.iterations
+    _check_eigen(a, cupy.asnumpy(w), cupy.asnumpy(v), info, False)
+    host_w, _, host_info = solver.eigenpairs(x0, tol=1e-8)
+    assert np.all(np.abs(cupy.asnumpy(w) - host_w) <= np.asarray(info.residual_norm) + np.asarray(
+        host_info.residual_norm))
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    wt, vt = bcsr24.linalg.lobpcg(a, torch.tensor(x0, device="cuda", dtype=torch.float32), largest=True, tol=1e-4)
+    assert vt.dtype == torch.float32 and vt.is_cuda and wt.shape == (8,)

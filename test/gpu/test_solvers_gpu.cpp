@@ -161,3 +161,40 @@ TEST_CASE("SpdSolver::solve refuses NaN in b on the device before iterating", "[
   REQUIRE(cudaMemcpy(db.ptr, b.data(), b.size() * sizeof(double), cudaMemcpyHostToDevice) == cudaSuccess);
   REQUIRE_THROWS_WITH(solver.solve(db.ptr, k, dx.ptr, k, k), Catch::Contains("b column 1"));
 }
+
+TEST_CASE("SpdSolver::eigenpairs on the device agrees with the host path within the residual norms", "[solvers]") {
+  const CsrMatrix a = diffusion(9, 7, 11);
+  SpdSolver solver(a);
+  const int k = 8, ld = k + 1;
+  for (const bool largest : {false, true}) {
+    CAPTURE(largest);
+    solvers::EigenOptions options;
+    options.largest = largest;
+    options.tol = 1e-8;
+    const std::vector<double> start = random_block<double>(a.rows, k, ld, 12, 9.0);
+    std::vector<double> x_host(start), x_gpu(start);
+    const solvers::EigenReport on_host = solver.eigenpairs_host(x_host.data(), ld, k, options);
+    DeviceArray<double> dx(start.size());
+    REQUIRE(cudaMemcpy(dx.ptr, start.data(), start.size() * sizeof(double), cudaMemcpyHostToDevice) == cudaSuccess);
+    const solvers::EigenReport on_gpu = solver.eigenpairs(dx.ptr, ld, k, options);
+    REQUIRE(cudaMemcpy(x_gpu.data(), dx.ptr, start.size() * sizeof(double), cudaMemcpyDeviceToHost) == cudaSuccess);
+    INFO(on_host.message << " / " << on_gpu.message);
+    REQUIRE(on_host.stop == StopReason::converged);
+    REQUIRE(on_gpu.stop == StopReason::converged);
+    CHECK(on_gpu.host_synchronizations <= on_gpu.iterations + 3);  // one read per iteration, and the start's
+    CHECK(on_gpu.product_share > 0.0);
+    for (int j = 0; j < k; ++j) {
+      const double bound = on_gpu.residual_norm[std::size_t(j)] + on_host.residual_norm[std::size_t(j)];
+      CAPTURE(j, on_gpu.eigenvalues[std::size_t(j)], on_host.eigenvalues[std::size_t(j)], bound);
+      CHECK(std::abs(on_gpu.eigenvalues[std::size_t(j)] - on_host.eigenvalues[std::size_t(j)]) <= bound * 1.000001);
+    }
+    for (std::int32_t i = 0; i < a.rows; ++i)  // the padding column is never written
+      REQUIRE(x_gpu[std::size_t(i) * ld + k] == 9.0);
+    for (int p = 0; p < k; ++p)
+      for (int q = 0; q < k; ++q) {
+        double dot = 0.0;
+        for (std::int32_t i = 0; i < a.rows; ++i) dot += x_gpu[std::size_t(i) * ld + p] * x_gpu[std::size_t(i) * ld + q];
+        CHECK(std::abs(dot - (p == q ? 1.0 : 0.0)) <= 1e-8);
+      }
+  }
+}

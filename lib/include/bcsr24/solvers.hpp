@@ -1,6 +1,7 @@
-// bcsr24::solvers: GPU-resident solvers built on bcsr24's products (link bcsr24::solvers). One solver today:
-// SpdSolver, block conjugate gradients for a symmetric positive definite A and k = 1..64 right-hand sides at once,
-// preconditioned by a Chebyshev polynomial of the Jacobi-scaled A whose products run on the sparse tensor cores.
+// bcsr24::solvers: GPU-resident solvers built on bcsr24's products (link bcsr24::solvers). SpdSolver holds a
+// symmetric A and runs block conjugate gradients for a positive definite A and k = 1..64 right-hand sides at once,
+// preconditioned by a Chebyshev polynomial of the Jacobi-scaled A whose products run on the sparse tensor cores, and
+// LOBPCG for its k smallest or largest eigenpairs with the same preconditioner.
 // The iteration itself is fp64 and the residual it stops on is the true one, b - A x in fp64, whatever precision the
 // preconditioner's products use. docs/SOLVERS.md describes the algorithm, the options and the figures.
 #pragma once
@@ -91,6 +92,36 @@ struct SolveReport {
   std::string plan;                        ///< how bcsr24 runs the preconditioner's products
 };
 
+/// Per eigenvalue computation (SpdSolver::eigenpairs).
+struct EigenOptions {
+  /// A pair is converged once |A x - lambda x| <= tol * ||A||, with ||A|| the Gershgorin bound max_i sum_j |a_ij|.
+  double tol = 1e-5;
+  int max_iterations = 500;
+  bool largest = false;         ///< the k largest eigenvalues instead of the k smallest
+  double time_limit_seconds = 0.0;
+  /// For the smallest eigenvalues of a matrix with a positive diagonal: the Chebyshev polynomial of the solver (an
+  /// approximate inverse of A), or Jacobi; otherwise (the largest, or a diagonal that is not positive) none is used.
+  Preconditioner preconditioner = Preconditioner::chebyshev;
+  int chebyshev_degree = 15;
+  Precision inner_precision = Precision::split;
+};
+
+/// What an eigenvalue computation did. The eigenvectors are orthonormal (the returned block X has X^T X = I).
+struct EigenReport {
+  StopReason stop = StopReason::max_iterations;  ///< converged: every pair within the tolerance
+  std::string message;
+  int iterations = 0;
+  int converged = 0;                     ///< pairs within the tolerance
+  std::vector<double> eigenvalues;       ///< ascending for the smallest, descending for the largest
+  std::vector<double> residual_norm;     ///< |A x_j - lambda_j x_j| per pair
+  double norm_estimate = 0.0;            ///< the ||A|| of the tolerance
+  std::vector<double> history;           ///< the largest |r_j| / ||A|| at each iteration
+  double seconds = 0.0, setup_seconds = 0.0, spectrum_seconds = 0.0;
+  double product_seconds = 0.0, product_share = 0.0;
+  std::int64_t products = 0, host_synchronizations = 0;
+  Preconditioner preconditioner = Preconditioner::none;  ///< the one used
+};
+
 namespace detail {
 struct SolverAccess;  // the library's own way in (its tuning knobs and the last solve's whole record)
 }
@@ -135,6 +166,16 @@ class SpdSolver {
   /// The same algorithm on the host, b and x in host memory, bcsr24's products emulated from the stored operator:
   /// the reference the GPU path is tested against. Slow; its timings mean nothing.
   SolveReport solve_host(const double* b, int ldb, double* x, int ldx, int k, const SolveOptions& options = {});
+
+  /// The k smallest (or largest) eigenpairs of the symmetric A by LOBPCG (block algebra and products in fp64 on the
+  /// device, the Rayleigh-Ritz step on the host, one host synchronisation per iteration). x: device memory, n x k
+  /// row-major (ldx >= k), the starting block on entry (full rank; random is fine), the eigenvectors on return.
+  /// Non-convergence is reported, not thrown. A need not be positive definite.
+  /// @throw InvalidArgument for k outside 1..64 or above n / 3, ldx < k, a rank-deficient or non-finite start;
+  ///        NotSupported without a CUDA device; OutOfMemory; CudaError.
+  EigenReport eigenpairs(double* x, int ldx, int k, const EigenOptions& options = {}, Stream stream = nullptr);
+  /// The same on the host (the reference of the tests).
+  EigenReport eigenpairs_host(double* x, int ldx, int k, const EigenOptions& options = {});
 
  private:
   struct State;
