@@ -10,10 +10,15 @@
 // auto_bf16_f32b, auto_split (split A, fp32 B) and auto_matrix_scale (fp16 with one scale for the whole matrix
 // instead of one per row). --precision and --b-type set the precision of the plain methods.
 //
-// auto is measured (Tuning::measure: the cost model's best candidates timed on the matrix, the fastest kept) and
-// its tuning printed: each candidate's predicted and measured time; auto_model is the cost model's plan alone, and
-// auto_tiles, auto_hybrid, auto_csr, auto_vectors and auto_hybrid_vectors force the bands' paths, so the candidates
-// can be timed one by one.
+// auto is measured by default (--tuning measure, Tuning::measure: the cost model's best candidates timed on the
+// matrix, the fastest kept, within --tuning-budget) and its tuning printed: the budget and where it came from, each
+// candidate's predicted and measured time; --tuning model, or the method auto_model, is the cost model's plan
+// alone, and auto_tiles, auto_hybrid, auto_csr, auto_vectors and auto_hybrid_vectors force the bands' paths, so the
+// candidates can be timed one by one.
+//
+// The physical limit beside every bcsr24 time: the DRAM bytes its plan moves per product (the bytes of A the plan
+// reads, B once, C once), the rate that is at the median time, and its share of the device's copy bandwidth,
+// measured once per process (cudaMemcpy between two buffers of 256 MiB, gpu_timing.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -95,7 +100,7 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
 /// tile pipeline depth (PlanKnobs::tile_pipeline), "_grouped" and "_ungrouped" switch band groups on or off
 /// (PlanKnobs::band_groups), "_tiles", "_hybrid", "_csr", "_vectors" (every band as narrow vectors) and
 /// "_hybrid_vectors" (the low-reuse bands as narrow vectors) force the bands' paths (PlanKnobs::paths), and
-/// "_model" makes the plan by the cost model alone (Tuning::model; without a suffix automatic plans are measured).
+/// "_model" makes the plan by the cost model alone (Tuning::model; otherwise `tuning` stays as given: --tuning).
 std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tuning& tuning) {
   struct Suffix {
     const char* text;
@@ -128,7 +133,7 @@ std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tun
       options.tile_pipeline = x.pipeline;
       options.band_groups = x.groups;
       options.paths = x.paths;
-      tuning = x.tuning;
+      if (x.tuning == Tuning::model) tuning = Tuning::model;
       return method.substr(0, method.size() - suffix.size());
     }
   }
@@ -230,10 +235,17 @@ void print_tuning_row(std::int32_t n, const std::string& method, const PlanRepor
                     c.note.empty() ? "not measured" : c.note.c_str());
     list += item;
   }
-  std::printf("| %d | tuning of %s | %s, %.1f ms (drafts %.2f, builds %.2f, loading %.2f, setup %.2f, warm-up %.2f, "
-              "timed runs %.2f ms): %s%s%s | | | | | | | |\n",
-              n, method.c_str(), tuning_name(r.tuning), r.tuning_ms, r.tuning_drafting_ms, r.tuning_building_ms,
-              r.tuning_loading_ms, r.tuning_setup_ms, r.tuning_warmup_ms, r.tuning_timing_ms, r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
+  char budget[320] = "";
+  if (r.tuning_budget_ms > 0)
+    std::snprintf(budget, sizeof budget, " of a budget of %.1f ms (%s)", r.tuning_budget_ms,
+                  r.tuning_budget_source.c_str());
+  char batch[64] = "";
+  if (r.tuning_batch > 1) std::snprintf(batch, sizeof batch, ", %d products per timed run", r.tuning_batch);
+  std::printf("| %d | tuning of %s | %s, %.1f ms%s (drafts %.2f, builds %.2f, loading %.2f, setup %.2f, warm-up %.2f, "
+              "timed runs %.2f ms%s): %s%s%s | | | | | | | | | | |\n",
+              n, method.c_str(), tuning_name(r.tuning), r.tuning_ms, budget, r.tuning_drafting_ms, r.tuning_building_ms,
+              r.tuning_loading_ms, r.tuning_setup_ms, r.tuning_warmup_ms, r.tuning_timing_ms, batch,
+              r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
 }
 
 /// The command line.
@@ -242,7 +254,7 @@ struct Settings {
   apps::StorageOptions storage;
   std::string name, n_list = "8,32,128", methods_text = "all", csv_path, b_type_text = "auto";
   int reps = 20, warmup = 5;
-  double tuning_budget_ms = 0.0;  // PlanOptions::tuning_budget_ms of the measured plans (0: the library's default)
+  apps::TuningOptions tuning;  // --tuning, --tuning-budget: how auto and its variants choose (not _model)
   bool no_check = false, no_flush = false;
 };
 
@@ -271,11 +283,7 @@ void add_options(CLI::App& app, Settings& s) {
       ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp32"}));
   app.add_option("--reps", s.reps, "timed runs per method (median reported)")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--warmup", s.warmup, "untimed runs first")->capture_default_str();
-  app.add_option("--tuning-budget", s.tuning_budget_ms,
-                 "milliseconds a measured plan (plain auto and its forced variants) may spend choosing "
-                 "(PlanOptions::tuning_budget_ms; 0: the library's default, docs/API.md)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  s.tuning.add_to(app);
   app.add_option("--csv", s.csv_path, "append one row per (n, method) to this CSV file");
   app.add_flag("--no-check", s.no_check, "skip the float64 reference check");
   app.add_flag("--no-flush", s.no_flush, "do not flush L2 between timed runs");
@@ -283,6 +291,7 @@ void add_options(CLI::App& app, Settings& s) {
 
 int run(Settings& s) {
   s.source.validate();
+  s.tuning.validate();
   const DeviceInfo dev_info = query_device();
   if (!dev_info.available) throw NotSupported("no usable GPU: " + dev_info.reason);
   if (s.name.empty()) s.name = s.source.name();
@@ -416,7 +425,9 @@ int run(Settings& s) {
       const SpmmCost cost = thesis_layout_method ? spmm_cost(method_census, csr.rows, csr.cols, n) : chosen_cost;
       std::string base;
       PlanKnobs knobs;
-      Tuning tuning = Tuning::measure;
+      PlanOptions defaults;
+      s.tuning.apply(defaults);
+      Tuning tuning = defaults.tuning;
       variant_of(strip_plan_suffix(method, knobs, tuning), plain, variant, base);
       if (thesis_layout_method) {
         plan = std::make_unique<SpmmPlan>(operators.thesis().make_plan(n, KernelKind::split_pipelined));
@@ -427,14 +438,14 @@ int run(Settings& s) {
                  base == "csr_cuda_cores" || base == "auto") {
         PlanOptions plan_options;
         plan_options.input = variant.input;
-        plan_options.tuning = tuning;
-        plan_options.tuning_budget_ms = s.tuning_budget_ms;
+        s.tuning.apply(plan_options);
+        plan_options.tuning = tuning;  // --tuning, or model for a _model method
         const SparseOperator& variant_op = operators.variant(variant);
         try {
           plan = std::make_unique<SpmmPlan>(
               experimental::make_plan(variant_op, n, kernel_from_name(base), plan_options, knobs));
         } catch (const InvalidArgument& e) {  // a forced choice this matrix cannot run (e.g. _csr, _grouped)
-          std::printf("| %d | %s | n/a: %s | | | | | | | |\n", n, method.c_str(), e.what());
+          std::printf("| %d | %s | n/a: %s | | | | | | | | | | |\n", n, method.c_str(), e.what());
           continue;
         }
         if (base == "auto") {

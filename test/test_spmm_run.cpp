@@ -15,7 +15,7 @@ TEST_CASE("spmm_run --help documents the options and exits 0", "[app]") {
   REQUIRE(run.exit_code == 0);
   for (const char* option : {"--nmult", "--n ", "--xdys", "--size", "--kernel", "--reps", "--warmup", "--check",
                              "--no-check", "--scaling", "--pattern-values", "--seed", "--json", "--save",
-                             "--fp16-out", "--alpha", "--beta", "--cpu-only"}) {
+                             "--fp16-out", "--alpha", "--beta", "--cpu-only", "--tuning ", "--tuning-budget"}) {
     INFO("option " << option);
     CHECK(run.out.find(option) != std::string::npos);
   }
@@ -37,6 +37,10 @@ TEST_CASE("spmm_run rejects bad command lines with one line and exit code 2", "[
       "'" + matrix + "' --size 64",                // --size needs --xdys
       "'" + matrix + "' --reps 0",
       "'" + matrix + "' --alpha nan",
+      "'" + matrix + "' --tuning fastest",
+      "'" + matrix + "' --tuning-budget -5",
+      "'" + matrix + "' --tuning-budget many",
+      "'" + matrix + "' --tuning model --tuning-budget 50",  // a budget for nothing to measure
   };
   for (const std::string& arguments : bad_command_lines) {
     INFO("arguments: " << arguments);

@@ -30,7 +30,9 @@ void report_multiply(const Options& options, std::int32_t n, bool on_gpu, json& 
                         {"seed", options.seed()},
                         {"reps", on_gpu ? options.reps : options.cpu_reps},
                         {"warmup", on_gpu ? options.warmup : 0},
-                        {"flush_l2", on_gpu && options.flush_l2}};
+                        {"flush_l2", on_gpu && options.flush_l2},
+                        {"tuning", options.tuning.tuning},
+                        {"tuning_budget_ms", options.tuning.budget_ms > 0 ? json(options.tuning.budget_ms) : json(nullptr)}};
   if (options.json_output) return;
   std::cout << "multiply    C = " << options.alpha << " * A * B + " << options.beta << " * C, n = " << n;
   if (n % kNmultColumns == 0) std::cout << " (nmult " << n / kNmultColumns << ")";
@@ -159,6 +161,12 @@ int run_distributed_mode(const Options& options) {
     job.a = &loaded.original;
     job.converted = root ? &*loaded.op : nullptr;
     job.options = options.storage.to_operator_options();  // every rank's parts and the baseline
+    {
+      PlanOptions plan_options;
+      options.tuning.apply(plan_options);
+      job.tuning = plan_options.tuning;
+      job.tuning_budget_ms = plan_options.tuning_budget_ms;
+    }
     job.n = inputs.n;
     job.b = &inputs.b;
     job.c0 = &inputs.c0;

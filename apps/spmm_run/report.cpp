@@ -266,6 +266,29 @@ void print_plan(const std::string& kernel, const json& plan) {
     std::cout << "            " << plan["band_groups"] << " band groups of 16 bands, "
               << format("%.2f", plan["band_group_steps"].get<double>() / tiles) << " B-block loads per tile\n";
   }
+  if (plan.contains("tuning")) print_tuning(plan["tuning"]);
+}
+
+void print_tuning(const json& tuning) {
+  const std::string reason = tuning["reason"].get<std::string>();
+  if (reason.empty() && tuning["candidates"].empty()) return;
+  std::cout << "tuning      " << tuning["mode"].get<std::string>();
+  if (tuning["budget_ms"].is_number())
+    std::cout << " in " << format("%.1f ms", tuning["ms"].get<double>()) << " of a budget of "
+              << format("%.1f ms", tuning["budget_ms"].get<double>()) << " ("
+              << tuning["budget_source"].get<std::string>() << ")";
+  std::cout << ": " << reason << "\n";
+  const int products = tuning["products_per_run"].get<int>();
+  for (const json& c : tuning["candidates"]) {
+    std::cout << "            " << (c["chosen"].get<bool>() ? "* " : "  ") << c["description"].get<std::string>()
+              << ": predicted " << format("%.1f us", c["predicted_us"].get<double>());
+    if (c["measured_us"].is_number())
+      std::cout << ", measured " << format("%.1f us", c["measured_us"].get<double>()) << " (" << c["runs"]
+                << (products > 1 ? " runs of " + std::to_string(products) + " products)" : " runs)");
+    const std::string note = c["note"].get<std::string>();
+    if (!note.empty()) std::cout << (c["measured_us"].is_number() ? "; " : ", ") << note;
+    std::cout << "\n";
+  }
 }
 
 }  // namespace bcsr24::spmm_run

@@ -41,7 +41,10 @@ bool result_failed(const json& result);
 
 void print_results_header();
 void print_result(const json& result);
-/// The "plan" lines of one kernel: where its nonzeros and bytes go.
+/// The "plan" lines of one kernel: where its nonzeros and bytes go, and how it was chosen (print_tuning).
 void print_plan(const std::string& kernel, const json& plan);
+/// The "tuning" lines of a plan's "tuning" section: measured or by the model, why, the time and budget, and every
+/// candidate's predicted and measured time (nothing where a plan had nothing to choose).
+void print_tuning(const json& tuning);
 
 }  // namespace bcsr24::spmm_run
