@@ -211,7 +211,7 @@ void print_plan_row(std::int32_t n, const std::string& method, const PlanReport&
     std::snprintf(pipeline, sizeof pipeline, "tile pipeline %s (%d stage%s per warp)",
                   r.deep_tile_pipeline ? "deep" : "standard", r.tile_stages, r.tile_stages == 1 ? "" : "s");
   std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR, %d on vectors: nonzeros "
-              "%.1f%% 2:4 tiles, %.1f%% dense tiles, %.1f%% CSR, %.1f%% vectors; %s; %s | | | | | | | |\n",
+              "%.1f%% 2:4 tiles, %.1f%% dense tiles, %.1f%% CSR, %.1f%% vectors; %s; %s | | | | | | | | | | |\n",
               n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands, r.vector_bands,
               100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz,
               100.0 * r.vector_nnz / nnz, pipeline, r.reason.c_str());
@@ -326,6 +326,15 @@ int run(Settings& s) {
 
   std::printf("device: %s (sm_%d, %d SMs, L2 %lld MiB)\n", dev_info.name.c_str(), dev_info.compute_capability,
               dev_info.multiprocessors, static_cast<long long>(dev_info.l2_bytes >> 20));
+  // The physical limit every bcsr24 time is compared with ("of copy"): measured once, before anything is uploaded.
+  const bench::CopyBandwidth& copy = bench::copy_bandwidth();
+  if (copy.bytes_per_s > 0)
+    std::printf("copy bandwidth: %.0f GB/s (cudaMemcpy device to device, 2 x %zu MiB, median of %d, bytes read + "
+                "written%s%s)\n",
+                copy.bytes_per_s * 1e-9, copy.buffer_bytes >> 20, copy.runs, copy.note.empty() ? "" : "; ",
+                copy.note.c_str());
+  else
+    std::printf("copy bandwidth: not measured (%s)\n", copy.note.c_str());
   std::printf("matrix: %s  %d x %d  nnz %lld  (read+convert %.2f s)\n", s.name.c_str(), csr.rows, csr.cols,
               static_cast<long long>(csr.nnz()), prep_s);
   std::printf("precision: %s; rows scaled by 2^%d .. 2^%d; %lld values flushed (largest %.2e of its row's "
@@ -356,19 +365,32 @@ int run(Settings& s) {
   const bench::CudaStream stream_owner;
   const cudaStream_t stream = stream_owner.get();
 
-  const bool new_csv = !s.csv_path.empty() && !std::filesystem::exists(s.csv_path);
+  // The CSV's columns: rows are appended to a file of the same columns only (a file an older bench_spmm wrote has
+  // fewer; readers take the columns by name from the header).
+  const std::string csv_header =
+      "matrix,rows,cols,nnz,n,method,median_ms,min_ms,max_ms,tflops_thesis,tflops_useful,bandwidth_gbs,"
+      "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device,layout,"
+      "predicted_us,tuning_ms,plan,plan_bytes,plan_gbs,copy_fraction,copy_gbs,tuning_budget_ms";
+  const bool new_csv = !s.csv_path.empty() && (!std::filesystem::exists(s.csv_path) ||
+                                               std::filesystem::file_size(s.csv_path) == 0);
   std::ofstream csv;
   if (!s.csv_path.empty()) {
+    if (!new_csv) {
+      std::ifstream existing(s.csv_path);
+      std::string first_line;
+      std::getline(existing, first_line);
+      if (first_line != csv_header)
+        throw apps::UsageError("--csv " + s.csv_path + " has other columns (written by another version of "
+                               "bench_spmm?); give a new file");
+    }
     csv.open(s.csv_path, std::ios::app);
     if (!csv) throw Error("cannot open " + s.csv_path);
-    if (new_csv)
-      csv << "matrix,rows,cols,nnz,n,method,median_ms,min_ms,max_ms,tflops_thesis,tflops_useful,bandwidth_gbs,"
-             "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device,layout,"
-             "predicted_us,tuning_ms,plan\n";
+    if (new_csv) csv << csv_header << '\n';
   }
 
-  std::printf("\n| n | method | median ms | min ms | max ms | TFLOPS (thesis) | TFLOPS (useful) | GB/s | floor/t | rel error |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("\n| n | method | median ms | min ms | max ms | TFLOPS (thesis) | TFLOPS (useful) | GB/s | floor/t | "
+              "plan MiB | plan GB/s | of copy | rel error |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   const std::int64_t k_pad = (std::int64_t(csr.cols) + 15) / 16 * 16;
   const std::int64_t m_pad = (std::int64_t(csr.rows) + 15) / 16 * 16;
   for (std::int32_t n : parse_int_list(s.n_list)) {
@@ -479,7 +501,7 @@ int run(Settings& s) {
         std::string why;
         if (!baselines.prepare(which, n, d_b16.get(), static_cast<const float*>(d_b32.get()),
                                static_cast<float*>(d_c.get()), why)) {
-          std::printf("| %d | %s | n/a: %s | | | | | | | |\n", n, method.c_str(), why.c_str());
+          std::printf("| %d | %s | n/a: %s | | | | | | | | | | |\n", n, method.c_str(), why.c_str());
           continue;
         }
         run = [&, which](cudaStream_t st) { baselines.run(which, st); };
@@ -503,8 +525,17 @@ int run(Settings& s) {
       const double thesis = cost.thesis_flops / sec * 1e-12, useful = cost.useful_flops / sec * 1e-12;
       const double gbs = cost.min_bytes / sec * 1e-9;
       const double floor_frac = (cost.min_bytes / kReferenceBandwidth) / sec;
-      std::printf("| %d | %s | %.4f | %.4f | %.4f | %.2f | %.3f | %.0f | %.2f | %.2e |\n", n, method.c_str(),
-                  t.median_ms, t.min_ms, t.max_ms, thesis, useful, gbs, floor_frac, rel);
+      // The bytes the plan moves (bcsr24 methods only: a baseline has no plan report) against the copy rate.
+      const double plan_bytes = plan ? plan_dram_bytes(plan->report(), csr.rows, csr.cols) : -1.0;
+      const double plan_gbs = plan ? plan_bytes / sec * 1e-9 : -1.0;
+      const double copy_fraction = plan && copy.bytes_per_s > 0 ? plan_bytes / sec / copy.bytes_per_s : -1.0;
+      const auto cell = [](double value, const char* pattern) {
+        return value >= 0 ? bench::format(pattern, value) : std::string();
+      };
+      std::printf("| %d | %s | %.4f | %.4f | %.4f | %.2f | %.3f | %.0f | %.2f | %s | %s | %s | %.2e |\n", n,
+                  method.c_str(), t.median_ms, t.min_ms, t.max_ms, thesis, useful, gbs, floor_frac,
+                  cell(plan_bytes / double(1 << 20), "%.2f").c_str(), cell(plan_gbs, "%.0f").c_str(),
+                  cell(copy_fraction * 100.0, "%.1f%%").c_str(), rel);
       std::fflush(stdout);
       if (csv.is_open())
         csv << s.name << ',' << csr.rows << ',' << csr.cols << ',' << csr.nnz() << ',' << n << ',' << method << ','
@@ -517,7 +548,12 @@ int run(Settings& s) {
             << ',' << (plan ? std::to_string(plan->report().predicted_us) : std::string()) << ','
             << (plan && plan->report().tuning == Tuning::measure ? std::to_string(plan->report().tuning_ms)
                                                                  : std::string())
-            << ',' << '"' << (plan ? plan_summary(plan->report()) : std::string()) << '"' << '\n';
+            << ',' << '"' << (plan ? plan_summary(plan->report()) : std::string()) << '"' << ','
+            << cell(plan_bytes, "%.0f") << ',' << cell(plan_gbs, "%.6g") << ',' << cell(copy_fraction, "%.6g") << ','
+            << cell(copy.bytes_per_s > 0 ? copy.bytes_per_s * 1e-9 : -1.0, "%.6g") << ','
+            << (plan && plan->report().tuning_budget_ms > 0 ? std::to_string(plan->report().tuning_budget_ms)
+                                                            : std::string())
+            << '\n';
     }
   }
   return 0;

@@ -137,6 +137,9 @@ std::vector<json> run_gpu_kernels(const Options& options, const SparseOperator& 
         stream.get());
     results.push_back(result_json(kernel_name(kind), "gpu", bench::summarize(milliseconds), cost, true, rel_error,
                                   reference ? &reference->expectation(fp16_out) : nullptr));
+    add_plan_traffic(results.back(),
+                     plan_dram_bytes(plan.report(), op.rows(), op.cols(), int(c_element), options.beta != 0.0),
+                     bench::copy_bandwidth().bytes_per_s);
     results.back()["plan"] = apps::plan_json(plan.report());
     if (!options.json_output) print_result(results.back());
   }

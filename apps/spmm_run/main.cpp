@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bcsr24/device.hpp"
+#include "gpu_timing.hpp"
 #include "report.hpp"
 #include "runs.hpp"
 #ifdef BCSR24_HAS_NCCL
@@ -95,10 +96,22 @@ int run(const Options& options) {
 
   std::vector<json> results;
   if (device.available) {
+    // The device's copy rate, the physical limit the "of copy" column compares with: measured once per process.
+    const bench::CopyBandwidth& copy = bench::copy_bandwidth();
+    report["gpu"]["copy_bandwidth_gbs"] = copy.bytes_per_s > 0 ? json(copy.bytes_per_s * 1e-9) : json(nullptr);
+    report["gpu"]["copy_buffer_bytes"] = copy.buffer_bytes;
+    report["gpu"]["copy_runs"] = copy.runs;
+    if (!copy.note.empty()) report["gpu"]["copy_note"] = copy.note;
     if (!options.json_output) {
       std::cout << "gpu         " << device.name << " (sm_" << device.compute_capability << ", "
                 << device.multiprocessors << " SMs), " << options.warmup << " warm-up + " << options.reps
-                << " timed runs per kernel" << (options.flush_l2 ? ", L2 flushed before each" : "") << "\n\n";
+                << " timed runs per kernel" << (options.flush_l2 ? ", L2 flushed before each" : "") << "\n";
+      if (copy.bytes_per_s > 0)
+        std::cout << "            copy bandwidth " << bench::format("%.0f GB/s", copy.bytes_per_s * 1e-9)
+                  << " (cudaMemcpy device to device, 2 x " << (copy.buffer_bytes >> 20) << " MiB, median of "
+                  << copy.runs << ", bytes read + written" << (copy.note.empty() ? "" : "; " + copy.note) << ")\n\n";
+      else
+        std::cout << "            copy bandwidth not measured (" << copy.note << ")\n\n";
       print_results_header();
     }
     results = run_gpu_kernels(options, op, kernels, inputs, reference ? &*reference : nullptr, device);
