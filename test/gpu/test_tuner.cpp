@@ -1,11 +1,14 @@
 // Measured plans (Tuning::measure) on the GPU: the plan kept is the candidate it names, bit for bit, and correct;
 // tuning stays within its budget; a stored choice is reused; the model's plan is the fallback where the scratch
-// operands do not fit; on an arrowhead at n = 128 the candidate kept is the fastest measured. And every plan kind
-// at the widths around the slice and pass boundaries (n = 1..9, 127..130, 255, 256).
+// operands do not fit; on an arrowhead at n = 128 the candidate kept is the fastest measured; the default budget
+// comes from the conversion time (or, for a loaded .b24 operator, from the model's product time), the candidates share
+// one allocation and short products are timed in batches. And every plan kind at the widths around the slice and pass
+// boundaries (n = 1..9, 127..130, 255, 256).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -375,16 +378,37 @@ TEST_CASE("measured plans: candidates share one allocation, short products are t
   }
 }
 
-TEST_CASE("measured plans of an operator without a conversion budget by products of the model's plan",
+TEST_CASE("measured choices go into the .b24 file; a loaded operator budgets by products of the model's plan",
           "[gpu][tuner]") {
-  const CsrMatrix a = mixed_matrix(test::test_seed(3306));
-  const Bcsr24Matrix host = convert_to_bcsr24(a, ConvertOptions{});
-  const SparseOperator op = detail::OperatorAccess::from_host(host);  // as a .b24 file's: no conversion time
-  REQUIRE(op.layout_report().total_seconds == 0.0);
-  const SpmmPlan plan = op.make_plan(32);
-  const PlanReport& r = plan.report();
-  INFO(r.tuning_reason << "; budget " << r.tuning_budget_ms << " ms: " << r.tuning_budget_source);
-  REQUIRE_FALSE(r.candidates.empty());
-  CHECK(r.tuning_budget_ms == Approx(detail::tuning_budget(0.0, 0.0, r.candidates[0].predicted_us).ms));
-  CHECK(r.tuning_budget_source.find("products of the model's") != std::string::npos);
+  const std::uint64_t seed = test::test_seed(3306);
+  INFO("seed " << seed);
+  const CsrMatrix a = mixed_matrix(seed);
+  const SparseOperator op = SparseOperator::from_csr(a);
+  const SpmmPlan first = op.make_plan(32, KernelKind::automatic, measured(500.0));
+  INFO(first.report().tuning_reason);
+  REQUIRE(first.report().tuning == Tuning::measure);
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("bcsr24_tuner_" + std::to_string(seed) + ".b24");
+  op.save(path.string());
+  const SparseOperator back = SparseOperator::from_file(path.string());
+  std::filesystem::remove(path);
+  REQUIRE(back.layout_report().total_seconds == 0.0);  // no conversion: the file held the tiles
+  // The stored choice is rebuilt, not measured: no budget applies.
+  const SpmmPlan again = back.make_plan(32);
+  const PlanReport& r = again.report();
+  INFO(r.tuning_reason);
+  CHECK(r.tuning == Tuning::measure);
+  REQUIRE(r.candidates.size() == 1);
+  CHECK(r.tuning_reason.find("stored") != std::string::npos);
+  CHECK(r.tuning_budget_ms == 0.0);
+  CHECK(r.tile_bands == first.report().tile_bands);
+  CHECK(r.csr_bands == first.report().csr_bands);
+  CHECK(r.vector_bands == first.report().vector_bands);
+  // Another width measures within products of the model's plan.
+  const SpmmPlan other = back.make_plan(40);
+  const PlanReport& o = other.report();
+  INFO(o.tuning_reason << "; budget " << o.tuning_budget_ms << " ms: " << o.tuning_budget_source);
+  REQUIRE_FALSE(o.candidates.empty());
+  CHECK(o.tuning_budget_ms == Approx(detail::tuning_budget(0.0, 0.0, o.candidates[0].predicted_us).ms));
+  CHECK(o.tuning_budget_source.find("products of the model's") != std::string::npos);
 }
