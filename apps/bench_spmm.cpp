@@ -10,10 +10,15 @@
 // auto_bf16_f32b, auto_split (split A, fp32 B) and auto_matrix_scale (fp16 with one scale for the whole matrix
 // instead of one per row). --precision and --b-type set the precision of the plain methods.
 //
-// auto is measured (Tuning::measure: the cost model's best candidates timed on the matrix, the fastest kept) and
-// its tuning printed: each candidate's predicted and measured time; auto_model is the cost model's plan alone, and
-// auto_tiles, auto_hybrid, auto_csr, auto_vectors and auto_hybrid_vectors force the bands' paths, so the candidates
-// can be timed one by one.
+// auto is measured by default (--tuning measure, Tuning::measure: the cost model's best candidates timed on the
+// matrix, the fastest kept, within --tuning-budget) and its tuning printed: the budget and where it came from, each
+// candidate's predicted and measured time; --tuning model, or the method auto_model, is the cost model's plan
+// alone, and auto_tiles, auto_hybrid, auto_csr, auto_vectors and auto_hybrid_vectors force the bands' paths, so the
+// candidates can be timed one by one.
+//
+// The physical limit beside every bcsr24 time: the DRAM bytes its plan moves per product (the bytes of A the plan
+// reads, B once, C once), the rate that is at the median time, and its share of the device's copy bandwidth,
+// measured once per process (cudaMemcpy between two buffers of 256 MiB, gpu_timing.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -95,7 +100,7 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
 /// tile pipeline depth (PlanKnobs::tile_pipeline), "_grouped" and "_ungrouped" switch band groups on or off
 /// (PlanKnobs::band_groups), "_tiles", "_hybrid", "_csr", "_vectors" (every band as narrow vectors) and
 /// "_hybrid_vectors" (the low-reuse bands as narrow vectors) force the bands' paths (PlanKnobs::paths), and
-/// "_model" makes the plan by the cost model alone (Tuning::model; without a suffix automatic plans are measured).
+/// "_model" makes the plan by the cost model alone (Tuning::model; otherwise `tuning` stays as given: --tuning).
 std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tuning& tuning) {
   struct Suffix {
     const char* text;
@@ -128,7 +133,7 @@ std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tun
       options.tile_pipeline = x.pipeline;
       options.band_groups = x.groups;
       options.paths = x.paths;
-      tuning = x.tuning;
+      if (x.tuning == Tuning::model) tuning = Tuning::model;
       return method.substr(0, method.size() - suffix.size());
     }
   }
@@ -206,7 +211,7 @@ void print_plan_row(std::int32_t n, const std::string& method, const PlanReport&
     std::snprintf(pipeline, sizeof pipeline, "tile pipeline %s (%d stage%s per warp)",
                   r.deep_tile_pipeline ? "deep" : "standard", r.tile_stages, r.tile_stages == 1 ? "" : "s");
   std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR, %d on vectors: nonzeros "
-              "%.1f%% 2:4 tiles, %.1f%% dense tiles, %.1f%% CSR, %.1f%% vectors; %s; %s | | | | | | | |\n",
+              "%.1f%% 2:4 tiles, %.1f%% dense tiles, %.1f%% CSR, %.1f%% vectors; %s; %s | | | | | | | | | | |\n",
               n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands, r.vector_bands,
               100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz,
               100.0 * r.vector_nnz / nnz, pipeline, r.reason.c_str());
@@ -230,10 +235,17 @@ void print_tuning_row(std::int32_t n, const std::string& method, const PlanRepor
                     c.note.empty() ? "not measured" : c.note.c_str());
     list += item;
   }
-  std::printf("| %d | tuning of %s | %s, %.1f ms (drafts %.2f, builds %.2f, loading %.2f, setup %.2f, warm-up %.2f, "
-              "timed runs %.2f ms): %s%s%s | | | | | | | |\n",
-              n, method.c_str(), tuning_name(r.tuning), r.tuning_ms, r.tuning_drafting_ms, r.tuning_building_ms,
-              r.tuning_loading_ms, r.tuning_setup_ms, r.tuning_warmup_ms, r.tuning_timing_ms, r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
+  char budget[320] = "";
+  if (r.tuning_budget_ms > 0)
+    std::snprintf(budget, sizeof budget, " of a budget of %.1f ms (%s)", r.tuning_budget_ms,
+                  r.tuning_budget_source.c_str());
+  char batch[64] = "";
+  if (r.tuning_batch > 1) std::snprintf(batch, sizeof batch, ", %d products per timed run", r.tuning_batch);
+  std::printf("| %d | tuning of %s | %s, %.1f ms%s (drafts %.2f, builds %.2f, loading %.2f, setup %.2f, warm-up %.2f, "
+              "timed runs %.2f ms%s): %s%s%s | | | | | | | | | | |\n",
+              n, method.c_str(), tuning_name(r.tuning), r.tuning_ms, budget, r.tuning_drafting_ms, r.tuning_building_ms,
+              r.tuning_loading_ms, r.tuning_setup_ms, r.tuning_warmup_ms, r.tuning_timing_ms, batch,
+              r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
 }
 
 /// The command line.
@@ -242,7 +254,7 @@ struct Settings {
   apps::StorageOptions storage;
   std::string name, n_list = "8,32,128", methods_text = "all", csv_path, b_type_text = "auto";
   int reps = 20, warmup = 5;
-  double tuning_budget_ms = 0.0;  // PlanOptions::tuning_budget_ms of the measured plans (0: the library's default)
+  apps::TuningOptions tuning;  // --tuning, --tuning-budget: how auto and its variants choose (not _model)
   bool no_check = false, no_flush = false;
 };
 
@@ -271,11 +283,7 @@ void add_options(CLI::App& app, Settings& s) {
       ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp32"}));
   app.add_option("--reps", s.reps, "timed runs per method (median reported)")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--warmup", s.warmup, "untimed runs first")->capture_default_str();
-  app.add_option("--tuning-budget", s.tuning_budget_ms,
-                 "milliseconds a measured plan (plain auto and its forced variants) may spend choosing "
-                 "(PlanOptions::tuning_budget_ms; 0: the library's default, docs/API.md)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  s.tuning.add_to(app);
   app.add_option("--csv", s.csv_path, "append one row per (n, method) to this CSV file");
   app.add_flag("--no-check", s.no_check, "skip the float64 reference check");
   app.add_flag("--no-flush", s.no_flush, "do not flush L2 between timed runs");
@@ -283,6 +291,7 @@ void add_options(CLI::App& app, Settings& s) {
 
 int run(Settings& s) {
   s.source.validate();
+  s.tuning.validate();
   const DeviceInfo dev_info = query_device();
   if (!dev_info.available) throw NotSupported("no usable GPU: " + dev_info.reason);
   if (s.name.empty()) s.name = s.source.name();
@@ -317,6 +326,15 @@ int run(Settings& s) {
 
   std::printf("device: %s (sm_%d, %d SMs, L2 %lld MiB)\n", dev_info.name.c_str(), dev_info.compute_capability,
               dev_info.multiprocessors, static_cast<long long>(dev_info.l2_bytes >> 20));
+  // The physical limit every bcsr24 time is compared with ("of copy"): measured once, before anything is uploaded.
+  const bench::CopyBandwidth& copy = bench::copy_bandwidth();
+  if (copy.bytes_per_s > 0)
+    std::printf("copy bandwidth: %.0f GB/s (cudaMemcpy device to device, 2 x %zu MiB, median of %d, bytes read + "
+                "written%s%s)\n",
+                copy.bytes_per_s * 1e-9, copy.buffer_bytes >> 20, copy.runs, copy.note.empty() ? "" : "; ",
+                copy.note.c_str());
+  else
+    std::printf("copy bandwidth: not measured (%s)\n", copy.note.c_str());
   std::printf("matrix: %s  %d x %d  nnz %lld  (read+convert %.2f s)\n", s.name.c_str(), csr.rows, csr.cols,
               static_cast<long long>(csr.nnz()), prep_s);
   std::printf("precision: %s; rows scaled by 2^%d .. 2^%d; %lld values flushed (largest %.2e of its row's "
@@ -347,19 +365,32 @@ int run(Settings& s) {
   const bench::CudaStream stream_owner;
   const cudaStream_t stream = stream_owner.get();
 
-  const bool new_csv = !s.csv_path.empty() && !std::filesystem::exists(s.csv_path);
+  // The CSV's columns: rows are appended to a file of the same columns only (a file an older bench_spmm wrote has
+  // fewer; readers take the columns by name from the header).
+  const std::string csv_header =
+      "matrix,rows,cols,nnz,n,method,median_ms,min_ms,max_ms,tflops_thesis,tflops_useful,bandwidth_gbs,"
+      "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device,layout,"
+      "predicted_us,tuning_ms,plan,plan_bytes,plan_gbs,copy_fraction,copy_gbs,tuning_budget_ms";
+  const bool new_csv = !s.csv_path.empty() && (!std::filesystem::exists(s.csv_path) ||
+                                               std::filesystem::file_size(s.csv_path) == 0);
   std::ofstream csv;
   if (!s.csv_path.empty()) {
+    if (!new_csv) {
+      std::ifstream existing(s.csv_path);
+      std::string first_line;
+      std::getline(existing, first_line);
+      if (first_line != csv_header)
+        throw apps::UsageError("--csv " + s.csv_path + " has other columns (written by another version of "
+                               "bench_spmm?); give a new file");
+    }
     csv.open(s.csv_path, std::ios::app);
     if (!csv) throw Error("cannot open " + s.csv_path);
-    if (new_csv)
-      csv << "matrix,rows,cols,nnz,n,method,median_ms,min_ms,max_ms,tflops_thesis,tflops_useful,bandwidth_gbs,"
-             "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device,layout,"
-             "predicted_us,tuning_ms,plan\n";
+    if (new_csv) csv << csv_header << '\n';
   }
 
-  std::printf("\n| n | method | median ms | min ms | max ms | TFLOPS (thesis) | TFLOPS (useful) | GB/s | floor/t | rel error |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("\n| n | method | median ms | min ms | max ms | TFLOPS (thesis) | TFLOPS (useful) | GB/s | floor/t | "
+              "plan MiB | plan GB/s | of copy | rel error |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   const std::int64_t k_pad = (std::int64_t(csr.cols) + 15) / 16 * 16;
   const std::int64_t m_pad = (std::int64_t(csr.rows) + 15) / 16 * 16;
   for (std::int32_t n : parse_int_list(s.n_list)) {
@@ -416,7 +447,9 @@ int run(Settings& s) {
       const SpmmCost cost = thesis_layout_method ? spmm_cost(method_census, csr.rows, csr.cols, n) : chosen_cost;
       std::string base;
       PlanKnobs knobs;
-      Tuning tuning = Tuning::measure;
+      PlanOptions defaults;
+      s.tuning.apply(defaults);
+      Tuning tuning = defaults.tuning;
       variant_of(strip_plan_suffix(method, knobs, tuning), plain, variant, base);
       if (thesis_layout_method) {
         plan = std::make_unique<SpmmPlan>(operators.thesis().make_plan(n, KernelKind::split_pipelined));
@@ -427,14 +460,14 @@ int run(Settings& s) {
                  base == "csr_cuda_cores" || base == "auto") {
         PlanOptions plan_options;
         plan_options.input = variant.input;
-        plan_options.tuning = tuning;
-        plan_options.tuning_budget_ms = s.tuning_budget_ms;
+        s.tuning.apply(plan_options);
+        plan_options.tuning = tuning;  // --tuning, or model for a _model method
         const SparseOperator& variant_op = operators.variant(variant);
         try {
           plan = std::make_unique<SpmmPlan>(
               experimental::make_plan(variant_op, n, kernel_from_name(base), plan_options, knobs));
         } catch (const InvalidArgument& e) {  // a forced choice this matrix cannot run (e.g. _csr, _grouped)
-          std::printf("| %d | %s | n/a: %s | | | | | | | |\n", n, method.c_str(), e.what());
+          std::printf("| %d | %s | n/a: %s | | | | | | | | | | |\n", n, method.c_str(), e.what());
           continue;
         }
         if (base == "auto") {
@@ -468,7 +501,7 @@ int run(Settings& s) {
         std::string why;
         if (!baselines.prepare(which, n, d_b16.get(), static_cast<const float*>(d_b32.get()),
                                static_cast<float*>(d_c.get()), why)) {
-          std::printf("| %d | %s | n/a: %s | | | | | | | |\n", n, method.c_str(), why.c_str());
+          std::printf("| %d | %s | n/a: %s | | | | | | | | | | |\n", n, method.c_str(), why.c_str());
           continue;
         }
         run = [&, which](cudaStream_t st) { baselines.run(which, st); };
@@ -492,8 +525,17 @@ int run(Settings& s) {
       const double thesis = cost.thesis_flops / sec * 1e-12, useful = cost.useful_flops / sec * 1e-12;
       const double gbs = cost.min_bytes / sec * 1e-9;
       const double floor_frac = (cost.min_bytes / kReferenceBandwidth) / sec;
-      std::printf("| %d | %s | %.4f | %.4f | %.4f | %.2f | %.3f | %.0f | %.2f | %.2e |\n", n, method.c_str(),
-                  t.median_ms, t.min_ms, t.max_ms, thesis, useful, gbs, floor_frac, rel);
+      // The bytes the plan moves (bcsr24 methods only: a baseline has no plan report) against the copy rate.
+      const double plan_bytes = plan ? plan_dram_bytes(plan->report(), csr.rows, csr.cols) : -1.0;
+      const double plan_gbs = plan ? plan_bytes / sec * 1e-9 : -1.0;
+      const double copy_fraction = plan && copy.bytes_per_s > 0 ? plan_bytes / sec / copy.bytes_per_s : -1.0;
+      const auto cell = [](double value, const char* pattern) {
+        return value >= 0 ? bench::format(pattern, value) : std::string();
+      };
+      std::printf("| %d | %s | %.4f | %.4f | %.4f | %.2f | %.3f | %.0f | %.2f | %s | %s | %s | %.2e |\n", n,
+                  method.c_str(), t.median_ms, t.min_ms, t.max_ms, thesis, useful, gbs, floor_frac,
+                  cell(plan_bytes / double(1 << 20), "%.2f").c_str(), cell(plan_gbs, "%.0f").c_str(),
+                  cell(copy_fraction * 100.0, "%.1f%%").c_str(), rel);
       std::fflush(stdout);
       if (csv.is_open())
         csv << s.name << ',' << csr.rows << ',' << csr.cols << ',' << csr.nnz() << ',' << n << ',' << method << ','
@@ -506,7 +548,12 @@ int run(Settings& s) {
             << ',' << (plan ? std::to_string(plan->report().predicted_us) : std::string()) << ','
             << (plan && plan->report().tuning == Tuning::measure ? std::to_string(plan->report().tuning_ms)
                                                                  : std::string())
-            << ',' << '"' << (plan ? plan_summary(plan->report()) : std::string()) << '"' << '\n';
+            << ',' << '"' << (plan ? plan_summary(plan->report()) : std::string()) << '"' << ','
+            << cell(plan_bytes, "%.0f") << ',' << cell(plan_gbs, "%.6g") << ',' << cell(copy_fraction, "%.6g") << ','
+            << cell(copy.bytes_per_s > 0 ? copy.bytes_per_s * 1e-9 : -1.0, "%.6g") << ','
+            << (plan && plan->report().tuning_budget_ms > 0 ? std::to_string(plan->report().tuning_budget_ms)
+                                                            : std::string())
+            << '\n';
     }
   }
   return 0;

@@ -43,9 +43,13 @@ DEFAULT_SYNTHETIC = ["10d0s", "20d0s", "0d10s", "0d20s", "5d5s", "1d9s", "9d1s",
 # Mesh matrices --synthetic adds (bench_spmm --mesh): the same FEM-like matrix in two node orders.
 DEFAULT_MESHES = ["40x40x40,dofs=3,stencil=27,order=lex", "40x40x40,dofs=3,stencil=27,order=random"]
 DEFAULT_WIDTHS = "8,16,32,64,128,256"
+# plan_bytes .. copy_gbs: the DRAM bytes a bcsr24 plan moves per product, that rate at the median time, its share of
+# the device's measured copy bandwidth, and that bandwidth (empty for the cuSPARSE/cuBLAS baselines). A sweep.csv
+# begun before they existed keeps its own columns (merge_rows).
 CSV_COLUMNS = ["matrix", "rows", "cols", "nnz", "n", "method", "median_ms", "min_ms", "max_ms", "tflops_thesis",
                "tflops_useful", "bandwidth_gbs", "floor_fraction", "rel_error", "dense_tiles", "sparse24_tiles",
-               "zero_tiles", "sparse24_share", "device", "layout"]
+               "zero_tiles", "sparse24_share", "device", "layout", "plan_bytes", "plan_gbs", "copy_fraction",
+               "copy_gbs"]
 MATRIX_SUFFIXES = (".mtx", ".mtx.gz")
 SKIPPED_COLUMNS = ["matrix", "widths", "reason"]
 # How bench_spmm reports an error (exit status 1). Only errors about the input count as a refusal (the matrix is
@@ -289,9 +293,13 @@ def merge_rows(job, job_csv, sweep_csv, succeeded):
         if rows:
             last_width = rows[-1]["n"]
             rows = [row for row in rows if row["n"] != last_width]
-    new_file = not sweep_csv.exists()
+    new_file = not sweep_csv.exists() or sweep_csv.stat().st_size == 0
+    columns = CSV_COLUMNS
+    if not new_file:  # a sweep resumed: its rows keep the columns it began with
+        with open(sweep_csv, newline="") as handle:
+            columns = next(csv.reader(handle), None) or CSV_COLUMNS
     with open(sweep_csv, "a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
         if new_file:
             writer.writeheader()
         for row in rows:

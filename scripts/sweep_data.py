@@ -25,9 +25,11 @@ HEADLINE_KERNELS = {"auto": "auto", "split_pipelined": "split"}
 LARGE_NNZ = 50000
 SKIPPED_FILE = "skipped.tsv"
 SYNTHETIC_NAME = re.compile(r"^(\d+)d(\d+)s(?:_(\d+))?$")
+# plan_bytes .. copy_gbs are absent from CSVs written before bench_spmm reported them, and empty for the baselines:
+# both read as NaN.
 NUMERIC_FIELDS = ["rows", "cols", "nnz", "n", "median_ms", "min_ms", "max_ms", "tflops_thesis", "tflops_useful",
                   "bandwidth_gbs", "floor_fraction", "rel_error", "dense_tiles", "sparse24_tiles", "zero_tiles",
-                  "sparse24_share"]
+                  "sparse24_share", "plan_bytes", "plan_gbs", "copy_fraction", "copy_gbs"]
 
 
 def to_number(text):

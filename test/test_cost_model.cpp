@@ -1,5 +1,6 @@
 // The plan cost model (lib/src/device/cost_model.hpp): host code, so its choices are tested without a GPU; and the
-// width-dependent shapes plans take from n (tile slices, CSR chunks) at every width around their boundaries.
+// width-dependent shapes plans take from n (tile slices, CSR chunks) at every width around their boundaries; and
+// the DRAM bytes a plan's report says a product moves (bcsr24_testkit/metrics.hpp).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "format/convert.hpp"
+#include "bcsr24_testkit/metrics.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
 #include "device/cost_model.hpp"
 #include "device/tile_schedule.hpp"
@@ -327,4 +329,28 @@ TEST_CASE("CSR lanes per row at n >= 8: the fewest that fill the device, at most
   CHECK(kernels::csr_shape_for(1, 77.0, 3000, 132).nz_lanes == 16);     // 231,000 entries: the rule above
   CHECK(kernels::csr_shape_for(1, 1638.0, 16384, 132).nz_lanes == 32);  // 10d0s: lanes of at most 64 entries
   CHECK(kernels::csr_shape_for(1, 600.0, 16384, 132).nz_lanes == 16);
+}
+
+TEST_CASE("a plan's DRAM bytes: the bytes of A its report counts, B once, C once", "[cost][metrics]") {
+  PlanReport plan;
+  plan.n = 8;
+  plan.input = InputType::f16;
+  plan.sparse24_bytes = 1000;
+  plan.dense_bytes = 200;
+  plan.csr_bytes = 30;
+  plan.vector_bytes = 4;
+  // A 100 x 50 matrix: B = 50 x 8 fp16 (800 bytes), C = 100 x 8 fp32 (3,200 bytes).
+  CHECK(plan_dram_bytes(plan, 100, 50) == 1234.0 + 800.0 + 3200.0);
+  CHECK(plan_dram_bytes(plan, 100, 50, 2) == 1234.0 + 800.0 + 1600.0);      // fp16 C
+  CHECK(plan_dram_bytes(plan, 100, 50, 4, true) == 1234.0 + 800.0 + 6400.0);  // beta != 0: C read too
+  plan.input = InputType::f32;
+  CHECK(plan_dram_bytes(plan, 100, 50) == 1234.0 + 1600.0 + 3200.0);
+  // The operands' part is the one spmm_cost counts (fp16 B): a plan of every stored tile moves what min_bytes says.
+  TileCensus census;
+  census.sparse24_bytes = 1000;
+  census.dense_bytes = 200;
+  census.row_order_bytes = 34;
+  plan.input = InputType::f16;
+  CHECK(spmm_cost(census, 100, 50, 8).min_bytes == plan_dram_bytes(plan, 100, 50));
+  CHECK(operand_bytes(100, 50, 8, 2, 4, false) == 4000.0);
 }

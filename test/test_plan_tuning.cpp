@@ -114,17 +114,71 @@ TEST_CASE("tuning: which candidates are measured depends on the predictions only
   }
 }
 
-TEST_CASE("tuning: the default budget is 40 products, at least 10 ms and at most 40 ms", "[tuning]") {
-  CHECK(detail::default_tuning_budget_ms(10.0) == Approx(detail::kBudgetFloorMs));
-  CHECK(detail::default_tuning_budget_ms(10.0) == Approx(10.0));
-  CHECK(detail::default_tuning_budget_ms(500.0) == Approx(20.0));
-  CHECK(detail::default_tuning_budget_ms(5000.0) == Approx(detail::kBudgetCapMs));
-  // Products of 250 us or more: 40 products or fewer. Below, the floor (what building candidates costs) rules.
-  for (double us = 250.0; us < 1e5; us *= 1.7) {
-    INFO(us << " us per product");
-    CHECK(detail::default_tuning_budget_ms(us) <= 0.4 * 100.0 * us / 1e3 + 1e-9);
-    CHECK(detail::default_tuning_budget_ms(us) <= detail::kBudgetCapMs);
+TEST_CASE("tuning: the default budget is 10% of the conversion time, 20 ms to 1 s", "[tuning]") {
+  using detail::tuning_budget;
+  SECTION("a share of the conversion where it is known") {
+    // The issue's 1.6M-row circuit converts in seconds: a few hundred milliseconds of tuning.
+    const detail::TuningBudget large = tuning_budget(0.0, 2412.0, 243.0);
+    CHECK(large.ms == Approx(241.2));
+    CHECK(large.source == "10% of the conversion's 2412.0 ms");
+    // The model's prediction does not matter where the conversion time is known.
+    CHECK(tuning_budget(0.0, 2412.0, 5.0).ms == Approx(241.2));
+    CHECK(tuning_budget(0.0, 500.0, 1e6).ms == Approx(50.0));
   }
+  SECTION("small matrices still time their candidates: the floor") {
+    const detail::TuningBudget small = tuning_budget(0.0, 4.0, 6.0);
+    CHECK(small.ms == Approx(detail::kBudgetFloorMs));
+    CHECK(small.ms == Approx(20.0));
+    CHECK(small.source == "the floor of 20 ms (10% of the conversion's 4.0 ms is less)");
+  }
+  SECTION("and a cap") {
+    const detail::TuningBudget huge = tuning_budget(0.0, 60000.0, 3000.0);
+    CHECK(huge.ms == Approx(detail::kBudgetCapMs));
+    CHECK(huge.source == "the cap of 1000 ms (10% of the conversion's 60000.0 ms is more)");
+  }
+  SECTION("without a conversion time (a .b24 file): 500 products of the model's plan") {
+    const detail::TuningBudget loaded = tuning_budget(0.0, 0.0, 200.0);
+    CHECK(loaded.ms == Approx(100.0));
+    CHECK(loaded.source.find("500 products of the model's 200.0 us") == 0);
+    CHECK(tuning_budget(0.0, -1.0, 10.0).ms == Approx(detail::kBudgetFloorMs));
+    CHECK(tuning_budget(0.0, 0.0, 1e5).ms == Approx(detail::kBudgetCapMs));
+  }
+  SECTION("a requested budget is taken as it is, below the floor and above the cap too") {
+    CHECK(tuning_budget(3.0, 2412.0, 243.0).ms == 3.0);
+    CHECK(tuning_budget(5000.0, 0.0, 1.0).ms == 5000.0);
+    CHECK(tuning_budget(300.0, 10.0, 1.0).source == "requested (PlanOptions::tuning_budget_ms)");
+  }
+  SECTION("every default lies between the floor and the cap") {
+    for (double conversion = 0.0; conversion < 1e6; conversion = conversion * 3.1 + 0.7)
+      for (double us = 0.5; us < 1e5; us *= 4.3) {
+        const double ms = tuning_budget(0.0, conversion, us).ms;
+        INFO(conversion << " ms conversion, " << us << " us product");
+        CHECK(ms >= detail::kBudgetFloorMs);
+        CHECK(ms <= detail::kBudgetCapMs);
+      }
+  }
+}
+
+TEST_CASE("tuning: short products are timed in batches; a batch's time less its evictions, per product",
+          "[tuning]") {
+  using detail::products_per_batch;
+  // At least kBatchProductsUs (40 us) of products between two events, at most 8 products.
+  CHECK(products_per_batch(5.0) == 8);
+  CHECK(products_per_batch(6.0) == 7);
+  CHECK(products_per_batch(10.0) == 4);
+  CHECK(products_per_batch(13.0) == 4);
+  CHECK(products_per_batch(20.0) == 2);
+  CHECK(products_per_batch(40.0) == 1);
+  CHECK(products_per_batch(243.0) == 1);
+  CHECK(products_per_batch(0.0) == detail::kMaxBatch);  // no prediction: as short as can be
+  CHECK(products_per_batch(0.01) == detail::kMaxBatch);
+  // 4 products of 6 us, each after an eviction of 30 us: 144 us; the 4 evictions alone 120 us.
+  CHECK(detail::product_ms(0.144, 0.120, 4) == Approx(0.006));
+  CHECK(detail::product_ms(0.040, 0.0, 8) == Approx(0.005));  // no evictions
+  CHECK(detail::product_ms(0.010, 0.0, 1) == Approx(0.010));
+  // Noise larger than the product never gives zero or a negative time.
+  CHECK(detail::product_ms(0.100, 0.120, 4) > 0.0);
+  CHECK(detail::product_ms(0.100, 0.120, 4) < 1e-5);
 }
 
 TEST_CASE("tuning rounds: a warm-up, then round-robin runs; the fastest median is kept", "[tuning]") {
@@ -190,6 +244,35 @@ TEST_CASE("tuning rounds: the budget bounds the time, and a budget too small mea
     CHECK(rounds.chosen() == 0);
     CHECK(rounds.median_us(0) < 0);
     CHECK(rounds.reason() == "not measured (the budget of 3.0 ms leaves no room to compare candidates): the model's choice");
+  }
+}
+
+TEST_CASE("tuning rounds: batches and evictions count in the estimates; the reason names the batch", "[tuning]") {
+  SECTION("a timed round of batches with an eviction before each product must fit after the warm-up") {
+    // Two 5 us candidates, 4 products a batch, 30 us of eviction each: the warm-up is 2 x 35 us, a timed round
+    // 4 x (2 x 35 + 30) us, 0.47 ms together.
+    TuningRounds tight({5.0, 5.0}, 0.45, 4, 30.0);
+    CHECK(tight.next_round(0.0).empty());
+    CHECK(tight.reason().find("leaves no room to compare candidates") != std::string::npos);
+    TuningRounds fits({5.0, 5.0}, 0.5, 4, 30.0);
+    CHECK(fits.next_round(0.0).size() == 2u);
+    CHECK(fits.batch() == 4);
+  }
+  SECTION("the next round is estimated from the last one's duration where that is longer") {
+    // Rounds of 2 x 10 us that take 5 ms on the clock (host work, event waits): after two timed rounds at 5.02 ms
+    // each, a third would end past the 20 ms budget.
+    TuningRounds rounds({10.0, 10.0}, 20.0);
+    const std::vector<std::size_t> runs = drive(rounds, {0.010, 0.0101}, 5.0);
+    CHECK(rounds.samples(0).size() == 2u);
+    CHECK(runs.size() == 2u * 3);
+    CHECK(rounds.reason().find("budget of 20.0 ms reached after 2 timed runs") != std::string::npos);
+  }
+  SECTION("times are per product; the reason says how many products a run has") {
+    TuningRounds rounds({6.0, 7.0}, 1000.0, 7, 30.0);
+    drive(rounds, {0.0061, 0.0052});
+    CHECK(rounds.chosen() == 1);
+    CHECK(rounds.median_us(1) == Approx(5.2));
+    CHECK(rounds.reason().find("(medians of 7 runs of 7 products and 7 runs of 7 products)") != std::string::npos);
   }
 }
 

@@ -15,7 +15,7 @@ TEST_CASE("spmm_run --help documents the options and exits 0", "[app]") {
   REQUIRE(run.exit_code == 0);
   for (const char* option : {"--nmult", "--n ", "--xdys", "--size", "--kernel", "--reps", "--warmup", "--check",
                              "--no-check", "--scaling", "--pattern-values", "--seed", "--json", "--save",
-                             "--fp16-out", "--alpha", "--beta", "--cpu-only"}) {
+                             "--fp16-out", "--alpha", "--beta", "--cpu-only", "--tuning ", "--tuning-budget"}) {
     INFO("option " << option);
     CHECK(run.out.find(option) != std::string::npos);
   }
@@ -37,6 +37,10 @@ TEST_CASE("spmm_run rejects bad command lines with one line and exit code 2", "[
       "'" + matrix + "' --size 64",                // --size needs --xdys
       "'" + matrix + "' --reps 0",
       "'" + matrix + "' --alpha nan",
+      "'" + matrix + "' --tuning fastest",
+      "'" + matrix + "' --tuning-budget -5",
+      "'" + matrix + "' --tuning-budget many",
+      "'" + matrix + "' --tuning model --tuning-budget 50",  // a budget for nothing to measure
   };
   for (const std::string& arguments : bad_command_lines) {
     INFO("arguments: " << arguments);
@@ -134,7 +138,35 @@ TEST_CASE("spmm_run human output shows the census and says the GPU kernels were 
     CHECK(human.out.find("plan        auto:") != std::string::npos);
     REQUIRE(result.at("rel_error").is_number());
     CHECK(result.at("rel_error").get<double>() < 1e-2);
+    // How the plan was chosen, and the physical limit: the plan's bytes and the share of the copy bandwidth.
+    const json& tuning = plan.at("tuning");
+    CHECK(tuning.at("mode") == "measure");
+    CHECK_FALSE(tuning.at("reason").get<std::string>().empty());
+    CHECK(human.out.find("tuning      ") != std::string::npos);
+    CHECK(result.at("plan_bytes").get<double>() > 0.0);
+    CHECK(result.at("plan_gbs").get<double>() > 0.0);
+    CHECK(report.at("gpu").at("copy_bandwidth_gbs").get<double>() > 0.0);
+    CHECK(result.at("copy_fraction").get<double>() > 0.0);
+    CHECK(human.out.find("copy bandwidth") != std::string::npos);
   }
+}
+
+TEST_CASE("spmm_run --tuning and --tuning-budget reach the report", "[app]") {
+  TempDir dir;
+  const std::string matrix = dir.file("known.mtx");
+  write_text(matrix, known_census_mtx());
+  const std::string common = "'" + matrix + "' --cpu-only --json --n 8 ";
+  const json plain = parse_json(run_spmm(dir, common));
+  CHECK(plain.at("multiply").at("tuning") == "measure");
+  CHECK(plain.at("multiply").at("tuning_budget_ms").is_null());
+  const json model = parse_json(run_spmm(dir, common + "--tuning model"));
+  CHECK(model.at("multiply").at("tuning") == "model");
+  const json budget = parse_json(run_spmm(dir, common + "--tuning-budget 300"));
+  CHECK(budget.at("multiply").at("tuning_budget_ms").get<double>() == 300.0);
+  // On the CPU path no plan moves bytes on a GPU: the limit columns stay empty.
+  const json& result = budget.at("results").at(0);
+  CHECK(result.at("plan_bytes").is_null());
+  CHECK(result.at("copy_fraction").is_null());
 }
 
 TEST_CASE("spmm_run checks alpha and beta on the CPU path", "[app]") {

@@ -98,4 +98,29 @@ OperatorOptions StorageOptions::to_operator_options() const {
   return options;
 }
 
+void TuningOptions::add_to(CLI::App& app) {
+  app.add_option("--tuning", tuning,
+                 "How auto plans choose between their candidates (tiles, CSR, the hybrid, narrow vectors, band "
+                 "groups): measure = the cost model's best few timed on the matrix, the fastest kept (the library's "
+                 "default); model = the cost model's prediction alone, nothing timed")
+      ->capture_default_str()
+      ->check(CLI::IsMember(std::vector<std::string>{tuning_name(Tuning::measure), tuning_name(Tuning::model)}));
+  app.add_option("--tuning-budget", budget_ms,
+                 "Milliseconds a measured plan may spend choosing (PlanOptions::tuning_budget_ms); 0 = the library's "
+                 "default: 10% of the matrix's conversion time, at least 20 ms and at most 1 s (docs/API.md, "
+                 "\"Measured plans\")")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+}
+
+void TuningOptions::validate() const {
+  if (budget_ms > 0.0 && tuning == tuning_name(Tuning::model))
+    throw UsageError("--tuning-budget applies to --tuning measure; --tuning model times nothing");
+}
+
+void TuningOptions::apply(PlanOptions& options) const {
+  options.tuning = tuning == tuning_name(Tuning::model) ? Tuning::model : Tuning::measure;
+  options.tuning_budget_ms = budget_ms;
+}
+
 }  // namespace bcsr24::apps

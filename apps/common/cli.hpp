@@ -1,5 +1,5 @@
 // The programs' command-line conventions: exit codes, one-line error messages, the main() every program runs
-// through, and the option group that chooses how A is stored.
+// through, and the option groups that choose how A is stored and how automatic plans are chosen.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bcsr24/operator_options.hpp"
+#include "bcsr24/spmm_plan.hpp"
 
 // CLI11 by declaration only: its header costs ~4 s of compile time in every file that includes it, so only the
 // files that add or read options include <CLI/CLI.hpp> (cli_options.hpp for add_checked).
@@ -65,6 +66,19 @@ struct StorageOptions {
   /// Adds the four options; `with_scaling` false leaves --scaling out.
   void add_to(CLI::App& app, bool with_scaling = true);
   OperatorOptions to_operator_options() const;
+};
+
+/// --tuning and --tuning-budget: how automatic plans are chosen (PlanOptions::tuning, tuning_budget_ms), as text
+/// and milliseconds until apply() maps them.
+struct TuningOptions {
+  std::string tuning = "measure";
+  double budget_ms = 0.0;  ///< 0: the library's default budget
+
+  void add_to(CLI::App& app);
+  /// @throw UsageError for a budget with --tuning model (nothing is measured)
+  void validate() const;
+  /// Sets `options.tuning` and `options.tuning_budget_ms`.
+  void apply(PlanOptions& options) const;
 };
 
 }  // namespace bcsr24::apps

@@ -1,6 +1,9 @@
 // GPU timing support for the programs (see gpu_timing.hpp).
 #include "gpu_timing.hpp"
 
+#include <algorithm>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "bcsr24/error.hpp"
@@ -55,6 +58,69 @@ std::vector<double> time_gpu_runs(const std::function<void(cudaStream_t)>& run, 
     milliseconds.push_back(elapsed);
   }
   return milliseconds;
+}
+
+namespace {
+
+/// One measurement (copy_bandwidth): allocation failures shrink the buffers, anything else throws.
+CopyBandwidth measure_copy_bandwidth() {
+  CopyBandwidth result;
+  constexpr std::size_t kLeastBytes = std::size_t(32) << 20;
+  void* from = nullptr;
+  void* to = nullptr;
+  std::size_t bytes = kCopyBufferBytes;
+  for (; bytes >= kLeastBytes; bytes /= 2) {
+    if (cudaMalloc(&from, bytes) == cudaSuccess) {
+      if (cudaMalloc(&to, bytes) == cudaSuccess) break;
+      cudaFree(from);
+      from = nullptr;
+    }
+    cudaGetLastError();  // the failed allocation's error is not sticky; clear it
+  }
+  if (to == nullptr) {
+    result.note = "no room for two buffers of 32 MiB";
+    return result;
+  }
+  struct Free {
+    void* a;
+    void* b;
+    ~Free() {
+      cudaFree(a);
+      cudaFree(b);
+    }
+  } free_both{from, to};
+  if (bytes < kCopyBufferBytes) result.note = "buffers of " + std::to_string(bytes >> 20) + " MiB (less free memory)";
+  const CudaEvent start, stop;
+  check(cudaMemset(from, 0x3c, bytes), "copy bandwidth buffer fill");
+  check(cudaMemcpy(to, from, bytes, cudaMemcpyDeviceToDevice), "copy bandwidth warm-up");
+  std::vector<double> ms;
+  for (int i = 0; i < kCopyRuns; ++i) {
+    check(cudaEventRecord(start.get(), nullptr), "cudaEventRecord");
+    check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, nullptr), "copy bandwidth copy");
+    check(cudaEventRecord(stop.get(), nullptr), "cudaEventRecord");
+    check(cudaEventSynchronize(stop.get()), "copy bandwidth copy");
+    float elapsed = 0.0f;
+    check(cudaEventElapsedTime(&elapsed, start.get(), stop.get()), "cudaEventElapsedTime");
+    ms.push_back(elapsed);
+  }
+  const Timings t = summarize(ms);
+  result.buffer_bytes = bytes;
+  result.runs = kCopyRuns;
+  result.bytes_per_s = t.median_ms > 0 ? 2.0 * double(bytes) / (t.median_ms * 1e-3) : 0.0;
+  return result;
+}
+
+}  // namespace
+
+const CopyBandwidth& copy_bandwidth() {
+  static std::mutex mutex;
+  static std::map<int, CopyBandwidth> measured;  // by device; entries never move once made
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto found = measured.find(device);
+  if (found != measured.end()) return found->second;
+  return measured.emplace(device, measure_copy_bandwidth()).first->second;
 }
 
 }  // namespace bcsr24::bench

@@ -1,8 +1,10 @@
-// How the programs time GPU work: CUDA events around each run, warm-up first, L2 evicted between runs.
+// How the programs time GPU work: CUDA events around each run, warm-up first, L2 evicted between runs; and the
+// device's copy bandwidth that their "% of copy" figures divide by.
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -34,5 +36,25 @@ class L2Flush {
 /// @throw CudaError
 std::vector<double> time_gpu_runs(const std::function<void(cudaStream_t)>& run, int warmup, int reps,
                                   const L2Flush* flush, cudaStream_t stream);
+
+/// What copy_bandwidth measured on one device.
+struct CopyBandwidth {
+  double bytes_per_s = 0.0;  ///< (bytes read + bytes written) / time of the median copy; 0 where not measured
+  std::size_t buffer_bytes = 0;  ///< the size of each of the two buffers
+  int runs = 0;                  ///< timed copies
+  std::string note;              ///< why it was not measured, or a smaller buffer than asked for was used
+};
+
+/// Bytes per buffer and timed copies of copy_bandwidth: two buffers of 256 MiB, far larger than any L2 (50-60 MiB
+/// on the H100 and H200), so that a copy streams from and to DRAM.
+inline constexpr std::size_t kCopyBufferBytes = std::size_t(256) << 20;
+inline constexpr int kCopyRuns = 5;
+
+/// The current device's device-to-device copy bandwidth: cudaMemcpy between two buffers of kCopyBufferBytes
+/// (halved until they fit, down to 32 MiB), a warm-up then the median of kCopyRuns timed copies, counting the bytes
+/// read and written (a copy of S bytes moves 2 S). Measured once per process and device (later calls return the
+/// first result) and the buffers freed: the "% of copy" figure of bench_spmm and spmm_run divides by it.
+/// @throw CudaError
+const CopyBandwidth& copy_bandwidth();
 
 }  // namespace bcsr24::bench

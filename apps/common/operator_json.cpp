@@ -111,7 +111,34 @@ json plan_json(const PlanReport& plan) {
           {"predicted_ms", plan.predicted_us >= 0 ? json(plan.predicted_us * 1e-3) : json(nullptr)},
           {"tiles_only_predicted_ms", plan.tiles_only_us * 1e-3},
           {"csr_only_predicted_ms", plan.csr_only_us >= 0 ? json(plan.csr_only_us * 1e-3) : json(nullptr)},
-          {"reason", plan.reason}};
+          {"reason", plan.reason},
+          {"tuning", tuning_json(plan)}};
+}
+
+json tuning_json(const PlanReport& plan) {
+  json candidates = json::array();
+  for (const PlanCandidate& c : plan.candidates)
+    candidates.push_back({{"description", c.description},
+                          {"predicted_us", c.predicted_us},
+                          {"measured_us", c.measured_us >= 0 ? json(c.measured_us) : json(nullptr)},
+                          {"runs", c.runs},
+                          {"build_ms", c.build_ms >= 0 ? json(c.build_ms) : json(nullptr)},
+                          {"chosen", c.chosen},
+                          {"note", c.note}});
+  return {{"mode", tuning_name(plan.tuning)},
+          {"reason", plan.tuning_reason},
+          {"ms", plan.tuning_ms},
+          {"budget_ms", plan.tuning_budget_ms > 0 ? json(plan.tuning_budget_ms) : json(nullptr)},
+          {"budget_source", plan.tuning_budget_source},
+          {"products_per_run", plan.tuning_batch},
+          {"parts_ms",
+           {{"drafting", plan.tuning_drafting_ms},
+            {"building", plan.tuning_building_ms},
+            {"loading", plan.tuning_loading_ms},
+            {"setup", plan.tuning_setup_ms},
+            {"warmup", plan.tuning_warmup_ms},
+            {"timing", plan.tuning_timing_ms}}},
+          {"candidates", candidates}};
 }
 
 }  // namespace bcsr24::apps

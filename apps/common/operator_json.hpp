@@ -19,7 +19,10 @@ json census_json(const TileCensus& census);
 json layout_json(const LayoutReport& report, const TileCensus& after);
 /// `policy`: the command line's name of the scaling policy (or where the scaling came from).
 json scaling_json(const Fp16Scaling& scaling, const std::string& policy);
-/// How a plan splits the bands, nonzeros and bytes between tiles and CSR, and why.
+/// How a plan splits the bands, nonzeros and bytes between tiles and CSR, and why; with tuning_json's section.
 json plan_json(const PlanReport& plan);
+/// How an automatic plan was chosen: model or measure, why, the time it took and its budget, and the candidates
+/// with their predicted and measured times.
+json tuning_json(const PlanReport& plan);
 
 }  // namespace bcsr24::apps

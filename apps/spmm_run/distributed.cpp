@@ -133,6 +133,8 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
   const bool f32_b = fp32_b(job);
   PlanOptions plan_options;
   plan_options.input = f32_b ? InputType::f32 : InputType::f16;
+  plan_options.tuning = job.tuning;
+  plan_options.tuning_budget_ms = job.tuning_budget_ms;
   const DistributedPlan plan = op.make_plan(job.n, plan_options);
   const double build_s = watch.seconds();
   building.done(build_s);
@@ -289,6 +291,8 @@ Baseline run_baseline(const DistributedJob& job, int device, bool keep_c) {
     const bool f32_b = fp32_b(job);
     PlanOptions plan_options;
     plan_options.input = f32_b ? InputType::f32 : InputType::f16;
+    plan_options.tuning = job.tuning;
+    plan_options.tuning_budget_ms = job.tuning_budget_ms;
     const SpmmPlan plan = op.make_plan(job.n, KernelKind::automatic, plan_options);
 
     const std::int64_t n = job.n;

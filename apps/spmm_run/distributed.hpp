@@ -46,6 +46,8 @@ struct DistributedJob {
   /// may be null elsewhere.
   SparseOperator* converted = nullptr;
   OperatorOptions options;  ///< precision, scaling, layout and reordering: every rank's parts and the baseline
+  Tuning tuning = Tuning::measure;  ///< how the parts' and the baseline's plans are chosen (--tuning)
+  double tuning_budget_ms = 0.0;    ///< --tuning-budget (0: the library's default)
   std::int32_t n = 0;
   const std::vector<fp16_t>* b = nullptr;   ///< the whole B, a->cols x n row-major, fp16 values
   const std::vector<fp16_t>* c0 = nullptr;  ///< the whole C0, a->rows x n (only read when beta != 0)

@@ -89,6 +89,7 @@ std::vector<json> run_gpu_kernels(const Options& options, const SparseOperator& 
   PlanOptions plan_options;
   plan_options.output = fp16_out ? OutputType::f16 : OutputType::f32;
   plan_options.input = f32_b ? InputType::f32 : InputType::f16;
+  options.tuning.apply(plan_options);
   const float alpha = float(options.alpha), beta = float(options.beta);
   auto multiply = [&](const SpmmPlan& plan, cudaStream_t s) {
     if (f32_b)
@@ -136,6 +137,9 @@ std::vector<json> run_gpu_kernels(const Options& options, const SparseOperator& 
         stream.get());
     results.push_back(result_json(kernel_name(kind), "gpu", bench::summarize(milliseconds), cost, true, rel_error,
                                   reference ? &reference->expectation(fp16_out) : nullptr));
+    add_plan_traffic(results.back(),
+                     plan_dram_bytes(plan.report(), op.rows(), op.cols(), int(c_element), options.beta != 0.0),
+                     bench::copy_bandwidth().bytes_per_s);
     results.back()["plan"] = apps::plan_json(plan.report());
     if (!options.json_output) print_result(results.back());
   }

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bcsr24/device.hpp"
+#include "gpu_timing.hpp"
 #include "report.hpp"
 #include "runs.hpp"
 #ifdef BCSR24_HAS_NCCL
@@ -30,7 +31,9 @@ void report_multiply(const Options& options, std::int32_t n, bool on_gpu, json& 
                         {"seed", options.seed()},
                         {"reps", on_gpu ? options.reps : options.cpu_reps},
                         {"warmup", on_gpu ? options.warmup : 0},
-                        {"flush_l2", on_gpu && options.flush_l2}};
+                        {"flush_l2", on_gpu && options.flush_l2},
+                        {"tuning", options.tuning.tuning},
+                        {"tuning_budget_ms", options.tuning.budget_ms > 0 ? json(options.tuning.budget_ms) : json(nullptr)}};
   if (options.json_output) return;
   std::cout << "multiply    C = " << options.alpha << " * A * B + " << options.beta << " * C, n = " << n;
   if (n % kNmultColumns == 0) std::cout << " (nmult " << n / kNmultColumns << ")";
@@ -93,10 +96,22 @@ int run(const Options& options) {
 
   std::vector<json> results;
   if (device.available) {
+    // The device's copy rate, the physical limit the "of copy" column compares with: measured once per process.
+    const bench::CopyBandwidth& copy = bench::copy_bandwidth();
+    report["gpu"]["copy_bandwidth_gbs"] = copy.bytes_per_s > 0 ? json(copy.bytes_per_s * 1e-9) : json(nullptr);
+    report["gpu"]["copy_buffer_bytes"] = copy.buffer_bytes;
+    report["gpu"]["copy_runs"] = copy.runs;
+    if (!copy.note.empty()) report["gpu"]["copy_note"] = copy.note;
     if (!options.json_output) {
       std::cout << "gpu         " << device.name << " (sm_" << device.compute_capability << ", "
                 << device.multiprocessors << " SMs), " << options.warmup << " warm-up + " << options.reps
-                << " timed runs per kernel" << (options.flush_l2 ? ", L2 flushed before each" : "") << "\n\n";
+                << " timed runs per kernel" << (options.flush_l2 ? ", L2 flushed before each" : "") << "\n";
+      if (copy.bytes_per_s > 0)
+        std::cout << "            copy bandwidth " << bench::format("%.0f GB/s", copy.bytes_per_s * 1e-9)
+                  << " (cudaMemcpy device to device, 2 x " << (copy.buffer_bytes >> 20) << " MiB, median of "
+                  << copy.runs << ", bytes read + written" << (copy.note.empty() ? "" : "; " + copy.note) << ")\n\n";
+      else
+        std::cout << "            copy bandwidth not measured (" << copy.note << ")\n\n";
       print_results_header();
     }
     results = run_gpu_kernels(options, op, kernels, inputs, reference ? &*reference : nullptr, device);
@@ -159,6 +174,12 @@ int run_distributed_mode(const Options& options) {
     job.a = &loaded.original;
     job.converted = root ? &*loaded.op : nullptr;
     job.options = options.storage.to_operator_options();  // every rank's parts and the baseline
+    {
+      PlanOptions plan_options;
+      options.tuning.apply(plan_options);
+      job.tuning = plan_options.tuning;
+      job.tuning_budget_ms = plan_options.tuning_budget_ms;
+    }
     job.n = inputs.n;
     job.b = &inputs.b;
     job.c0 = &inputs.c0;

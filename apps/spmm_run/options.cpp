@@ -73,6 +73,7 @@ void add_options(CLI::App& app, Options& options) {
                     "every row checks them all",
                     CLI::PositiveNumber);
   options.storage.add_to(app);
+  options.tuning.add_to(app);
   apps::add_checked(app, "--pattern-values", options.pattern_values,
                     "Values given to the entries of a pattern (structure-only) Matrix Market file",
                     CLI::IsMember({"ones", "random"}));
@@ -104,6 +105,7 @@ void validate(const CLI::App& app, Options& options) {
   if (const std::string missing = missing_distributed_support(options); !missing.empty())
     throw apps::UsageError(missing, false);
   options.source.validate();
+  options.tuning.validate();
   if (!std::isfinite(options.alpha) || !std::isfinite(options.beta))
     throw apps::UsageError("--alpha and --beta must be finite");
   if (static_cast<std::int64_t>(options.nmult) * kNmultColumns > std::numeric_limits<std::int32_t>::max())

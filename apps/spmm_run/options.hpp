@@ -20,6 +20,7 @@ inline constexpr std::int32_t kDefaultCheckRows = 4096;
 struct Options {
   apps::MatrixSource source;     ///< the matrix (file, .b24, --xdys, --mesh, --graph, --synth) and --seed
   apps::StorageOptions storage;  ///< --precision, --scaling, --layout, --reorder
+  apps::TuningOptions tuning;    ///< --tuning, --tuning-budget (auto plans)
   std::int32_t nmult = 0;  ///< 0 = not given
   std::int32_t width = 0;  ///< --n; 0 = not given
   std::string kernel = "auto";

@@ -194,6 +194,9 @@ json result_json(const std::string& kernel, const std::string& device, const ben
                  {"tflops_useful", cost.useful_flops / seconds * 1e-12},
                  {"bandwidth_gbs", cost.min_bytes / seconds * 1e-9},
                  {"floor_fraction", nullptr},
+                 {"plan_bytes", nullptr},
+                 {"plan_gbs", nullptr},
+                 {"copy_fraction", nullptr},
                  {"rel_error", nullptr},
                  {"expected_rel_error", nullptr},
                  {"rel_error_bound", nullptr},
@@ -202,6 +205,14 @@ json result_json(const std::string& kernel, const std::string& device, const ben
   if (floor_applies) result["floor_fraction"] = (cost.min_bytes / kReferenceBandwidth) / seconds;
   if (rel_error && expectation) add_error_fields(result, *rel_error, *expectation);
   return result;
+}
+
+void add_plan_traffic(json& result, double plan_bytes, double copy_bytes_per_s) {
+  const double seconds = result["median_ms"].get<double>() * 1e-3;
+  result["plan_bytes"] = plan_bytes;
+  if (!(seconds > 0)) return;
+  result["plan_gbs"] = plan_bytes / seconds * 1e-9;
+  if (copy_bytes_per_s > 0) result["copy_fraction"] = plan_bytes / seconds / copy_bytes_per_s;
 }
 
 std::pair<std::string, std::string> error_and_verdict(const json& result) {
@@ -228,20 +239,26 @@ bool result_failed(const json& result) {
 }
 
 void print_results_header() {
-  std::printf("%-18s %10s %10s %10s %9s %9s %9s %8s %10s  %s\n", "kernel", "median ms", "min ms", "max ms",
-              "TFLOPS", "useful", "GB/s", "floor", "rel.error", "check");
-  std::printf("%-18s %10s %10s %10s %9s %9s\n", "", "", "", "", "(thesis)", "TFLOPS");
+  std::printf("%-18s %10s %10s %10s %9s %9s %9s %8s %9s %9s %7s %10s  %s\n", "kernel", "median ms", "min ms",
+              "max ms", "TFLOPS", "useful", "GB/s", "floor", "plan", "plan", "of", "rel.error", "check");
+  std::printf("%-18s %10s %10s %10s %9s %9s %9s %8s %9s %9s %7s\n", "", "", "", "", "(thesis)", "TFLOPS", "(tiles)",
+              "(tiles)", "MiB", "GB/s", "copy");
 }
 
 void print_result(const json& result) {
-  const std::string floor =
-      result["floor_fraction"].is_number() ? format("%.1f%%", 100.0 * result["floor_fraction"].get<double>()) : "n/a";
+  auto number_or_na = [&](const char* key, const char* pattern, double scale) {
+    return result[key].is_number() ? format(pattern, scale * result[key].get<double>()) : std::string("n/a");
+  };
+  const std::string floor = number_or_na("floor_fraction", "%.1f%%", 100.0);
+  const std::string plan_mib = number_or_na("plan_bytes", "%.2f", 1.0 / double(1 << 20));
+  const std::string plan_gbs = number_or_na("plan_gbs", "%.1f", 1.0);
+  const std::string of_copy = number_or_na("copy_fraction", "%.1f%%", 100.0);
   const auto [error, verdict] = error_and_verdict(result);
-  std::printf("%-18s %10.4f %10.4f %10.4f %9.4g %9.4g %9.1f %8s %10s  %s\n",
+  std::printf("%-18s %10.4f %10.4f %10.4f %9.4g %9.4g %9.1f %8s %9s %9s %7s %10s  %s\n",
               result["kernel"].get<std::string>().c_str(), result["median_ms"].get<double>(),
               result["min_ms"].get<double>(), result["max_ms"].get<double>(), result["tflops_thesis"].get<double>(),
               result["tflops_useful"].get<double>(), result["bandwidth_gbs"].get<double>(), floor.c_str(),
-              error.c_str(), verdict.c_str());
+              plan_mib.c_str(), plan_gbs.c_str(), of_copy.c_str(), error.c_str(), verdict.c_str());
   std::fflush(stdout);
 }
 
@@ -265,6 +282,29 @@ void print_plan(const std::string& kernel, const json& plan) {
     const double tiles = std::max(1.0, plan["sparse24_tiles"].get<double>() + plan["dense_tiles"].get<double>());
     std::cout << "            " << plan["band_groups"] << " band groups of 16 bands, "
               << format("%.2f", plan["band_group_steps"].get<double>() / tiles) << " B-block loads per tile\n";
+  }
+  if (plan.contains("tuning")) print_tuning(plan["tuning"]);
+}
+
+void print_tuning(const json& tuning) {
+  const std::string reason = tuning["reason"].get<std::string>();
+  if (reason.empty() && tuning["candidates"].empty()) return;
+  std::cout << "tuning      " << tuning["mode"].get<std::string>();
+  if (tuning["budget_ms"].is_number())
+    std::cout << " in " << format("%.1f ms", tuning["ms"].get<double>()) << " of a budget of "
+              << format("%.1f ms", tuning["budget_ms"].get<double>()) << " ("
+              << tuning["budget_source"].get<std::string>() << ")";
+  std::cout << ": " << reason << "\n";
+  const int products = tuning["products_per_run"].get<int>();
+  for (const json& c : tuning["candidates"]) {
+    std::cout << "            " << (c["chosen"].get<bool>() ? "* " : "  ") << c["description"].get<std::string>()
+              << ": predicted " << format("%.1f us", c["predicted_us"].get<double>());
+    if (c["measured_us"].is_number())
+      std::cout << ", measured " << format("%.1f us", c["measured_us"].get<double>()) << " (" << c["runs"]
+                << (products > 1 ? " runs of " + std::to_string(products) + " products)" : " runs)");
+    const std::string note = c["note"].get<std::string>();
+    if (!note.empty()) std::cout << (c["measured_us"].is_number() ? "; " : ", ") << note;
+    std::cout << "\n";
   }
 }
 

@@ -34,6 +34,10 @@ void add_error_fields(json& result, double rel_error, const ErrorExpectation& ex
 json result_json(const std::string& kernel, const std::string& device, const bench::Timings& timings,
                  const SpmmCost& cost, bool floor_applies, std::optional<double> rel_error,
                  const ErrorExpectation* expectation);
+/// The physical-limit fields of a GPU result: the DRAM bytes its plan moves per product (plan_dram_bytes), the rate
+/// that is at the median time, and its share of the device's measured copy bandwidth (`copy_bytes_per_s`, 0 = not
+/// measured: the share stays null).
+void add_plan_traffic(json& result, double plan_bytes, double copy_bytes_per_s);
 /// The "rel.error" and "check" columns of a result: the error (or "not run", "NaN/inf") and the verdict.
 std::pair<std::string, std::string> error_and_verdict(const json& result);
 /// Above kFailRelativeError, or not finite.
@@ -41,7 +45,10 @@ bool result_failed(const json& result);
 
 void print_results_header();
 void print_result(const json& result);
-/// The "plan" lines of one kernel: where its nonzeros and bytes go.
+/// The "plan" lines of one kernel: where its nonzeros and bytes go, and how it was chosen (print_tuning).
 void print_plan(const std::string& kernel, const json& plan);
+/// The "tuning" lines of a plan's "tuning" section: measured or by the model, why, the time and budget, and every
+/// candidate's predicted and measured time (nothing where a plan had nothing to choose).
+void print_tuning(const json& tuning);
 
 }  // namespace bcsr24::spmm_run

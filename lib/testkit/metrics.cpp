@@ -10,10 +10,23 @@ SpmmCost spmm_cost(const TileCensus& census, std::int64_t rows, std::int64_t col
   SpmmCost cost;
   cost.thesis_flops = 2.0 * double(census.stored_tiles()) * kTileRows * kTileCols * double(n);
   cost.useful_flops = 2.0 * double(census.nnz) * double(n);
-  const double b_bytes = double(cols) * double(n) * 2.0;
-  const double c_bytes = double(rows) * double(n) * c_element_bytes * (reads_c ? 2.0 : 1.0);
-  cost.min_bytes = double(census.total_bytes()) + b_bytes + c_bytes;  // lists, B-row indices, row map
+  // Lists, B-row indices, row map; fp16 B.
+  cost.min_bytes = double(census.total_bytes()) + operand_bytes(rows, cols, n, 2, c_element_bytes, reads_c);
   return cost;
+}
+
+double operand_bytes(std::int64_t rows, std::int64_t cols, std::int64_t n, int b_element_bytes, int c_element_bytes,
+                     bool reads_c) {
+  const double b_bytes = double(cols) * double(n) * b_element_bytes;
+  const double c_bytes = double(rows) * double(n) * c_element_bytes * (reads_c ? 2.0 : 1.0);
+  return b_bytes + c_bytes;
+}
+
+double plan_dram_bytes(const PlanReport& plan, std::int64_t rows, std::int64_t cols, int c_element_bytes,
+                       bool reads_c) {
+  const double a_bytes = double(plan.sparse24_bytes + plan.dense_bytes + plan.csr_bytes + plan.vector_bytes);
+  const int b_element_bytes = plan.input == InputType::f32 ? 4 : 2;
+  return a_bytes + operand_bytes(rows, cols, plan.n, b_element_bytes, c_element_bytes, reads_c);
 }
 
 TileSuitability tile_suitability(const TileCensus& census, std::int64_t rows) {

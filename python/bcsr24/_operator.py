@@ -1,6 +1,8 @@
 """SparseOperator: A preprocessed once (bcsr24::SparseOperator), multiplied by arrays of any supported library."""
 
 import errno
+import math
+import numbers
 import operator as _op_index
 import os
 import threading
@@ -40,6 +42,20 @@ def _choice(value, accepted, name):
     if value not in accepted:
         raise ValueError(f"{name}={value!r}: expected one of {', '.join(repr(a) for a in accepted)}")
     return value
+
+
+def _tuning_budget(value, tuning):
+    """A plan's tuning_budget_ms as the library takes it: 0.0 for the default (None)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"tuning_budget_ms={value!r}: expected a number of milliseconds or None")
+    budget = float(value)
+    if not math.isfinite(budget) or budget < 0:
+        raise ValueError(f"tuning_budget_ms={value!r}: expected a finite number >= 0 (or None for the default)")
+    if budget > 0 and tuning != "measure":
+        raise ValueError(f"tuning_budget_ms={value!r} applies to tuning='measure'; tuning={tuning!r} times nothing")
+    return budget
 
 
 def _options(precision, scaling, layout, reorder, threads):
@@ -306,7 +322,8 @@ class SparseOperator:
         return as_linear_operator(self, allow_downcast=allow_downcast, backend=backend)
 
     # --------------------------------------------------------------------------------------------------- plans
-    def plan(self, n, b_dtype="float32", out_dtype="float32", kernel="auto", device=None, tuning="measure"):
+    def plan(self, n, b_dtype="float32", out_dtype="float32", kernel="auto", device=None, tuning="measure",
+             tuning_budget_ms=None):
         """A :class:`Plan` for B of ``n`` columns (bcsr24::SparseOperator::make_plan).
 
         b_dtype: ``"float32"`` (default; any precision, converted while the kernels stage B), ``"float16"``
@@ -317,7 +334,10 @@ class SparseOperator:
         device, or the CPU when there is none. The first GPU plan uploads A to its device. tuning: how an
         ``"auto"`` plan chooses (bcsr24::Tuning): ``"measure"`` (default: the cost model's best candidates timed on
         the matrix, the fastest kept and remembered by the operator per n and dtypes; ``plan.report["candidates"]``
-        lists them) or ``"model"`` (the cost model alone, no GPU work while planning).
+        lists them) or ``"model"`` (the cost model alone, no GPU work while planning). tuning_budget_ms: the most
+        milliseconds measuring may take (bcsr24::PlanOptions::tuning_budget_ms); ``None`` (default) is the library's
+        budget, 10% of the operator's conversion time (at least 20 ms, at most 1 s; ``plan.report["tuning_budget_ms"]``
+        and ``["tuning_budget_source"]`` say which applied); only with ``tuning="measure"``.
         """
         n = _op_index.index(n)
         if n < 1:
@@ -331,8 +351,9 @@ class SparseOperator:
             raise TypeError(f"out_dtype=float16 needs fp16 A and float16 B (A is {self.precision}, B {bd})")
         _choice(kernel, _KERNELS, "kernel")
         _choice(tuning, _TUNINGS, "tuning")
+        budget = _tuning_budget(tuning_budget_ms, tuning)
         dev = _device_index(device)
-        impl = None if dev < 0 else _bcsr24.make_plan(self._impl, n, kernel, bd, od, dev, tuning)
+        impl = None if dev < 0 else _bcsr24.make_plan(self._impl, n, kernel, bd, od, dev, tuning, budget)
         return Plan(self, impl, n, bd, od, kernel, dev)
 
     def _check_b_dtype(self, dtype, name):

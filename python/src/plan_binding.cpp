@@ -88,11 +88,13 @@ void bind_plan(nb::module_& m) {
   m.def(
       "make_plan",
       [](PyOperator& op, std::int32_t n, const std::string& kernel, const std::string& b_dtype,
-         const std::string& out_dtype, int device, const std::string& tuning) {
+         const std::string& out_dtype, int device, const std::string& tuning, double tuning_budget_ms) {
         PlanOptions options;
         options.input = input_from_name(b_dtype);
         options.output = output_from_name(out_dtype);
         options.tuning = tuning_from_name(tuning);
+        if (!(tuning_budget_ms >= 0.0)) throw InvalidArgument("tuning_budget_ms must be >= 0 (0: the default)");
+        options.tuning_budget_ms = tuning_budget_ms;
         const KernelKind kind = kernel_from_name(kernel);
         nb::gil_scoped_release release;
         op.ensure_device(device);
@@ -100,9 +102,9 @@ void bind_plan(nb::module_& m) {
         return std::make_unique<PyPlan>(PyPlan{op.op.make_plan(n, kind, options), device});
       },
       nb::arg("op"), nb::arg("n"), nb::arg("kernel"), nb::arg("b_dtype"), nb::arg("out_dtype"), nb::arg("device"),
-      nb::arg("tuning") = "measure",
+      nb::arg("tuning") = "measure", nb::arg("tuning_budget_ms") = 0.0,
       nb::keep_alive<0, 1>(),  // a plan refers to the operator's device copy: the operator outlives its plans
-      "SparseOperator::make_plan on `device` (uploading there first if needed).");
+      "SparseOperator::make_plan on `device` (uploading there first if needed); tuning_budget_ms 0 = the default.");
 }
 
 }  // namespace bcsr24::python

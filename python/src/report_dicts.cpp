@@ -124,6 +124,9 @@ nb::dict report_dict(const PlanReport& r) {
   d["tuning"] = tuning_name(r.tuning);
   d["tuning_reason"] = r.tuning_reason;
   d["tuning_ms"] = r.tuning_ms;
+  d["tuning_budget_ms"] = r.tuning_budget_ms;
+  d["tuning_budget_source"] = r.tuning_budget_source;
+  d["tuning_batch"] = r.tuning_batch;
   d["tuning_drafting_ms"] = r.tuning_drafting_ms;
   d["tuning_building_ms"] = r.tuning_building_ms;
   d["tuning_loading_ms"] = r.tuning_loading_ms;

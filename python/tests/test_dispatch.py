@@ -33,9 +33,9 @@ class Recorder:
 
 
 class FakePlanImpl:
-    def __init__(self, rec, op, n, kernel, b_dtype, out_dtype, device, tuning):
+    def __init__(self, rec, op, n, kernel, b_dtype, out_dtype, device, tuning, tuning_budget_ms):
         self.rec = rec
-        rec.calls.append(("make_plan", n, kernel, b_dtype, out_dtype, device, tuning))
+        rec.calls.append(("make_plan", n, kernel, b_dtype, out_dtype, device, tuning, tuning_budget_ms))
         self.report = {"kernel": kernel, "n": n, "reason": "fake"}
         self.workspace_bytes = 0
 
@@ -167,13 +167,23 @@ def test_plan_tuning_reaches_the_library(fake_gpu):
     op.plan(8, device=DEVICE)
     op.plan(16, device=DEVICE, tuning="model")
     op.plan(4, kernel="split_pipelined", device=DEVICE, tuning="measure")
+    op.plan(32, device=DEVICE, tuning_budget_ms=250)
     made = [c for c in fake_gpu.calls if c[0] == "make_plan"]
-    assert made == [("make_plan", 8, "auto", "float32", "float32", DEVICE, "measure"),
-                    ("make_plan", 16, "auto", "float32", "float32", DEVICE, "model"),
-                    ("make_plan", 4, "split_pipelined", "float32", "float32", DEVICE, "measure")]
+    assert made == [("make_plan", 8, "auto", "float32", "float32", DEVICE, "measure", 0.0),
+                    ("make_plan", 16, "auto", "float32", "float32", DEVICE, "model", 0.0),
+                    ("make_plan", 4, "split_pipelined", "float32", "float32", DEVICE, "measure", 0.0),
+                    ("make_plan", 32, "auto", "float32", "float32", DEVICE, "measure", 250.0)]
     with pytest.raises(ValueError, match="tuning='fastest'"):
         op.plan(8, device=DEVICE, tuning="fastest")
-    assert len([c for c in fake_gpu.calls if c[0] == "make_plan"]) == 3  # refused before the library is called
+    with pytest.raises(ValueError, match="tuning_budget_ms=-1"):
+        op.plan(8, device=DEVICE, tuning_budget_ms=-1)
+    with pytest.raises(ValueError, match="tuning_budget_ms=inf"):
+        op.plan(8, device=DEVICE, tuning_budget_ms=float("inf"))
+    with pytest.raises(TypeError, match="tuning_budget_ms='fast'"):
+        op.plan(8, device=DEVICE, tuning_budget_ms="fast")
+    with pytest.raises(ValueError, match="applies to tuning='measure'"):
+        op.plan(8, device=DEVICE, tuning="model", tuning_budget_ms=100)
+    assert len([c for c in fake_gpu.calls if c[0] == "make_plan"]) == 4  # refused before the library is called
 
 
 def test_stream_handles():

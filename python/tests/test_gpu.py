@@ -147,6 +147,11 @@ def test_cupy_float16_output_and_plan(rng):
     assert rep["tuning"] == "model" or any(c["chosen"] for c in rep["candidates"]), rep
     model = op.plan(16, b_dtype=cp.float16, out_dtype="float16", device=cp.cuda.Device().id, tuning="model").report
     assert model["tuning"] == "model" and model["candidates"] == []
+    assert model["tuning_budget_ms"] == 0.0 and "Tuning::model" in model["tuning_reason"]
+    # A budget of one's own reaches the library and its report (n = 24: no choice stored for it yet).
+    budgeted = op.plan(24, device=cp.cuda.Device().id, tuning_budget_ms=150).report
+    assert budgeted["tuning_budget_ms"] == 150.0, budgeted
+    assert budgeted["tuning_budget_source"].startswith("requested"), budgeted
     b_host = rng.standard_normal((157, 16)).astype(np.float16)
     y = plan.run(cp.asarray(b_host))
     assert y.dtype == cp.float16

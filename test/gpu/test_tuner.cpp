@@ -1,11 +1,14 @@
 // Measured plans (Tuning::measure) on the GPU: the plan kept is the candidate it names, bit for bit, and correct;
 // tuning stays within its budget; a stored choice is reused; the model's plan is the fallback where the scratch
-// operands do not fit; on an arrowhead at n = 128 the candidate kept is the fastest measured. And every plan kind
-// at the widths around the slice and pass boundaries (n = 1..9, 127..130, 255, 256).
+// operands do not fit; on an arrowhead at n = 128 the candidate kept is the fastest measured; the default budget
+// comes from the conversion time (or, for a loaded .b24 operator, from the model's product time), the candidates share
+// one allocation and short products are timed in batches. And every plan kind at the widths around the slice and pass
+// boundaries (n = 1..9, 127..130, 255, 256).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,13 +35,19 @@ using namespace bcsr24::test;
 
 namespace {
 
-/// Runs `plan` on fp16 B (cols x n, ldb = n) from `b` into NaN-poisoned fp32 C and returns C.
-std::vector<float> run_plan(const SpmmPlan& plan, const SparseOperator& op, const std::vector<std::uint16_t>& b) {
+/// Runs `plan` on fp16 B (cols x n, from `b`, stored with leading dimension `ldb`, n by default) into NaN-poisoned
+/// fp32 C and returns C.
+std::vector<float> run_plan(const SpmmPlan& plan, const SparseOperator& op, const std::vector<std::uint16_t>& b,
+                            std::int64_t ldb = 0) {
   const std::int32_t n = plan.n();
-  DeviceBytes d_b(b.size() * 2), d_c(std::size_t(op.rows()) * n * 4);
-  cuda_ok(cudaMemcpy(d_b.ptr, b.data(), b.size() * 2, cudaMemcpyHostToDevice), "B");
+  if (ldb == 0) ldb = n;
+  std::vector<std::uint16_t> laid(std::size_t(op.cols()) * std::size_t(ldb), 0);
+  for (std::size_t r = 0; r < std::size_t(op.cols()); ++r)
+    std::copy(b.begin() + r * n, b.begin() + (r + 1) * n, laid.begin() + r * ldb);
+  DeviceBytes d_b(laid.size() * 2 + 16), d_c(std::size_t(op.rows()) * n * 4);
+  cuda_ok(cudaMemcpy(d_b.ptr, laid.data(), laid.size() * 2, cudaMemcpyHostToDevice), "B");
   cuda_ok(cudaMemset(d_c.ptr, 0xff, std::size_t(op.rows()) * n * 4), "poison C");
-  plan.run(static_cast<const fp16_t*>(d_b.ptr), n, d_c.ptr, n, 1.0f, 0.0f);
+  plan.run(static_cast<const fp16_t*>(d_b.ptr), ldb, d_c.ptr, n, 1.0f, 0.0f);
   std::vector<float> c(std::size_t(op.rows()) * n);
   cuda_ok(cudaMemcpy(c.data(), d_c.ptr, c.size() * 4, cudaMemcpyDeviceToHost), "C");
   return c;
@@ -240,14 +249,19 @@ TEST_CASE("measured plans: the budget, the stored choice, the model as fallback"
     const std::vector<float> c = run_plan(plan, op, b);
     CHECK(std::all_of(c.begin(), c.end(), [](float v) { return v == v; }));  // every row written
   }
-  SECTION("Tuning::model measures nothing") {
+  SECTION("Tuning::model measures nothing, and the report says why") {
     PlanOptions model;
     model.tuning = Tuning::model;
     const SpmmPlan plan = op.make_plan(64, KernelKind::automatic, model);
     CHECK(plan.report().tuning == Tuning::model);
     CHECK(plan.report().candidates.empty());
     CHECK(plan.report().tuning_ms == 0.0);
+    CHECK(plan.report().tuning_budget_ms == 0.0);
+    CHECK(plan.report().tuning_reason.find("Tuning::model requested") != std::string::npos);
     CHECK_FALSE(detail::OperatorAccess::tuned(op).find(key_of(64)));
+    // A forced kernel has nothing to measure, and says so too.
+    const SpmmPlan tiles = op.make_plan(64, KernelKind::split_pipelined, measured(200.0));
+    CHECK(tiles.report().tuning_reason.find("nothing to measure") != std::string::npos);
   }
 }
 
@@ -265,13 +279,20 @@ TEST_CASE("measured plans stay within their budget", "[gpu][tuner][timing]") {
   INFO(r.tuning_reason);
   REQUIRE_FALSE(r.candidates.empty());
   // The budget is checked before each round against an estimate; one round and the final build may run past it.
-  // Loading kernels new to the process is reported but not charged to the budget.
-  const double budget = detail::default_tuning_budget_ms(r.candidates[0].predicted_us);
+  // Loading kernels new to the process is reported but not charged to the budget. The default budget is a share
+  // of the conversion time, as the report says.
+  const double budget = r.tuning_budget_ms;
+  CHECK(budget == Approx(detail::tuning_budget(0.0, op.layout_report().total_seconds * 1e3,
+                                               r.candidates[0].predicted_us).ms));
+  CHECK(budget >= detail::kBudgetFloorMs);
+  CHECK_FALSE(r.tuning_budget_source.empty());
   CHECK(r.tuning_loading_ms >= 0.0);
   CHECK(r.tuning_ms - r.tuning_loading_ms <= 1.5 * budget + 5.0);
   const SpmmPlan tight = op.make_plan(32, KernelKind::automatic, measured(3.0));
   INFO(tight.report().tuning_reason);
   CHECK(tight.report().tuning_ms - tight.report().tuning_loading_ms <= 1.5 * 3.0 + 5.0);
+  CHECK(tight.report().tuning_budget_ms == 3.0);
+  CHECK(tight.report().tuning_budget_source == "requested (PlanOptions::tuning_budget_ms)");
 }
 
 TEST_CASE("arrowhead at n = 128, default budget: the candidate kept is the fastest measured", "[gpu][tuner][timing]") {
@@ -308,4 +329,86 @@ TEST_CASE("arrowhead at n = 128, default budget: the candidate kept is the faste
   if (r.csr_only_us >= 0) CHECK(csr_measured);
   REQUIRE(chosen > 0.0);
   CHECK(chosen <= 1.1 * fastest);
+}
+
+TEST_CASE("measured plans: candidates share one allocation, short products are timed in batches", "[gpu][tuner]") {
+  const std::uint64_t seed = test::test_seed(3305);
+  INFO("seed " << seed);
+  const CsrMatrix a = mixed_matrix(seed);
+  const SparseOperator op = SparseOperator::from_csr(a);
+  op.upload();
+  (void)op.make_plan(8, KernelKind::automatic, measured(500.0));  // kernels loaded, every list the plans add made
+  for (const std::int32_t n : {16, 128}) {
+    INFO("n = " << n);
+    const std::int64_t before = detail::device_allocation_calls();
+    const SpmmPlan plan = op.make_plan(n, KernelKind::automatic, measured(500.0));
+    const std::int64_t allocations = detail::device_allocation_calls() - before;
+    const PlanReport& r = plan.report();
+    INFO(r.tuning_reason);
+    REQUIRE(r.tuning == Tuning::measure);
+    int timed = 0;
+    double fastest_predicted = -1.0;
+    for (const PlanCandidate& c : r.candidates)
+      if (c.runs > 0) {
+        ++timed;
+        fastest_predicted = fastest_predicted < 0 ? c.predicted_us : std::min(fastest_predicted, c.predicted_us);
+      }
+    CHECK(timed >= 2);
+    // One allocation for scratch B, C and every candidate's lists, one for the L2 eviction read, one for the plan
+    // kept and one for its staging workspace: however many candidates were timed.
+    CHECK(allocations <= 4);
+    // The batch follows the fastest prediction among the candidates built; the products of this matrix take a few
+    // microseconds, so a timed run holds several.
+    CHECK(r.tuning_batch >= 1);
+    CHECK(r.tuning_batch <= detail::kMaxBatch);
+    CHECK(r.tuning_batch >= detail::products_per_batch(fastest_predicted));
+    if (r.tuning_batch > 1) CHECK(r.tuning_reason.find(std::to_string(r.tuning_batch) + " products") != std::string::npos);
+    // The plan kept is the candidate it names, and takes unaligned B (its staging workspace was added when it was
+    // kept: the candidates were timed without one).
+    const std::optional<detail::StoredChoice> stored = detail::OperatorAccess::tuned(op).find(key_of(n));
+    REQUIRE(stored);
+    const std::vector<std::uint16_t> b = test::random_fp16(a.cols, n, seed + 5 * n);
+    PlanOptions model;
+    model.tuning = Tuning::model;
+    const SpmmPlan same = experimental::make_plan(op, n, KernelKind::automatic, model, stored->choice.knobs());
+    const std::vector<float> c = run_plan(plan, op, b);
+    CHECK(same_bits(c, run_plan(same, op, b)));
+    CHECK(same_bits(c, run_plan(plan, op, b, n + 1)));
+    CHECK(plan.workspace_bytes() == same.workspace_bytes());
+  }
+}
+
+TEST_CASE("measured choices go into the .b24 file; a loaded operator budgets by products of the model's plan",
+          "[gpu][tuner]") {
+  const std::uint64_t seed = test::test_seed(3306);
+  INFO("seed " << seed);
+  const CsrMatrix a = mixed_matrix(seed);
+  const SparseOperator op = SparseOperator::from_csr(a);
+  const SpmmPlan first = op.make_plan(32, KernelKind::automatic, measured(500.0));
+  INFO(first.report().tuning_reason);
+  REQUIRE(first.report().tuning == Tuning::measure);
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("bcsr24_tuner_" + std::to_string(seed) + ".b24");
+  op.save(path.string());
+  const SparseOperator back = SparseOperator::from_file(path.string());
+  std::filesystem::remove(path);
+  REQUIRE(back.layout_report().total_seconds == 0.0);  // no conversion: the file held the tiles
+  // The stored choice is rebuilt, not measured: no budget applies.
+  const SpmmPlan again = back.make_plan(32);
+  const PlanReport& r = again.report();
+  INFO(r.tuning_reason);
+  CHECK(r.tuning == Tuning::measure);
+  REQUIRE(r.candidates.size() == 1);
+  CHECK(r.tuning_reason.find("stored") != std::string::npos);
+  CHECK(r.tuning_budget_ms == 0.0);
+  CHECK(r.tile_bands == first.report().tile_bands);
+  CHECK(r.csr_bands == first.report().csr_bands);
+  CHECK(r.vector_bands == first.report().vector_bands);
+  // Another width measures within products of the model's plan.
+  const SpmmPlan other = back.make_plan(40);
+  const PlanReport& o = other.report();
+  INFO(o.tuning_reason << "; budget " << o.tuning_budget_ms << " ms: " << o.tuning_budget_source);
+  REQUIRE_FALSE(o.candidates.empty());
+  CHECK(o.tuning_budget_ms == Approx(detail::tuning_budget(0.0, 0.0, o.candidates[0].predicted_us).ms));
+  CHECK(o.tuning_budget_source.find("products of the model's") != std::string::npos);
 }

@@ -68,8 +68,10 @@ struct PlanOptions {
   /// scratch B and C of the plan's width for the time it takes, and falls back to the model where they do not fit.
   Tuning tuning = Tuning::measure;
   /// Most milliseconds (wall clock) the measurement may take, loading kernels new to the process not counted; 0 =
-  /// the default: 40 times the model's predicted product time, at least 10 ms and at most 40 ms (docs/API.md,
-  /// "Measured plans").
+  /// the default, relative to what the operator already cost: 10% of its conversion time
+  /// (LayoutReport::total_seconds; for an operator loaded from a .b24 file, 500 times the model's predicted product
+  /// time), at least 20 ms and at most 1 s (docs/API.md, "Measured plans"). PlanReport::tuning_budget_ms and
+  /// tuning_budget_source say which budget applied.
   double tuning_budget_ms = 0.0;
 };
 
@@ -77,8 +79,8 @@ struct PlanOptions {
 struct PlanCandidate {
   std::string description;   ///< what it runs, e.g. "hybrid (312 bands on CSR), band groups"
   double predicted_us = 0.0;  ///< the cost model's time
-  double measured_us = -1.0;  ///< median of its timed runs (-1: not measured)
-  int runs = 0;               ///< timed runs
+  double measured_us = -1.0;  ///< median of its timed runs, per product (-1: not measured)
+  int runs = 0;               ///< timed runs, each of PlanReport::tuning_batch products
   double build_ms = -1.0;     ///< host time to build its plan for timing, loading its kernels not included (-1: not built)
   bool chosen = false;
   std::string note;           ///< why it was not measured, or stopped being measured, where it was not
@@ -124,7 +126,17 @@ struct PlanReport {
   /// How the plan was chosen: Tuning::measure only where candidates were timed (or a stored choice reused).
   Tuning tuning = Tuning::model;
   std::vector<PlanCandidate> candidates;  ///< what a measured plan chose from (empty for the model)
-  std::string tuning_reason;              ///< which candidate was kept and why, or why nothing was measured
+  /// Which candidate was kept and why, or why nothing was measured (Tuning::model asked for, a kernel or knobs
+  /// forced, a stored choice, the budget, device memory); empty only for kernels other than automatic made with
+  /// Tuning::model.
+  std::string tuning_reason;
+  /// The budget a measured plan had (0 where none applied) and where it came from, e.g. "10% of the conversion's
+  /// 2412.0 ms" (PlanOptions::tuning_budget_ms).
+  double tuning_budget_ms = 0.0;
+  std::string tuning_budget_source;
+  /// Products per timed run (PlanCandidate::runs): a short product is timed in batches run back to back between two
+  /// events, and its time is the batch's over its products (0 where nothing was timed).
+  int tuning_batch = 0;
   double tuning_ms = 0.0;                 ///< what measuring added to make_plan (after the model's own draft): drafts of the other
                                           ///< candidates, their builds, timed runs; bounded by the tuning budget
   /// Where tuning_ms went: drafting the other candidates, building the plans timed other than the model's own (a

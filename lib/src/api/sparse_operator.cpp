@@ -305,8 +305,10 @@ SpmmPlan experimental::make_plan(const SparseOperator& op, std::int32_t n, Kerne
   const bool every_band_vectors = knobs.paths == BandPaths::vectors && kernel == KernelKind::automatic;
   // n = 1 reads the CSR rows of every band (detail::single_vector_reads_every_band).
   const bool every_band_csr = kernel == KernelKind::automatic && detail::single_vector_reads_every_band(n);
+  // A measured plan's default budget is a share of what converting the operator took (0 for a .b24 file's).
   return detail::PlanAccess::make(detail::OperatorAccess::device(op, kernel, every_band_vectors, every_band_csr), n,
-                                  kernel, options, knobs, &detail::OperatorAccess::tuned(op));
+                                  kernel, options, knobs, &detail::OperatorAccess::tuned(op),
+                                  op.layout_report().total_seconds * 1e3);
 }
 
 void reference_spmm(const SparseOperator& a, std::int32_t n, const fp16_t* b, std::int64_t ldb, float* c,

@@ -14,18 +14,29 @@ namespace bcsr24 {
 namespace detail {
 
 struct PlanDraft;     // device/plan_draft.hpp
+class PlanStorage;    // device/plan_storage.hpp
 class TunedChoices;   // device/plan_tuning.hpp
 
 struct PlanAccess {
   /// A plan on an uploaded matrix (what SparseOperator::make_plan does after the upload). With Tuning::measure,
   /// the automatic kernel and the default knobs, the plan is measured (device/plan_tuner.hpp), reusing and
-  /// recording choices in `store` where given; otherwise the cost model decides.
+  /// recording choices in `store` where given, within a budget relative to `conversion_ms`, what converting the
+  /// operator took (0: unknown); otherwise the cost model decides.
   /// @throw as SparseOperator::make_plan.
   static SpmmPlan make(const DeviceMatrix& a, std::int32_t n, KernelKind kernel, const PlanOptions& options = {},
-                       const PlanKnobs& knobs = {}, TunedChoices* store = nullptr);
+                       const PlanKnobs& knobs = {}, TunedChoices* store = nullptr, double conversion_ms = 0.0);
   /// The plan a draft describes (the draft's options, as resolved). `loading_ms`, where given, receives the host time
-  /// its kernels took to configure and load (SpmmPlan::Impl::prepare_kernels), a part of the build.
-  static SpmmPlan build(const DeviceMatrix& a, const PlanDraft& draft, double* loading_ms = nullptr);
+  /// its kernels took to configure and load (SpmmPlan::Impl::prepare_kernels), a part of the build. With
+  /// `place_later` the plan's lists get no device memory yet: the caller places them (storage(), PlanStorage::place)
+  /// and, for a plan it hands out, gives them memory of their own (own_memory()).
+  static SpmmPlan build(const DeviceMatrix& a, const PlanDraft& draft, double* loading_ms = nullptr,
+                        bool place_later = false);
+  /// A plan's device lists, for the tuner to place its candidates' together.
+  static PlanStorage& storage(SpmmPlan& plan) noexcept;
+  /// Gives a plan built with `place_later` device memory of its own (after the work queued on `stream`, which it
+  /// waits for), and the staging workspace where `allow_unaligned_b` asks for one the plan was built without.
+  /// @throw OutOfMemory naming the plan, CudaError
+  static void own_memory(SpmmPlan& plan, bool allow_unaligned_b, Stream stream);
   /// A plan's report, for the tuner to add what it measured.
   static PlanReport& report(SpmmPlan& plan) noexcept;
   /// A plan's state (device/spmm_plan_impl.hpp), for white-box tests and research programs.

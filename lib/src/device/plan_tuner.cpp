@@ -7,6 +7,7 @@
 #include <cstring>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "device/device_memory.hpp"
 #include "device/plan_access.hpp"
 #include "device/plan_draft.hpp"
+#include "device/plan_storage.hpp"
 #include "kernels/cache_eviction.hpp"
 #include "kernels/spmm_params.hpp"
 #include "kernels/stream_hold.hpp"
@@ -123,14 +125,16 @@ Drafted identify(PlanDraft draft, bool split_long_bands) {
 }
 
 /// Fills `count` elements at `b` with random values of the plan's B type: a block of 4096 random values is copied
-/// up once, then doubled on the device (the kernels' speed does not depend on the values repeating).
-void fill_scratch_b(void* b, std::size_t count, bool f32, bool bf16, cudaStream_t stream) {
+/// up once, then doubled on the device (the kernels' speed does not depend on the values repeating). The copy is
+/// queued on `stream` from `block`, which the caller keeps until the stream has run it.
+void fill_scratch_b(void* b, std::size_t count, bool f32, bool bf16, std::vector<unsigned char>& block,
+                    cudaStream_t stream) {
   constexpr std::size_t kBlock = std::size_t(1) << 12;  // 4 Ki values: a 64 Ki block took ~1 ms to generate
   const std::size_t element = f32 ? 4 : 2;
   const std::size_t first = std::min(count, kBlock);
   std::mt19937_64 rng(20261124);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<unsigned char> block(first * element);
+  block.assign(first * element, 0);
   for (std::size_t i = 0; i < first; ++i) {
     const double v = dist(rng);
     if (f32) {
@@ -142,15 +146,27 @@ void fill_scratch_b(void* b, std::size_t count, bool f32, bool bf16, cudaStream_
     }
   }
   auto* bytes = static_cast<unsigned char*>(b);
-  BCSR24_CUDA_CHECK(cudaMemcpyAsync(bytes, block.data(), block.size(), cudaMemcpyHostToDevice, stream));
+  if (!block.empty())
+    BCSR24_CUDA_CHECK(cudaMemcpyAsync(bytes, block.data(), block.size(), cudaMemcpyHostToDevice, stream));
   for (std::size_t done = first; done < count;) {
     const std::size_t copy = std::min(done, count - done);
     BCSR24_CUDA_CHECK(cudaMemcpyAsync(bytes + done * element, bytes, copy * element, cudaMemcpyDeviceToDevice, stream));
     done += copy;
   }
-  // The host block must outlive the copy from it.
-  BCSR24_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
+
+/// Rounds up to the alignment of a plan's device lists.
+std::int64_t list_aligned(std::int64_t bytes) {
+  const auto a = static_cast<std::int64_t>(PlanStorage::kAlignment);
+  return (bytes + a - 1) / a * a;
+}
+
+/// Bytes of A a plan reads per product (PlanReport's counts).
+std::int64_t a_bytes_of(const PlanReport& r) { return r.sparse24_bytes + r.dense_bytes + r.csr_bytes + r.vector_bytes; }
+
+/// Rate assumed for the L2 eviction read before one has been timed (the H100 read ~70 MiB in ~35 us, run 58): it
+/// only sizes the first round's estimate, the rounds after it use their measured durations.
+constexpr double kAssumedEvictionBytesPerUs = 2.0e6;
 
 std::string format_us(double us) {
   char text[32];
@@ -162,7 +178,8 @@ std::string format_us(double us) {
 
 std::string tuning_device_name(const DeviceMatrix& matrix) { return matrix.impl().device_name; }
 
-SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions& options, TunedChoices* store) {
+SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions& options, TunedChoices* store,
+                   double conversion_ms) {
   const DeviceMatrix::Impl& m = matrix.impl();
   PlanOptions model_options = options;
   model_options.tuning = Tuning::model;
@@ -183,8 +200,10 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   // once per process and kernel (the plan kept would pay it at its first run) that a first plan would otherwise
   // spend its whole budget on.
   auto charged_ms = [&] { return added_ms() - times.loading_ms; };
-  const double budget_ms =
-      options.tuning_budget_ms > 0.0 ? options.tuning_budget_ms : default_tuning_budget_ms(model.report.predicted_us);
+  const TuningBudget budget = tuning_budget(options.tuning_budget_ms, conversion_ms, model.report.predicted_us);
+  const double budget_ms = budget.ms;
+  bool budget_applies = false;  // set once measuring can start (not for a stored choice or an empty matrix)
+  int batch = 0;                // products per timed run, once something was timed
   const TunedKey key{n, model.options.input, options.output, tuning_device_name(matrix)};
   const bool deep_exists = model.deep_pipeline_exists;
   const std::size_t bands = model.to_csr.size();
@@ -205,6 +224,9 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
     r.candidates = std::move(candidates);
     r.tuning_reason = std::move(reason);
     r.tuning_ms = tuning_ms;
+    r.tuning_budget_ms = budget_applies ? budget_ms : 0.0;
+    r.tuning_budget_source = budget_applies ? budget.source : std::string();
+    r.tuning_batch = batch;
     return plan;
   };
   auto model_plan = [&](std::vector<PlanCandidate> candidates, const std::string& why) {
@@ -231,7 +253,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
         return finish(std::move(plan), Tuning::measure, {c},
                       "the choice stored for n = " + std::to_string(n) + " on " + key.device + " (" +
                           (stored->measured_us >= 0 ? format_us(stored->measured_us) : std::string("not timed")) +
-                          " when measured)",
+                          " when measured): nothing measured again",
                       decided_ms);
       } catch (const InvalidArgument&) {
         store->forget(key);
@@ -239,6 +261,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
     }
 
   if (m.rows == 0 || m.cols == 0) return model_plan({}, "an empty matrix has nothing to measure");
+  budget_applies = true;
 
   // Every distinct combination of forced choices, the model's own plan first.
   std::vector<Drafted> drafts;
@@ -316,32 +339,54 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
       staged ? std::int64_t(m.cols) * ((std::int64_t(n) + per_chunk - 1) / per_chunk * per_chunk) * b_element : 0;
   const std::int64_t scratch_bytes = b_bytes + c_bytes + std::int64_t(selected.size()) * staging_bytes;
 
+  // Where A, B and C could stay in L2 from one run to the next, every timed product follows a read that evicts
+  // them, as bench_spmm times every product: warm, a 6 us product ranked the candidates differently from the same
+  // products timed cold (Pd and watt_2 at n = 8: CSR 5.0 against tiles 5.1 us in the tuner, 6.6 against 6.0 us
+  // in bench_spmm, run 58). Above 4 times L2 a read cannot keep much of them there, and is not worth its time.
+  std::int64_t a_bytes = 0;
+  double fastest_predicted_us = drafts[selected[0]].draft.report.predicted_us;
+  for (const std::size_t i : selected) {
+    a_bytes = std::max(a_bytes, a_bytes_of(drafts[i].draft.report));
+    fastest_predicted_us = std::min(fastest_predicted_us, drafts[i].draft.report.predicted_us);
+  }
+  const std::int64_t eviction_bytes = (2 * m.l2_bytes + 15) / 16 * 16;
+  bool evict = m.l2_bytes > 0 && a_bytes + b_bytes + c_bytes < 4 * m.l2_bytes;
+  const double eviction_us = evict ? double(eviction_bytes) / kAssumedEvictionBytesPerUs + 3.0 : 0.0;
+  // Products of a few microseconds are timed in batches of back-to-back products (products_per_batch).
+  const int products = products_per_batch(fastest_predicted_us);
+
   std::size_t chosen = 0;
   std::vector<PlanCandidate> measured = listed;
   std::string reason;
   bool timed = false;
-  SpmmPlan* kept = nullptr;
   std::vector<SpmmPlan> plans;
+  // What the tuner's stream reads and writes, declared before the stream so that they outlive its work (its
+  // destructor waits for it): one allocation holds scratch B, the holds' word, C and every candidate's lists; the
+  // host copies those come from stay until the copies have run.
+  DeviceBuffer<unsigned char> arena;
+  std::vector<unsigned char> lists_image, b_block;
+  std::optional<TuningStream> stream;
   try {
     double setup_start_ms = elapsed_ms();
     check_device_memory(scratch_bytes, "the tuner's scratch B and C");
-    // B's buffer ends with the word the stream holds wait on.
-    const std::int64_t hold_word_at = (b_bytes + 15) / 16 * 16;
-    DeviceBuffer<unsigned char> b(static_cast<std::size_t>(hold_word_at + 16)), c(static_cast<std::size_t>(c_bytes));
     times.setup_ms = elapsed_ms() - setup_start_ms;
     // Candidates are built in measuring order (the model's first) while the budget holds the next build (as long as
-    // the last one took) and a warm-up plus one timed run of every candidate built so far: on a large matrix the
-    // builds, not the runs, are what a small budget cannot afford.
+    // the last one took) and a warm-up plus one timed round of every candidate built so far: on a large matrix the
+    // builds, not the runs, are what a small budget cannot afford. Their lists get no device memory of their own:
+    // all are placed in one allocation below.
     plans.reserve(selected.size());
-    double last_build_ms = 0.0, runs_ms = 0.0;
+    double last_build_ms = 0.0, round_us = 0.0;
     for (const std::size_t i : selected) {
-      const double next_runs_ms = runs_ms + drafts[i].draft.report.predicted_us / 1e3;
-      if (!plans.empty() && charged_ms() + last_build_ms + 2.0 * next_runs_ms > budget_ms) break;
+      // The warm-up (one product each, an eviction before it) and a timed round (a batch each, and the evictions
+      // alone) of the candidates built so far and this one.
+      const double next_round_us = round_us + (drafts[i].draft.report.predicted_us + eviction_us) * (1 + products);
+      if (!plans.empty() && charged_ms() + last_build_ms + (next_round_us + eviction_us * products) / 1e3 > budget_ms)
+        break;
       PlanDraft draft = drafts[i].draft;
       draft.options.allow_unaligned_b = options.allow_unaligned_b && staged;
       const double before_ms = elapsed_ms();
       double loading_ms = 0.0;
-      plans.push_back(PlanAccess::build(matrix, draft, &loading_ms));
+      plans.push_back(PlanAccess::build(matrix, draft, &loading_ms, true));
       times.loading_ms += loading_ms;
       last_build_ms = elapsed_ms() - before_ms - loading_ms;
       measured[plans.size() - 1].build_ms = last_build_ms;
@@ -349,86 +394,126 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
         model_build_ms = last_build_ms;
       else
         times.building_ms += last_build_ms;
-      runs_ms = next_runs_ms;
+      round_us = next_round_us;
     }
     for (std::size_t k = plans.size(); k < selected.size(); ++k)
       measured[k].note = "not measured: not built within the budget";
     if (plans.size() < 2) {
-      // The model's plan is returned: its build is paid by every plan, tuned or not.
+      // The model's plan is returned: its build is paid by every plan, tuned or not; it gets its device memory now.
       const double decided_ms = added_ms();
-      char line[160];
+      char line[200];
       std::snprintf(line, sizeof line,
                     "building the candidates' plans leaves no room to compare them within the tuning budget of %.1f "
                     "ms: the model's choice",
                     budget_ms);
-      // The model's plan is the one built; it is rebuilt only where it left out the staging workspace asked for.
-      SpmmPlan plan = options.allow_unaligned_b && !staged ? PlanAccess::build(matrix, model) : std::move(plans[0]);
+      SpmmPlan plan = std::move(plans[0]);
+      PlanAccess::own_memory(plan, options.allow_unaligned_b, nullptr);
       return finish(std::move(plan), Tuning::model, std::move(measured), line, decided_ms);
     }
     selected.resize(plans.size());
-    // The builds upload lists and reset counters on the legacy default stream (cudaMemcpy, cudaMemset), which the
-    // tuner's non-blocking stream does not wait for. Each build already waits for its own writes; this wait keeps
-    // the timing correct whatever a build leaves pending.
+
     setup_start_ms = elapsed_ms();
-    // Where A, B and C could stay in L2 from one run to the next, every timed run follows a read that evicts them,
-    // as bench_spmm times every product: warm, a 6 us product ranked the candidates differently from the same
-    // products timed cold (Pd and watt_2 at n = 8: CSR 5.0 against tiles 5.1 us in the tuner, 6.6 against 6.0 us
-    // in bench_spmm, run 58). Above 4 times L2 a read cannot keep much of them there, and is not worth its time.
-    std::int64_t a_bytes = 0;
-    for (const SpmmPlan& plan : plans) {
-      const PlanReport& r = plan.report();
-      a_bytes = std::max(a_bytes, r.sparse24_bytes + r.dense_bytes + r.csr_bytes + r.vector_bytes);
+    // The one allocation: B (and after it the word the stream holds wait on), C, then the candidates' lists, their
+    // initialised parts side by side so that one copy fills them all, then their workspaces.
+    const std::int64_t hold_word_at = (b_bytes + 15) / 16 * 16;
+    const std::int64_t c_at = list_aligned(hold_word_at + 16);
+    const std::int64_t images_at = list_aligned(c_at + c_bytes);
+    std::int64_t image_total = 0, workspace_total = 0;
+    for (SpmmPlan& plan : plans) {
+      image_total += static_cast<std::int64_t>(PlanAccess::storage(plan).image_bytes());
+      workspace_total += static_cast<std::int64_t>(PlanAccess::storage(plan).workspace_bytes());
     }
+    arena = DeviceBuffer<unsigned char>(static_cast<std::size_t>(images_at + image_total + workspace_total));
+    lists_image.reserve(static_cast<std::size_t>(image_total));
+    std::int64_t workspace_at = images_at + image_total;
+    for (SpmmPlan& plan : plans) {
+      PlanStorage& storage = PlanAccess::storage(plan);
+      unsigned char* image_at = arena.get() + images_at + std::int64_t(lists_image.size());
+      lists_image.insert(lists_image.end(), storage.image().begin(), storage.image().end());
+      storage.place(image_at, arena.get() + workspace_at);
+      workspace_at += static_cast<std::int64_t>(storage.workspace_bytes());
+    }
+    // The draft of a candidate may have added lists to the matrix's device copy, uploaded on the legacy default
+    // stream, which the tuner's non-blocking stream does not wait for: wait for them once.
+    wait_for_device_writes();
+    stream.emplace();
+    if (!lists_image.empty())
+      BCSR24_CUDA_CHECK(cudaMemcpyAsync(arena.get() + images_at, lists_image.data(), lists_image.size(),
+                                        cudaMemcpyHostToDevice, stream->get()));
+    fill_scratch_b(arena.get(), static_cast<std::size_t>(std::int64_t(m.cols) * ldb), f32_b,
+                   model.options.input == InputType::bf16, b_block, stream->get());
+    unsigned char* const b = arena.get();
+    unsigned char* const c = arena.get() + c_at;
+    // Sized from the plans as built (a split matrix's tiles read their low parts too).
+    a_bytes = 0;
+    for (const SpmmPlan& plan : plans) a_bytes = std::max(a_bytes, a_bytes_of(plan.report()));
+    evict = m.l2_bytes > 0 && a_bytes + b_bytes + c_bytes < 4 * m.l2_bytes;
     DeviceBuffer<unsigned char> eviction;
-    const std::int64_t eviction_bytes = (2 * m.l2_bytes + 15) / 16 * 16;
-    if (m.l2_bytes > 0 && a_bytes + b_bytes + c_bytes < 4 * m.l2_bytes) {
+    if (evict) {
       try {
         check_device_memory(eviction_bytes, "the tuner's L2 eviction buffer");
         eviction = DeviceBuffer<unsigned char>(static_cast<std::size_t>(eviction_bytes));
-        BCSR24_CUDA_CHECK(cudaMemset(eviction.get(), 0, eviction.bytes()));
+        BCSR24_CUDA_CHECK(cudaMemsetAsync(eviction.get(), 0, eviction.bytes(), stream->get()));
       } catch (const OutOfMemory&) {
-        // Timed warm instead: the choice is still a measured one.
+        evict = false;  // timed warm instead: the choice is still a measured one
       }
     }
-    wait_for_device_writes();
-    const TuningStream stream;
-    fill_scratch_b(b.get(), static_cast<std::size_t>(std::int64_t(m.cols) * ldb), f32_b,
-                   model.options.input == InputType::bf16, stream.get());
     std::vector<EventPair> events(selected.size());
+    const EventPair eviction_events;
     std::vector<double> predicted;
     for (const std::size_t i : selected) predicted.push_back(drafts[i].draft.report.predicted_us);
-    TuningRounds rounds(predicted, budget_ms);
+    TuningRounds rounds(predicted, budget_ms, products, evict ? eviction_us : 0.0);
     // Each timed round is queued behind a hold and released at once: its runs then follow each other on the GPU without
     // waiting for the host's launches, which take longer than a product of a few microseconds (timed one by one
     // as launched, such products measure the host).
-    StreamHolds holds(stream.get(), reinterpret_cast<std::uint32_t*>(b.get() + hold_word_at));
+    StreamHolds holds(stream->get(), reinterpret_cast<std::uint32_t*>(b + hold_word_at));
     times.setup_ms += elapsed_ms() - setup_start_ms;
+    auto run = [&](std::size_t k) {
+      if (f32_b)
+        plans[k].run(reinterpret_cast<const float*>(b), ldb, reinterpret_cast<float*>(c), n, 1.0f, 0.0f,
+                     stream->get());
+      else
+        plans[k].run(reinterpret_cast<const fp16_t*>(b), ldb, c, n, 1.0f, 0.0f, stream->get());
+    };
+    auto evict_l2 = [&] {
+      if (evict) kernels::enqueue_l2_eviction(eviction.get(), eviction.bytes(), stream->get());
+    };
     for (bool warmup = true;; warmup = false) {
       const double round_start_ms = elapsed_ms();
       const std::vector<std::size_t> round = rounds.next_round(charged_ms());
       if (round.empty()) break;
+      // The warm-up runs one product of each; a timed round a batch of each, and where products follow evictions,
+      // a batch of evictions alone first, whose time each candidate's batch has in it too.
+      const int count = warmup ? 1 : products;
       // Not the warm-up: its launches are the plans' first, and anything loaded at a first launch (the builds have
       // loaded the kernels, not necessarily all the runtime touches) waits for the device's running work to end,
       // the hold included (it would wait out its time limit).
       if (!warmup) holds.hold();
+      const bool time_evictions = !warmup && evict;
+      if (time_evictions) {
+        BCSR24_CUDA_CHECK(cudaEventRecord(eviction_events.start.get(), stream->get()));
+        for (int p = 0; p < count; ++p) evict_l2();
+        BCSR24_CUDA_CHECK(cudaEventRecord(eviction_events.stop.get(), stream->get()));
+      }
       for (const std::size_t k : round) {
-        // In the warm-up too: its first launch loads the eviction kernel, which must not happen behind a hold.
-        if (eviction.get() != nullptr) kernels::enqueue_l2_eviction(eviction.get(), eviction.bytes(), stream.get());
-        BCSR24_CUDA_CHECK(cudaEventRecord(events[k].start.get(), stream.get()));
-        if (f32_b)
-          plans[k].run(reinterpret_cast<const float*>(b.get()), ldb, reinterpret_cast<float*>(c.get()), n, 1.0f, 0.0f,
-                       stream.get());
-        else
-          plans[k].run(reinterpret_cast<const fp16_t*>(b.get()), ldb, c.get(), n, 1.0f, 0.0f, stream.get());
-        BCSR24_CUDA_CHECK(cudaEventRecord(events[k].stop.get(), stream.get()));
+        BCSR24_CUDA_CHECK(cudaEventRecord(events[k].start.get(), stream->get()));
+        for (int p = 0; p < count; ++p) {
+          // In the warm-up too: its first launch loads the eviction kernel, which must not happen behind a hold.
+          evict_l2();
+          run(k);
+        }
+        BCSR24_CUDA_CHECK(cudaEventRecord(events[k].stop.get(), stream->get()));
       }
       if (!warmup) holds.release();
       BCSR24_CUDA_CHECK(cudaEventSynchronize(events[round.back()].stop.get()));
+      float eviction_ms = 0.0f;
+      if (time_evictions)
+        BCSR24_CUDA_CHECK(cudaEventElapsedTime(&eviction_ms, eviction_events.start.get(), eviction_events.stop.get()));
       std::vector<double> ms;
       for (const std::size_t k : round) {
         float t = 0.0f;
         BCSR24_CUDA_CHECK(cudaEventElapsedTime(&t, events[k].start.get(), events[k].stop.get()));
-        ms.push_back(double(t));
+        ms.push_back(product_ms(double(t), double(eviction_ms), count));
       }
       rounds.record(ms);
       const double round_ms = elapsed_ms() - round_start_ms;
@@ -438,8 +523,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
         // charged. Charged: the round as it would take without them, twice the predicted runs plus 50 us a
         // candidate. (The events cannot tell: a launch that loads holds the host between them.)
         double expected_ms = 0.0;
-        for (const std::size_t k : round)
-          expected_ms += 2.0 * predicted[k] / 1e3 + (eviction.get() != nullptr ? 0.1 : 0.05);
+        for (const std::size_t k : round) expected_ms += 2.0 * predicted[k] / 1e3 + (evict ? 0.1 : 0.05);
         times.warmup_ms = std::min(round_ms, expected_ms);
         times.loading_ms += round_ms - times.warmup_ms;
       } else {
@@ -454,22 +538,23 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
       measured[k].note = rounds.note(k);
       timed = timed || !rounds.samples(k).empty();
     }
-    kept = &plans[chosen];
+    if (timed) batch = products;
   } catch (const OutOfMemory& e) {
     plans.clear();
-    char line[160];
+    char line[200];
     std::snprintf(line, sizeof line, "the scratch operands and candidate plans (%.1f MiB) do not fit in device memory",
                   double(scratch_bytes) / double(1 << 20));
     return model_plan(listed, line);
   }
   measured[chosen].chosen = true;
   const Drafted& winner = drafts[selected[chosen]];
-  // The plan measured is the plan returned, unless it was built without the staging workspace the caller's
-  // options ask for: then the same draft is built again with them (the same decisions, so the same results).
   const double decided_ms = added_ms();
-  SpmmPlan plan = std::move(*kept);
+  // The plan measured is the plan returned: its lists move out of the tuner's allocation into one of its own (after
+  // the runs queued on the stream, which own_memory waits for), with the staging workspace the caller's options ask
+  // for where it was left out for the timing. Its failure is the plan's OutOfMemory.
+  SpmmPlan plan = std::move(plans[chosen]);
   plans.clear();
-  if (options.allow_unaligned_b && !staged) plan = PlanAccess::build(matrix, winner.draft);
+  PlanAccess::own_memory(plan, options.allow_unaligned_b, stream->get());
   if (store != nullptr && timed) store->store({key, winner.choice, measured[chosen].measured_us});
   return finish(std::move(plan), timed ? Tuning::measure : Tuning::model, std::move(measured), reason, decided_ms);
 }

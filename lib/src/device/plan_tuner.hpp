@@ -15,9 +15,12 @@ std::string tuning_device_name(const DeviceMatrix& matrix);
 
 /// An automatic plan chosen by measurement (SparseOperator::make_plan with Tuning::measure and the default knobs):
 /// reuses the choice `store` holds for this n, types and device where there is one; otherwise measures and, when
-/// a candidate was timed, records the choice in `store` (which may be null). Falls back to the model's plan, and
-/// says so in the report, where the scratch B and C do not fit in device memory or the budget leaves no room.
+/// a candidate was timed, records the choice in `store` (which may be null). The budget is options.tuning_budget_ms,
+/// or by default a share of `conversion_ms`, what converting the operator took (0: unknown; tuning_budget). Falls
+/// back to the model's plan, and says so in the report, where the scratch B and C do not fit in device memory or
+/// the budget leaves no room.
 /// @throw as SparseOperator::make_plan.
-SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions& options, TunedChoices* store);
+SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions& options, TunedChoices* store,
+                   double conversion_ms = 0.0);
 
 }  // namespace bcsr24::detail

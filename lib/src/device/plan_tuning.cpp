@@ -2,6 +2,7 @@
 #include "device/plan_tuning.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 
@@ -66,15 +67,49 @@ std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& dra
   return chosen;
 }
 
-double default_tuning_budget_ms(double model_predicted_us) {
-  return std::min(kBudgetCapMs, std::max(kBudgetFloorMs, kBudgetProducts * model_predicted_us / 1e3));
+TuningBudget tuning_budget(double requested_ms, double conversion_ms, double model_predicted_us) {
+  char line[200];
+  if (requested_ms > 0.0) return {requested_ms, "requested (PlanOptions::tuning_budget_ms)"};
+  double ms = 0.0;
+  if (conversion_ms > 0.0) {
+    ms = kBudgetConversionShare * conversion_ms;
+    std::snprintf(line, sizeof line, "%.0f%% of the conversion's %.1f ms", kBudgetConversionShare * 100.0,
+                  conversion_ms);
+  } else {
+    ms = kBudgetProducts * std::max(model_predicted_us, 0.0) / 1e3;
+    std::snprintf(line, sizeof line, "%.0f products of the model's %.1f us (no conversion time: a preprocessed matrix)",
+                  kBudgetProducts, model_predicted_us);
+  }
+  std::string source = line;
+  if (ms < kBudgetFloorMs) {
+    std::snprintf(line, sizeof line, "the floor of %.0f ms (", kBudgetFloorMs);
+    return {kBudgetFloorMs, line + source + " is less)"};
+  }
+  if (ms > kBudgetCapMs) {
+    std::snprintf(line, sizeof line, "the cap of %.0f ms (", kBudgetCapMs);
+    return {kBudgetCapMs, line + source + " is more)"};
+  }
+  return {ms, source};
+}
+
+int products_per_batch(double best_predicted_us) {
+  if (!(best_predicted_us > 0.0)) return kMaxBatch;
+  const double products = std::ceil(kBatchProductsUs / best_predicted_us);
+  return products >= kMaxBatch ? kMaxBatch : std::max(1, static_cast<int>(products));
+}
+
+double product_ms(double batch_ms, double eviction_batch_ms, int batch) {
+  constexpr double kLeastMs = 1e-6;
+  return std::max(kLeastMs, (batch_ms - std::max(eviction_batch_ms, 0.0)) / double(std::max(batch, 1)));
 }
 
 // ---- rounds ----------------------------------------------------------------------------------------------
 
-TuningRounds::TuningRounds(std::vector<double> predicted_us, double budget_ms)
+TuningRounds::TuningRounds(std::vector<double> predicted_us, double budget_ms, int batch, double overhead_us)
     : predicted_us_(std::move(predicted_us)),
       budget_ms_(budget_ms),
+      batch_(std::max(batch, 1)),
+      overhead_us_(std::max(overhead_us, 0.0)),
       samples_(predicted_us_.size()),
       notes_(predicted_us_.size()),
       active_(predicted_us_.size(), 1) {}
@@ -82,6 +117,14 @@ TuningRounds::TuningRounds(std::vector<double> predicted_us, double budget_ms)
 void TuningRounds::drop(std::size_t c, const std::string& why) {
   active_[c] = 0;
   notes_[c] = why;
+}
+
+double TuningRounds::estimate_ms(const std::vector<std::size_t>& list, bool timed) const {
+  double us = 0.0;
+  for (const std::size_t c : list) us += (samples_[c].empty() ? predicted_us_[c] : median_us(c)) + overhead_us_;
+  if (!timed) return us / 1e3;  // the warm-up: one product each
+  // A timed round runs a batch of each, and the batch's eviction reads alone.
+  return (us + overhead_us_) * batch_ / 1e3;
 }
 
 std::vector<std::size_t> TuningRounds::next_round(double elapsed_ms) {
@@ -93,16 +136,12 @@ std::vector<std::size_t> TuningRounds::next_round(double elapsed_ms) {
       if (active_[c]) out.push_back(c);
     return out;
   };
-  auto estimate_ms = [&](const std::vector<std::size_t>& list) {
-    double sum = 0.0;
-    for (const std::size_t c : list) sum += (samples_[c].empty() ? predicted_us_[c] : median_us(c)) / 1e3;
-    return sum;
-  };
   char line[160];
   std::vector<std::size_t> list = active();
   if (round_ == 0) {
-    // The warm-up and one timed round must fit, or the warm-up is wasted: drop the last candidates until they do.
-    while (list.size() > 1 && elapsed_ms + 2.0 * estimate_ms(list) > budget_ms_) {
+    // The warm-up (one product each) and one timed round (a batch each, and the eviction reads alone) must fit, or
+    // the warm-up is wasted: drop the last candidates until they do.
+    while (list.size() > 1 && elapsed_ms + estimate_ms(list, false) + estimate_ms(list, true) > budget_ms_) {
       std::snprintf(line, sizeof line, "not measured: the budget of %.1f ms holds fewer candidates", budget_ms_);
       drop(list.back(), line);
       list.pop_back();
@@ -123,12 +162,22 @@ std::vector<std::size_t> TuningRounds::next_round(double elapsed_ms) {
       stop_reason_ = line;
       return pending_;
     }
-    if (elapsed_ms + estimate_ms(list) > budget_ms_) {
+    double estimate = estimate_ms(list, true);
+    if (last_start_ms_ >= 0.0 && last_count_ > 0) {
+      // What the last timed round took on the caller's clock (launches, event waits and all), for the candidates
+      // left; the eviction reads alone are one more batch whatever the count.
+      const double extra = overhead_us_ > 0.0 ? 1.0 : 0.0;
+      estimate = std::max(estimate, (elapsed_ms - last_start_ms_) * (double(list.size()) + extra) /
+                                        (double(last_count_) + extra));
+    }
+    if (elapsed_ms + estimate > budget_ms_) {
       std::snprintf(line, sizeof line, "budget of %.1f ms reached after %d timed run%s", budget_ms_, timed,
                     timed == 1 ? "" : "s");
       stop_reason_ = line;
       return pending_;
     }
+    last_start_ms_ = elapsed_ms;
+    last_count_ = list.size();
   }
   pending_ = list;
   return pending_;
@@ -175,29 +224,34 @@ std::size_t TuningRounds::chosen() const {
 }
 
 std::string TuningRounds::reason() const {
-  char line[240];
+  char line[280];
   const std::size_t c = chosen();
   if (samples_[c].empty()) {
     std::snprintf(line, sizeof line, "not measured (%s): the model's choice",
                   stop_reason_.empty() ? "no timed run" : stop_reason_.c_str());
     return line;
   }
+  // "7 runs", or "7 runs of 4 products" where a run is a batch.
+  auto runs = [&](std::size_t k) {
+    std::string text = std::to_string(samples_[k].size()) + (samples_[k].size() == 1 ? " run" : " runs");
+    if (batch_ > 1) text += " of " + std::to_string(batch_) + " products";
+    return text;
+  };
   std::size_t fastest = c;
   for (std::size_t k = 0; k < candidates(); ++k)
     if (!samples_[k].empty() && median_us(k) < median_us(fastest)) fastest = k;
   if (c == 0 && fastest == 0)
-    std::snprintf(line, sizeof line, "the model's choice measured fastest: %.1f us (median of %zu runs)", median_us(0),
-                  samples_[0].size());
+    std::snprintf(line, sizeof line, "the model's choice measured fastest: %.1f us (median of %s)", median_us(0),
+                  runs(0).c_str());
   else if (c == 0)
     std::snprintf(line, sizeof line, "the model's choice kept: %.1f us, within %.0f%% of candidate %zu's %.1f us",
                   median_us(0), kKeepModelMargin * 100.0, fastest + 1, median_us(fastest));
   else if (!samples_[0].empty())
     std::snprintf(line, sizeof line, "candidate %zu measured fastest: %.1f us against the model's choice %.1f us "
-                  "(medians of %zu and %zu runs)", c + 1, median_us(c), median_us(0), samples_[c].size(),
-                  samples_[0].size());
+                  "(medians of %s and %s)", c + 1, median_us(c), median_us(0), runs(c).c_str(), runs(0).c_str());
   else
-    std::snprintf(line, sizeof line, "candidate %zu measured fastest: %.1f us (median of %zu runs; the model's "
-                  "choice dropped)", c + 1, median_us(c), samples_[c].size());
+    std::snprintf(line, sizeof line, "candidate %zu measured fastest: %.1f us (median of %s; the model's "
+                  "choice dropped)", c + 1, median_us(c), runs(c).c_str());
   std::string out = line;
   if (!stop_reason_.empty()) out += "; stopped: " + stop_reason_;
   return out;

@@ -70,16 +70,41 @@ struct CandidateRank {
 /// prediction, up to kMaxCandidates. Deterministic: it depends on the predictions only.
 std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& drafts);
 
-/// The default budget, from the model's predicted time of its own plan: kBudgetProducts products, at least
-/// kBudgetFloorMs, at most kBudgetCapMs. The floor is what drafting and building three candidates costs on the host
-/// on matrices of up to ~250,000 rows, with the setup and a few rounds of runs: a draft takes 0.1 to 1.5 ms and a
-/// build 0.2 to 2 ms on the H100 machine (runs 51 to 54, apps/research/build_profile), more for a process's first
-/// plans; at 5 ms, a 200,000-row matrix with dense rows still ran out before its first timed round (run 54). So
-/// the floor is more than 40 products below 250 us per product (1,000 products of 10 us).
-inline constexpr double kBudgetProducts = 40.0;
-inline constexpr double kBudgetFloorMs = 10.0;
-inline constexpr double kBudgetCapMs = 40.0;
-double default_tuning_budget_ms(double model_predicted_us);
+/// The default budget (PlanOptions::tuning_budget_ms = 0) is relative to what the operator already cost: a share of
+/// its conversion time (LayoutReport::total_seconds), seconds on a matrix of a million rows, so that large matrices,
+/// whose drafts and builds take milliseconds each, are measured (a fixed 40 products, the rule before, left a 1.6M-row
+/// circuit at n = 32 with the model's hybrid at 1.43x the time of CSR only; issue 56). An operator without a
+/// conversion (a .b24 file, a host matrix) has kBudgetProducts products of the model's plan instead. Either way at
+/// least kBudgetFloorMs: drafting and building three candidates, the setup and a few rounds of batched runs on a
+/// matrix of up to ~250,000 rows (a draft takes 0.1 to 1.5 ms and a build 0.2 to 2 ms on the H100 machine, runs 51
+/// to 54; a round of batches with an L2 eviction before each product takes about 1 ms); and at most kBudgetCapMs.
+inline constexpr double kBudgetConversionShare = 0.10;
+inline constexpr double kBudgetProducts = 500.0;
+inline constexpr double kBudgetFloorMs = 20.0;
+inline constexpr double kBudgetCapMs = 1000.0;
+
+/// A budget and where it came from (PlanReport::tuning_budget_ms, tuning_budget_source).
+struct TuningBudget {
+  double ms = 0.0;
+  std::string source;  ///< e.g. "10% of the conversion's 2412.0 ms"
+};
+/// The budget of a measured plan: `requested_ms` where positive (PlanOptions::tuning_budget_ms), else the default
+/// from `conversion_ms` (0 or less: unknown) and the model's predicted time of its own plan.
+TuningBudget tuning_budget(double requested_ms, double conversion_ms, double model_predicted_us);
+
+/// Products per timed run: a run is a batch of back-to-back products of one candidate between two events, so that
+/// a product of a few microseconds is timed over at least kBatchProductsUs of GPU work (one event pair resolves
+/// ~0.5 us, a tenth of a 5 us product) and the ranking of 5-10 us products does not rest on single events. At most
+/// kMaxBatch: where A, B and C fit in L2, each product of the batch follows an eviction read of ~25-35 us, so a batch
+/// of 8 products of 5 us already takes ~300 us.
+inline constexpr double kBatchProductsUs = 40.0;
+inline constexpr int kMaxBatch = 8;
+/// The batch for candidates whose best prediction is `best_predicted_us`: ceil(kBatchProductsUs / it), 1 to kMaxBatch.
+int products_per_batch(double best_predicted_us);
+/// One product's time from a batch (milliseconds): the batch's time less that of the same number of eviction reads
+/// alone (`eviction_batch_ms`, 0 without them), over the batch's products; never below a nanosecond, so that noise
+/// in the subtraction cannot give a time of zero or less.
+double product_ms(double batch_ms, double eviction_batch_ms, int batch);
 
 /// Timed runs per candidate at most (the median of up to 7), and at least before one is dropped as slower.
 inline constexpr int kMaxTimedRounds = 7;
@@ -92,26 +117,31 @@ inline constexpr double kPruneRatio = 1.3;
 inline constexpr double kKeepModelMargin = 0.02;
 
 /// The rounds of timed runs. Each round runs every candidate still measured once, in a fixed order, so that every
-/// run follows a run of another candidate (no candidate is timed on caches only it warmed). Round 0 is a warm-up
-/// (first launches load the kernels); its times are not kept. The caller asks next_round() which candidates to run,
-/// runs them and record()s their times, until next_round() returns none.
+/// run follows a run of another candidate (no candidate is timed on caches only it warmed). A timed run is a batch
+/// of products (products_per_batch); its time per product is what record() takes. Round 0 is a warm-up of one
+/// product per candidate (first launches load the kernels); its times are not kept. The caller asks next_round()
+/// which candidates to run, runs them and record()s their times, until next_round() returns none.
 class TuningRounds {
  public:
   /// `predicted_us` per candidate (index 0: the model's own choice), `budget_ms` of wall clock from the start of
-  /// tuning (plan construction included).
-  TuningRounds(std::vector<double> predicted_us, double budget_ms);
+  /// tuning (plan construction included), `batch` products per timed run, and `overhead_us` of GPU time each
+  /// product brings besides its own (an L2 eviction read before it: the round also times `batch` reads alone to
+  /// subtract them), used only to estimate rounds before one has been timed.
+  TuningRounds(std::vector<double> predicted_us, double budget_ms, int batch = 1, double overhead_us = 0.0);
 
   /// The candidates to run next, in order; empty when measuring is over. A round starts only where the elapsed time
-  /// plus its estimate (medians so far, else the prediction) fits the budget; before the warm-up, candidates are
-  /// dropped from the last until it fits.
+  /// plus its estimate fits the budget: the larger of its products and overheads (medians so far, else the
+  /// predictions) and the last timed round's duration on the caller's clock, scaled to the candidates left. Before
+  /// the warm-up, candidates are dropped from the last until the warm-up and one timed round fit.
   std::vector<std::size_t> next_round(double elapsed_ms);
   /// The times of the round next_round() returned, in its order (milliseconds).
   void record(const std::vector<double>& ms);
 
   std::size_t candidates() const { return predicted_us_.size(); }
-  /// Timed runs of candidate c (warm-up excluded).
+  int batch() const { return batch_; }
+  /// Timed runs of candidate c (warm-up excluded), each the time per product of one batch.
   const std::vector<double>& samples(std::size_t c) const { return samples_[c]; }
-  /// Median of candidate c's timed runs in microseconds, -1 without any.
+  /// Median of candidate c's timed runs (per product) in microseconds, -1 without any.
   double median_us(std::size_t c) const;
   /// Why candidate c stopped being measured before the others ("" where it was not).
   const std::string& note(std::size_t c) const { return notes_[c]; }
@@ -123,9 +153,18 @@ class TuningRounds {
 
  private:
   void drop(std::size_t c, const std::string& why);
+  /// Milliseconds of GPU work a round of `list` takes: the warm-up (one product each) or a timed round (a batch
+  /// each, and the eviction reads alone), overheads included.
+  double estimate_ms(const std::vector<std::size_t>& list, bool timed) const;
   std::vector<double> predicted_us_;
   double budget_ms_;
+  int batch_ = 1;
+  double overhead_us_ = 0.0;
   int round_ = 0;  // rounds recorded, the warm-up included
+  // The last timed round handed out: when (the caller's clock) and how many candidates it ran; its duration is
+  // known at the next call of next_round().
+  double last_start_ms_ = -1.0;
+  std::size_t last_count_ = 0;
   std::vector<std::vector<double>> samples_;
   std::vector<std::string> notes_;
   std::vector<std::uint8_t> active_;

@@ -29,7 +29,7 @@ OutputType SpmmPlan::output() const noexcept { return impl_->options.output; }
 InputType SpmmPlan::input() const noexcept { return impl_->options.input; }
 std::int64_t SpmmPlan::workspace_bytes() const noexcept {
   const Impl& p = *impl_;
-  return std::int64_t(p.staged_b.bytes() + p.staged_b_f32.bytes() + p.storage.bytes());
+  return std::int64_t(p.staged_b_own.bytes() + p.storage.bytes());
 }
 const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }
 
@@ -132,8 +132,7 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
     if (!options.allow_unaligned_b)
       throw SizeLimitError("SpmmPlan::run: ldb " + std::to_string(ldb) + " puts B's rows 4 GiB or more apart; the " +
                            "tile kernels need a smaller pitch, or make the plan with allow_unaligned_b (B is copied)");
-    BElement* staged;
-    if constexpr (kF32) staged = staged_b_f32.get(); else staged = staged_b.get();
+    BElement* staged = static_cast<BElement*>(staged_b);
     kernels::launch_stage_b(b, ldb, a->cols, n, staged, staged_ld, s);
     b_used = staged;
     ldb_used = staged_ld;

@@ -23,8 +23,14 @@ namespace bcsr24 {
 
 struct SpmmPlan::Impl {
   /// Fixes everything a run needs from the plan's decisions (device/plan_draft.hpp): the tile part, then the
-  /// CSR part, then B's staging buffer (device/plan_build.cpp).
-  void build(const DeviceMatrix& matrix, const detail::PlanDraft& draft);
+  /// CSR part, then B's staging buffer, all in the plan's storage, uploaded unless `place_later` (the tuner
+  /// places its candidates' storage itself; device/plan_build.cpp).
+  void build(const DeviceMatrix& matrix, const detail::PlanDraft& draft, bool place_later = false);
+  /// Elements of B's staging buffer (cols x staged_ld), and staged_ld set, for a plan that needs one.
+  std::size_t staging_elements();
+  /// Gives a plan made without allow_unaligned_b the staging buffer that option needs (its own allocation), and the
+  /// option. @throw OutOfMemory
+  void allow_unaligned_b();
   /// Configures the kernels the plan launches and loads those not loaded yet: CUDA loads a kernel at its first use
   /// in a process, which takes milliseconds where it is the first of its translation unit. The last step of
   /// build(), on its own so that the tuner can tell it from the rest.
@@ -91,8 +97,10 @@ struct SpmmPlan::Impl {
   // why a plan's run() is called by one host thread at a time (docs/API.md, "Threads and streams"). The launch
   // copies the descriptor into the kernel's parameters, so re-encoding it never affects a product in flight.
   mutable kernels::BandGroupBMap group_b_map;
-  detail::DeviceBuffer<std::uint16_t> staged_b;      // 16-bit B copied for alignment
-  detail::DeviceBuffer<float> staged_b_f32;          // fp32 B copied for alignment
+  // B copied for alignment (16-bit or fp32 elements): a workspace of the plan's storage, or staged_b_own where
+  // allow_unaligned_b() added it after the build.
+  void* staged_b = nullptr;
+  detail::DeviceBuffer<unsigned char> staged_b_own;
   std::int64_t staged_ld = 0;
   /// run() for 16-bit (std::uint16_t) or fp32 B: checks the arguments, stages unaligned B, then launch().
   template <typename BElement>

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "bcsr24/operator_reports.hpp"
+#include "bcsr24/spmm_plan.hpp"
 
 namespace bcsr24 {
 
@@ -17,6 +18,19 @@ struct SpmmCost {
 /// @param c_element_bytes 4 for float output, 2 for fp16 output.
 SpmmCost spmm_cost(const TileCensus& census, std::int64_t rows, std::int64_t cols, std::int64_t n,
                    int c_element_bytes = 4, bool reads_c = false);
+
+/// Bytes of B read once (cols x n elements of `b_element_bytes`) and C written once, and read once more when
+/// `reads_c` (beta != 0): the operands' part of every byte count here.
+double operand_bytes(std::int64_t rows, std::int64_t cols, std::int64_t n, int b_element_bytes, int c_element_bytes,
+                     bool reads_c);
+
+/// The DRAM bytes one product with `plan` must move at least: the bytes of A the plan reads (the report's per-path
+/// counts: values, metadata, column indices and pointers of its 2:4 tiles, dense tiles, CSR rows and narrow
+/// vectors), B once in the plan's input type and C once (twice when `reads_c`). A's rows x cols; C's elements of
+/// `c_element_bytes`. Unlike SpmmCost::min_bytes (every stored tile), this is what the plan itself reads: a CSR
+/// plan counts CSR bytes.
+double plan_dram_bytes(const PlanReport& plan, std::int64_t rows, std::int64_t cols, int c_element_bytes = 4,
+                       bool reads_c = false);
 
 /// Does the matrix suit the tile path? Compares the bytes of the tile lists with the bytes of the same matrix
 /// in CSR with fp16 values and 32-bit indices (what cuSPARSE CSR fp16 reads).
