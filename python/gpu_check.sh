@@ -83,6 +83,8 @@ ex="$root/examples/python"
 small=${PY_SMALL_MESH:-12}
 part examples && step "lobpcg example (--mesh $small --check)" bash -o pipefail -c "'$py' '$ex/lobpcg.py' --mesh $small --k 8 \
   --maxiter 200 --check 2>&1 | tee '$out/lobpcg_small.log' | tail -n 6"
+part examples && step "eigen example (--mesh $small --check)" bash -o pipefail -c "'$py' '$ex/eigen.py' --mesh $small --k 8 \
+  --check 2>&1 | tee '$out/eigen_small.log' | tail -n 6"
 part examples && step "block CG example (--grid 40 --check)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --problem lognormal \
   --grid 40 --check 2>&1 | tee '$out/block_cg_small.log' | tail -n 6"
 part examples && step "block CG example (scikit-fem elasticity, --cells 8 --check)" bash -o pipefail -c "'$py' \
@@ -95,6 +97,8 @@ if part large && ((big > 0)); then
     --mesh $big --maxiter 500 --tol 1e-3 2>&1 | tee '$out/lobpcg_mesh${big}_converged.log' | awk 'NR <= 12'"
   step "lobpcg example (--mesh $big, fp16 A: products only, eigenvalues differ at fp16's level)" bash -o pipefail \
     -c "'$py' '$ex/lobpcg.py' --mesh $big --precision fp16 2>&1 | tee '$out/lobpcg_mesh${big}_fp16.log' | awk 'NR <= 12'"
+  step "eigen example (--mesh $big, k = 16)" bash -o pipefail -c "'$py' '$ex/eigen.py' --mesh $big 2>&1 \
+    | tee '$out/eigen_mesh$big.log' | awk 'NR <= 14'"
   step "block CG example (--problem mesh --mesh $big)" bash -o pipefail -c "'$py' '$ex/block_cg.py' --problem mesh \
     --mesh $big 2>&1 | tee '$out/block_cg_mesh$big.log' | tail -n 8"
   step "block CG example (--problem lognormal --grid ${PY_GRID:-1300})" bash -o pipefail -c "'$py' '$ex/block_cg.py' \
