@@ -91,7 +91,7 @@ def test_cai_input_pointer_leading_dimension_stream(fake_gpu):
     assert isinstance(y, FakeBuffer) and y.host.shape == (40, 8)
     (_, b_ptr, ldb, c_ptr, ldc, alpha, beta, stream), = runs(fake_gpu)
     assert (b_ptr, ldb, c_ptr, ldc, alpha, beta, stream) == (ptr(b), 20, ptr(y.host), 8, 1.0, 0.0, 7)
-    assert ("make_plan", 8, "auto", "float32", "float32", DEVICE, "measure") in fake_gpu.calls
+    assert ("make_plan", 8, "auto", "float32", "float32", DEVICE, "measure", 0.0) in fake_gpu.calls
     assert ("sync", 7, DEVICE) in fake_gpu.calls  # an unknown library gets a finished result
     # The plan is cached: a second product makes none.
     op @ FakeDeviceArray(b, stream=7)
