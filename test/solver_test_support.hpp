@@ -10,6 +10,7 @@
 #include "bcsr24/csr_matrix.hpp"
 #include "diffusion_matrix.hpp"
 #include "problem.hpp"
+#include "test_eigen.hpp"
 #include "test_support.hpp"
 
 namespace bcsr24::solver::test {
