@@ -11,7 +11,9 @@ py_args=()
 if [[ "${BCSR24_PYTHON:-ON}" != "OFF" ]]; then
   venv="$build/python-venv"
   [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r python/requirements-build.txt \
+  # --no-compile: no .pyc of every installed module up front (scipy's took ~12 s of CPU); Python compiles what the
+  # tests import when they import it.
+  "$venv/bin/python" -m pip install -q --no-compile --disable-pip-version-check -r python/requirements-build.txt \
     -r python/requirements-test.txt
   py_args=(-DBCSR24_PYTHON=ON -DPython_EXECUTABLE="$(cd "$venv/bin" && pwd)/python")
 fi
@@ -21,4 +23,6 @@ generator=()
 [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja > /dev/null && generator=(-G Ninja)
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${py_args[@]}" ${CMAKE_ARGS:-}
 cmake --build "$build" -j"$(nproc)"
+# CTEST_PARALLEL_LEVEL=N in the environment runs N tests at a time (.ci/run does); on a GPU machine keep the default
+# (one at a time), since the GPU tests' timing cases assume the device to themselves.
 ctest --test-dir "$build" --output-on-failure

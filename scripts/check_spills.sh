@@ -3,9 +3,11 @@
 # each kernel entry point with its registers and spills, and fails if any entry point spills registers to local
 # memory (a spill is a local-memory store and load in the kernel's inner loop: slower, and never planned).
 #
-# Usage: scripts/check_spills.sh BUILD_DIR [OUTDIR]
-#   BUILD_DIR  a configured build (its CMakeCache.txt names the architectures and nvcc); nothing in it is rebuilt
-#   OUTDIR     where the ptxas logs and the table go (default BUILD_DIR/spill_check)
+# Usage: [SPILL_ARCHS="80 90"] scripts/check_spills.sh BUILD_DIR [OUTDIR]
+#   BUILD_DIR    a configured build (its CMakeCache.txt names the architectures and nvcc); nothing in it is rebuilt
+#   OUTDIR       where the ptxas logs and the table go (default BUILD_DIR/spill_check)
+#   SPILL_ARCHS  the architectures to check instead of the build's own (a build for sm_90 can be checked for sm_80
+#                too: the register budgets follow each architecture's shared memory, so each must be compiled)
 # Writes OUTDIR/entries.tsv (arch, registers, stack bytes, spill store bytes, spill load bytes, kernel) and prints
 # the entry points per architecture. Needs only nvcc (device code only: no host compiler pass, no GPU).
 set -euo pipefail
@@ -20,7 +22,7 @@ cache=$build/CMakeCache.txt
 cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$cache" | head -n 1; }
 nvcc=$(cache_value CMAKE_CUDA_COMPILER)
 nvcc=${nvcc:-nvcc}
-archs=$(cache_value CMAKE_CUDA_ARCHITECTURES)
+archs=${SPILL_ARCHS:-$(cache_value CMAKE_CUDA_ARCHITECTURES)}
 archs=${archs//;/ }
 [[ -n $archs ]] || { echo "check_spills: no CMAKE_CUDA_ARCHITECTURES in $cache" >&2; exit 2; }
 

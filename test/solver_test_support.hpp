@@ -10,6 +10,7 @@
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24_testkit/diffusion.hpp"
 #include "problem.hpp"
+#include "test_eigen.hpp"
 #include "test_support.hpp"
 
 namespace bcsr24::solver {

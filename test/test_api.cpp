@@ -18,6 +18,7 @@
 #include "device/plan_tuning.hpp"
 #include "format/convert.hpp"
 #include "format/serialize.hpp"
+#include "test_eigen.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;

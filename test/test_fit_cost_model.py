@@ -4,8 +4,8 @@
 - bench_spmm's CSV from before measured plans (no tuning_ms column, no auto_model rows): `auto` was the cost model's
   plan, read as `auto_model`;
 - scripts/sweep.py's CSV (no tuning_ms column, `auto_model` beside `auto`): `auto` is the measured plan and is
-  compared with cuSPARSE as it is (run 95's G51 at n = 1 was reported at its auto_model time, 0.98x, where auto
-  ran 1.24x);
+  compared with cuSPARSE as it is (in the model step of 2026-11-26 at f04b190, G51 at n = 1 was reported at its
+  auto_model time, 0.98x, where auto ran 1.24x);
 - bench_spmm's current CSV (tuning_ms): `auto` as it is.
 
 Usage: test_fit_cost_model.py REPO_ROOT

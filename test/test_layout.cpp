@@ -19,6 +19,7 @@
 #include "format/reference.hpp"
 #include "format/pack24.hpp"
 #include "format/tile_codec.hpp"
+#include "test_eigen.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;

@@ -16,6 +16,7 @@
 #include "bcsr24/half.hpp"
 #include "format/reference.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
+#include "test_eigen.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;

@@ -1,5 +1,6 @@
 // Shared test helpers: data locations, seeds, Eigen conversion, error bounds derived from the storage rounding.
 #include "test_support.hpp"
+#include "test_eigen.hpp"
 
 #include <cmath>
 #include <cstdlib>

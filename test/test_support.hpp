@@ -1,5 +1,5 @@
-// Helpers shared by the tests: data locations, seeds, Eigen references and tolerances derived from the storage
-// rounding.
+// Helpers shared by the tests: data locations, seeds, generated matrices and tolerances derived from the storage
+// rounding (Eigen views: test_eigen.hpp).
 #pragma once
 
 #include <cstdint>
@@ -8,8 +8,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <Eigen/Sparse>
 
 #include "format/bcsr24_matrix.hpp"
 #include "format/convert.hpp"
@@ -36,9 +34,6 @@ std::uint64_t test_seed(std::uint64_t fallback);
 
 /// Conversion options with the given tile layout and row reordering (everything else default).
 ConvertOptions convert_policy(TileLayout layout, Reordering reorder);
-
-/// Eigen view of a CSR matrix (double).
-Eigen::SparseMatrix<double, Eigen::RowMajor> to_eigen(const CsrMatrix& a);
 
 /// Scattered random CSR with empty rows and columns: `per_row` entries per row in random columns (values in
 /// [-1, 1)), rows r with r % 7 == 3 left empty, columns c with c % 5 == 2 never used.

@@ -15,6 +15,7 @@
 
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
+#include "test_eigen.hpp"
 #include "test_support.hpp"
 
 namespace bcsr24::test {

@@ -299,7 +299,7 @@ TEST_CASE("arrowhead at n = 128, default budget: the candidate kept is the faste
   // Issue 33: the model put this matrix on CSR (predicted 22.6 us against 51.6 us on tiles); measured, tiles took
   // 29.5 us and CSR 55 us. The default options: SparseOperator's plans are measured, within the default budget.
   // Wall-clock dependent ([timing], left out of the sanitizer runs): under racecheck the host is so slow that the
-  // default budget of 10 ms holds no second candidate, and the plan is the model's (run 82).
+  // default budget of 10 ms holds no second candidate, and the plan is the model's (H100, 2026-11-26).
   StructureSpec spec;
   spec.kind = StructureClass::arrowhead;
   spec.rows = 46500;
