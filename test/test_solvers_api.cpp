@@ -68,6 +68,21 @@ double worst_relative_residual(const CsrMatrix& a, const std::vector<double>& b,
   return worst;
 }
 
+/// The 1-D stencil [-1, 1, -1] on n points: a positive diagonal, eigenvalues 1 - 2 cos(t) on both sides of zero.
+CsrMatrix indefinite_stencil(std::int32_t n) {
+  CsrMatrix a;
+  a.rows = a.cols = n;
+  for (std::int32_t i = 0; i < n; ++i) {
+    for (std::int32_t j : {i - 1, i, i + 1})
+      if (j >= 0 && j < n) {
+        a.col_idx.push_back(j);
+        a.values.push_back(j == i ? 1.0 : -1.0);
+      }
+    a.row_ptr.push_back(std::int32_t(a.col_idx.size()));
+  }
+  return a;
+}
+
 /// The solver's own residual and the independent one agree to rounding: allow the tolerance plus the rounding of
 /// recomputing b - A x in another order (a few ulps of |A| |x| relative to |b|, far below 1e-6 of the tolerance
 /// for these matrices).
@@ -228,18 +243,8 @@ TEST_CASE("SpdSolver on matrices that are not positive definite stops with break
     CHECK(std::all_of(x.begin(), x.end(), [](double v) { return v == 0.0; }));
   }
   SECTION("indefinite with a positive diagonal: breakdown, finite x, no hang") {
-    // The 1-D stencil [-1, 1, -1]: a positive diagonal, eigenvalues 1 - 2 cos(t) on both sides of zero.
-    CsrMatrix a;
     const std::int32_t n = 50;
-    a.rows = a.cols = n;
-    for (std::int32_t i = 0; i < n; ++i) {
-      for (std::int32_t j : {i - 1, i, i + 1})
-        if (j >= 0 && j < n) {
-          a.col_idx.push_back(j);
-          a.values.push_back(j == i ? 1.0 : -1.0);
-        }
-      a.row_ptr.push_back(std::int32_t(a.col_idx.size()));
-    }
+    const CsrMatrix a = indefinite_stencil(n);
     SpdSolver solver(a);
     for (Preconditioner p : {Preconditioner::chebyshev, Preconditioner::jacobi, Preconditioner::none}) {
       CAPTURE(solvers::preconditioner_name(p));
@@ -378,17 +383,8 @@ TEST_CASE("SpdSolver::eigenpairs_host: repeated, clustered and negative eigenval
     check_pairs(a, r, x, k, false);
   }
   SECTION("an indefinite matrix (the stencil [-1, 1, -1]): the most negative eigenvalues") {
-    CsrMatrix a;
     const std::int32_t n = 90;
-    a.rows = a.cols = n;
-    for (std::int32_t i = 0; i < n; ++i) {
-      for (std::int32_t j : {i - 1, i, i + 1})
-        if (j >= 0 && j < n) {
-          a.col_idx.push_back(j);
-          a.values.push_back(j == i ? 1.0 : -1.0);
-        }
-      a.row_ptr.push_back(std::int32_t(a.col_idx.size()));
-    }
+    const CsrMatrix a = indefinite_stencil(n);
     SpdSolver solver(a);
     solvers::EigenOptions options;
     options.preconditioner = Preconditioner::none;

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "bcsr24/error.hpp"
+#include "sci_text.hpp"
 
 namespace bcsr24::solver {
 
@@ -23,12 +24,6 @@ const char* block_stop_name(BlockStop stop) noexcept {
 }
 
 namespace {
-
-std::string sci(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3e", v);
-  return buffer;
-}
 
 /// The status area: header fields, then the per-column relative residuals.
 struct StatusView {

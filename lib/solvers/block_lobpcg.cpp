@@ -12,16 +12,11 @@
 #include <Eigen/Dense>
 
 #include "bcsr24/error.hpp"
+#include "sci_text.hpp"
 
 namespace bcsr24::solver {
 
 namespace {
-
-std::string sci(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3e", v);
-  return text;
-}
 
 /// The small buffer's k x k regions the eigensolver uses: from matrix[0] on, contiguous through the ring arrays.
 struct Regions {

@@ -5,18 +5,9 @@
 #include <cstdio>
 
 #include "bcsr24/error.hpp"
+#include "sci_text.hpp"
 
 namespace bcsr24::solver {
-
-namespace {
-
-std::string sci(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3e", v);
-  return buffer;
-}
-
-}  // namespace
 
 PcgResult jacobi_pcg(BlockSpace& space, const PcgOptions& options, const PcgObserver& observer) {
   using S = BlockSlots;

@@ -16,12 +16,14 @@
 
 #include "bcsr24/matrix_market.hpp"
 #include "block_lobpcg.hpp"
+#include "sci_text.hpp"
 #include "solver_access.hpp"
 #include "symmetry.hpp"
 
 namespace bcsr24::solvers {
 
 namespace internal = bcsr24::solver;
+using internal::sci;
 
 const char* preconditioner_name(Preconditioner preconditioner) noexcept {
   switch (preconditioner) {
@@ -55,12 +57,6 @@ using Clock = std::chrono::steady_clock;
 using S = internal::BlockSlots;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string sci(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3e", v);
-  return text;
-}
 
 StopReason stop_reason(internal::BlockStop stop) {
   switch (stop) {
