@@ -41,9 +41,12 @@ class CusparseForeignProduct final : public ForeignProduct {
 }  // namespace
 
 ForeignProducts cusparse_products() {
-  auto handle = std::make_shared<SparseHandle>();
+  // The handle is made by the first product asked for: a factory that is never used (a CPU run, a run without the
+  // comparisons) touches no CUDA context.
+  auto handle = std::make_shared<std::shared_ptr<SparseHandle>>();
   return [handle](const ForeignProductRequest& request) -> std::unique_ptr<ForeignProduct> {
-    return std::make_unique<CusparseForeignProduct>(handle, request);
+    if (!*handle) *handle = std::make_shared<SparseHandle>();
+    return std::make_unique<CusparseForeignProduct>(*handle, request);
   };
 }
 
