@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <functional>
 #include <map>
-#include <optional>
 #include <utility>
 
 #include <cuda_runtime_api.h>
@@ -176,6 +175,49 @@ struct SpdSolver::State {
 
   int lanczos_steps() const { return std::max(2, settings.polynomial.lanczos_steps); }
 
+  /// The GPU (on_host false) or host space for k columns and `memory`, made anew when what it was made for changed;
+  /// the time that took is added to setup_seconds and last.upload_seconds. Returns whether it was made.
+  bool ensure_space(bool on_host, int k, int memory, const InnerEntry& entry, double& setup_seconds) {
+    const SpaceKey key{k, memory, lanczos_steps(), &entry.inner, on_host ? false : settings.timing,
+                       on_host ? int(settings.cpu_rounding) : int(settings.outer_product)};
+    if (on_host ? (cpu && cpu_key == key) : (gpu && gpu_key == key)) return false;
+    const auto start = Clock::now();
+    if (on_host) {
+      cpu.reset();  // its memory first
+      cpu = std::make_unique<internal::CpuBlockSpace>(a, entry.inner, k, memory, key.lanczos_steps,
+                                                      settings.cpu_rounding);
+      cpu_key = key;
+    } else {
+      gpu.reset();
+      gpu = std::make_unique<internal::GpuBlockSpace>(a, entry.inner, k, memory, key.lanczos_steps, key.timing,
+                                                      settings.outer_product, settings.foreign);
+      gpu_key = key;
+    }
+    last.upload_seconds = seconds_since(start);
+    setup_seconds += last.upload_seconds;
+    return true;
+  }
+
+  /// The Chebyshev polynomial of `degree` on the inner operator's spectrum, whose Lanczos estimate the first call
+  /// for that operator finds on `space` and later calls reuse. Sets last.chebyshev, lanczos_seconds and products.
+  const internal::ChebyshevPolynomial& polynomial_for(internal::BlockSpace& space, const InnerEntry& entry,
+                                                      int degree) {
+    const auto start = Clock::now();
+    const std::int64_t products_before = space.counters().inner_products;
+    auto known = spectrum.find(&entry.inner);
+    if (known == spectrum.end() || !settings.reuse_spectrum)
+      known = spectrum
+                  .insert_or_assign(&entry.inner,
+                                    internal::run_lanczos(space, lanczos_steps(), settings.polynomial.seed))
+                  .first;
+    internal::ChebyshevOptions options = settings.polynomial;
+    options.degree = degree;
+    last.chebyshev = internal::choose_chebyshev(known->second, entry.gershgorin, options);
+    last.lanczos_seconds = seconds_since(start);
+    last.lanczos_products = space.counters().inner_products - products_before;
+    return last.chebyshev->polynomial;
+  }
+
   template <typename Value>
   SolveReport solve_on_gpu(const Value* b, int ldb, Value* x, int ldx, int k, const SolveOptions& o, Stream stream);
 
@@ -298,21 +340,8 @@ SolveReport SpdSolver::State::run(internal::BlockSpace& space, internal::GpuBloc
   check_finite(S::b, "b");
   const std::vector<double> b_norm2 = norm2;
 
-  const internal::ChebyshevPolynomial* chebyshev = nullptr;
-  if (polynomial) {
-    const auto lanczos_start = Clock::now();
-    const std::int64_t products_before = space.counters().inner_products;
-    auto known = spectrum.find(&entry.inner);
-    if (known == spectrum.end() || !settings.reuse_spectrum) {
-      const internal::LanczosEstimate estimate =
-          internal::run_lanczos(space, lanczos_steps(), polynomial_options.seed);
-      known = spectrum.insert_or_assign(&entry.inner, estimate).first;
-    }
-    last.chebyshev = internal::choose_chebyshev(known->second, entry.gershgorin, polynomial_options);
-    chebyshev = &last.chebyshev->polynomial;
-    last.lanczos_seconds = seconds_since(lanczos_start);
-    last.lanczos_products = space.counters().inner_products - products_before;
-  }
+  const internal::ChebyshevPolynomial* chebyshev =
+      polynomial ? &polynomial_for(space, entry, o.chebyshev_degree) : nullptr;
   last.result = internal::block_fcg(space, chebyshev, fcg, settings.observer);
   transfer.store_x();
   if (on_gpu) {
@@ -385,18 +414,7 @@ SolveReport SpdSolver::State::solve_on_gpu(const Value* b, int ldb, Value* x, in
   double setup_seconds = 0.0;
   st.last.preprocess_seconds = st.last.upload_seconds = 0.0;  // set below by what this solve makes
   const InnerEntry& entry = st.inner_for(o, setup_seconds);
-  const SpaceKey key{k, st.settings.fcg.memory, st.lanczos_steps(), &entry.inner, st.settings.timing,
-                     int(st.settings.outer_product)};
-  const bool new_space = !st.gpu || !(st.gpu_key == key);
-  if (new_space) {
-    const auto start = Clock::now();
-    st.gpu.reset();  // its memory first
-    st.gpu = std::make_unique<internal::GpuBlockSpace>(st.a, entry.inner, k, key.memory, key.lanczos_steps,
-                                                       key.timing, st.settings.outer_product, st.settings.foreign);
-    st.gpu_key = key;
-    st.last.upload_seconds = seconds_since(start);
-    setup_seconds += st.last.upload_seconds;
-  }
+  const bool new_space = st.ensure_space(false, k, st.settings.fcg.memory, entry, setup_seconds);
   internal::GpuBlockSpace& space = *st.gpu;
   space.wait_for(stream);
   BlockTransfer transfer;
@@ -430,18 +448,7 @@ SolveReport SpdSolver::solve_host(const double* b, int ldb, double* x, int ldx, 
   double setup_seconds = 0.0;
   st.last.preprocess_seconds = st.last.upload_seconds = 0.0;  // set below by what this solve makes
   const InnerEntry& entry = st.inner_for(o, setup_seconds);
-  const SpaceKey key{k, st.settings.fcg.memory, st.lanczos_steps(), &entry.inner, false,
-                     int(st.settings.cpu_rounding)};
-  const bool new_space = !st.cpu || !(st.cpu_key == key);
-  if (new_space) {
-    const auto start = Clock::now();
-    st.cpu.reset();
-    st.cpu = std::make_unique<internal::CpuBlockSpace>(st.a, entry.inner, k, key.memory, key.lanczos_steps,
-                                                       st.settings.cpu_rounding);
-    st.cpu_key = key;
-    st.last.upload_seconds = seconds_since(start);
-    setup_seconds += st.last.upload_seconds;
-  }
+  const bool new_space = st.ensure_space(true, k, st.settings.fcg.memory, entry, setup_seconds);
   internal::CpuBlockSpace& space = *st.cpu;
   // The CPU space holds n x k row-major blocks: the caller's rows of stride ld are packed and unpacked.
   const auto packed = [&](const double* from, int ld) {
@@ -485,31 +492,13 @@ EigenReport SpdSolver::State::eigen(double* x, int ldx, int k, const EigenOption
   double setup_seconds = 0.0;
   last.preprocess_seconds = last.upload_seconds = 0.0;
   const InnerEntry& entry = inner_for(as_solve, setup_seconds);
-  const SpaceKey key{k, internal::kLobpcgMemory, lanczos_steps(), &entry.inner, on_host ? false : settings.timing,
-                     on_host ? int(settings.cpu_rounding) : int(settings.outer_product)};
-  internal::BlockSpace* space = nullptr;
-  internal::GpuBlockSpace* gpu_space = nullptr;
-  const auto build_start = Clock::now();
-  if (on_host) {
-    if (!cpu || !(cpu_key == key)) {
-      cpu.reset();
-      cpu = std::make_unique<internal::CpuBlockSpace>(a, entry.inner, k, key.memory, key.lanczos_steps,
-                                                      settings.cpu_rounding);
-      cpu_key = key;
-    }
-    space = cpu.get();
-  } else {
-    if (!gpu || !(gpu_key == key)) {
-      gpu.reset();
-      gpu = std::make_unique<internal::GpuBlockSpace>(a, entry.inner, k, key.memory, key.lanczos_steps, key.timing,
-                                                      settings.outer_product, settings.foreign);
-      gpu_key = key;
-    }
-    space = gpu_space = gpu.get();
+  ensure_space(on_host, k, internal::kLobpcgMemory, entry, setup_seconds);
+  internal::GpuBlockSpace* gpu_space = on_host ? nullptr : gpu.get();
+  internal::BlockSpace* space = on_host ? static_cast<internal::BlockSpace*>(cpu.get()) : gpu_space;
+  if (gpu_space) {
     gpu_space->wait_for(stream);
     gpu_space->reset_timings();
   }
-  setup_seconds += seconds_since(build_start);
   const internal::small::SmallLayout& l = space->layout();
   const int start = 0;
   const auto clock = Clock::now();
@@ -536,22 +525,13 @@ EigenReport SpdSolver::State::eigen(double* x, int ldx, int k, const EigenOption
   lo.time_limit_seconds = o.time_limit_seconds;
   lo.jacobi = used == Preconditioner::jacobi;
   EigenReport report;
-  std::int64_t lanczos_products = 0;
-  std::optional<internal::ChebyshevChoice> choice;
+  last.chebyshev.reset();
+  last.lanczos_products = 0;
   if (used == Preconditioner::chebyshev) {
-    const auto lanczos_start = Clock::now();
-    const std::int64_t products_before = space->counters().inner_products;
-    auto known = spectrum.find(&entry.inner);
-    if (known == spectrum.end() || !settings.reuse_spectrum)
-      known = spectrum.insert_or_assign(&entry.inner, internal::run_lanczos(*space, lanczos_steps(),
-                                                                              settings.polynomial.seed)).first;
-    internal::ChebyshevOptions polynomial = settings.polynomial;
-    polynomial.degree = o.chebyshev_degree;
-    choice = internal::choose_chebyshev(known->second, entry.gershgorin, polynomial);
-    lo.chebyshev = &choice->polynomial;
-    lanczos_products = space->counters().inner_products - products_before;
-    if (lanczos_products > 0) report.spectrum_seconds = seconds_since(lanczos_start);
+    lo.chebyshev = &polynomial_for(*space, entry, o.chebyshev_degree);
+    if (last.lanczos_products > 0) report.spectrum_seconds = last.lanczos_seconds;
   }
+  const std::int64_t lanczos_products = last.lanczos_products;
   int result_slot = start;
   const internal::LobpcgResult r = internal::block_lobpcg(*space, start, result_slot, lo);
   if (on_host) {
