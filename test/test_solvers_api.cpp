@@ -424,3 +424,113 @@ TEST_CASE("SpdSolver::eigenpairs_host: repeated, clustered and negative eigenval
     CHECK_THROWS_AS(solver.eigenpairs_host(x.data(), k - 1, k), InvalidArgument);
   }
 }
+
+// ------------------------------------------------------------------------------------- generalized eigenpairs
+namespace {
+
+/// A consistent P1 mass matrix on n points of a line with a varying element length: tridiagonal, symmetric positive
+/// definite, a positive diagonal and condition ~ 10 (every row h (2, 1) / 6 per element).
+CsrMatrix line_mass_matrix(std::int32_t n) {
+  Eigen::MatrixXd m = Eigen::MatrixXd::Zero(n, n);
+  for (std::int32_t e = 0; e + 1 < n; ++e) {
+    const double h = 1.0 + 0.5 * std::sin(0.37 * e);
+    m(e, e) += h / 3.0;
+    m(e + 1, e + 1) += h / 3.0;
+    m(e, e + 1) += h / 6.0;
+    m(e + 1, e) += h / 6.0;
+  }
+  m(0, 0) += 0.5;  // the end points carry half an element more
+  m(n - 1, n - 1) += 0.5;
+  CsrMatrix a;
+  a.rows = a.cols = n;
+  for (std::int32_t i = 0; i < n; ++i) {
+    for (std::int32_t j = std::max(0, i - 1); j <= std::min(n - 1, i + 1); ++j) {
+      a.col_idx.push_back(j);
+      a.values.push_back(m(i, j));
+    }
+    a.row_ptr.push_back(std::int32_t(a.col_idx.size()));
+  }
+  return a;
+}
+
+Eigen::MatrixXd dense(const CsrMatrix& a) {
+  Eigen::MatrixXd d = Eigen::MatrixXd::Zero(a.rows, a.cols);
+  for (std::int32_t i = 0; i < a.rows; ++i)
+    for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) d(i, a.col_idx[std::size_t(p)]) = a.values[std::size_t(p)];
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("SpdSolver::eigenpairs_host(M, ...): the generalized problem A x = lambda M x", "[solvers][eigen]") {
+  const CsrMatrix a = small_problem();
+  const CsrMatrix m = line_mass_matrix(a.rows);
+  SpdSolver solver(a);
+  const Eigen::MatrixXd ad = dense(a), md = dense(m);
+  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> reference(ad, md, Eigen::EigenvaluesOnly);
+  const double m_smallest = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(md).eigenvalues()(0);
+  REQUIRE(m_smallest > 0.0);
+
+  SECTION("smallest and largest pairs against a dense generalized eigensolver") {
+    const bool largest = GENERATE(false, true);
+    const int k = GENERATE(1, 5);
+    CAPTURE(largest, k);
+    solvers::EigenOptions options;
+    options.largest = largest;
+    options.max_iterations = 5000;
+    std::vector<double> x = random_block(a.rows, k, k, 31, 0.0);
+    const solvers::EigenReport r = solver.eigenpairs_host(m, x.data(), k, k, options);
+    INFO(r.message);
+    REQUIRE(r.stop == StopReason::converged);
+    REQUIRE(r.eigenvalues.size() == std::size_t(k));
+    const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> xm(x.data(), a.rows,
+                                                                                                      k);
+    for (int j = 0; j < k; ++j) {
+      const Eigen::Index rank = largest ? a.rows - 1 - j : j;
+      const double want = reference.eigenvalues()(rank), got = r.eigenvalues[std::size_t(j)];
+      // The residual r = A x - theta M x of an M-unit x bounds the distance to an eigenvalue by |r|_{M^-1}, which
+      // is at most |r| / sqrt(lambda_min(M)).
+      const double bound = r.residual_norm[std::size_t(j)] / std::sqrt(m_smallest);
+      CAPTURE(j, got, want, bound);
+      CHECK(std::abs(got - want) <= bound * (1.0 + 1e-6) + 1e-12 * std::abs(want));
+      // The reported residual is the true one of the returned vector.
+      const Eigen::VectorXd res = ad * xm.col(j) - got * (md * xm.col(j));
+      CHECK(std::abs(res.norm() - r.residual_norm[std::size_t(j)]) <= 1e-6 * r.norm_estimate * 1e-5 + 1e-9 * res.norm());
+      CHECK(res.norm() <= 1e-5 * r.norm_estimate * (1.0 + 1e-6));
+    }
+    const Eigen::MatrixXd gram = xm.transpose() * md * xm;  // M-orthonormal
+    CHECK((gram - Eigen::MatrixXd::Identity(k, k)).cwiseAbs().maxCoeff() <= 1e-8);
+  }
+  SECTION("M = I gives the standard problem's pairs") {
+    const int k = 4;
+    std::vector<double> x1 = random_block(a.rows, k, k, 7, 0.0), x2 = x1;
+    const solvers::EigenReport standard = solver.eigenpairs_host(x1.data(), k, k);
+    const solvers::EigenReport generalized =
+        solver.eigenpairs_host(from_diagonal_blocks(std::vector<double>(std::size_t(a.rows), 1.0)), x2.data(), k, k);
+    REQUIRE(standard.stop == StopReason::converged);
+    REQUIRE(generalized.stop == StopReason::converged);
+    CHECK(generalized.iterations == standard.iterations);
+    for (int j = 0; j < k; ++j)
+      CHECK(std::abs(generalized.eigenvalues[std::size_t(j)] - standard.eigenvalues[std::size_t(j)]) <=
+            1e-9 * std::abs(standard.eigenvalues[std::size_t(j)]));
+  }
+  SECTION("an M that is not SPD, not symmetric or of the wrong size is refused with a clear error") {
+    const int k = 3;
+    std::vector<double> x = random_block(a.rows, k, k, 8, 0.0);
+    CsrMatrix negative = m;
+    for (std::int32_t p = negative.row_ptr[10]; p < negative.row_ptr[11]; ++p)
+      if (negative.col_idx[std::size_t(p)] == 10) negative.values[std::size_t(p)] = -1.0;
+    CHECK_THROWS_WITH(solver.eigenpairs_host(negative, x.data(), k, k),
+                      Catch::Contains("M is not positive definite") && Catch::Contains("row 10"));
+    // A positive diagonal and still indefinite: found in the iteration (X^T M X or the search space's Gram matrix).
+    solvers::EigenOptions options;
+    options.max_iterations = 200;
+    CHECK_THROWS_WITH(solver.eigenpairs_host(indefinite_stencil(a.rows), x.data(), k, k, options),
+                      Catch::Contains("M is not positive definite"));
+    CsrMatrix skew = m;
+    skew.values[1] *= 1.5;  // m(0, 1) against m(1, 0)
+    CHECK_THROWS_AS(solver.eigenpairs_host(skew, x.data(), k, k), solvers::NotSymmetricError);
+    CHECK_THROWS_WITH(solver.eigenpairs_host(line_mass_matrix(a.rows - 1), x.data(), k, k),
+                      Catch::Contains("M is 209 x 209"));
+  }
+}

@@ -1,5 +1,5 @@
-"""The 16 smallest eigenpairs of a 3-D mesh matrix (or a 2-D log-normal diffusion matrix), three ways, from the same
-starting block:
+"""The 16 smallest eigenpairs of a 3-D mesh matrix (or a 2-D log-normal diffusion matrix, or the normalized Laplacian
+of a power-law graph: graph.py), three ways, from the same starting block:
 
 1. bcsr24's LOBPCG (SpdSolver.eigenpairs: fp64 block algebra on the GPU, the Chebyshev preconditioner on bcsr24's
    products);
@@ -8,6 +8,7 @@ starting block:
 
     python examples/python/eigen.py --mesh 70                      # 1.03M rows, 83M nonzeros (mesh.py)
     python examples/python/eigen.py --problem lognormal --grid 1000
+    python examples/python/eigen.py --problem graph --vertices 1000000   # ~11M nonzeros, eigenvalues in [0, 2]
     python examples/python/eigen.py --mesh 10 --check              # small; exit 1 unless bcsr24 converges and agrees
 
 Every run stops at |A x - lambda x| <= tol ||A|| (tol 1e-5, ||A|| the Gershgorin bound; cupyx takes that as its
@@ -25,6 +26,7 @@ import numpy as np
 
 from bcsr24.linalg import SpdSolver
 from diffusion import diffusion_matrix
+from graph import normalized_laplacian
 from mesh import add_mesh_arguments, check_status, mesh_matrix
 
 
@@ -37,8 +39,9 @@ def residual_norms(cp, a64, x, w):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--problem", default="mesh", choices=("mesh", "lognormal"))
+    p.add_argument("--problem", default="mesh", choices=("mesh", "lognormal", "graph"))
     p.add_argument("--grid", type=int, default=1000)
+    p.add_argument("--vertices", type=int, default=1000000, help="graph: vertices")
     add_mesh_arguments(p)
     p.add_argument("--k", type=int, default=16)
     p.add_argument("--tol", type=float, default=1e-5, help="relative to ||A|| (Gershgorin)")
@@ -56,6 +59,9 @@ def main(argv=None):
         nx, ny, nz = args.mesh, args.mesh + 1, args.mesh + 2
         a = mesh_matrix(nx, ny, nz, args.stencil, args.dofs)
         name = f"3-D {args.stencil}-point mesh {nx}x{ny}x{nz}, {args.dofs} dofs"
+    elif args.problem == "graph":
+        a = normalized_laplacian(args.vertices)
+        name = f"normalized Laplacian of a power-law graph, {args.vertices:,} vertices"
     else:
         a = diffusion_matrix((args.grid, args.grid))
         name = f"2-D log-normal diffusion {args.grid}^2"

@@ -1,7 +1,9 @@
 // LOBPCG on a BlockSpace (block_lobpcg.hpp). One iteration: R = A X - X Theta and its norms (the status step turns
 // them into the active columns and the preconditioner's scales, on the device), W = T R (converged columns get 0:
 // soft locking), A W, the twelve k x k Gram matrices of [X W P] with and without A, one read of all of them, the
-// Rayleigh-Ritz problem on the host, and X, A X, P, A P as block combinations of the old blocks.
+// Rayleigh-Ritz problem on the host, and X, A X, P, A P as block combinations of the old blocks. The generalized
+// problem A x = lambda M x carries M X, M W, M P along (one more product per iteration, M W): X Theta becomes
+// M X Theta and every Gram matrix without A is one with M.
 #include "block_lobpcg.hpp"
 
 #include <algorithm>
@@ -42,9 +44,9 @@ std::vector<double> column_major(const Eigen::MatrixXd& m) { return std::vector<
 /// The Rayleigh-Ritz step on the basis [X W P] (m blocks of k): the k wanted Ritz values and the coefficients of
 /// their vectors (m k x k). Columns of zero norm (W of converged columns) and directions the basis holds twice are
 /// dropped: the Gram matrix is scaled to a unit diagonal and only its eigenvectors above a relative threshold span the
-/// basis.
-void rayleigh_ritz(const Eigen::MatrixXd& h, const Eigen::MatrixXd& g, int k, bool largest, Eigen::VectorXd& theta,
-                   Eigen::MatrixXd& coefficients) {
+/// basis. A Gram matrix of M (generalized) with a clearly negative eigenvalue proves M indefinite: an error.
+void rayleigh_ritz(const Eigen::MatrixXd& h, const Eigen::MatrixXd& g, int k, bool largest, bool of_mass,
+                   Eigen::VectorXd& theta, Eigen::MatrixXd& coefficients) {
   const Eigen::Index dim = g.rows();
   Eigen::VectorXd s(dim);
   for (Eigen::Index i = 0; i < dim; ++i) s(i) = g(i, i) > 0.0 ? 1.0 / std::sqrt(g(i, i)) : 0.0;
@@ -53,6 +55,10 @@ void rayleigh_ritz(const Eigen::MatrixXd& h, const Eigen::MatrixXd& g, int k, bo
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> basis_eig(gs);
   const Eigen::VectorXd& d = basis_eig.eigenvalues();
   const double top = d.maxCoeff();
+  // Rounding leaves eigenvalues of a positive semidefinite Gram matrix (unit diagonal) above -1e-12 or so.
+  if (of_mass && d.minCoeff() < -1e-8 * top)
+    throw InvalidArgument("LOBPCG: M is not positive definite: its Gram matrix on the search space has the "
+                          "eigenvalue " + sci(d.minCoeff() / top) + " relative to the largest");
   std::vector<Eigen::Index> kept;
   for (Eigen::Index i = 0; i < dim; ++i)
     if (d(i) > 1e-10 * top) kept.push_back(i);
@@ -77,6 +83,7 @@ void rayleigh_ritz(const Eigen::MatrixXd& h, const Eigen::MatrixXd& g, int k, bo
 LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result_slot, const LobpcgOptions& options) {
   const small::SmallLayout& l = space.layout();
   const int k = space.k();
+  const bool mass = options.generalized;
   if (l.memory < kLobpcgMemory)
     throw InvalidArgument("LOBPCG: the space has memory " + std::to_string(l.memory) + ", it needs " +
                           std::to_string(kLobpcgMemory));
@@ -108,24 +115,40 @@ LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result_slot, const 
   };
   const auto write_matrix = [&](int region, const Eigen::MatrixXd& m) { space.write_small(reg.at(region), column_major(m)); };
 
-  // X orthonormal: X (L^-T) with X^T X = L L^T.
+  // M X (generalized), else X itself: the blocks M acts on are carried along as their own slots.
+  const auto replace = [&](int& slot, int region) {  // slot <- slot * (the k x k matrix at region)
+    const int t = take();
+    space.combine(t, false, {{slot, reg.at(region), 1.0}});
+    give(slot);
+    slot = t;
+  };
+  // The Cholesky factor L of a k x k Gram matrix X^T (M) X = L L^T, or an error naming why there is none.
+  const auto cholesky = [&](int left, int other, const char* what_fails) {
+    space.gram(left, {{other, reg.at(Regions::m_gram(0, 0))}});
+    const std::vector<double> g0 = read_matrix(Regions::m_gram(0, 0), 1);
+    const Eigen::Map<const Eigen::MatrixXd> gram0(g0.data(), k, k);
+    Eigen::LLT<Eigen::MatrixXd> llt(gram0);
+    if (llt.info() != Eigen::Success || !(gram0.diagonal().minCoeff() > 0.0)) throw InvalidArgument(what_fails);
+    const Eigen::MatrixXd l_factor = llt.matrixL();
+    if (!(l_factor.diagonal().cwiseAbs().minCoeff() > 1e-7 * l_factor.diagonal().cwiseAbs().maxCoeff()))
+      throw InvalidArgument(what_fails);
+    return l_factor;
+  };
   int x = start;
-  space.gram(x, {{x, reg.at(Regions::m_gram(0, 0))}});
-  const std::vector<double> g0 = read_matrix(Regions::m_gram(0, 0), 1);
-  const Eigen::Map<const Eigen::MatrixXd> gram0(g0.data(), k, k);
-  Eigen::LLT<Eigen::MatrixXd> llt(gram0);
-  const Eigen::VectorXd diag = gram0.diagonal();
-  if (llt.info() != Eigen::Success || !(diag.minCoeff() > 0.0))
-    throw InvalidArgument("LOBPCG: the starting block is rank deficient (a zero or dependent column)");
-  const Eigen::MatrixXd l_factor = llt.matrixL();
-  if (!(l_factor.diagonal().cwiseAbs().minCoeff() > 1e-7 * l_factor.diagonal().cwiseAbs().maxCoeff()))
-    throw InvalidArgument("LOBPCG: the starting block is numerically rank deficient");
+  Eigen::MatrixXd l_factor = cholesky(x, x, "LOBPCG: the starting block is rank deficient (a zero or dependent column)");
+  int mx = -1;
+  if (mass) {
+    // Full rank in the plain inner product, so a failing M-Gram matrix can only be M's fault.
+    mx = take();
+    space.multiply_mass(mx, x);
+    l_factor = cholesky(x, mx, "LOBPCG: M is not positive definite: X^T M X of the (full-rank) starting block has no "
+                            "Cholesky factor");
+  }
+  // X (M-)orthonormal: X L^-T.
   write_matrix(Regions::coef, l_factor.transpose().triangularView<Eigen::Upper>().solve(
                                   Eigen::MatrixXd::Identity(k, k)));
-  int t = take();
-  space.combine(t, false, {{x, reg.at(Regions::coef), 1.0}});
-  give(x);
-  x = t;
+  replace(x, Regions::coef);
+  if (mass) replace(mx, Regions::coef);
   int ax = take();
   space.multiply(ax, x);
   // The Ritz pairs of the start: X Q, (A X) Q.
@@ -134,16 +157,11 @@ LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result_slot, const 
   Eigen::VectorXd theta;
   Eigen::MatrixXd q;
   rayleigh_ritz(Eigen::Map<const Eigen::MatrixXd>(h0.data(), k, k), Eigen::MatrixXd::Identity(k, k), k,
-                options.largest, theta, q);
+                options.largest, false, theta, q);
   write_matrix(Regions::coef, q);
-  t = take();
-  space.combine(t, false, {{x, reg.at(Regions::coef), 1.0}});
-  give(x);
-  x = t;
-  t = take();
-  space.combine(t, false, {{ax, reg.at(Regions::coef), 1.0}});
-  give(ax);
-  ax = t;
+  replace(x, Regions::coef);
+  replace(ax, Regions::coef);
+  if (mass) replace(mx, Regions::coef);
 
   // The status step measures |r_j| against b_norm2 = ||A||^2: relative = |r_j| / ||A||, active, scale = 1 / |r_j|.
   space.write_small(l.column[small::b_norm2], std::vector<double>(std::size_t(k), options.norm_estimate *
@@ -152,8 +170,9 @@ LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result_slot, const 
   small::SmallStep status;
   status.kind = small::StepKind::status;
   status.tolerance = options.tolerance;
-  const int w = take(), aw = take();
-  int p = -1, ap = -1;
+  const int w = take(), aw = take(), mw = mass ? take() : w;
+  int p = -1, ap = -1, mp = -1;
+  const auto m_of = [&](int block, int m_block) { return mass ? m_block : block; };
   // One read per iteration: the per-column vectors and the twelve Gram matrices, which lie in one range.
   const std::int64_t read_first = l.column[0];
   const std::int64_t read_count = reg.at(Regions::m_gram(2, 2)) + kk - read_first;
@@ -168,7 +187,8 @@ LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result_slot, const 
     // R = A X - X Theta, its norms and the columns still active.
     write_matrix(Regions::minus_theta, Eigen::MatrixXd((-theta).asDiagonal()));
     const int r = take();
-    space.combine(r, false, {{ax, reg.at(Regions::identity), 1.0}, {x, reg.at(Regions::minus_theta), 1.0}});
+    space.combine(r, false,
+                  {{ax, reg.at(Regions::identity), 1.0}, {m_of(x, mx), reg.at(Regions::minus_theta), 1.0}});
     space.column_norms(r, l.column[small::r_norm2]);
     status.iteration = it;
     space.small_step(status);
@@ -180,14 +200,15 @@ LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result_slot, const 
       space.precondition_identity(w, r);
     give(r);
     space.multiply(aw, w);
+    if (mass) space.multiply_mass(mw, w);
     const bool have_p = p >= 0;
     space.gram(x, {{ax, reg.at(Regions::a_gram(0, 0))}, {aw, reg.at(Regions::a_gram(0, 1))}});
-    space.gram(x, {{x, reg.at(Regions::m_gram(0, 0))}, {w, reg.at(Regions::m_gram(0, 1))}});
-    space.gram(w, {{aw, reg.at(Regions::a_gram(1, 1))}, {w, reg.at(Regions::m_gram(1, 1))}});
+    space.gram(x, {{m_of(x, mx), reg.at(Regions::m_gram(0, 0))}, {m_of(w, mw), reg.at(Regions::m_gram(0, 1))}});
+    space.gram(w, {{aw, reg.at(Regions::a_gram(1, 1))}, {m_of(w, mw), reg.at(Regions::m_gram(1, 1))}});
     if (have_p) {
-      space.gram(x, {{ap, reg.at(Regions::a_gram(0, 2))}, {p, reg.at(Regions::m_gram(0, 2))}});
-      space.gram(w, {{ap, reg.at(Regions::a_gram(1, 2))}, {p, reg.at(Regions::m_gram(1, 2))}});
-      space.gram(p, {{ap, reg.at(Regions::a_gram(2, 2))}, {p, reg.at(Regions::m_gram(2, 2))}});
+      space.gram(x, {{ap, reg.at(Regions::a_gram(0, 2))}, {m_of(p, mp), reg.at(Regions::m_gram(0, 2))}});
+      space.gram(w, {{ap, reg.at(Regions::a_gram(1, 2))}, {m_of(p, mp), reg.at(Regions::m_gram(1, 2))}});
+      space.gram(p, {{ap, reg.at(Regions::a_gram(2, 2))}, {m_of(p, mp), reg.at(Regions::m_gram(2, 2))}});
     }
     space.read_small(read_first, read_count, buffer.data());
 
@@ -243,7 +264,7 @@ LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result_slot, const 
       }
     h = 0.5 * (h + h.transpose()).eval();
     Eigen::MatrixXd coefficients;
-    rayleigh_ritz(h, g, k, options.largest, theta, coefficients);
+    rayleigh_ritz(h, g, k, options.largest, mass, theta, coefficients);
     for (int b = 0; b < m; ++b) write_matrix(Regions::coef + b, coefficients.block(b * k, 0, k, k));
     const std::int64_t cx = reg.at(Regions::coef), cw = reg.at(Regions::coef + 1), cp = reg.at(Regions::coef + 2);
     std::vector<CombineTerm> x_terms{{x, cx, 1.0}, {w, cw, 1.0}}, ax_terms{{ax, cx, 1.0}, {aw, cw, 1.0}};
@@ -254,21 +275,33 @@ LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result_slot, const 
       p_terms.push_back({p, cp, 1.0});
       ap_terms.push_back({ap, cp, 1.0});
     }
-    const int x_new = take(), ax_new = take(), p_new = take(), ap_new = take();
-    space.combine(x_new, false, x_terms);
-    space.combine(ax_new, false, ax_terms);
-    space.combine(p_new, false, p_terms);
-    space.combine(ap_new, false, ap_terms);
-    give(x);
-    give(ax);
-    if (have_p) {
-      give(p);
-      give(ap);
+    // New blocks from the old ones: [X W P] C for X and its (old) W and P part for P.
+    const auto update = [&](int& slot, const std::vector<CombineTerm>& terms, int& p_slot,
+                            const std::vector<CombineTerm>& p_terms_of) {
+      const int fresh = take(), fresh_p = take();
+      space.combine(fresh, false, terms);
+      space.combine(fresh_p, false, p_terms_of);
+      give(slot);
+      if (p_slot >= 0) give(p_slot);
+      slot = fresh;
+      p_slot = fresh_p;
+    };
+    update(x, x_terms, p, p_terms);
+    if (!mass) {
+      // A X and A P by the same combinations: no product. Their drift from A times the combined blocks only touches
+      // the A-Gram matrices, and the iteration converges to 1e-12 ||A|| with it.
+      update(ax, ax_terms, ap, ap_terms);
+    } else {
+      // The generalized problem multiplies afresh instead: with carried M X and M P the M-Gram matrix is no longer
+      // the Gram matrix of the blocks (the combinations cancel, the carried blocks keep the rounding), loses
+      // definiteness and stalls the iteration (the largest pairs of a P1 Laplacian with its mass matrix stopped at
+      // |r| = 3e-6 ||A||; with these products they reach 1e-12 ||A||). Four fp64 products more per iteration.
+      if (ap < 0) ap = take(), mp = take();
+      space.multiply(ax, x);
+      space.multiply(ap, p);
+      space.multiply_mass(mx, x);
+      space.multiply_mass(mp, p);
     }
-    x = x_new;
-    ax = ax_new;
-    p = p_new;
-    ap = ap_new;
     ++it;
   }
   result.eigenvalues.assign(theta.data(), theta.data() + theta.size());

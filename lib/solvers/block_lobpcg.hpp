@@ -13,9 +13,9 @@
 
 namespace bcsr24::solver {
 
-/// Slots the eigensolver needs: X, AX, W, AW, P, AP and four for the updates.
-inline constexpr int kLobpcgSlots = 10;
-/// The space's memory that gives kLobpcgSlots slots and the 17 k x k matrices of the small buffer it uses.
+/// The space's memory (BlockSlots::count(memory) = 12 slots) the eigensolver needs, with the 17 k x k matrices of
+/// the small buffer it uses. At most 11 slots are live: X, AX, W, AW, P, AP, for the generalized problem M X, M W,
+/// M P too, and the residual or two blocks being updated.
 inline constexpr int kLobpcgMemory = 4;
 
 struct LobpcgOptions {
@@ -28,6 +28,9 @@ struct LobpcgOptions {
   const ChebyshevPolynomial* chebyshev = nullptr;
   bool jacobi = false;
   double time_limit_seconds = 0.0;
+  /// A x = lambda M x with the space's mass matrix (BlockSpace::set_mass; symmetric positive definite): X is made
+  /// M-orthonormal, R = A X - M X Theta and the Gram matrices of the Rayleigh-Ritz step are M's.
+  bool generalized = false;
 };
 
 struct LobpcgResult {
@@ -42,8 +45,10 @@ struct LobpcgResult {
 };
 
 /// The k eigenpairs, starting from the block in slot `start` (n x k, full rank); on return slot `result` holds the
-/// orthonormal eigenvector block (the slot numbers are the space's). Needs a space with memory >= kLobpcgMemory.
-/// @throw InvalidArgument for a space too small, or a start block that is rank deficient.
+/// orthonormal (generalized: M-orthonormal) eigenvector block (the slot numbers are the space's). Needs a space
+/// with memory >= kLobpcgMemory.
+/// @throw InvalidArgument for a space too small, a start block that is rank deficient, or (generalized) an M that
+///        proves not positive definite on the search space.
 LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result, const LobpcgOptions& options);
 
 }  // namespace bcsr24::solver

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/error.hpp"
 #include "small_algebra.hpp"
 
@@ -68,6 +69,11 @@ class BlockSpace {
 
   /// q = A p in fp64.
   virtual void multiply(int q, int p) = 0;
+  /// The mass matrix M of a generalized eigenproblem A x = lambda M x (n x n, fp64; null: none), copied into the
+  /// space (uploaded once: every multiply_mass after it uses the copy) until the next call.
+  virtual void set_mass(const CsrMatrix* m) = 0;
+  /// q = M p in fp64 (counted as an outer product). @throw InvalidArgument without a mass matrix.
+  virtual void multiply_mass(int q, int p) = 0;
   /// r = b - A x in fp64, and r's squared column norms into the small buffer's r_norm2.
   virtual void residual(int r, int b, int x) = 0;
   /// Squared column norms of a slot into the small buffer at `offset` (k doubles).
@@ -126,6 +132,8 @@ inline void check_space_sizes(int k, int memory, int lanczos_steps) {
   std::vector<double> slot(int slot) override;                                                \
   void zero_slot(int slot) override;                                                          \
   void multiply(int q, int p) override;                                                       \
+  void set_mass(const CsrMatrix* m) override;                                                 \
+  void multiply_mass(int q, int p) override;                                                  \
   void residual(int r, int b, int x) override;                                                \
   void column_norms(int slot, std::int64_t offset) override;                                  \
   void column_dots(int x, int y, std::int64_t offset) override;                               \

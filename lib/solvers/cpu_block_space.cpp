@@ -93,6 +93,20 @@ void CpuBlockSpace::multiply(int q, int p) {
   ++counters_.outer_products;
 }
 
+void CpuBlockSpace::set_mass(const CsrMatrix* m) {
+  if (m && (m->rows != n_ || m->cols != n_))
+    throw InvalidArgument("CpuBlockSpace::set_mass: M is " + std::to_string(m->rows) + " x " +
+                          std::to_string(m->cols) + ", the space has " + std::to_string(n_) + " rows");
+  mass_ = m ? to_eigen(*m) : Eigen::SparseMatrix<double, Eigen::RowMajor, int>();
+  has_mass_ = m != nullptr;
+}
+
+void CpuBlockSpace::multiply_mass(int q, int p) {
+  if (!has_mass_) throw InvalidArgument("CpuBlockSpace::multiply_mass: no mass matrix was set");
+  at(q) = mass_ * at(p);
+  ++counters_.outer_products;
+}
+
 void CpuBlockSpace::residual(int r, int b, int x) {
   at(r) = at(b) - a_ * at(x);
   ++counters_.outer_products;

@@ -55,6 +55,8 @@ class CpuBlockSpace final : public BlockSpace {
   small::SmallLayout layout_;
   Eigen::SparseMatrix<double, Eigen::RowMajor, int> a_;
   Eigen::SparseMatrix<float, Eigen::RowMajor, int> a32_;  // cuSPARSE fp32 backend
+  Eigen::SparseMatrix<double, Eigen::RowMajor, int> mass_;  // M of a generalized eigenproblem (set_mass)
+  bool has_mass_ = false;
   Eigen::VectorXd inverse_diagonal_, row_scale_;
   std::vector<Block> slots_;
   std::vector<double> small_;

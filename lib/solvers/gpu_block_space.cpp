@@ -39,6 +39,7 @@ struct GpuBlockSpace::Impl {
   DeviceArray<double> slots;  // BlockSlots::count(memory) blocks of n x k
   int slot_count = 0;
   std::unique_ptr<DeviceCsrArrays> a64;
+  std::unique_ptr<DeviceCsrArrays> mass64;  // M of a generalized eigenproblem (set_mass; null: none)
   std::unique_ptr<ForeignProduct> outer;  // fp64 A times an n x k block with cuSPARSE (null: the CSR kernel)
 
   DeviceArray<float> work[3];  // n x kp fp32: Chebyshev input and the two iterates; Lanczos vectors
@@ -258,6 +259,29 @@ void GpuBlockSpace::multiply(int q, int p) {
   s.outer_multiply(pp, nullptr, qq, 1.0, 0.0);
 }
 
+void GpuBlockSpace::set_mass(const CsrMatrix* m) {
+  Impl& s = *impl_;
+  if (m && (m->rows != s.n || m->cols != s.n))
+    throw InvalidArgument("GpuBlockSpace::set_mass: M is " + std::to_string(m->rows) + " x " +
+                          std::to_string(m->cols) + ", the space has " + std::to_string(s.n) + " rows");
+  CUDA_OK(cudaStreamSynchronize(s.stream));  // no enqueued product may still read the old copy
+  s.mass64.reset();
+  if (m) s.mass64 = std::make_unique<DeviceCsrArrays>(*m, false);
+}
+
+void GpuBlockSpace::multiply_mass(int q, int p) {
+  Impl& s = *impl_;
+  if (!s.mass64) throw InvalidArgument("GpuBlockSpace::multiply_mass: no mass matrix was set");
+  const double* pp = s.slot(p);
+  double* qq = s.slot(q);
+  // Always the space's CSR kernel (also when A's products are cuSPARSE's: M only exists for the eigensolver).
+  s.timed(outer_product, [&] {
+    block_gpu::csr_product({s.mass64->row_ptr.get(), s.mass64->col_idx.get(), s.mass64->values64.get(), s.n}, pp,
+                           nullptr, qq, s.k, 1.0, 0.0, nullptr, s.reduction.get(), s.stream);
+  });
+  ++s.counters.outer_products;
+}
+
 void GpuBlockSpace::residual(int r, int b, int x) {
   Impl& s = *impl_;
   double* rr = s.slot(r);
@@ -471,7 +495,8 @@ void GpuBlockSpace::reset_timings() {
 
 std::int64_t GpuBlockSpace::device_bytes() const {
   const Impl& s = *impl_;
-  std::size_t bytes = s.slots.bytes() + s.a64->bytes() + (s.outer ? std::size_t(s.outer->bytes()) : 0) +
+  std::size_t bytes = s.slots.bytes() + s.a64->bytes() + (s.mass64 ? s.mass64->bytes() : 0) +
+                      (s.outer ? std::size_t(s.outer->bytes()) : 0) +
                       s.inverse_diagonal.bytes() +
                       s.row_scale.bytes() + s.small.bytes() + s.reduction.bytes();
   for (const auto& w : s.work) bytes += w.bytes();

@@ -1,28 +1,16 @@
 // SpdSolver: the public face of the block solver. It owns the symmetric matrix, the inner operators (one per
 // backend and precision, made on first use), the Lanczos estimates (one per inner operator, reused) and one solver
 // space (rebuilt when k or the inner operator changes); each solve loads B (and X0) into the space, checks them,
-// runs the block iteration and writes X back.
+// runs the block iteration and writes X back. The eigensolver's half is spd_solver_eigen.cpp.
 #include "bcsr24/solvers.hpp"
-
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <functional>
-#include <map>
-#include <utility>
 
 #include <cuda_runtime_api.h>
 
 #include "bcsr24/matrix_market.hpp"
-#include "block_lobpcg.hpp"
-#include "sci_text.hpp"
-#include "solver_access.hpp"
+#include "spd_solver_state.hpp"
 #include "symmetry.hpp"
 
 namespace bcsr24::solvers {
-
-namespace internal = bcsr24::solver;
-using internal::sci;
 
 const char* preconditioner_name(Preconditioner preconditioner) noexcept {
   switch (preconditioner) {
@@ -52,45 +40,6 @@ const char* stop_reason_name(StopReason reason) noexcept {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using S = internal::BlockSlots;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-StopReason stop_reason(internal::BlockStop stop) {
-  switch (stop) {
-    case internal::BlockStop::converged: return StopReason::converged;
-    case internal::BlockStop::max_iterations: return StopReason::max_iterations;
-    case internal::BlockStop::stagnation: return StopReason::stagnation;
-    case internal::BlockStop::breakdown: return StopReason::breakdown;
-    case internal::BlockStop::time_limit: return StopReason::time_limit;
-  }
-  return StopReason::breakdown;
-}
-
-/// Relative rounding of the inner matrix's stored values, for the Gershgorin bound of what is multiplied.
-double stored_relative_error(internal::InnerBackend backend, Precision precision) {
-  if (backend == internal::InnerBackend::cusparse_csr_f32) return 1e-6;
-  switch (precision) {
-    case Precision::fp16: return 1e-3;
-    case Precision::bf16: return 8e-3;
-    case Precision::split: return 1e-6;
-  }
-  return 1e-2;
-}
-
-/// The first row whose diagonal is missing or not positive, as a message ("" when every a_ii > 0).
-std::string non_positive_diagonal(const CsrMatrix& a) {
-  for (std::int32_t i = 0; i < a.rows; ++i) {
-    double d = 0.0;
-    for (std::int32_t p = a.row_ptr[std::size_t(i)]; p < a.row_ptr[std::size_t(i) + 1]; ++p)
-      if (a.col_idx[std::size_t(p)] == i) d = a.values[std::size_t(p)];
-    if (!(d > 0.0))
-      return "row " + std::to_string(i) + " has diagonal " + sci(d) + ": the matrix is not positive definite";
-  }
-  return "";
-}
-
 void check_arguments(const void* b, int ldb, const void* x, int ldx, int k, const SolveOptions& o) {
   const std::string where = "SpdSolver::solve: ";
   if (k < 1 || k > internal::small::kMaxColumns)
@@ -108,154 +57,40 @@ void check_arguments(const void* b, int ldb, const void* x, int ldx, int k, cons
   if (o.chebyshev_degree < 1) throw InvalidArgument(where + "chebyshev_degree must be >= 1");
 }
 
-/// One inner operator and the rigorous upper bound of its spectrum.
-struct InnerEntry {
-  internal::InnerMatrix inner;
-  double gershgorin = 0.0;
-};
-
-/// What a space was made for: a different key makes a new space.
-struct SpaceKey {
-  int k = 0, memory = 0, lanczos_steps = 0;
-  const internal::InnerMatrix* inner = nullptr;
-  bool timing = false;
-  int variant = 0;  // the GPU's outer product, or the CPU's rounding
-  bool operator==(const SpaceKey& o) const {
-    return k == o.k && memory == o.memory && lanczos_steps == o.lanczos_steps && inner == o.inner &&
-           timing == o.timing && variant == o.variant;
-  }
-};
-
-/// How a solve moves the caller's blocks in and out of the space.
-struct BlockTransfer {
-  std::function<void()> load_b, load_x, store_x;
-};
-
 }  // namespace
 
-struct SpdSolver::State {
-  CsrMatrix a;
-  double asymmetry = 0.0;
-  SpdOptions options;
-  std::string not_positive_definite;  // a non-positive diagonal: every solve stops with breakdown
-  double norm_estimate = 0.0;         // max_i sum_j |a_ij|: the ||A|| of the eigensolver's tolerance
-  detail::EngineSettings settings;
-  detail::LastSolve last;
-  std::map<std::pair<int, int>, std::unique_ptr<InnerEntry>> inner;  // (backend, precision)
-  std::map<const internal::InnerMatrix*, internal::LanczosEstimate> spectrum;
-  std::unique_ptr<internal::GpuBlockSpace> gpu;
-  std::unique_ptr<internal::CpuBlockSpace> cpu;
-  SpaceKey gpu_key, cpu_key;
-
-  /// The inner matrix of the preconditioner (without the polynomial: none).
-  InnerEntry& inner_for(const SolveOptions& o, double& setup_seconds) {
-    const bool polynomial = o.preconditioner == Preconditioner::chebyshev;
-    const internal::InnerBackend backend = polynomial ? settings.backend : internal::InnerBackend::none;
-    const std::pair<int, int> key{int(backend) + (settings.jacobi_scaling ? 0 : 8),
-                                  polynomial ? int(o.inner_precision) : -1};
-    std::unique_ptr<InnerEntry>& entry = inner[key];
-    if (!entry) {
-      const auto start = Clock::now();
-      entry = std::make_unique<InnerEntry>();
-      if (polynomial) {
-        OperatorOptions operator_options;
-        operator_options.precision = o.inner_precision;
-        operator_options.threads = options.threads;
-        entry->inner = internal::prepare_inner_matrix(a, backend, settings.jacobi_scaling, operator_options);
-        entry->gershgorin = internal::gershgorin_bound(a, entry->inner.row_scale,
-                                                       stored_relative_error(backend, o.inner_precision));
-        last.preprocess_seconds = entry->inner.preprocess_seconds;
-      } else {
-        entry->inner.backend = internal::InnerBackend::none;
-      }
-      setup_seconds += seconds_since(start);
-    }
-    return *entry;
-  }
-
-  int lanczos_steps() const { return std::max(2, settings.polynomial.lanczos_steps); }
-
-  /// The GPU (on_host false) or host space for k columns and `memory`, made anew when what it was made for changed;
-  /// the time that took is added to setup_seconds and last.upload_seconds. Returns whether it was made.
-  bool ensure_space(bool on_host, int k, int memory, const InnerEntry& entry, double& setup_seconds) {
-    const SpaceKey key{k, memory, lanczos_steps(), &entry.inner, on_host ? false : settings.timing,
-                       on_host ? int(settings.cpu_rounding) : int(settings.outer_product)};
-    if (on_host ? (cpu && cpu_key == key) : (gpu && gpu_key == key)) return false;
-    const auto start = Clock::now();
-    if (on_host) {
-      cpu.reset();  // its memory first
-      cpu = std::make_unique<internal::CpuBlockSpace>(a, entry.inner, k, memory, key.lanczos_steps,
-                                                      settings.cpu_rounding);
-      cpu_key = key;
-    } else {
-      gpu.reset();
-      gpu = std::make_unique<internal::GpuBlockSpace>(a, entry.inner, k, memory, key.lanczos_steps, key.timing,
-                                                      settings.outer_product, settings.foreign);
-      gpu_key = key;
-    }
-    last.upload_seconds = seconds_since(start);
-    setup_seconds += last.upload_seconds;
-    return true;
-  }
-
-  /// The Chebyshev polynomial of `degree` on the inner operator's spectrum, whose Lanczos estimate the first call
-  /// for that operator finds on `space` and later calls reuse. Sets last.chebyshev, lanczos_seconds and products.
-  const internal::ChebyshevPolynomial& polynomial_for(internal::BlockSpace& space, const InnerEntry& entry,
-                                                      int degree) {
-    const auto start = Clock::now();
-    const std::int64_t products_before = space.counters().inner_products;
-    auto known = spectrum.find(&entry.inner);
-    if (known == spectrum.end() || !settings.reuse_spectrum)
-      known = spectrum
-                  .insert_or_assign(&entry.inner,
-                                    internal::run_lanczos(space, lanczos_steps(), settings.polynomial.seed))
-                  .first;
-    internal::ChebyshevOptions options = settings.polynomial;
-    options.degree = degree;
-    last.chebyshev = internal::choose_chebyshev(known->second, entry.gershgorin, options);
-    last.lanczos_seconds = seconds_since(start);
-    last.lanczos_products = space.counters().inner_products - products_before;
-    return last.chebyshev->polynomial;
-  }
-
-  template <typename Value>
-  SolveReport solve_on_gpu(const Value* b, int ldb, Value* x, int ldx, int k, const SolveOptions& o, Stream stream);
-
-  /// The space for the eigensolver (GPU or host), with the preconditioner it can use; the report's setup time.
-  EigenReport eigen(double* x, int ldx, int k, const EigenOptions& o, Stream stream, bool on_host);
-
-  /// The block iteration, on a space whose blocks `transfer` fills and empties.
-  SolveReport run(internal::BlockSpace& space, internal::GpuBlockSpace* on_gpu, const InnerEntry& entry,
-                  const SolveOptions& o, const BlockTransfer& transfer, bool new_space, double setup_seconds);
-};
-
-SpdSolver::SpdSolver(const CsrMatrix& a, const SpdOptions& options) : state_(std::make_unique<State>()) {
-  State& st = *state_;
-  st.options = options;
+SymmetricMatrix impl::checked_symmetric(const CsrMatrix& a, double tolerance, const std::string& who) {
   if (a.rows != a.cols)
-    throw InvalidArgument("SpdSolver: the matrix is " + std::to_string(a.rows) + " x " + std::to_string(a.cols) +
+    throw InvalidArgument(who + " is " + std::to_string(a.rows) + " x " + std::to_string(a.cols) +
                           ": an SPD matrix is square");
-  if (a.rows < 1) throw InvalidArgument("SpdSolver: the matrix is empty");
-  if (!(options.symmetry_tolerance >= 0.0))
-    throw InvalidArgument("SpdSolver: symmetry_tolerance must be >= 0");
+  if (a.rows < 1) throw InvalidArgument(who + " is empty");
   validate_csr(a);
   for (std::size_t p = 0; p < a.values.size(); ++p)
     if (!std::isfinite(a.values[p])) {
       std::int32_t row = 0;
       while (a.row_ptr[std::size_t(row) + 1] <= std::int32_t(p)) ++row;
-      throw InvalidArgument("SpdSolver: entry (" + std::to_string(row) + ", " + std::to_string(a.col_idx[p]) +
+      throw InvalidArgument(who + ": entry (" + std::to_string(row) + ", " + std::to_string(a.col_idx[p]) +
                             ") is not finite");
     }
   const internal::Asymmetry asymmetry = internal::measure_asymmetry(a);
-  if (asymmetry.ratio > options.symmetry_tolerance)
-    throw NotSymmetricError("SpdSolver: the matrix is not symmetric: a(" + std::to_string(asymmetry.row) + ", " +
+  if (asymmetry.ratio > tolerance)
+    throw NotSymmetricError(who + " is not symmetric: a(" + std::to_string(asymmetry.row) + ", " +
                             std::to_string(asymmetry.col) + ") = " + sci(asymmetry.a_ij) + " but a(" +
                             std::to_string(asymmetry.col) + ", " + std::to_string(asymmetry.row) + ") = " +
                             sci(asymmetry.a_ji) + ", a difference of " + sci(asymmetry.ratio) +
                             " relative to max(|a_ij|, |a_ji|, sqrt(|a_ii a_jj|)), above the symmetry tolerance " +
-                            sci(options.symmetry_tolerance));
-  st.asymmetry = asymmetry.ratio;
-  st.a = asymmetry.ratio > 0.0 ? internal::symmetric_part(a) : a;
+                            sci(tolerance));
+  return {asymmetry.ratio > 0.0 ? internal::symmetric_part(a) : a, asymmetry.ratio};
+}
+
+SpdSolver::SpdSolver(const CsrMatrix& a, const SpdOptions& options) : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  st.options = options;
+  if (!(options.symmetry_tolerance >= 0.0))
+    throw InvalidArgument("SpdSolver: symmetry_tolerance must be >= 0");
+  SymmetricMatrix symmetric = checked_symmetric(a, options.symmetry_tolerance, "SpdSolver: the matrix");
+  st.asymmetry = symmetric.asymmetry;
+  st.a = std::move(symmetric.matrix);
   st.not_positive_definite = non_positive_diagonal(st.a);
   st.norm_estimate = internal::gershgorin_bound(st.a, {}, 0.0);
 }
@@ -467,110 +302,6 @@ SolveReport SpdSolver::solve_host(const double* b, int ldb, double* x, int ldx, 
                 x + std::size_t(i) * ldx);
   };
   return st.run(space, nullptr, entry, o, transfer, new_space, setup_seconds);
-}
-
-EigenReport SpdSolver::State::eigen(double* x, int ldx, int k, const EigenOptions& o, Stream stream, bool on_host) {
-  const std::string where = on_host ? "SpdSolver::eigenpairs_host: " : "SpdSolver::eigenpairs: ";
-  if (k < 1 || k > internal::small::kMaxColumns)
-    throw InvalidArgument(where + "k = " + std::to_string(k) + " eigenpairs, expected 1 .. " +
-                          std::to_string(internal::small::kMaxColumns));
-  if (3 * std::int64_t(k) > a.rows)
-    throw InvalidArgument(where + "k = " + std::to_string(k) + " is above n / 3 = " + std::to_string(a.rows / 3) +
-                          ": a matrix this small wants a dense eigensolver");
-  if (!x) throw InvalidArgument(where + "x is null");
-  if (ldx < k) throw InvalidArgument(where + "ldx = " + std::to_string(ldx) + " is below k = " + std::to_string(k));
-  if (!(o.tol > 0.0) || !std::isfinite(o.tol)) throw InvalidArgument(where + "tol must be finite and > 0");
-  if (o.max_iterations < 0 || !(o.time_limit_seconds >= 0.0) || o.chebyshev_degree < 1)
-    throw InvalidArgument(where + "max_iterations, time_limit_seconds and chebyshev_degree must be >= 0, >= 0, >= 1");
-  // The preconditioner approximates A^-1: for the smallest eigenvalues of a matrix with a positive diagonal only.
-  Preconditioner used = o.preconditioner;
-  if (o.largest || !not_positive_definite.empty()) used = Preconditioner::none;
-  SolveOptions as_solve;
-  as_solve.preconditioner = used;
-  as_solve.inner_precision = o.inner_precision;
-  as_solve.chebyshev_degree = o.chebyshev_degree;
-  double setup_seconds = 0.0;
-  last.preprocess_seconds = last.upload_seconds = 0.0;
-  const InnerEntry& entry = inner_for(as_solve, setup_seconds);
-  ensure_space(on_host, k, internal::kLobpcgMemory, entry, setup_seconds);
-  internal::GpuBlockSpace* gpu_space = on_host ? nullptr : gpu.get();
-  internal::BlockSpace* space = on_host ? static_cast<internal::BlockSpace*>(cpu.get()) : gpu_space;
-  if (gpu_space) {
-    gpu_space->wait_for(stream);
-    gpu_space->reset_timings();
-  }
-  const internal::small::SmallLayout& l = space->layout();
-  const int start = 0;
-  const auto clock = Clock::now();
-  if (on_host) {
-    std::vector<double> block(std::size_t(a.rows) * std::size_t(k));
-    for (std::int32_t i = 0; i < a.rows; ++i)
-      std::copy(x + std::size_t(i) * ldx, x + std::size_t(i) * ldx + k, block.begin() + std::ptrdiff_t(i) * k);
-    space->set_slot(start, block);
-  } else {
-    gpu_space->load_slot(start, static_cast<const double*>(x), ldx);
-  }
-  std::vector<double> norm2(static_cast<std::size_t>(k));
-  space->column_norms(start, l.column[internal::small::dots]);
-  space->read_small(l.column[internal::small::dots], k, norm2.data());
-  for (int j = 0; j < k; ++j)
-    if (!std::isfinite(norm2[std::size_t(j)]))
-      throw InvalidArgument(where + "x (the starting block) column " + std::to_string(j) + " holds NaN or Inf");
-
-  internal::LobpcgOptions lo;
-  lo.tolerance = o.tol;
-  lo.norm_estimate = norm_estimate > 0.0 ? norm_estimate : 1.0;
-  lo.max_iterations = o.max_iterations;
-  lo.largest = o.largest;
-  lo.time_limit_seconds = o.time_limit_seconds;
-  lo.jacobi = used == Preconditioner::jacobi;
-  EigenReport report;
-  last.chebyshev.reset();
-  last.lanczos_products = 0;
-  if (used == Preconditioner::chebyshev) {
-    lo.chebyshev = &polynomial_for(*space, entry, o.chebyshev_degree);
-    if (last.lanczos_products > 0) report.spectrum_seconds = last.lanczos_seconds;
-  }
-  const std::int64_t lanczos_products = last.lanczos_products;
-  int result_slot = start;
-  const internal::LobpcgResult r = internal::block_lobpcg(*space, start, result_slot, lo);
-  if (on_host) {
-    const std::vector<double> block = space->slot(result_slot);
-    for (std::int32_t i = 0; i < a.rows; ++i)
-      std::copy(block.begin() + std::ptrdiff_t(i) * k, block.begin() + std::ptrdiff_t(i + 1) * k,
-                x + std::size_t(i) * ldx);
-  } else {
-    gpu_space->store_slot(result_slot, x, ldx);
-    gpu_space->synchronize();
-    gpu_space->release_to(stream);
-  }
-  report.seconds = seconds_since(clock);
-  report.setup_seconds = setup_seconds;
-  report.stop = stop_reason(r.stop);
-  report.message = r.message;
-  report.iterations = r.iterations;
-  report.converged = r.converged;
-  report.eigenvalues = r.eigenvalues;
-  report.residual_norm = r.residual_norm;
-  report.norm_estimate = lo.norm_estimate;
-  report.history = r.history;
-  report.products = r.inner_products + r.outer_products + lanczos_products;
-  report.host_synchronizations = r.synchronizations;
-  report.preconditioner = used;
-  if (gpu_space && settings.timing) {
-    const internal::BlockTimings timings = gpu_space->timings();
-    report.product_seconds = (timings.inner_product_ms + timings.outer_product_ms) * 1e-3;
-    report.product_share = report.seconds > 0.0 ? report.product_seconds / report.seconds : 0.0;
-  }
-  return report;
-}
-
-EigenReport SpdSolver::eigenpairs(double* x, int ldx, int k, const EigenOptions& options, Stream stream) {
-  return state_->eigen(x, ldx, k, options, stream, false);
-}
-
-EigenReport SpdSolver::eigenpairs_host(double* x, int ldx, int k, const EigenOptions& options) {
-  return state_->eigen(x, ldx, k, options, nullptr, true);
 }
 
 namespace detail {

@@ -142,7 +142,7 @@ class SolveInfo(int):
         return f"SolveInfo({int(self)}, stop={self.stop!r}, iterations={self.iterations}, message={self.message!r})"
 
 
-def _csr_of(A):
+def _csr_of(A, name="A"):
     """(indptr int32, indices int32, data float64, shape) of a canonical CSR matrix from a scipy.sparse matrix, a
     cupyx.scipy.sparse matrix (copied to the host) or a bcsr24.SparseOperator (the matrix it was built from, or the
     matrix it stores when it was read from a file)."""
@@ -161,13 +161,13 @@ def _csr_of(A):
     import scipy.sparse as sp
 
     if not sp.issparse(A):
-        raise TypeError(f"A: expected a scipy.sparse matrix, a bcsr24.SparseOperator or a bcsr24.linalg.SpdSolver, "
-                        f"got {type(A).__module__}.{type(A).__name__}")
+        raise TypeError(f"{name}: expected a scipy.sparse matrix, a bcsr24.SparseOperator or a "
+                        f"bcsr24.linalg.SpdSolver, got {type(A).__module__}.{type(A).__name__}")
     if A.dtype.kind == "c":
-        raise TypeError(f"A has complex values ({A.dtype}); bcsr24 solves real systems")
+        raise TypeError(f"{name} has complex values ({A.dtype}); bcsr24 solves real systems")
     rows, cols = A.shape
     if rows > _INT32_MAX or A.nnz > _INT32_MAX:
-        raise _errors.SizeLimitError(f"A ({rows} rows, {A.nnz} nonzeros) exceeds bcsr24's 32-bit indices")
+        raise _errors.SizeLimitError(f"{name} ({rows} rows, {A.nnz} nonzeros) exceeds bcsr24's 32-bit indices")
     a = A.tocsr(copy=False) if A.format == "csr" else A.tocsr()
     if not (a.has_canonical_format if hasattr(a, "has_canonical_format") else True):
         a = a.copy()
@@ -218,14 +218,18 @@ class SpdSolver:
     def _norm_estimate(self):
         return self._norm
 
-    def eigenpairs(self, X, *, tol=1e-5, maxiter=500, largest=False, preconditioner="chebyshev", degree=15,
+    def eigenpairs(self, X, *, B=None, tol=1e-5, maxiter=500, largest=False, preconditioner="chebyshev", degree=15,
                    inner_precision="split", time_limit=None, stream=None):
         """w, V, info: the k smallest (or largest) eigenpairs by LOBPCG from the starting block X (n, k; float64 or
         float32, any supported library; random is fine). A pair converges once |A x - lambda x| <= tol ||A||
         (||A|| = info.norm_estimate). w is ascending for the smallest, descending for the largest; V has X's library
-        and dtype, orthonormal columns. Non-convergence is reported in info (an int: 0 when every pair converged)."""
+        and dtype, orthonormal columns. Non-convergence is reported in info (an int: 0 when every pair converged).
+
+        B: the generalized problem A x = lambda B x with a symmetric positive definite B (a mass matrix: scipy.sparse,
+        cupyx.scipy.sparse or a bcsr24.SparseOperator; copied to the device for the call). V is then B-orthonormal and
+        the residual is |A x - lambda B x|. A B that is not positive definite raises ValueError."""
         return _eigenpairs(self, X, tol, maxiter, largest, preconditioner, degree, inner_precision, time_limit,
-                           stream)
+                           stream, B)
 
     def solve(self, B, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, preconditioner="chebyshev", degree=15,
               inner_precision="split", time_limit=None, stream=None):
@@ -314,8 +318,15 @@ class EigenInfo(SolveInfo):
     (|A x_j - lambda_j x_j|), norm_estimate (the ||A|| of the tolerance), history, seconds, product_share, ..."""
 
 
-def _eigenpairs(solver, X, tol, maxiter, largest, preconditioner, degree, inner_precision, time_limit, stream):
+def _eigenpairs(solver, X, tol, maxiter, largest, preconditioner, degree, inner_precision, time_limit, stream,
+                mass=None):
     start = _time.perf_counter()
+    mass_args = ()
+    if mass is not None:
+        m_indptr, m_indices, m_data, m_shape = _csr_of(mass, "B")
+        if m_shape != solver.shape:
+            raise ValueError(f"B has shape {m_shape} but A is {solver.shape[0]} x {solver.shape[1]}")
+        mass_args = (m_shape[0], _ptr(m_indptr), _ptr(m_indices), _ptr(m_data))
     v = _arrays.view(X, "X")
     n, k = v[2], v[3]
     if v[7]:
@@ -336,7 +347,7 @@ def _eigenpairs(solver, X, tol, maxiter, largest, preconditioner, degree, inner_
     report = solver._impl.eigen(w_view[1], w_view[4], k, host, w_view[6], s, float(tol),
                                 500 if maxiter is None else int(maxiter), bool(largest),
                                 0.0 if time_limit is None else float(time_limit), str(preconditioner), int(degree),
-                                str(inner_precision))
+                                str(inner_precision), *mass_args)
     if not host and v[0] not in (_arrays.TORCH, _arrays.CUPY):
         x = _arrays.finish(v, x, s)
     if v[5] == "float32":
@@ -367,18 +378,19 @@ def lobpcg(A, X, B=None, M=None, Y=None, tol=None, maxiter=None, largest=True, v
     with the signature of scipy.sparse.linalg.lobpcg / cupyx.scipy.sparse.linalg.lobpcg.
 
     A: a scipy.sparse matrix, a bcsr24.SparseOperator or an SpdSolver; X: a float64 or float32 array of CuPy,
-    PyTorch, JAX (GPU) or NumPy (host path); w and v come back in X's library (v in X's dtype). tol: the residual
-    norm |A x - lambda x| each pair must reach (None: 1e-5 ||A||, ||A|| the Gershgorin bound); maxiter: iterations
-    (None: 500, where SciPy's default is 20). Not converging is reported by a warning, as SciPy does. Differences: the
-    generalized problem (B), constraints (Y) and the lambda history are not supported (NotImplementedError); M is
-    ignored (bcsr24 uses its own Chebyshev preconditioner for the smallest eigenvalues, none for the largest);
-    retResidualNormsHistory returns the largest |r| / ||A|| per iteration.
+    PyTorch, JAX (GPU) or NumPy (host path); w and v come back in X's library (v in X's dtype). B: the generalized
+    problem A x = lambda B x with a symmetric positive definite B (a sparse mass matrix, as A; v is then
+    B-orthonormal; a B that is not positive definite raises ValueError). tol: the residual norm |A x - lambda B x|
+    each pair must reach (None: 1e-5 ||A||, ||A|| the Gershgorin bound); maxiter: iterations (None: 500, where SciPy's
+    default is 20). Not converging is reported by a warning, as SciPy does. Differences: constraints (Y) and the
+    lambda history are not supported (NotImplementedError); M is ignored (bcsr24 uses its own Chebyshev
+    preconditioner for the smallest eigenvalues, none for the largest); retResidualNormsHistory returns the largest
+    |r| / ||A|| per iteration.
     """
     import warnings
 
-    if B is not None or Y is not None:
-        raise NotImplementedError("bcsr24.linalg.lobpcg: the generalized problem (B) and constraints (Y) are not "
-                                  "supported yet")
+    if Y is not None:
+        raise NotImplementedError("bcsr24.linalg.lobpcg: constraints (Y) are not supported yet")
     if retLambdaHistory:
         raise NotImplementedError("bcsr24.linalg.lobpcg: retLambdaHistory is not supported")
     if M is not None:
@@ -387,7 +399,7 @@ def lobpcg(A, X, B=None, M=None, Y=None, tol=None, maxiter=None, largest=True, v
     solver = _solver_for(A, 1e-8)
     norm = solver._norm_estimate()
     rel = 1e-5 if tol is None else float(tol) / norm
-    w, v, info = _eigenpairs(solver, X, rel, maxiter, largest, preconditioner, 15, "split", None, stream)
+    w, v, info = _eigenpairs(solver, X, rel, maxiter, largest, preconditioner, 15, "split", None, stream, B)
     if info.stop != "converged":
         warnings.warn(f"bcsr24.linalg.lobpcg: {info.message}", UserWarning, stacklevel=2)
     if verbosityLevel:
@@ -398,10 +410,11 @@ def lobpcg(A, X, B=None, M=None, Y=None, tol=None, maxiter=None, largest=True, v
     return w, v
 
 
-def eigsh(A, k=6, which="SA", v0=None, tol=None, maxiter=None, return_eigenvectors=True, *, seed=0):
+def eigsh(A, k=6, which="SA", v0=None, tol=None, maxiter=None, return_eigenvectors=True, *, M=None, seed=0):
     """The k smallest ("SA") or largest ("LA") eigenpairs of a symmetric A: (w, v), w ascending as
     scipy.sparse.linalg.eigsh returns them. The starting block is random (seeded), on the GPU (CuPy) when CuPy and a
-    device are there, else NumPy; v0, a starting block (n, k), takes its place."""
+    device are there, else NumPy; v0, a starting block (n, k), takes its place. M: the generalized problem
+    A x = lambda M x with a symmetric positive definite M, as eigsh's M (lobpcg's B)."""
     if which not in ("SA", "LA"):
         raise ValueError(f"which={which!r}: bcsr24.linalg.eigsh computes 'SA' (smallest) or 'LA' (largest)")
     solver = _solver_for(A, 1e-8)
@@ -417,7 +430,7 @@ def eigsh(A, k=6, which="SA", v0=None, tol=None, maxiter=None, return_eigenvecto
                 pass
     else:
         x = v0
-    w, v = lobpcg(solver, x, tol=tol, maxiter=maxiter, largest=(which == "LA"))
+    w, v = lobpcg(solver, x, B=M, tol=tol, maxiter=maxiter, largest=(which == "LA"))
     if which == "LA":  # descending from the solver: ascending as eigsh returns
         w, v = w[::-1], v[:, ::-1]
     return (w, v) if return_eigenvectors else w

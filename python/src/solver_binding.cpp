@@ -96,6 +96,20 @@ nb::dict eigen_dict(const solvers::EigenReport& r) {
   return d;
 }
 
+/// A host CSR matrix from canonical arrays (int32 indices, float64 values) at host addresses, copied.
+CsrMatrix csr_from_pointers(std::int32_t rows, std::int32_t cols, std::uintptr_t row_ptr, std::uintptr_t col_idx,
+                            std::uintptr_t values) {
+  CsrMatrix a;
+  a.rows = rows;
+  a.cols = cols;
+  const auto* rp = reinterpret_cast<const std::int32_t*>(row_ptr);
+  const std::size_t nnz = rows > 0 ? std::size_t(rp[rows]) : 0;
+  a.row_ptr.assign(rp, rp + rows + 1);
+  a.col_idx.assign(reinterpret_cast<const std::int32_t*>(col_idx), reinterpret_cast<const std::int32_t*>(col_idx) + nnz);
+  a.values.assign(reinterpret_cast<const double*>(values), reinterpret_cast<const double*>(values) + nnz);
+  return a;
+}
+
 }  // namespace
 
 void bind_solver(nb::module_& m) {
@@ -120,15 +134,7 @@ void bind_solver(nb::module_& m) {
           "from_csr",
           [](std::int32_t rows, std::int32_t cols, std::uintptr_t row_ptr, std::uintptr_t col_idx,
              std::uintptr_t values, double symmetry_tolerance, int threads) {
-            CsrMatrix a;
-            a.rows = rows;
-            a.cols = cols;
-            const auto* rp = reinterpret_cast<const std::int32_t*>(row_ptr);
-            const std::size_t nnz = rows > 0 ? std::size_t(rp[rows]) : 0;
-            a.row_ptr.assign(rp, rp + rows + 1);
-            a.col_idx.assign(reinterpret_cast<const std::int32_t*>(col_idx),
-                             reinterpret_cast<const std::int32_t*>(col_idx) + nnz);
-            a.values.assign(reinterpret_cast<const double*>(values), reinterpret_cast<const double*>(values) + nnz);
+            const CsrMatrix a = csr_from_pointers(rows, cols, row_ptr, col_idx, values);
             solvers::SpdOptions options;
             options.symmetry_tolerance = symmetry_tolerance;
             options.threads = threads;
@@ -184,25 +190,33 @@ void bind_solver(nb::module_& m) {
           "eigen",
           [](SpdSolver& s, std::uintptr_t x, int ldx, int k, bool on_host, int device, std::uintptr_t stream,
              double tol, int max_iterations, bool largest, double time_limit, const std::string& preconditioner,
-             int degree, const std::string& inner_precision) {
+             int degree, const std::string& inner_precision, std::int32_t m_rows, std::uintptr_t m_row_ptr,
+             std::uintptr_t m_col_idx, std::uintptr_t m_values) {
             const solvers::EigenOptions o =
                 eigen_options(tol, max_iterations, largest, time_limit, preconditioner, degree, inner_precision);
             solvers::EigenReport r;
             {
               nb::gil_scoped_release release;
+              double* xx = reinterpret_cast<double*>(x);
+              const bool generalized = m_rows >= 0;
+              const CsrMatrix mass =
+                  generalized ? csr_from_pointers(m_rows, m_rows, m_row_ptr, m_col_idx, m_values) : CsrMatrix{};
               if (on_host) {
-                r = s.eigenpairs_host(reinterpret_cast<double*>(x), ldx, k, o);
+                r = generalized ? s.eigenpairs_host(mass, xx, ldx, k, o) : s.eigenpairs_host(xx, ldx, k, o);
               } else {
                 DeviceGuard guard(device);
-                r = s.eigenpairs(reinterpret_cast<double*>(x), ldx, k, o, reinterpret_cast<Stream>(stream));
+                const Stream st = reinterpret_cast<Stream>(stream);
+                r = generalized ? s.eigenpairs(mass, xx, ldx, k, o, st) : s.eigenpairs(xx, ldx, k, o, st);
               }
             }
             return eigen_dict(r);
           },
           nb::arg("x"), nb::arg("ldx"), nb::arg("k"), nb::arg("on_host"), nb::arg("device"), nb::arg("stream"),
           nb::arg("tol"), nb::arg("max_iterations"), nb::arg("largest"), nb::arg("time_limit"),
-          nb::arg("preconditioner"), nb::arg("degree"), nb::arg("inner_precision"),
-          "SpdSolver::eigenpairs (or eigenpairs_host) on a float64 block, overwritten by the eigenvectors.");
+          nb::arg("preconditioner"), nb::arg("degree"), nb::arg("inner_precision"), nb::arg("m_rows") = -1,
+          nb::arg("m_row_ptr") = 0, nb::arg("m_col_idx") = 0, nb::arg("m_values") = 0,
+          "SpdSolver::eigenpairs (or eigenpairs_host) on a float64 block, overwritten by the eigenvectors; with M's "
+          "CSR arrays (m_rows >= 0, host addresses) the generalized problem A x = lambda M x.");
 }
 
 }  // namespace bcsr24::python

@@ -256,10 +256,69 @@ def test_lobpcg_scipy_signature_and_refusals(rng):
     with pytest.warns(UserWarning, match="limit"):
         bcsr24.linalg.lobpcg(a, x0, maxiter=1, largest=False)
     with pytest.raises(NotImplementedError):
-        bcsr24.linalg.lobpcg(a, x0, B=sp.identity(a.shape[0]))
+        bcsr24.linalg.lobpcg(a, x0, Y=x0[:, :1])
     w3 = bcsr24.linalg.eigsh(a, 4, which="SA", tol=1e-6, return_eigenvectors=False)  # CuPy where a GPU is
     w3 = w3.get() if hasattr(w3, "get") else np.asarray(w3)
     assert w3.shape == (4,) and np.all(np.diff(w3) >= 0)
+
+
+def _fem_stiffness_and_mass(refine=4):
+    """The Dirichlet Laplacian's stiffness and consistent mass matrices of P1 triangles on the unit square, assembled
+    by scikit-fem as its users do (225 interior nodes at refine=4)."""
+    skfem = pytest.importorskip("skfem", reason="scikit-fem is not installed (python/requirements-test.txt)")
+    from skfem.models.poisson import laplace, mass
+
+    basis = skfem.Basis(skfem.MeshTri().refined(refine), skfem.ElementTriP1())
+    k, m = skfem.condense(laplace.assemble(basis), mass.assemble(basis), D=basis.get_dofs())[:2]
+    return k.tocsr(), m.tocsr()
+
+
+@pytest.mark.parametrize("largest", [False, True])
+def test_generalized_eigenpairs_against_scipy_eigh(rng, largest):
+    import scipy.linalg as sl
+
+    k_mat, m_mat = _fem_stiffness_and_mass()
+    x0 = rng.standard_normal((k_mat.shape[0], 6))
+    w, v, info = SpdSolver(k_mat).eigenpairs(x0, B=m_mat, tol=1e-9, largest=largest)
+    assert info == 0, info.message
+    ref = sl.eigh(k_mat.toarray(), m_mat.toarray(), eigvals_only=True)
+    want = ref[::-1][:6] if largest else ref[:6]
+    # |theta - lambda| <= |r|_{M^-1} <= |r| / sqrt(lambda_min(M)) for an M-unit x
+    m_min = sl.eigh(m_mat.toarray(), eigvals_only=True)[0]
+    assert np.all(np.abs(np.asarray(w) - want) <= np.asarray(info.residual_norm) / np.sqrt(m_min) * (1 + 1e-6)
+                  + 1e-12 * np.abs(want)), (w, want)
+    np.testing.assert_allclose(v.T @ (m_mat @ v), np.eye(6), atol=1e-8)
+    r = k_mat @ v - (m_mat @ v) * np.asarray(w)
+    np.testing.assert_allclose(np.linalg.norm(r, axis=0), info.residual_norm, rtol=1e-4, atol=1e-14)
+    if not largest:  # the smallest Dirichlet eigenvalue of the unit square is 2 pi^2, approached from above
+        assert 2 * np.pi ** 2 < w[0] < 1.1 * 2 * np.pi ** 2
+    # the scipy signature: lobpcg(A, X, B) and eigsh(A, k, M=...)
+    w2, _ = bcsr24.linalg.lobpcg(k_mat, x0, m_mat, tol=1e-9 * info.norm_estimate, largest=largest)
+    np.testing.assert_allclose(w2, w, rtol=1e-6)
+    w3 = bcsr24.linalg.eigsh(k_mat, 3, M=m_mat, which="LA" if largest else "SA", v0=x0[:, :3], tol=1e-5,
+                             return_eigenvectors=False)
+    w3 = np.sort(np.asarray(w3))
+    np.testing.assert_allclose(w3, np.sort(want[:3]), rtol=1e-5)
+
+
+def test_generalized_eigenpairs_refuse_a_b_that_is_not_spd(rng):
+    k_mat, m_mat = _fem_stiffness_and_mass(3)
+    x0 = rng.standard_normal((k_mat.shape[0], 3))
+    solver = SpdSolver(k_mat)
+    negative = m_mat.tolil()
+    negative[4, 4] = -1.0
+    with pytest.raises(ValueError, match="not positive definite.*row 4"):
+        solver.eigenpairs(x0, B=negative.tocsr())
+    # A positive diagonal and still indefinite: M - c I with lambda_min(M) < c < min_i m_ii, found in the iteration.
+    lam_min = np.linalg.eigvalsh(m_mat.toarray())[0]
+    assert lam_min < m_mat.diagonal().min()
+    indefinite = sp.csr_matrix(m_mat - sp.identity(m_mat.shape[0]) * 0.5 * (lam_min + m_mat.diagonal().min()))
+    with pytest.raises(ValueError, match="not positive definite"):
+        solver.eigenpairs(x0, B=indefinite, maxiter=200)
+    with pytest.raises(ValueError, match="shape"):
+        solver.eigenpairs(x0, B=m_mat[:-1, :-1])
+    with pytest.raises(TypeError, match="B: expected"):
+        solver.eigenpairs(x0, B=m_mat.toarray())
 
 
 def test_eigenpairs_repeated_eigenvalues_and_bad_starts(rng):

@@ -198,3 +198,60 @@ TEST_CASE("SpdSolver::eigenpairs on the device agrees with the host path within 
       }
   }
 }
+
+TEST_CASE("SpdSolver::eigenpairs(M, ...) on the device agrees with the host path (generalized problem)", "[solvers]") {
+  const CsrMatrix a = diffusion(9, 7, 11);
+  // M on A's pattern: diagonal 1 + 0.5 sin(i), off-diagonal -0.05 a_ij / sqrt(a_ii a_jj) (|.| <= 0.05, at most six
+  // per row), so by Gershgorin M is SPD with every eigenvalue >= 0.5 - 0.3 = 0.2.
+  CsrMatrix m = a;
+  std::vector<double> diagonal(std::size_t(a.rows), 0.0);
+  for (std::int32_t i = 0; i < a.rows; ++i)
+    for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+      if (a.col_idx[std::size_t(p)] == i) diagonal[std::size_t(i)] = a.values[std::size_t(p)];
+  for (std::int32_t i = 0; i < a.rows; ++i)
+    for (std::int32_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p) {
+      const std::int32_t j = a.col_idx[std::size_t(p)];
+      m.values[std::size_t(p)] = j == i ? 1.0 + 0.5 * std::sin(double(i))
+                                        : -0.05 * a.values[std::size_t(p)] /
+                                              std::sqrt(diagonal[std::size_t(i)] * diagonal[std::size_t(j)]);
+    }
+  const double m_smallest_bound = 0.2;
+  SpdSolver solver(a);
+  const int k = 6, ld = k + 2;
+  solvers::EigenOptions options;
+  options.tol = 1e-8;
+  const std::vector<double> start = random_block<double>(a.rows, k, ld, 14, 5.0);
+  std::vector<double> x_host(start), x_gpu(start);
+  const solvers::EigenReport on_host = solver.eigenpairs_host(m, x_host.data(), ld, k, options);
+  DeviceArray<double> dx(start.size());
+  REQUIRE(cudaMemcpy(dx.ptr, start.data(), start.size() * sizeof(double), cudaMemcpyHostToDevice) == cudaSuccess);
+  const solvers::EigenReport on_gpu = solver.eigenpairs(m, dx.ptr, ld, k, options);
+  REQUIRE(cudaMemcpy(x_gpu.data(), dx.ptr, start.size() * sizeof(double), cudaMemcpyDeviceToHost) == cudaSuccess);
+  INFO(on_host.message << " / " << on_gpu.message);
+  REQUIRE(on_host.stop == StopReason::converged);
+  REQUIRE(on_gpu.stop == StopReason::converged);
+  CHECK(on_gpu.host_synchronizations <= on_gpu.iterations + 4);
+  for (int j = 0; j < k; ++j) {
+    const double bound =
+        (on_gpu.residual_norm[std::size_t(j)] + on_host.residual_norm[std::size_t(j)]) / std::sqrt(m_smallest_bound);
+    CAPTURE(j, on_gpu.eigenvalues[std::size_t(j)], on_host.eigenvalues[std::size_t(j)], bound);
+    CHECK(std::abs(on_gpu.eigenvalues[std::size_t(j)] - on_host.eigenvalues[std::size_t(j)]) <= bound * 1.000001);
+  }
+  for (std::int32_t i = 0; i < a.rows; ++i) REQUIRE(x_gpu[std::size_t(i) * ld + k] == 5.0);
+  // X^T M X = I for the device's vectors.
+  std::vector<double> mx(std::size_t(a.rows) * k, 0.0);
+  for (std::int32_t i = 0; i < a.rows; ++i)
+    for (std::int32_t p = m.row_ptr[i]; p < m.row_ptr[i + 1]; ++p)
+      for (int c = 0; c < k; ++c)
+        mx[std::size_t(i) * k + c] += m.values[std::size_t(p)] * x_gpu[std::size_t(m.col_idx[std::size_t(p)]) * ld + c];
+  for (int p = 0; p < k; ++p)
+    for (int q = 0; q < k; ++q) {
+      double dot = 0.0;
+      for (std::int32_t i = 0; i < a.rows; ++i) dot += x_gpu[std::size_t(i) * ld + p] * mx[std::size_t(i) * k + q];
+      CHECK(std::abs(dot - (p == q ? 1.0 : 0.0)) <= 1e-8);
+    }
+  // A solve after the call runs without M (the space is shared).
+  REQUIRE(cudaMemcpy(dx.ptr, start.data(), start.size() * sizeof(double), cudaMemcpyHostToDevice) == cudaSuccess);
+  const solvers::EigenReport plain = solver.eigenpairs(dx.ptr, ld, k, options);
+  CHECK(plain.stop == StopReason::converged);
+}

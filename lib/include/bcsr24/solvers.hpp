@@ -106,14 +106,15 @@ struct EigenOptions {
   Precision inner_precision = Precision::split;
 };
 
-/// What an eigenvalue computation did. The eigenvectors are orthonormal (the returned block X has X^T X = I).
+/// What an eigenvalue computation did. The eigenvectors are orthonormal (the returned block X has X^T X = I; for the
+/// generalized problem X^T M X = I).
 struct EigenReport {
   StopReason stop = StopReason::max_iterations;  ///< converged: every pair within the tolerance
   std::string message;
   int iterations = 0;
   int converged = 0;                     ///< pairs within the tolerance
   std::vector<double> eigenvalues;       ///< ascending for the smallest, descending for the largest
-  std::vector<double> residual_norm;     ///< |A x_j - lambda_j x_j| per pair
+  std::vector<double> residual_norm;     ///< |A x_j - lambda_j x_j| per pair (generalized: |A x_j - lambda_j M x_j|)
   double norm_estimate = 0.0;            ///< the ||A|| of the tolerance
   std::vector<double> history;           ///< the largest |r_j| / ||A|| at each iteration
   double seconds = 0.0, setup_seconds = 0.0, spectrum_seconds = 0.0;
@@ -176,6 +177,16 @@ class SpdSolver {
   EigenReport eigenpairs(double* x, int ldx, int k, const EigenOptions& options = {}, Stream stream = nullptr);
   /// The same on the host (the reference of the tests).
   EigenReport eigenpairs_host(double* x, int ldx, int k, const EigenOptions& options = {});
+  /// The generalized problem A x = lambda M x for a symmetric positive definite M (a finite-element mass matrix;
+  /// n x n, symmetric to SpdOptions::symmetry_tolerance, used as (M + M^T) / 2). The same LOBPCG with M's Gram
+  /// matrices and one more fp64 product (M W) per iteration; the returned X is M-orthonormal (X^T M X = I) and a pair
+  /// is converged once |A x - lambda M x| <= tol * ||A||. M is copied to the device for the call.
+  /// @throw as above; InvalidArgument for an M of the wrong size or with non-finite entries, and "M is not positive
+  ///        definite" for a non-positive diagonal entry, a starting block on which X^T M X has no Cholesky factor, or
+  ///        a search space on which M's Gram matrix has a clearly negative eigenvalue; NotSymmetricError.
+  EigenReport eigenpairs(const CsrMatrix& m, double* x, int ldx, int k, const EigenOptions& options = {},
+                         Stream stream = nullptr);
+  EigenReport eigenpairs_host(const CsrMatrix& m, double* x, int ldx, int k, const EigenOptions& options = {});
 
  private:
   struct State;
