@@ -46,6 +46,12 @@ def main(argv=None):
     p.add_argument("--k", type=int, default=16)
     p.add_argument("--tol", type=float, default=1e-5, help="relative to ||A|| (Gershgorin)")
     p.add_argument("--maxiter", type=int, default=300)
+    p.add_argument("--degree", type=int, default=15, help="bcsr24: the Chebyshev preconditioner's degree")
+    p.add_argument("--precision", default="split", choices=("split", "fp16", "bf16"),
+                   help="bcsr24: the preconditioner's products")
+    p.add_argument("--torch-tol", type=float, default=None,
+                   help="torch.lobpcg's own tol (default --tol; its criterion differs: pass a smaller one to make it "
+                        "reach --tol in the residual measured here)")
     p.add_argument("--runs", default="bcsr24,cupyx,torch")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--check", action="store_true")
@@ -73,10 +79,11 @@ def main(argv=None):
 
     if "bcsr24" in args.runs:
         solver = SpdSolver(a)
-        solver.eigenpairs(cp.asarray(x0), tol=args.tol, maxiter=1)  # untimed: device blocks, plans, spectrum
+        options = dict(degree=args.degree, inner_precision=args.precision)
+        solver.eigenpairs(cp.asarray(x0), tol=args.tol, maxiter=1, **options)  # untimed: blocks, plans, spectrum
         cp.cuda.Device().synchronize()
         t = time.perf_counter()
-        w, v, info = solver.eigenpairs(cp.asarray(x0), tol=args.tol, maxiter=args.maxiter)
+        w, v, info = solver.eigenpairs(cp.asarray(x0), tol=args.tol, maxiter=args.maxiter, **options)
         cp.cuda.Device().synchronize()
         seconds = time.perf_counter() - t
         print(f"bcsr24: {info.message}; products {100 * info.product_share:.0f}% of {info.seconds:.3f} s, "
@@ -106,7 +113,8 @@ def main(argv=None):
         torch.lobpcg(at, k=args.k, X=xt, niter=2, largest=False)  # untimed
         torch.cuda.synchronize()
         t = time.perf_counter()
-        w, v = torch.lobpcg(at, k=args.k, X=xt, niter=args.maxiter, tol=args.tol, largest=False)
+        torch_tol = args.tol if args.torch_tol is None else args.torch_tol
+        w, v = torch.lobpcg(at, k=args.k, X=xt, niter=args.maxiter, tol=torch_tol, largest=False)
         torch.cuda.synchronize()
         seconds = time.perf_counter() - t
         wn, vn = w.cpu().numpy(), cp.asarray(v.cpu().numpy())
