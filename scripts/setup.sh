@@ -10,10 +10,20 @@ $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
   cmake g++ make libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev zlib1g-dev libopenmpi-dev python3 python3-dev python3-venv python3-matplotlib >/dev/null
 export PATH="/usr/local/cuda/bin:$PATH"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
+# The Python package (docs/PYTHON.md) is built by the same CMake tree as the library and programs, so every CUDA
+# kernel compiles once: .venv gets the build and test requirements first (nanobind, numpy, scipy, pytest from PyPI),
+# its interpreter goes to CMake, and the module and the package's files are installed from the build into .venv.
+# (`pip install .` on its own still builds a wheel; it compiles the library again, in its own tree.)
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements-build.txt \
+  -r python/requirements-test.txt
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBCSR24_PYTHON=ON -DPython_EXECUTABLE="$(pwd)/.venv/bin/python" \
+  ${CMAKE_ARGS:-}
 cmake --build build -j"$(nproc)"
 build/apps/spmm_run data/xdys_1000x1000_2d3s.mtx --nmult 4
-# The Python package (docs/PYTHON.md): `pip install .` into .venv (CMAKE_ARGS reaches its CMake build too).
-python3 -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check ".[test]"
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
+for component in bcsr24_python bcsr24_python_sources; do
+  cmake --install build --component "$component" --prefix "$site" >/dev/null
+done
+(cd /tmp && "$OLDPWD/.venv/bin/python" -c 'import bcsr24, bcsr24.linalg')
 echo "bcsr24 for Python is installed in $(pwd)/.venv: source .venv/bin/activate, then python -c 'import bcsr24'"
