@@ -30,7 +30,7 @@
 #include "format/tile_layout.hpp"
 #include "device/cuda_check.hpp"
 #include "kernels/band_group_params.hpp"
-#include "kernels/output_access.cuh"
+#include "kernels/epilogue.cuh"
 #include "kernels/ptx_sm80.cuh"
 #include "kernels/ptx_sm90.cuh"
 
@@ -251,28 +251,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int j = 0; j < kGroupSliceWidth / 8; ++j) {
       const int col = n0 + 8 * j + 2 * t;
       if (col >= p.n) continue;
-      float v[2];
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const float sum = acc[j][2 * half + e];
-        // Per-row scaling: multiplier = alpha * 2^e, or NaN where that is not a normal float (two steps then).
-        v[e] = multiplier == multiplier ? sum * multiplier : p.alpha * scale_by_power_of_two(sum, exponent);
-      }
-      add_output_addends<2>(p.addends, out_row, col, p.n, v);
-      if (pairs_aligned && col + 1 < p.n) {
-        if (p.beta != 0.0f) {  // beta == 0 must not read C: it may hold NaN or garbage
-          v[0] += p.beta * load_output<OutT>(out + col);
-          v[1] += p.beta * load_output<OutT>(out + col + 1);
-        }
-        store_output2<OutT>(out + col, v);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          if (col + e >= p.n) break;
-          const float value = p.beta == 0.0f ? v[e] : v[e] + p.beta * load_output<OutT>(out + col + e);
-          store_output<OutT>(out + col + e, value);
-        }
-      }
+      float v[2] = {acc[j][2 * half], acc[j][2 * half + 1]};
+      const OutputRun run{out_row, col, multiplier, exponent, pairs_aligned};
+      write_output_run<2>(out + col, run, p.n, p.alpha, p.beta, p.addends, v);
     }
   }
 #endif

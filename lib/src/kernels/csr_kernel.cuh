@@ -28,8 +28,8 @@
 
 #include "bcsr24/precision.hpp"
 #include "kernels/csr_params.hpp"
+#include "kernels/epilogue.cuh"
 #include "kernels/kernel_table.hpp"
-#include "kernels/output_access.cuh"
 #include "kernels/part_counter.cuh"
 
 namespace bcsr24::kernels::csr {
@@ -267,69 +267,17 @@ __device__ __forceinline__ float* csr_part_sums(const CsrSpmmParams& p, std::int
   return p.long_partials + ((unsigned(slot) * gridDim.y + blockIdx.y) * kCsrPassColumns + unsigned(chunk) * 8);
 }
 
-/// C[row, col0 .. col0 + kCols - 1] = alpha * acc + beta * C, columns >= n skipped. A full, 16-byte aligned
-/// chunk of 8 is read and written with vector accesses (the common case: n % 8 == 0 and ldc % 4 == 0).
-/// `exponent`: the slot's row exponent (per-row scaling), loaded by the caller together with the row.
+/// C[row, col0 .. col0 + kCols - 1] = alpha * acc (+ addends) + beta * C, columns >= n skipped (epilogue.cuh). A
+/// full, 16-byte aligned chunk of 8 is read and written with vector accesses (the common case: n % 8 == 0 and
+/// ldc % 4 == 0). `exponent`: the slot's row exponent (per-row scaling), loaded by the caller together with the row.
 template <typename OutT, int kCols>
 __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int32_t row, int exponent, int col0,
                                                 float (&acc)[kCols]) {
   OutT* c = static_cast<OutT*>(p.c) + std::size_t(row) * p.ldc + col0;
-  // Per-row scaling: the row's stored values are A * 2^-e (a power of two: exact unless it over/underflows).
-  if (p.slot_exponent) {
-    if (exponent >= -126 && exponent <= 127) {  // 2^e is a normal float: one multiplication
-      const float factor = exp2_int(exponent);
-#pragma unroll
-      for (int e = 0; e < kCols; ++e) acc[e] *= factor;
-    } else {
-#pragma unroll
-      for (int e = 0; e < kCols; ++e) acc[e] = ldexpf(acc[e], exponent);
-    }
-  }
-#pragma unroll
-  for (int e = 0; e < kCols; ++e) acc[e] *= p.alpha;
-  add_output_addends<kCols>(p.addends, row, col0, p.n, acc);
-  if constexpr (kCols == 8) {
-    const bool full = col0 + 8 <= p.n;
-    if constexpr (std::is_same_v<OutT, float>) {
-      if (full && reinterpret_cast<std::uintptr_t>(c) % 16 == 0) {
-        float4* c4 = reinterpret_cast<float4*>(c);
-        float4 lo = make_float4(acc[0], acc[1], acc[2], acc[3]), hi = make_float4(acc[4], acc[5], acc[6], acc[7]);
-        if (p.beta != 0.0f) {  // beta == 0 must not read C: it may hold NaN or garbage
-          const float4 old_lo = c4[0], old_hi = c4[1];
-          lo.x += p.beta * old_lo.x; lo.y += p.beta * old_lo.y; lo.z += p.beta * old_lo.z; lo.w += p.beta * old_lo.w;
-          hi.x += p.beta * old_hi.x; hi.y += p.beta * old_hi.y; hi.z += p.beta * old_hi.z; hi.w += p.beta * old_hi.w;
-        }
-        c4[0] = lo;
-        c4[1] = hi;
-        return;
-      }
-    } else {
-      if (full && reinterpret_cast<std::uintptr_t>(c) % 16 == 0) {
-        uint4 packed;
-        __half2* h = reinterpret_cast<__half2*>(&packed);
-        uint4 old = make_uint4(0, 0, 0, 0);
-        if (p.beta != 0.0f) old = *reinterpret_cast<const uint4*>(c);
-        const __half2* o = reinterpret_cast<const __half2*>(&old);
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          float2 v = make_float2(acc[2 * q], acc[2 * q + 1]);
-          if (p.beta != 0.0f) {
-            const float2 f = __half22float2(o[q]);
-            v.x += p.beta * f.x;
-            v.y += p.beta * f.y;
-          }
-          h[q] = __floats2half2_rn(v.x, v.y);
-        }
-        *reinterpret_cast<uint4*>(c) = packed;
-        return;
-      }
-    }
-  }
-#pragma unroll
-  for (int e = 0; e < kCols; ++e) {
-    if (col0 + e >= p.n) break;
-    store_output<OutT>(c + e, p.beta == 0.0f ? acc[e] : acc[e] + p.beta * load_output<OutT>(c + e));
-  }
+  const int e = p.slot_exponent ? exponent : 0;
+  const OutputRun run{row, col0, row_multiplier(p.alpha, e), e,
+                      kCols == 8 && reinterpret_cast<std::uintptr_t>(c) % 16 == 0};
+  write_output_run<kCols>(c, run, p.n, p.alpha, p.beta, p.addends, acc);
 }
 
 /// The last step of a part of a row split by entries, run by warp 0 of the part's block after its lanes < chunks

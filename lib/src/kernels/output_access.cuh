@@ -127,5 +127,66 @@ template <>
 __device__ __forceinline__ void store_output2<__half>(__half* p, const float (&v)[2]) {
   *reinterpret_cast<__half2*>(p) = __floats2half2_rn(v[0], v[1]);
 }
+template <typename OutT>
+__device__ __forceinline__ void load_output2(const OutT* p, float (&v)[2]);
+template <>
+__device__ __forceinline__ void load_output2<float>(const float* p, float (&v)[2]) {
+  const float2 q = *reinterpret_cast<const float2*>(p);
+  v[0] = q.x;
+  v[1] = q.y;
+}
+template <>
+__device__ __forceinline__ void load_output2<__half>(const __half* p, float (&v)[2]) {
+  const float2 q = __half22float2(*reinterpret_cast<const __half2*>(p));
+  v[0] = q.x;
+  v[1] = q.y;
+}
+
+/// Eight consecutive outputs, p aligned to 16 bytes: two 16-byte accesses for fp32, one for fp16.
+template <typename OutT>
+__device__ __forceinline__ void load_output8(const OutT* p, float (&v)[8]) {
+  if constexpr (std::is_same_v<OutT, float>) {
+    const float4 lo = reinterpret_cast<const float4*>(p)[0], hi = reinterpret_cast<const float4*>(p)[1];
+    v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
+  } else {
+    const uint4 bits = *reinterpret_cast<const uint4*>(p);
+    const __half2* h = reinterpret_cast<const __half2*>(&bits);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float2 f = __half22float2(h[q]);
+      v[2 * q] = f.x;
+      v[2 * q + 1] = f.y;
+    }
+  }
+}
+template <typename OutT>
+__device__ __forceinline__ void store_output8(OutT* p, const float (&v)[8]) {
+  if constexpr (std::is_same_v<OutT, float>) {
+    reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+    reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
+  } else {
+    uint4 bits;
+    __half2* h = reinterpret_cast<__half2*>(&bits);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) h[q] = __floats2half2_rn(v[2 * q], v[2 * q + 1]);
+    *reinterpret_cast<uint4*>(p) = bits;
+  }
+}
+
+/// kCount consecutive outputs in one access (kCount 2, 4 or 8; p aligned to kCount elements, 16 bytes for 8).
+template <int kCount, typename OutT>
+__device__ __forceinline__ void load_outputs(const OutT* p, float (&v)[kCount]) {
+  static_assert(kCount == 2 || kCount == 4 || kCount == 8, "vector accesses of 2, 4 or 8 outputs");
+  if constexpr (kCount == 2) load_output2<OutT>(p, v);
+  if constexpr (kCount == 4) load_output4<OutT>(p, v);
+  if constexpr (kCount == 8) load_output8<OutT>(p, v);
+}
+template <int kCount, typename OutT>
+__device__ __forceinline__ void store_outputs(OutT* p, const float (&v)[kCount]) {
+  static_assert(kCount == 2 || kCount == 4 || kCount == 8, "vector accesses of 2, 4 or 8 outputs");
+  if constexpr (kCount == 2) store_output2<OutT>(p, v);
+  if constexpr (kCount == 4) store_output4<OutT>(p, v);
+  if constexpr (kCount == 8) store_output8<OutT>(p, v);
+}
 
 }  // namespace bcsr24::kernels

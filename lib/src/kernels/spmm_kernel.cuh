@@ -27,7 +27,7 @@
 
 #include "format/tile_layout.hpp"
 #include "kernels/b_block_layout.hpp"
-#include "kernels/output_access.cuh"
+#include "kernels/epilogue.cuh"
 #include "kernels/part_counter.cuh"
 #include "kernels/ptx_sm80.cuh"
 #include "kernels/reduction_layout.hpp"
@@ -502,37 +502,9 @@ __global__ void __launch_bounds__(kTileKernelWarps * kWarpSize,
     // Reordered layouts write stored row r of the band to the C row it came from: C stays in the caller's order.
     const std::int32_t out_row = band_rows[r];
     if (out_row < 0 || out_row >= p.rows || out_col >= p.n) return;
-    OutT* out = c + std::size_t(out_row) * p.ldc + out_col;
-    // Per-row scaling: the row's stored values are A * 2^-e, undone by the row's multiplier alpha * 2^e; where
-    // that is not a normal float (NaN), by 2^e then alpha as two steps.
     float v[4] = {sum.x, sum.y, sum.z, sum.w};
-    const float multiplier = band_multiplier[r];
-    if (multiplier == multiplier) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) v[e] *= multiplier;
-    } else {
-      const int exponent = band_exponents[r];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) v[e] = p.alpha * scale_by_power_of_two(v[e], exponent);
-    }
-    add_output_addends<4>(p.addends, out_row, out_col, p.n, v);
-    if (c_quad_aligned && out_col + 3 < p.n) {
-      // beta == 0 must not read C: it may hold NaN or garbage.
-      if (p.beta != 0.0f) {
-        float old[4];
-        load_output4<OutT>(out, old);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) v[e] += p.beta * old[e];
-      }
-      store_output4<OutT>(out, v);
-      return;
-    }
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      if (out_col + e >= p.n) break;
-      const float value = p.beta == 0.0f ? v[e] : v[e] + p.beta * load_output<OutT>(out + e);
-      store_output<OutT>(out + e, value);
-    }
+    const OutputRun run{out_row, out_col, band_multiplier[r], band_exponents[r], c_quad_aligned};
+    write_output_run<4>(c + std::size_t(out_row) * p.ldc + out_col, run, p.n, p.alpha, p.beta, p.addends, v);
   };
   if constexpr (kSplitBands) {
     if (work.split != kUnsplit) {

@@ -41,7 +41,7 @@
 #include "bcsr24/error.hpp"
 #include "device/cuda_check.hpp"
 #include "format/band_vectors.hpp"
-#include "kernels/output_access.cuh"
+#include "kernels/epilogue.cuh"
 #include "kernels/part_counter.cuh"
 #include "kernels/ptx_sm80.cuh"
 #include "kernels/vector_layout.hpp"
@@ -126,14 +126,9 @@ __device__ __forceinline__ void write_window(const VectorSpmmParams& p, const Ve
       const std::int32_t out_row = rows.out_row[h];  // -1: a padding row, or past A's rows
       const int out_col = slice0 + layout::acc_column(lane, mt, e);
       if (out_row < 0 || out_col >= p.n) continue;
-      // Stored values are A * 2^-e: the row's multiplier alpha * 2^e undoes it, or, where that is not a normal
-      // float (NaN), 2^e then alpha in two steps (as the tile epilogue).
-      float v[1] = {multiplier[h] == multiplier[h] ? acc[mt][e] * multiplier[h]
-                                                   : p.alpha * scale_by_power_of_two(acc[mt][e], rows.exponent(h))};
-      add_output_addends<1>(p.addends, out_row, out_col, p.n, v);
-      OutT* out = c + std::size_t(out_row) * p.ldc + out_col;
-      // beta == 0 must not read C: it may hold NaN or garbage.
-      store_output<OutT>(out, p.beta == 0.0f ? v[0] : v[0] + p.beta * load_output<OutT>(out));
+      float v[1] = {acc[mt][e]};
+      const OutputRun run{out_row, out_col, multiplier[h], rows.exponent(h), false};
+      write_output_run<1>(c + std::size_t(out_row) * p.ldc + out_col, run, p.n, p.alpha, p.beta, p.addends, v);
     }
   }
 }
