@@ -114,27 +114,27 @@ TEST_CASE("tuning: which candidates are measured depends on the predictions only
   }
 }
 
-TEST_CASE("tuning: the default budget is 10% of the conversion time, 20 ms to 1 s", "[tuning]") {
+TEST_CASE("tuning: the default budget is 8% of the conversion time, 20 ms to 1 s", "[tuning]") {
   using detail::tuning_budget;
   SECTION("a share of the conversion where it is known") {
     // The issue's 1.6M-row circuit converts in seconds: a few hundred milliseconds of tuning.
     const detail::TuningBudget large = tuning_budget(0.0, 2412.0, 243.0);
-    CHECK(large.ms == Approx(241.2));
-    CHECK(large.source == "10% of the conversion's 2412.0 ms");
+    CHECK(large.ms == Approx(192.96));
+    CHECK(large.source == "8% of the conversion's 2412.0 ms");
     // The model's prediction does not matter where the conversion time is known.
-    CHECK(tuning_budget(0.0, 2412.0, 5.0).ms == Approx(241.2));
-    CHECK(tuning_budget(0.0, 500.0, 1e6).ms == Approx(50.0));
+    CHECK(tuning_budget(0.0, 2412.0, 5.0).ms == Approx(192.96));
+    CHECK(tuning_budget(0.0, 500.0, 1e6).ms == Approx(40.0));
   }
   SECTION("small matrices still time their candidates: the floor") {
     const detail::TuningBudget small = tuning_budget(0.0, 4.0, 6.0);
     CHECK(small.ms == Approx(detail::kBudgetFloorMs));
     CHECK(small.ms == Approx(20.0));
-    CHECK(small.source == "the floor of 20 ms (10% of the conversion's 4.0 ms is less)");
+    CHECK(small.source == "the floor of 20 ms (8% of the conversion's 4.0 ms is less)");
   }
   SECTION("and a cap") {
     const detail::TuningBudget huge = tuning_budget(0.0, 60000.0, 3000.0);
     CHECK(huge.ms == Approx(detail::kBudgetCapMs));
-    CHECK(huge.source == "the cap of 1000 ms (10% of the conversion's 60000.0 ms is more)");
+    CHECK(huge.source == "the cap of 1000 ms (8% of the conversion's 60000.0 ms is more)");
   }
   SECTION("without a conversion time (a .b24 file): 500 products of the model's plan") {
     const detail::TuningBudget loaded = tuning_budget(0.0, 0.0, 200.0);

@@ -130,7 +130,7 @@ struct PlanReport {
   /// forced, a stored choice, the budget, device memory); empty only for kernels other than automatic made with
   /// Tuning::model.
   std::string tuning_reason;
-  /// The budget a measured plan had (0 where none applied) and where it came from, e.g. "10% of the conversion's
+  /// The budget a measured plan had (0 where none applied) and where it came from, e.g. "8% of the conversion's
   /// 2412.0 ms" (PlanOptions::tuning_budget_ms).
   double tuning_budget_ms = 0.0;
   std::string tuning_budget_source;
