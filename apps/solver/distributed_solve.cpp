@@ -44,11 +44,24 @@ DistributedSolveResult solve_distributed(const Problem& problem, const Distribut
       throw NotSupported("--gpus " + std::to_string(gpus) + ": this machine has " + std::to_string(devices) +
                          " CUDA device(s)");
   }
-  const CsrMatrix& a = problem.a;
   const int k = problem.k;
-  // Rows split by the bytes they store (bcsr24's device bytes per entry and per row), the same split for A's
-  // columns and every vector. The inner matrix has A's structure, so one partition serves both.
-  const RowPartition rows = partition_rows_by_bytes(a, gpus, DistributedOptions{}.cost);
+  // Rows assigned by the method asked for, balanced by the bytes they store (bcsr24's device bytes per entry and
+  // per row); the same partition for A's columns and every vector. The inner matrix has A's structure, so one
+  // partition serves both. A METIS partition renumbers rows so that each rank's are contiguous: the solve then
+  // runs on P A P^T and P b, and x is numbered back once at the end.
+  std::vector<std::int32_t> order;
+  PartitionMethod used = PartitionMethod::contiguous;
+  const RowPartition rows = partition_rows(problem.a, gpus, settings.partition, DistributedOptions{}.cost, order, &used);
+  CsrMatrix renumbered_a;
+  std::vector<double> renumbered_b;
+  if (used != PartitionMethod::contiguous) {
+    renumbered_a = extract_permuted_rows(problem.a, order, invert_permutation(order), 0, problem.a.rows);
+    renumbered_b.resize(problem.b.size());
+    for (int r = 0; r < gpus; ++r)
+      take_rank_rows(problem.b.data(), k, k, rows, order, r, renumbered_b.data() + std::size_t(rows.begin(r)) * k, k);
+  }
+  const CsrMatrix& a = used != PartitionMethod::contiguous ? renumbered_a : problem.a;
+  const std::vector<double>& b = used != PartitionMethod::contiguous ? renumbered_b : problem.b;
   std::vector<double> scale;
   CsrMatrix scaled;
   if (settings.jacobi_scaling) {
@@ -89,7 +102,7 @@ DistributedSolveResult solve_distributed(const Problem& problem, const Distribut
 
     const bench::Stopwatch upload_watch;
     GpuSystem space(a_rows, inner, k, slots, share);
-    space.set_slot(OuterSlots::b, rows_of(problem.b, rows, rank, std::size_t(k)));
+    space.set_slot(OuterSlots::b, rows_of(b, rows, rank, std::size_t(k)));
     stats.upload_seconds = upload_watch.seconds();
     stats.device_bytes = space.device_bytes();
     stats.halo_rows = space.halo_rows();
@@ -116,7 +129,13 @@ DistributedSolveResult solve_distributed(const Problem& problem, const Distribut
     // Under MPI each process keeps its own result (the same decisions); the threads share `out`.
     if (mpi || rank == 0) out.result = result;
     if (rank == 0) {
-      out.x = std::move(x);
+      if (!order.empty() && used != PartitionMethod::contiguous) {  // back to the file's numbering
+        out.x.assign(x.size(), 0.0);
+        for (int q = 0; q < group.size(); ++q)
+          put_rank_rows(x.data() + std::size_t(rows.begin(q)) * std::size_t(k), k, k, rows, order, q, out.x.data(), k);
+      } else {
+        out.x = std::move(x);
+      }
       out.ranks.resize(std::size_t(group.size()));
       std::memcpy(out.ranks.data(), all.data(), all.size());
     }
@@ -133,6 +152,7 @@ DistributedSolveResult solve_distributed(const Problem& problem, const Distribut
     ranks::run_rank_threads(gpus, rank_solve, "bcsr24_solve", kExitStuck);
   }
 
+  out.partition = used;
   for (const RankSolveStats& r : out.ranks) {
     out.solve_seconds = std::max(out.solve_seconds, r.solve_seconds);
     out.preprocess_seconds = std::max(out.preprocess_seconds, r.preprocess_seconds);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bcsr24/distributed_partition.hpp"
 #include "flexible_cg.hpp"
 #include "gpu_system.hpp"
 #include "problem.hpp"
@@ -20,6 +21,9 @@ struct DistributedSolveSettings {
   InnerBackend backend = InnerBackend::bcsr24;
   bool jacobi_scaling = false;       ///< the inner solve works on D^-1/2 A D^-1/2
   OperatorOptions operator_options;  ///< each rank's bcsr24 parts (precision, layout)
+  /// How rows are assigned to ranks. METIS renumbers the system (P A P^T, P b) before the solve and the solution
+  /// back after it; every process computes the same partition (deterministic METIS, fixed seed).
+  PartitionMethod partition = PartitionMethod::automatic;
   OuterOptions outer;
   InnerOptions inner;
   OuterObserver observer;            ///< called on rank 0 only
@@ -47,6 +51,7 @@ struct DistributedSolveResult {
   GpuTimings timings;               ///< per category, the slowest rank's
   std::int64_t max_device_bytes = 0;
   bool ranks_agree = true;          ///< every rank made the same number of outer iterations
+  PartitionMethod partition = PartitionMethod::contiguous;  ///< the method that assigned the rows
 };
 
 /// Solves on `settings.gpus` GPUs (devices 0 .. gpus-1), or on the MPI session's ranks. The rows are split by balanced stored bytes; the inner

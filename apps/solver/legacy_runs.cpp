@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "bcsr24/distributed_partition.hpp"
 #include "block_reports.hpp"
 #include "solve_json.hpp"
 #include "cpu_system.hpp"
@@ -75,6 +76,7 @@ LegacyRunReport run_legacy_backend(const Problem& problem, InnerBackend backend,
     settings.backend = backend;
     settings.jacobi_scaling = scaled;
     settings.operator_options = operator_options;
+    settings.partition = partition_method_from_name(o.partition);
     settings.outer = outer;
     settings.inner = inner_options;
     settings.observer = observer;
@@ -88,6 +90,7 @@ LegacyRunReport run_legacy_backend(const Problem& problem, InnerBackend backend,
     report.timings = d.timings;
     report.device_bytes = d.max_device_bytes;
     report.ranks_agree = d.ranks_agree;
+    report.partition = partition_method_name(d.partition);
     for (const RankSolveStats& r : d.ranks)
       report.ranks.push_back({{"rank", r.rank},
                               {"row_begin", r.row_begin},
@@ -174,11 +177,22 @@ void print_legacy_report(const LegacyRunReport& r) {
   std::printf("setup: inner matrix preparation %s s (host), space setup and upload %s s\n",
               fixed(r.preprocess_seconds).c_str(), fixed(r.upload_seconds).c_str());
   if (r.gpus > 0) {
-    std::printf("distributed over %d GPU%s (%s; times and product figures: the slowest rank; memory: the "
-                "largest)%s\n",
+    std::printf("distributed over %d GPU%s (%s, rows by %s; times and product figures: the slowest rank; memory: "
+                "the largest)%s\n",
                 r.gpus, r.gpus == 1 ? "" : "s",
-                std::string(r.launch) == "mpi" ? "one MPI process each" : "one thread each",
+                std::string(r.launch) == "mpi" ? "one MPI process each" : "one thread each", r.partition,
                 r.ranks_agree ? "" : "; WARNING: the ranks made different numbers of outer iterations");
+    std::int64_t halo = 0, largest = 0, entries = 0;
+    for (const json& rank : r.ranks) {
+      halo += rank["halo_rows"].get<std::int64_t>();
+      largest = std::max(largest, rank["nnz"].get<std::int64_t>());
+      entries += rank["nnz"].get<std::int64_t>();
+    }
+    // Every halo row moves once per product: 8 bytes per column in the fp64 products, 4 in the fp32 inner ones.
+    std::printf("  halo rows in all %lld (%lld bytes per column of an fp64 product); largest rank %.3f x the mean "
+                "nonzeros\n",
+                static_cast<long long>(halo), static_cast<long long>(halo * 8),
+                entries > 0 ? double(largest) * double(r.ranks.size()) / double(entries) : 0.0);
     for (const json& rank : r.ranks)
       std::printf("  rank %d: rows %d (from %d), %lld nonzeros, halo rows in %d / out %d per product, device memory "
                   "%.1f MiB, solve %s s\n",

@@ -29,6 +29,7 @@ struct LegacyRunReport {
   std::int64_t device_bytes = 0;  ///< on several GPUs: the largest of the ranks
   int gpus = 0;                   ///< 0: single-GPU space
   const char* launch = "";        ///< on several GPUs: "threads" or "mpi"
+  const char* partition = "";     ///< on several GPUs: how rows were assigned ("contiguous", "metis")
   nlohmann::json ranks = nlohmann::json::array();  ///< per rank, on several GPUs
   bool ranks_agree = true;
 };

@@ -196,6 +196,7 @@ json legacy_report_json(const LegacyRunReport& r) {
   j["gpus"] = r.gpus;
   if (r.gpus > 0) {
     j["launch"] = r.launch;
+    j["partition"] = r.partition;
     j["ranks"] = r.ranks;
     j["ranks_agree"] = r.ranks_agree;
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/error.hpp"
 #include "cli.hpp"
 #include "small_algebra.hpp"
@@ -182,6 +183,12 @@ void add_options(CLI::App& app, Options& o) {
                "local rank % device count of its host, reads or generates the whole matrix and keeps its rows; "
                "rank 0 prints. Needs a build with NCCL and MPI")
       ->excludes(gpus);
+  app.add_option("--partition", o.partition,
+                 "--gpus / --mpi: how rows are assigned to ranks: metis (METIS parts minimising the halo; the solve "
+                 "runs on the renumbered system, the solution is returned in the file's numbering), contiguous "
+                 "(ranges of the file's numbering), automatic (metis when this build has METIS)")
+      ->check(CLI::IsMember({"automatic", "contiguous", "metis"}))
+      ->capture_default_str();
   app.add_option("--json", o.json_path, "Also write the results as JSON to this file");
   app.add_flag("--verbose", o.verbose, "Print every iteration");
 }
@@ -196,6 +203,9 @@ void validate(const Options& o) {
   if (o.write_only && o.write_matrix.empty()) throw UsageError("--write-only needs --write-matrix FILE");
   if (o.gpus > 0 && o.device != "gpu") throw UsageError("--gpus needs --device gpu");
   if (o.mpi && o.device != "gpu") throw UsageError("--mpi needs --device gpu");
+  if (o.partition == "metis" && !bcsr24::metis_available())
+    throw UsageError("--partition metis: this build of bcsr24 has no METIS (install libmetis-dev and reconfigure); "
+                     "use --partition contiguous");
   if ((o.gpus > 0 || o.mpi) && o.solver != "legacy" && o.solver != "block")
     throw UsageError("--gpus and --mpi run the legacy solver only");
   if (o.check_spaces && o.device != "gpu") throw UsageError("--check-spaces compares the GPU space with the CPU space");

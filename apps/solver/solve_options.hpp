@@ -68,6 +68,7 @@ struct Options {
   std::string device = "gpu";
   int gpus = 0;  ///< 0: one GPU, the plain space; P >= 1: the distributed space on P GPUs
   bool mpi = false;  ///< the distributed space with one MPI process per GPU (mpirun -np P)
+  std::string partition = "automatic";  ///< --partition: how the distributed runs assign rows to ranks
   std::string json_path;
   bool verbose = false;
 
