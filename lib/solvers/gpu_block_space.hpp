@@ -51,6 +51,8 @@ struct ForeignProductRequest {
 };
 using ForeignProducts = std::function<std::unique_ptr<ForeignProduct>(const ForeignProductRequest&)>;
 
+class RankLink;  // rank_link.hpp: the space on one rank of several GPUs
+
 class GpuBlockSpace final : public BlockSpace {
  public:
   /// Uploads A (fp64 CSR) and the inner matrix and allocates every block; nothing is allocated afterwards.
@@ -58,11 +60,14 @@ class GpuBlockSpace final : public BlockSpace {
   /// @param timing CUDA events around every operation (BlockTimings); off: only counts
   /// @param outer who computes the fp64 products
   /// @param foreign makes the cuSPARSE products of OuterProduct::cusparse and InnerBackend::cusparse_csr_f32
+  /// @param link on one rank of several: `a` is then the rank's local part (link->local_part()), the products are
+  ///        the link's (outer is ignored), every reduction is summed over the ranks, and the Lanczos start vectors
+  ///        follow the caller's numbering; null: the whole A on this GPU. Kept by reference.
   /// @throw NotSupported without a usable GPU, or for a cuSPARSE product without `foreign`; InvalidArgument as
   ///        CpuBlockSpace; CudaError / CusparseError.
   GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
                 bool timing = true, OuterProduct outer = OuterProduct::csr_kernel,
-                const ForeignProducts& foreign = {});
+                const ForeignProducts& foreign = {}, RankLink* link = nullptr);
   ~GpuBlockSpace() override;
   GpuBlockSpace(const GpuBlockSpace&) = delete;
   GpuBlockSpace& operator=(const GpuBlockSpace&) = delete;

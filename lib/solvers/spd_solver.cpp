@@ -15,6 +15,12 @@
 
 #include "bcsr24/matrix_market.hpp"
 #include "block_lobpcg.hpp"
+#include "rank_link.hpp"
+#ifdef BCSR24_HAS_NCCL
+#include "bcsr24/distributed_operator.hpp"
+#include "distributed/agreed_partition.hpp"
+#include "nccl_rank_link.hpp"
+#endif
 #include "sci_text.hpp"
 #include "solver_access.hpp"
 #include "symmetry.hpp"
@@ -133,8 +139,18 @@ struct BlockTransfer {
 
 }  // namespace
 
+/// On several GPUs: this rank's place, its rows, and the link its spaces run through.
+struct RankShare {
+  NcclCommunicator comm;
+  std::vector<std::int32_t> order;  // solver row -> caller row (empty: the caller's numbering)
+  CsrMatrix rows;                   // this rank's rows of A, solver numbering, global columns
+  std::unique_ptr<internal::RankLink> link;
+};
+
 struct SpdSolver::State {
   CsrMatrix a;
+  RowPartition partition;            // one GPU: {0, n}
+  std::unique_ptr<RankShare> share;  // several GPUs (null: one)
   double asymmetry = 0.0;
   SpdOptions options;
   std::string not_positive_definite;  // a non-positive diagonal: every solve stops with breakdown
@@ -161,9 +177,12 @@ struct SpdSolver::State {
         OperatorOptions operator_options;
         operator_options.precision = o.inner_precision;
         operator_options.threads = options.threads;
-        entry->inner = internal::prepare_inner_matrix(a, backend, settings.jacobi_scaling, operator_options);
-        entry->gershgorin = internal::gershgorin_bound(a, entry->inner.row_scale,
-                                                       stored_relative_error(backend, o.inner_precision));
+        entry->inner = share ? distributed_inner(backend, operator_options)
+                             : internal::prepare_inner_matrix(a, backend, settings.jacobi_scaling, operator_options);
+        // The bound of the whole scaled matrix (on several GPUs the inner matrix's scale holds this rank's rows only).
+        entry->gershgorin = internal::gershgorin_bound(
+            a, share && settings.jacobi_scaling ? internal::jacobi_scale(a) : entry->inner.row_scale,
+            stored_relative_error(backend, o.inner_precision));
         last.preprocess_seconds = entry->inner.preprocess_seconds;
       } else {
         entry->inner.backend = internal::InnerBackend::none;
@@ -171,6 +190,41 @@ struct SpdSolver::State {
       setup_seconds += seconds_since(start);
     }
     return *entry;
+  }
+
+  /// This rank's share of the inner matrix (S A S with S the Jacobi scaling, or A): a distributed operator made
+  /// from this rank's scaled rows (collective), and its rows of S.
+  internal::InnerMatrix distributed_inner(internal::InnerBackend backend, const OperatorOptions& operator_options) {
+#ifdef BCSR24_HAS_NCCL
+    if (backend != internal::InnerBackend::bcsr24)
+      throw NotSupported(std::string("SpdSolver: the ") + internal::inner_backend_name(backend) +
+                         " inner product runs on one GPU only");
+    const auto start = Clock::now();
+    internal::InnerMatrix inner;
+    inner.backend = backend;
+    CsrMatrix scaled = share->rows;
+    if (settings.jacobi_scaling) {
+      const std::vector<double> caller_scale = internal::jacobi_scale(a);
+      std::vector<double> scale(caller_scale.size());  // in the solver's numbering
+      for (std::size_t i = 0; i < scale.size(); ++i)
+        scale[i] = caller_scale[share->order.empty() ? i : std::size_t(share->order[i])];
+      const std::int32_t begin = partition.begin(share->comm.rank);
+      for (std::int32_t i = 0; i < scaled.rows; ++i)
+        for (std::int32_t p = scaled.row_ptr[std::size_t(i)]; p < scaled.row_ptr[std::size_t(i) + 1]; ++p)
+          scaled.values[std::size_t(p)] *= scale[std::size_t(begin + i)] * scale[std::size_t(scaled.col_idx[std::size_t(p)])];
+      inner.row_scale.assign(scale.begin() + begin, scale.begin() + begin + scaled.rows);
+    }
+    DistributedOptions distributed_options;
+    distributed_options.part = operator_options;
+    inner.distributed = std::make_shared<const DistributedOperator>(
+        DistributedOperator::from_rank_rows(scaled, partition, partition, share->comm, distributed_options));
+    inner.preprocess_seconds = seconds_since(start);
+    return inner;
+#else
+    (void)backend;
+    (void)operator_options;
+    throw NotSupported("SpdSolver: this build of bcsr24 has no NCCL");
+#endif
   }
 
   int lanczos_steps() const { return std::max(2, settings.polynomial.lanczos_steps); }
@@ -182,6 +236,7 @@ struct SpdSolver::State {
                        on_host ? int(settings.cpu_rounding) : int(settings.outer_product)};
     if (on_host ? (cpu && cpu_key == key) : (gpu && gpu_key == key)) return false;
     const auto start = Clock::now();
+    if (on_host && share) throw NotSupported("SpdSolver: the host solver runs on one process, not on several GPUs");
     if (on_host) {
       cpu.reset();  // its memory first
       cpu = std::make_unique<internal::CpuBlockSpace>(a, entry.inner, k, memory, key.lanczos_steps,
@@ -189,8 +244,11 @@ struct SpdSolver::State {
       cpu_key = key;
     } else {
       gpu.reset();
-      gpu = std::make_unique<internal::GpuBlockSpace>(a, entry.inner, k, memory, key.lanczos_steps, key.timing,
-                                                      settings.outer_product, settings.foreign);
+      gpu = share ? std::make_unique<internal::GpuBlockSpace>(share->link->local_part(), entry.inner, k, memory,
+                                                              key.lanczos_steps, key.timing, settings.outer_product,
+                                                              settings.foreign, share->link.get())
+                  : std::make_unique<internal::GpuBlockSpace>(a, entry.inner, k, memory, key.lanczos_steps,
+                                                              key.timing, settings.outer_product, settings.foreign);
       gpu_key = key;
     }
     last.upload_seconds = seconds_since(start);
@@ -258,6 +316,32 @@ SpdSolver::SpdSolver(const CsrMatrix& a, const SpdOptions& options) : state_(std
   st.a = asymmetry.ratio > 0.0 ? internal::symmetric_part(a) : a;
   st.not_positive_definite = non_positive_diagonal(st.a);
   st.norm_estimate = internal::gershgorin_bound(st.a, {}, 0.0);
+  st.partition.offsets = {0, st.a.rows};
+}
+
+SpdSolver::SpdSolver(const CsrMatrix& a, const NcclCommunicator& comm, const SpdOptions& options)
+    : SpdSolver(a, options) {
+#ifdef BCSR24_HAS_NCCL
+  State& st = *state_;
+  check_communicator(comm, "SpdSolver");
+  auto share = std::make_unique<RankShare>();
+  share->comm = comm;
+  PartitionMethod used = PartitionMethod::contiguous;
+  st.partition = distributed::agreed_partition(st.a, comm, options.partition, DistributedOptions{}.cost, share->order,
+                                               used);
+  if (used == PartitionMethod::contiguous) {
+    share->order.clear();  // the caller's numbering
+    share->rows = extract_rows(st.a, st.partition.begin(comm.rank), st.partition.end(comm.rank));
+  } else {
+    share->rows = extract_permuted_rows(st.a, share->order, invert_permutation(share->order),
+                                        st.partition.begin(comm.rank), st.partition.end(comm.rank));
+  }
+  share->link = internal::make_nccl_rank_link(share->rows, st.partition, share->order, comm);
+  st.share = std::move(share);
+#else
+  (void)comm;
+  throw NotSupported("SpdSolver: several GPUs need bcsr24 built with NCCL (bcsr24_distributed)");
+#endif
 }
 
 SpdSolver SpdSolver::from_file(const std::string& path, const SpdOptions& options) {
@@ -272,6 +356,12 @@ std::int32_t SpdSolver::rows() const noexcept { return state_->a.rows; }
 std::int64_t SpdSolver::nnz() const noexcept { return state_->a.nnz(); }
 double SpdSolver::asymmetry() const noexcept { return state_->asymmetry; }
 const CsrMatrix& SpdSolver::matrix() const noexcept { return state_->a; }
+int SpdSolver::rank() const noexcept { return state_->share ? state_->share->comm.rank : 0; }
+const RowPartition& SpdSolver::row_partition() const noexcept { return state_->partition; }
+const std::vector<std::int32_t>& SpdSolver::row_order() const noexcept {
+  static const std::vector<std::int32_t> none;
+  return state_->share ? state_->share->order : none;
+}
 
 SolveReport SpdSolver::State::run(internal::BlockSpace& space, internal::GpuBlockSpace* on_gpu,
                                   const InnerEntry& entry, const SolveOptions& o, const BlockTransfer& transfer,
@@ -403,10 +493,14 @@ SolveReport SpdSolver::State::solve_on_gpu(const Value* b, int ldb, Value* x, in
                                            Stream stream) {
   State& st = *this;
   check_arguments(b, ldb, x, ldx, k, o);
+  if (st.share && o.time_limit_seconds > 0.0)
+    throw InvalidArgument("SpdSolver::solve: no time limit on several GPUs (each rank's clock would stop it at a "
+                          "different iteration, and the others would wait for it)");
   if (!st.not_positive_definite.empty()) {
     if (!o.initial_guess)
       if (cudaMemset2DAsync(x, std::size_t(ldx) * sizeof(Value), 0, std::size_t(k) * sizeof(Value),
-                            std::size_t(st.a.rows), reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess ||
+                            std::size_t(st.partition.count(st.share ? st.share->comm.rank : 0)),
+                            reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess ||
           cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess)
         throw CudaError("SpdSolver::solve: zeroing x failed");
     return not_positive_definite_report(st.not_positive_definite, o);
@@ -438,6 +532,7 @@ SolveReport SpdSolver::solve(const float* b, int ldb, float* x, int ldx, int k, 
 
 SolveReport SpdSolver::solve_host(const double* b, int ldb, double* x, int ldx, int k, const SolveOptions& o) {
   State& st = *state_;
+  if (st.share) throw NotSupported("SpdSolver::solve_host: the host solver runs on one process, not on several GPUs");
   check_arguments(b, ldb, x, ldx, k, o);
   const std::int32_t n = st.a.rows;
   if (!st.not_positive_definite.empty()) {
@@ -471,6 +566,7 @@ SolveReport SpdSolver::solve_host(const double* b, int ldb, double* x, int ldx, 
 
 EigenReport SpdSolver::State::eigen(double* x, int ldx, int k, const EigenOptions& o, Stream stream, bool on_host) {
   const std::string where = on_host ? "SpdSolver::eigenpairs_host: " : "SpdSolver::eigenpairs: ";
+  if (share) throw NotSupported(where + "the eigensolver runs on one GPU (this solver is spread over several)");
   if (k < 1 || k > internal::small::kMaxColumns)
     throw InvalidArgument(where + "k = " + std::to_string(k) + " eigenpairs, expected 1 .. " +
                           std::to_string(internal::small::kMaxColumns));

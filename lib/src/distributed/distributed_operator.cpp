@@ -17,6 +17,7 @@
 #include "device/cuda_owners.hpp"
 #include "device/device_buffer.hpp"
 #include "kernels/halo_pack.hpp"
+#include "agreed_partition.hpp"
 #include "nccl_check.hpp"
 
 namespace bcsr24 {
@@ -55,6 +56,12 @@ std::vector<std::int64_t> gather_rank_figures(std::int64_t nnz, std::int64_t hal
   BCSR24_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   return all;
 }
+
+}  // namespace
+
+namespace distributed {
+
+namespace {
 
 /// Rank 0's METIS partition of `a`, the same on every rank: rank 0 computes it, then one broadcast carries
 /// [status, offsets (ranks + 1), new_to_old (rows)]. A failure on rank 0 is broadcast as status 1, so the other
@@ -98,6 +105,29 @@ RowPartition broadcast_metis_partition(const CsrMatrix& a, const NcclCommunicato
 }
 
 }  // namespace
+
+RowPartition agreed_partition(const CsrMatrix& a, const NcclCommunicator& comm, PartitionMethod method,
+                              const PartitionCost& cost, std::vector<std::int32_t>& new_to_old, PartitionMethod& used) {
+  if (comm.size < 1 || comm.rank < 0 || comm.rank >= comm.size)
+    throw InvalidArgument("DistributedOperator: rank " + std::to_string(comm.rank) + " of " +
+                          std::to_string(comm.size) + " is not a place in a communicator");
+  if (method == PartitionMethod::automatic)
+    method = metis_available() && a.rows == a.cols ? PartitionMethod::metis : PartitionMethod::contiguous;
+  used = PartitionMethod::contiguous;
+  if (method != PartitionMethod::metis || comm.size == 1)
+    return partition_rows(a, comm.size, method, cost, new_to_old, &used);
+  // The checks every rank makes alike come first, so that no rank is left alone in the broadcast.
+  if (a.rows != a.cols)
+    throw InvalidArgument("DistributedOperator: partition method metis needs a square A, not " +
+                          std::to_string(a.rows) + " x " + std::to_string(a.cols) + " (use contiguous)");
+  if (!metis_available())
+    throw NotSupported("DistributedOperator: partition method metis, but this build of bcsr24 has no METIS; "
+                       "use contiguous");
+  check_communicator(comm, "DistributedOperator");
+  return broadcast_metis_partition(a, comm, cost, new_to_old, used);
+}
+
+}  // namespace distributed
 
 struct DistributedOperator::State {
   NcclCommunicator comm;
@@ -151,25 +181,9 @@ DistributedOperator DistributedOperator::from_global(const CsrMatrix& a, const N
   if (comm.size < 1 || comm.rank < 0 || comm.rank >= comm.size)
     throw InvalidArgument("DistributedOperator: rank " + std::to_string(comm.rank) + " of " +
                           std::to_string(comm.size) + " is not a place in a communicator");
-  PartitionMethod method = options.partition;
-  if (method == PartitionMethod::automatic)
-    method = metis_available() && a.rows == a.cols ? PartitionMethod::metis : PartitionMethod::contiguous;
   std::vector<std::int32_t> new_to_old;
   PartitionMethod used = PartitionMethod::contiguous;
-  RowPartition rows;
-  if (method == PartitionMethod::metis && comm.size > 1) {
-    // The checks every rank makes alike come first, so that no rank is left alone in the broadcast below.
-    if (a.rows != a.cols)
-      throw InvalidArgument("DistributedOperator: partition method metis needs a square A, not " +
-                            std::to_string(a.rows) + " x " + std::to_string(a.cols) + " (use contiguous)");
-    if (!metis_available())
-      throw NotSupported("DistributedOperator: partition method metis, but this build of bcsr24 has no METIS; "
-                         "use contiguous");
-    check_communicator(comm, "DistributedOperator");
-    rows = broadcast_metis_partition(a, comm, options.cost, new_to_old, used);
-  } else {
-    rows = partition_rows(a, comm.size, method, options.cost, new_to_old, &used);
-  }
+  const RowPartition rows = distributed::agreed_partition(a, comm, options.partition, options.cost, new_to_old, used);
   const RowPartition cols = a.rows == a.cols ? rows : uniform_partition(a.cols, comm.size);
   if (used == PartitionMethod::contiguous) {
     DistributedOperator op =
