@@ -33,7 +33,7 @@ void add_options(CLI::App& app, Options& o) {
       "(--inner-precision split by default) or cuSPARSE CSR fp32 (--inner-backend); every scalar stays on the GPU and "
       "the host waits once per iteration. --compare runs it with bcsr24, then with cuSPARSE fp32, then k "
       "Jacobi-preconditioned CG solves in fp64 (--solver pcg alone).\n"
-      "--solver legacy: flexible CG with a block CG inside (the distributed runs, --gpus / --mpi, use it).\n"
+      "--solver legacy: flexible CG with a block CG inside (also distributed, with --gpus / --mpi).\n"
       "Exit status: 0 every run converged, 1 error, 2 bad arguments, 3 a run stopped without converging "
       "(the report says why).");
   auto* matrix = app.add_option("--matrix", o.matrix_path, "Matrix Market file of an SPD matrix");
@@ -174,12 +174,12 @@ void add_options(CLI::App& app, Options& o) {
                     CLI::IsMember({"gpu", "cpu"}));
   CLI::Option* gpus =
       app.add_option("--gpus", o.gpus,
-                     "Legacy solver distributed by rows over GPUs 0..P-1 of this host (one thread and NCCL rank each; "
-                     "halo exchange and NCCL all-reduce). 1 runs the distributed code on one GPU. Needs a build with "
-                     "NCCL; the block solver runs on one GPU")
+                     "The solver distributed by rows over GPUs 0..P-1 of this host (one thread and NCCL rank each; "
+                     "halo exchange and NCCL all-reduce): the block solver (SpdSolver with a communicator), or the "
+                     "legacy one with --solver legacy. 1 runs the distributed code on one GPU. Needs a build with NCCL")
           ->check(CLI::PositiveNumber);
   app.add_flag("--mpi", o.mpi,
-               "The distributed legacy solve with one MPI process per GPU (mpirun -np P): each process takes device "
+               "The distributed solve with one MPI process per GPU (mpirun -np P): each process takes device "
                "local rank % device count of its host, reads or generates the whole matrix and keeps its rows; "
                "rank 0 prints. Needs a build with NCCL and MPI")
       ->excludes(gpus);
@@ -207,7 +207,16 @@ void validate(const Options& o) {
     throw UsageError("--partition metis: this build of bcsr24 has no METIS (install libmetis-dev and reconfigure); "
                      "use --partition contiguous");
   if ((o.gpus > 0 || o.mpi) && o.solver != "legacy" && o.solver != "block")
-    throw UsageError("--gpus and --mpi run the legacy solver only");
+    throw UsageError("--gpus and --mpi run the block solver (--solver block) or the legacy one, not --solver " +
+                     o.solver);
+  if ((o.gpus > 0 || o.mpi) && o.solver == "block") {
+    if (o.compare) throw UsageError("--compare runs on one GPU (the comparisons' cuSPARSE products): leave out --gpus");
+    if (o.inner_backend != "bcsr24")
+      throw UsageError("--gpus / --mpi: the block solver's inner products are bcsr24's distributed operator "
+                       "(--inner-backend bcsr24)");
+    if (o.time_limit > 0.0)
+      throw UsageError("--gpus / --mpi: no --time-limit (each rank's clock would stop it at a different iteration)");
+  }
   if (o.check_spaces && o.device != "gpu") throw UsageError("--check-spaces compares the GPU space with the CPU space");
   if (!o.legacy() && o.rhs > small::kMaxColumns)
     throw UsageError("the block solver takes at most " + std::to_string(small::kMaxColumns) +

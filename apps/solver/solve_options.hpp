@@ -72,8 +72,10 @@ struct Options {
   std::string json_path;
   bool verbose = false;
 
-  /// The legacy solver runs: asked for, or distributed (--gpus, --mpi), which only it supports.
-  bool legacy() const { return solver == "legacy" || gpus > 0 || mpi; }
+  /// The legacy solver runs (asked for; the distributed runs use the block solver unless told otherwise).
+  bool legacy() const { return solver == "legacy"; }
+  /// Several GPUs: --gpus P or --mpi.
+  bool distributed() const { return gpus > 0 || mpi; }
 };
 
 /// Adds every option to `app`, bound to `o`.
