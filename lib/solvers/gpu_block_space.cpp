@@ -147,7 +147,8 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
                                      " owns no rows; the distributed solver needs at least one row per rank"
                                : std::string("GpuBlockSpace: the matrix must be square and non-empty"));
   check_space_sizes(k, memory, lanczos_steps);
-  if (inner.backend == InnerBackend::bcsr24 && !(link ? static_cast<bool>(inner.distributed) : static_cast<bool>(inner.op)))
+  const bool has_operator = link ? static_cast<bool>(inner.distributed) : static_cast<bool>(inner.op);
+  if (inner.backend == InnerBackend::bcsr24 && !has_operator)
     throw InvalidArgument(link ? "GpuBlockSpace: bcsr24 backend without a distributed operator on several GPUs"
                                : "GpuBlockSpace: bcsr24 backend without operator");
   if (link && inner.backend == InnerBackend::cusparse_csr_f32)
@@ -503,7 +504,8 @@ void GpuBlockSpace::reset_timings() {
 
 std::int64_t GpuBlockSpace::device_bytes() const {
   const Impl& s = *impl_;
-  std::size_t bytes = s.slots.bytes() + (s.a64 ? s.a64->bytes() : 0) + s.caller_rows.bytes() + (s.outer ? std::size_t(s.outer->bytes()) : 0) +
+  std::size_t bytes = s.slots.bytes() + (s.a64 ? s.a64->bytes() : 0) + s.caller_rows.bytes() +
+                      (s.outer ? std::size_t(s.outer->bytes()) : 0) +
                       s.inverse_diagonal.bytes() +
                       s.row_scale.bytes() + s.small.bytes() + s.reduction.bytes();
   for (const auto& w : s.work) bytes += w.bytes();

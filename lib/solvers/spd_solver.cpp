@@ -210,8 +210,10 @@ struct SpdSolver::State {
         scale[i] = caller_scale[share->order.empty() ? i : std::size_t(share->order[i])];
       const std::int32_t begin = partition.begin(share->comm.rank);
       for (std::int32_t i = 0; i < scaled.rows; ++i)
-        for (std::int32_t p = scaled.row_ptr[std::size_t(i)]; p < scaled.row_ptr[std::size_t(i) + 1]; ++p)
-          scaled.values[std::size_t(p)] *= scale[std::size_t(begin + i)] * scale[std::size_t(scaled.col_idx[std::size_t(p)])];
+        for (std::int32_t p = scaled.row_ptr[std::size_t(i)]; p < scaled.row_ptr[std::size_t(i) + 1]; ++p) {
+          const std::size_t column = std::size_t(scaled.col_idx[std::size_t(p)]);
+          scaled.values[std::size_t(p)] *= scale[std::size_t(begin + i)] * scale[column];
+        }
       inner.row_scale.assign(scale.begin() + begin, scale.begin() + begin + scaled.rows);
     }
     DistributedOptions distributed_options;
