@@ -2,8 +2,8 @@
 // flexible block CG in fp64 for all right-hand sides at once, preconditioned by a Chebyshev polynomial of the
 // Jacobi-scaled matrix whose products run through bcsr24 (or cuSPARSE CSR fp32 for comparison), with every number
 // kept on the GPU; --compare adds the same solver with cuSPARSE fp32 products and k Jacobi-PCG solves in fp64
-// (--solver pcg alone). --solver legacy is the earlier flexible CG with a block CG inside, which the distributed
-// runs (--gpus, --mpi) use. Reports iterations, time to solution and where it goes, and why each run stopped.
+// (--solver pcg alone). --gpus P / --mpi run the same solver spread over several GPUs (SpdSolver with an NCCL
+// communicator). Reports iterations, time to solution and where it goes, and why each run stopped.
 
 #include <algorithm>
 #include <chrono>
@@ -22,7 +22,6 @@
 #include "block_runs.hpp"
 #include "cli.hpp"
 #include "bcsr24_testkit/diffusion.hpp"
-#include "legacy_runs.hpp"
 #include "mesh_matrix.hpp"
 #include "problem.hpp"
 #include "solve_options.hpp"
@@ -33,6 +32,10 @@
 #include "distributed_block_run.hpp"
 #include "rank_session.hpp"
 #endif
+
+namespace bcsr24::ranks {
+class Session;  // rank_session.hpp (builds with NCCL): the MPI launch of --mpi
+}
 
 namespace {
 
@@ -229,7 +232,6 @@ int run(const Options& o, const bcsr24::ranks::Session* mpi) {
     if (!o.json_path.empty()) write_json(o, matrix_json, json::array(), {{"space_check", check}});
     return ok ? 0 : kExitNotConverged;
   }
-  if (o.legacy()) return run_legacy(o, problem, matrix_json, mpi);
   return run_block(o, problem, matrix_json, mpi);
 }
 
@@ -262,7 +264,6 @@ int main(int argc, char** argv) {
       app, argc, argv, [&](CLI::App& a) { add_options(a, options); },
       [&] {
         validate(options);
-        resolve_defaults(options);
 #if BCSR24_HAS_NCCL
         if (options.mpi) return run_mpi(options);
 #endif
