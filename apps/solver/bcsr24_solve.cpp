@@ -28,14 +28,10 @@
 #include "solve_text.hpp"
 #include "space_check.hpp"
 #include "symmetry.hpp"
+#include "rank_session.hpp"  // the session type (its code is built with NCCL only; without, mpi is always null)
 #if BCSR24_HAS_NCCL
 #include "distributed_block_run.hpp"
-#include "rank_session.hpp"
 #endif
-
-namespace bcsr24::ranks {
-class Session;  // rank_session.hpp (builds with NCCL): the MPI launch of --mpi
-}
 
 namespace {
 
