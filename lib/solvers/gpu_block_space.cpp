@@ -111,11 +111,15 @@ struct GpuBlockSpace::Impl {
     timed(inner_product, [&] {
       if (plan)
         plan->run(b, kp, c, kp, alpha, beta, addends, count, stream);
+      else if (count > 0)
+        inner32->run_with_addends(b, c, alpha, beta, addends, count);
       else
         inner32->run(b, c, alpha, beta);
     });
     ++counters.inner_products;
   }
+  /// Whether the inner product adds the Chebyshev terms in its own pass (bcsr24, on one GPU or several).
+  bool fused_addends() const { return plan || (inner32 && inner32->takes_addends()); }
   void float_dots(const float* x, const float* y) {
     timed(block_work, [&] {
       block_gpu::column_dots(x, y, n, k, kp, reduction.get(), at(layout.column[small::dots]), stream);
@@ -383,7 +387,7 @@ void GpuBlockSpace::precondition_chebyshev(int z, int r, const ChebyshevPolynomi
       c_f = 1.0 / p.theta;
     }
     float* output = j == 0 ? s.work[1].get() : previous;
-    if (s.plan) {
+    if (s.fused_addends()) {
       // bcsr24 adds the terms in the product's epilogue (an addend may be B itself, as f is at j = 0).
       OutputAddend terms[2];
       int count_terms = 0;

@@ -36,6 +36,15 @@ class ForeignProduct {
  public:
   virtual ~ForeignProduct() = default;
   virtual void run(const void* b, void* c, double alpha, double beta) = 0;
+  /// Whether run_with_addends works (bcsr24's distributed plan: fp32 blocks, SpmmPlan's addends in its epilogue);
+  /// otherwise the space adds the Chebyshev terms in a second pass.
+  virtual bool takes_addends() const { return false; }
+  /// c = alpha A b + beta c + the addends, in the product's own pass.
+  virtual void run_with_addends(const void* b, void* c, double alpha, double beta, const OutputAddend* addends,
+                                int count) {
+    (void)b, (void)c, (void)alpha, (void)beta, (void)addends, (void)count;
+    throw NotSupported("this product takes no addends");
+  }
   virtual std::int64_t bytes() const = 0;  ///< device memory it holds (matrix copy, workspace)
 };
 

@@ -83,6 +83,12 @@ class DistributedInnerProduct final : public ForeignProduct {
     plan_.run(static_cast<const float*>(b), width_, static_cast<float*>(c), width_, static_cast<float>(alpha),
               static_cast<float>(beta), stream_);
   }
+  bool takes_addends() const override { return true; }
+  void run_with_addends(const void* b, void* c, double alpha, double beta, const OutputAddend* addends,
+                        int count) override {
+    plan_.run(static_cast<const float*>(b), width_, static_cast<float*>(c), width_, static_cast<float>(alpha),
+              static_cast<float>(beta), addends, count, stream_);
+  }
   std::int64_t bytes() const override { return plan_.device_bytes(); }
 
  private:

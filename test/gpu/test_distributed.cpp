@@ -520,3 +520,66 @@ TEST_CASE("from_global with fewer rows than ranks: empty ranks and a correct pro
     CHECK(relative_difference(product.c, single.c) < 2e-3);
   }
 }
+
+TEST_CASE("DistributedPlan::run with addends: the terms in the local pass equal a second pass on the host",
+          "[distributed]") {
+  const CsrMatrix a = random_mesh(10, 9, 8, 2, 31);  // square: B rows follow A's rows
+  const std::int32_t n = 16;
+  for (const int ranks : rank_counts()) {
+    INFO("P = " << ranks);
+    Communicators comms(ranks);
+    DistributedOptions options;
+    options.part.precision = Precision::split;
+    options.partition = PartitionMethod::contiguous;
+    std::vector<double> worst(static_cast<std::size_t>(ranks), 0.0), norm(static_cast<std::size_t>(ranks), 0.0);
+    on_every_rank(ranks, [&](int r) {
+      const DistributedOperator op = DistributedOperator::from_global(a, comms.of(r), options);
+      PlanOptions plan_options;
+      plan_options.input = InputType::f32;
+      const DistributedPlan plan = op.make_plan(n, plan_options);
+      const std::size_t count = std::size_t(op.local_rows()) * n;
+      std::mt19937_64 rng(77 + std::uint64_t(r));
+      std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+      std::vector<float> b(count), d(count), c0(count);
+      for (std::size_t i = 0; i < count; ++i) {
+        b[i] = value(rng);
+        d[i] = value(rng);
+        c0[i] = value(rng);
+      }
+      float *d_b = nullptr, *d_d = nullptr, *d_c = nullptr, *d_plain = nullptr;
+      const std::size_t bytes = std::max<std::size_t>(1, count * 4);
+      if (cudaMalloc(reinterpret_cast<void**>(&d_b), bytes) != cudaSuccess ||
+          cudaMalloc(reinterpret_cast<void**>(&d_d), bytes) != cudaSuccess ||
+          cudaMalloc(reinterpret_cast<void**>(&d_c), bytes) != cudaSuccess ||
+          cudaMalloc(reinterpret_cast<void**>(&d_plain), bytes) != cudaSuccess)
+        throw std::runtime_error("cudaMalloc failed");
+      if (count > 0 && (cudaMemcpy(d_b, b.data(), count * 4, cudaMemcpyHostToDevice) != cudaSuccess ||
+                        cudaMemcpy(d_d, d.data(), count * 4, cudaMemcpyHostToDevice) != cudaSuccess ||
+                        cudaMemcpy(d_c, c0.data(), count * 4, cudaMemcpyHostToDevice) != cudaSuccess ||
+                        cudaMemcpy(d_plain, c0.data(), count * 4, cudaMemcpyHostToDevice) != cudaSuccess))
+        throw std::runtime_error("upload failed");
+      // B itself as one addend (as the Chebyshev recurrence does), a separate block as the other.
+      const OutputAddend terms[2] = {{d_b, n, 0.5f}, {d_d, n, -2.0f}};
+      plan.run(d_b, n, d_c, n, 1.5f, 0.25f, terms, 2);
+      plan.run(d_b, n, d_plain, n, 1.5f, 0.25f);
+      std::vector<float> fused(count), plain(count);
+      if (cudaDeviceSynchronize() != cudaSuccess ||
+          (count > 0 && (cudaMemcpy(fused.data(), d_c, count * 4, cudaMemcpyDeviceToHost) != cudaSuccess ||
+                         cudaMemcpy(plain.data(), d_plain, count * 4, cudaMemcpyDeviceToHost) != cudaSuccess)))
+        throw std::runtime_error("run failed");
+      for (std::size_t i = 0; i < count; ++i) {
+        const double expected = double(plain[i]) + 0.5 * b[i] - 2.0 * d[i];
+        worst[std::size_t(r)] = std::max(worst[std::size_t(r)], std::abs(double(fused[i]) - expected));
+        norm[std::size_t(r)] = std::max(norm[std::size_t(r)], std::abs(expected));
+      }
+      cudaFree(d_b);
+      cudaFree(d_d);
+      cudaFree(d_c);
+      cudaFree(d_plain);
+    });
+    for (int r = 0; r < ranks; ++r) {
+      CHECK(norm[std::size_t(r)] > 0.0);
+      CHECK(worst[std::size_t(r)] <= 1e-5 * norm[std::size_t(r)]);
+    }
+  }
+}

@@ -135,6 +135,12 @@ class DistributedPlan {
   /// The same with fp32 B (a plan made with InputType::f32, or any plan of a split operator).
   void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
            Stream stream = nullptr, DistributedStages stages = DistributedStages::all) const;
+  /// C_rank = alpha * A_rank * B + sum_t addends[t].scale * D_t + beta * C_rank (SpmmPlan::run's addends, D_t this
+  /// rank's rows): the addends ride in the local part's pass (or, on a rank without local entries, in the halo
+  /// part's after C is scaled by beta), so the update costs no pass of its own. The whole product only.
+  /// @throw InvalidArgument as run() and SpmmPlan::run with addends, or for addends on a rank without entries.
+  void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
+           const OutputAddend* addends, int count, Stream stream = nullptr) const;
 
   std::int32_t n() const noexcept;
   InputType input() const noexcept;

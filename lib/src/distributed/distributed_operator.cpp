@@ -254,7 +254,8 @@ struct DistributedPlan::Impl {
   std::unique_ptr<HaloExchangePlan> exchange;  // B rows in the parts' input type
 
   void run(const void* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
-           cudaStream_t stream, DistributedStages stages, InputType given) const {
+           cudaStream_t stream, DistributedStages stages, InputType given, const OutputAddend* addends = nullptr,
+           int count = 0) const {
     if (given == InputType::f32 ? input != InputType::f32 : input == InputType::f32)
       throw InvalidArgument(std::string("DistributedPlan::run: the plan takes ") + input_type_name(input) +
                             " B, run() was given " + (given == InputType::f32 ? "fp32" : "16-bit") + " B");
@@ -268,6 +269,9 @@ struct DistributedPlan::Impl {
     if (device != op->device)
       throw InvalidArgument("DistributedPlan::run: the operator lives on CUDA device " + std::to_string(op->device) +
                             ", device " + std::to_string(device) + " is current");
+    if (count > 0 && !local && !halo)
+      throw InvalidArgument("DistributedPlan::run: rank " + std::to_string(op->comm.rank) +
+                            " has no entries to carry the addends");
     if (stages == DistributedStages::halo_only) {
       if (halo) run_part(*halo, exchange->halo(), exchange->ld(), c, ldc, alpha, 1.0f, stream);
       return;
@@ -279,18 +283,23 @@ struct DistributedPlan::Impl {
       exchange->wait(stream);
       return;
     }
+    // The addends go with the first pass over C: the local product's, else the halo product's.
     if (local)
-      run_part(*local, b, ldb, c, ldc, alpha, beta, stream);
+      run_part(*local, b, ldb, c, ldc, alpha, beta, stream, addends, count);
     else
       kernels::launch_scale_rows(c, ldc, op->local_rows, n, beta, stream);  // no local entries: C = beta * C
     if (stages == DistributedStages::local_only) return;
     exchange->wait(stream);
-    if (halo) run_part(*halo, exchange->halo(), exchange->ld(), c, ldc, alpha, 1.0f, stream);
+    if (halo)
+      run_part(*halo, exchange->halo(), exchange->ld(), c, ldc, alpha, 1.0f, stream, local ? nullptr : addends,
+               local ? 0 : count);
   }
 
   void run_part(const SpmmPlan& plan, const void* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha,
-                float beta, cudaStream_t stream) const {
-    if (input == InputType::f32)
+                float beta, cudaStream_t stream, const OutputAddend* addends = nullptr, int count = 0) const {
+    if (input == InputType::f32 && count > 0)
+      plan.run(static_cast<const float*>(b), ldb, c, ldc, alpha, beta, addends, count, stream);
+    else if (input == InputType::f32)
       plan.run(static_cast<const float*>(b), ldb, c, ldc, alpha, beta, stream);
     else
       plan.run(static_cast<const fp16_t*>(b), ldb, c, ldc, alpha, beta, stream);
@@ -330,6 +339,14 @@ void DistributedPlan::run(const fp16_t* b, std::int64_t ldb, float* c, std::int6
 void DistributedPlan::run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
                           Stream stream, DistributedStages stages) const {
   impl_->run(b, ldb, c, ldc, alpha, beta, stream, stages, InputType::f32);
+}
+
+void DistributedPlan::run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
+                          const OutputAddend* addends, int count, Stream stream) const {
+  if (count < 0 || count > kMaxOutputAddends || (count > 0 && !addends))
+    throw InvalidArgument("DistributedPlan::run: " + std::to_string(count) + " addends (at most " +
+                          std::to_string(kMaxOutputAddends) + ", non-null)");
+  impl_->run(b, ldb, c, ldc, alpha, beta, stream, DistributedStages::all, InputType::f32, addends, count);
 }
 
 std::int32_t DistributedPlan::n() const noexcept { return impl_->n; }
