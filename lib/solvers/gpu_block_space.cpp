@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <utility>
+#include <vector>
 
 #include "bcsr24/device.hpp"
 #include "bcsr24/spmm_plan.hpp"
@@ -321,7 +322,19 @@ void GpuBlockSpace::gram(int left, const std::vector<GramTarget>& rights) {
     }
     s.timed(block_work, [&] { block_gpu::gram(l, blocks, outs, count, s.n, s.k, s.reduction.get(), s.stream); });
   }
-  for (const GramTarget& target : rights) s.sum_over_ranks(target.offset, std::int64_t(s.k) * s.k);
+  // Over the ranks, one sum per run of adjacent targets (P^T Q and P^T R, the ring's Z^T Q_t lie side by side).
+  if (!s.link) return;
+  const std::int64_t kk = std::int64_t(s.k) * s.k;
+  std::vector<std::int64_t> offsets;
+  for (const GramTarget& target : rights) offsets.push_back(target.offset);
+  std::sort(offsets.begin(), offsets.end());
+  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+  for (std::size_t first = 0; first < offsets.size();) {
+    std::size_t last = first + 1;
+    while (last < offsets.size() && offsets[last] == offsets[last - 1] + kk) ++last;
+    s.sum_over_ranks(offsets[first], std::int64_t(last - first) * kk);
+    first = last;
+  }
 }
 
 void GpuBlockSpace::combine(int dst, bool accumulate, const std::vector<CombineTerm>& terms) {
