@@ -135,7 +135,7 @@ void check_distributed_product(const CsrMatrix& a, const RowPartition& rp, const
   for (int r = 0; r < ranks; ++r) blocks.push_back(split_rank_rows(extract_rows(a, rp.begin(r), rp.end(r)), r, rp, cp));
   for (int r = 0; r < ranks; ++r) check_block(a, blocks[at(r)], r, rp, cp);
   // split_matrix is the same split done on one host.
-  const std::vector<RankBlock> same = split_matrix(a, rp, cp);
+  const std::vector<RankBlock> same = detail::split_matrix(a, rp, cp);
   REQUIRE(same.size() == blocks.size());
   for (int r = 0; r < ranks; ++r) {
     CHECK(same[at(r)].halo_global == blocks[at(r)].halo_global);
@@ -144,7 +144,7 @@ void check_distributed_product(const CsrMatrix& a, const RowPartition& rp, const
   }
 
   // Send plans: what q sends to r is, element by element, what r expects from q.
-  const std::vector<HaloSendPlan> plans = build_all_send_plans(blocks, cp);
+  const std::vector<HaloSendPlan> plans = detail::build_all_send_plans(blocks, cp);
   REQUIRE(plans.size() == at(ranks));
   std::int64_t sent = 0, received = 0;
   for (int q = 0; q < ranks; ++q) {
@@ -169,7 +169,7 @@ void check_distributed_product(const CsrMatrix& a, const RowPartition& rp, const
     }
   }
   CHECK(sent == received);
-  CHECK(halo_exchange_bytes(blocks, kDenseCols, 8) == received * kDenseCols * 8);
+  CHECK(detail::halo_exchange_bytes(blocks, kDenseCols, 8) == received * kDenseCols * 8);
 
   // The exchange. B is cols x n, row-major; rank q owns B rows [cp.begin(q), cp.end(q)).
   const std::int32_t n = kDenseCols;
@@ -281,7 +281,7 @@ TEST_CASE("a block-diagonal matrix aligned to the partition has no halo", "[dist
     for (const RowPartition& p : {uniform_partition(1001, ranks), partition_rows_by_bytes(shape_source, ranks)}) {
       CAPTURE(ranks, p.offsets);
       const CsrMatrix a = block_diagonal(p, 4, seed + std::uint64_t(ranks));
-      const std::vector<RankBlock> blocks = split_matrix(a, p, p);
+      const std::vector<RankBlock> blocks = detail::split_matrix(a, p, p);
       for (const RankBlock& b : blocks) {
         CHECK(b.halo_cols() == 0);
         CHECK(b.halo.cols == 0);
@@ -290,11 +290,11 @@ TEST_CASE("a block-diagonal matrix aligned to the partition has no halo", "[dist
         CHECK(b.recv_offsets == std::vector<std::int32_t>(at(ranks) + 1, 0));
         CHECK(b.local.nnz() == a.row_ptr[at(p.end(b.rank))] - a.row_ptr[at(p.begin(b.rank))]);
       }
-      for (const HaloSendPlan& plan : build_all_send_plans(blocks, p)) {
+      for (const HaloSendPlan& plan : detail::build_all_send_plans(blocks, p)) {
         CHECK(plan.total() == 0);
         CHECK(plan.send_offsets == std::vector<std::int32_t>(at(ranks) + 1, 0));
       }
-      CHECK(halo_exchange_bytes(blocks, kDenseCols, 2) == 0);
+      CHECK(detail::halo_exchange_bytes(blocks, kDenseCols, 2) == 0);
       check_distributed_product(a, p, p, seed + 7);
     }
 }
@@ -315,13 +315,13 @@ TEST_CASE("split_rank_rows: empty ranks, empty matrices, a hand-checked halo", "
   SECTION("0 x 0 matrix on 3 ranks") {
     const CsrMatrix a;
     const RowPartition p = uniform_partition(0, 3);
-    const std::vector<RankBlock> blocks = split_matrix(a, p, p);
+    const std::vector<RankBlock> blocks = detail::split_matrix(a, p, p);
     REQUIRE(blocks.size() == 3);
     for (const RankBlock& b : blocks) {
       CHECK_NOTHROW(validate_csr(b.local));
       CHECK_NOTHROW(validate_csr(b.halo));
     }
-    for (const HaloSendPlan& plan : build_all_send_plans(blocks, p)) CHECK(plan.total() == 0);
+    for (const HaloSendPlan& plan : detail::build_all_send_plans(blocks, p)) CHECK(plan.total() == 0);
   }
   SECTION("4 x 6 by hand on 2 ranks") {
     // Rank 0 owns rows 0-1 and columns 0-2, rank 1 rows 2-3 and columns 3-5.
@@ -331,7 +331,7 @@ TEST_CASE("split_rank_rows: empty ranks, empty matrices, a hand-checked halo", "
                                           {1.0, 2.0, 0.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0});
     const RowPartition rows{{0, 2, 4}};
     const RowPartition cols{{0, 3, 6}};
-    const std::vector<RankBlock> blocks = split_matrix(a, rows, cols);
+    const std::vector<RankBlock> blocks = detail::split_matrix(a, rows, cols);
     const RankBlock& b0 = blocks[0];
     CHECK(b0.local.row_ptr == std::vector<std::int32_t>{0, 1, 2});
     CHECK(b0.local.col_idx == std::vector<std::int32_t>{0, 2});
@@ -346,12 +346,12 @@ TEST_CASE("split_rank_rows: empty ranks, empty matrices, a hand-checked halo", "
     CHECK(b1.halo_global == std::vector<std::int32_t>{1, 2});
     CHECK(b1.halo.col_idx == std::vector<std::int32_t>{0, 0, 1});
     CHECK(b1.recv_offsets == std::vector<std::int32_t>{0, 2, 2});
-    const std::vector<HaloSendPlan> plans = build_all_send_plans(blocks, cols);
+    const std::vector<HaloSendPlan> plans = detail::build_all_send_plans(blocks, cols);
     CHECK(plans[0].send_offsets == std::vector<std::int32_t>{0, 0, 2});
     CHECK(plans[0].send_rows == std::vector<std::int32_t>{1, 2});  // global columns 1 and 2 to rank 1
     CHECK(plans[1].send_offsets == std::vector<std::int32_t>{0, 2, 2});
     CHECK(plans[1].send_rows == std::vector<std::int32_t>{1, 2});  // global columns 4 and 5 to rank 0
-    CHECK(halo_exchange_bytes(blocks, 3, 2) == 4 * 3 * 2);
+    CHECK(detail::halo_exchange_bytes(blocks, 3, 2) == 4 * 3 * 2);
   }
 }
 
@@ -415,8 +415,8 @@ TEST_CASE("invalid arguments are rejected with a message that says what is wrong
     REQUIRE(unsorted.row_ptr[1] - unsorted.row_ptr[0] >= 2);
     std::swap(unsorted.col_idx[0], unsorted.col_idx[1]);
     BCSR24_CHECK_INVALID(split_rank_rows(unsorted, 0, rows, cols), "rows_of_rank: CSR: columns of row 0 are not sorted");
-    BCSR24_CHECK_INVALID(split_matrix(a, uniform_partition(21, 2), cols), "row partition covers 21 indices, expected 20");
-    BCSR24_CHECK_INVALID(split_matrix(a, rows, uniform_partition(29, 2)), "column partition covers 29 indices, expected 30");
+    BCSR24_CHECK_INVALID(detail::split_matrix(a, uniform_partition(21, 2), cols), "row partition covers 21 indices, expected 20");
+    BCSR24_CHECK_INVALID(detail::split_matrix(a, rows, uniform_partition(29, 2)), "column partition covers 29 indices, expected 30");
   }
   SECTION("extract_rows") {
     BCSR24_CHECK_INVALID(extract_rows(a, 5, 4), "rows [5, 4) are not a range of the 20 rows");
@@ -429,20 +429,20 @@ TEST_CASE("invalid arguments are rejected with a message that says what is wrong
     CHECK(extract_rows(a, 4, 4).row_ptr == std::vector<std::int32_t>{0});
   }
   SECTION("build_all_send_plans and halo_exchange_bytes") {
-    std::vector<RankBlock> blocks = split_matrix(a, rows, cols);
-    BCSR24_CHECK_INVALID(build_all_send_plans(std::vector<RankBlock>(blocks.begin(), blocks.begin() + 1), cols),
+    std::vector<RankBlock> blocks = detail::split_matrix(a, rows, cols);
+    BCSR24_CHECK_INVALID(detail::build_all_send_plans(std::vector<RankBlock>(blocks.begin(), blocks.begin() + 1), cols),
                   "1 blocks for 2 ranks");
     std::vector<RankBlock> swapped{blocks[1], blocks[0]};
-    BCSR24_CHECK_INVALID(build_all_send_plans(swapped, cols), "block 0 is rank 1's");
-    BCSR24_CHECK_INVALID(build_all_send_plans(blocks, uniform_partition(30, 3)), "2 blocks for 3 ranks");
-    BCSR24_CHECK_INVALID(build_all_send_plans(blocks, RowPartition{{0, 14, 30}}), "block 0 owns columns [0, 15)");
+    BCSR24_CHECK_INVALID(detail::build_all_send_plans(swapped, cols), "block 0 is rank 1's");
+    BCSR24_CHECK_INVALID(detail::build_all_send_plans(blocks, uniform_partition(30, 3)), "2 blocks for 3 ranks");
+    BCSR24_CHECK_INVALID(detail::build_all_send_plans(blocks, RowPartition{{0, 14, 30}}), "block 0 owns columns [0, 15)");
     std::vector<RankBlock> bad_offsets = blocks;
     REQUIRE(bad_offsets[0].halo_cols() > 0);
     bad_offsets[0].recv_offsets[1] = bad_offsets[0].halo_cols();  // claims its halo comes from itself
-    BCSR24_CHECK_INVALID(build_all_send_plans(bad_offsets, cols), "from itself");
+    BCSR24_CHECK_INVALID(detail::build_all_send_plans(bad_offsets, cols), "from itself");
     bad_offsets[0].recv_offsets.pop_back();
-    BCSR24_CHECK_INVALID(build_all_send_plans(bad_offsets, cols), "recv_offsets has 2 entries, expected ranks + 1 = 3");
-    BCSR24_CHECK_INVALID(halo_exchange_bytes(blocks, -1, 2), "n is -1");
-    BCSR24_CHECK_INVALID(halo_exchange_bytes(blocks, 4, 0), "element_bytes is 0");
+    BCSR24_CHECK_INVALID(detail::build_all_send_plans(bad_offsets, cols), "recv_offsets has 2 entries, expected ranks + 1 = 3");
+    BCSR24_CHECK_INVALID(detail::halo_exchange_bytes(blocks, -1, 2), "n is -1");
+    BCSR24_CHECK_INVALID(detail::halo_exchange_bytes(blocks, 4, 0), "element_bytes is 0");
   }
 }

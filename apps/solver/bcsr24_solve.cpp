@@ -2,9 +2,10 @@
 // flexible block CG in fp64 for all right-hand sides at once, preconditioned by a Chebyshev polynomial of the
 // Jacobi-scaled matrix whose products run through bcsr24 (or cuSPARSE CSR fp32 for comparison), with every number
 // kept on the GPU; --compare adds the same solver with cuSPARSE fp32 products and k Jacobi-PCG solves in fp64
-// (--solver pcg alone). --solver legacy is the earlier flexible CG with a block CG inside, which the distributed
-// runs (--gpus, --mpi) use. Reports iterations, time to solution and where it goes, and why each run stopped.
+// (--solver pcg alone). --gpus P / --mpi run the same solver spread over several GPUs (SpdSolver with an NCCL
+// communicator). Reports iterations, time to solution and where it goes, and why each run stopped.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -21,15 +22,15 @@
 #include "block_runs.hpp"
 #include "cli.hpp"
 #include "bcsr24_testkit/diffusion.hpp"
-#include "legacy_runs.hpp"
 #include "mesh_matrix.hpp"
 #include "problem.hpp"
 #include "solve_options.hpp"
 #include "solve_text.hpp"
 #include "space_check.hpp"
 #include "symmetry.hpp"
+#include "rank_session.hpp"  // the session type (its code is built with NCCL only; without, mpi is always null)
 #if BCSR24_HAS_NCCL
-#include "rank_session.hpp"
+#include "distributed_block_run.hpp"
 #endif
 
 namespace {
@@ -74,8 +75,38 @@ bcsr24::CsrMatrix load_matrix(const Options& o, std::string& name, json& matrix_
   return bcsr24::read_matrix_market(o.matrix_path);
 }
 
-/// The block solver and its baselines (one GPU, or the CPU space).
-int run_block(const Options& o, const Problem& problem, json& matrix_json) {
+#if BCSR24_HAS_NCCL
+/// The distributed block run's own lines: the partition, the halo, the balance and the ranks' iteration counts.
+json print_distributed_figures(const DistributedBlockFigures& f) {
+  std::int64_t halo = 0, largest = 0, entries = 0;
+  bool agree = true;
+  for (std::size_t r = 0; r < f.nnz.size(); ++r) {
+    halo += f.halo_rows[r];
+    largest = std::max(largest, f.nnz[r]);
+    entries += f.nnz[r];
+    agree = agree && f.iterations[r] == f.iterations[0];
+  }
+  const double imbalance = entries > 0 ? double(largest) * double(f.nnz.size()) / double(entries) : 0.0;
+  std::printf("distributed over %d GPU%s (%s, rows by %s): halo rows in all %lld (%lld bytes per column of an fp64 "
+              "product), largest rank %.3f x the mean nonzeros%s\n",
+              f.ranks, f.ranks == 1 ? "" : "s", std::string(f.launch) == "mpi" ? "one MPI process each" : "one thread each",
+              bcsr24::partition_method_name(f.partition), static_cast<long long>(halo), static_cast<long long>(halo * 8),
+              imbalance, agree ? "" : "; WARNING: the ranks made different numbers of iterations");
+  json ranks = json::array();
+  for (std::size_t r = 0; r < f.nnz.size(); ++r) {
+    std::printf("  rank %zu: %d rows, %lld nonzeros, %d halo rows, %d iterations\n", r, f.rows[r],
+                static_cast<long long>(f.nnz[r]), f.halo_rows[r], f.iterations[r]);
+    ranks.push_back({{"rank", r}, {"rows", f.rows[r]}, {"nnz", f.nnz[r]}, {"halo_rows", f.halo_rows[r]},
+                     {"iterations", f.iterations[r]}});
+  }
+  return {{"gpus", f.ranks}, {"launch", f.launch}, {"partition", bcsr24::partition_method_name(f.partition)},
+          {"halo_rows", halo}, {"nnz_imbalance", imbalance}, {"ranks_agree", agree}, {"ranks", ranks}};
+}
+#endif
+
+/// The block solver and its baselines (one GPU, or the CPU space), or the block solver on several GPUs.
+int run_block(const Options& o, const Problem& problem, json& matrix_json, const bcsr24::ranks::Session* mpi) {
+  static_cast<void>(mpi);  // used by the distributed runs only (builds with NCCL)
   std::vector<BlockRunReport> blocks;
   std::vector<PcgRunReport> baselines;
   std::vector<InnerBackend> backends;
@@ -94,8 +125,23 @@ int run_block(const Options& o, const Problem& problem, json& matrix_json) {
                 settings.chebyshev ? "Chebyshev" : "Jacobi", inner_backend_name(backend),
                 backend == InnerBackend::bcsr24 ? (std::string(" ") + o.inner_precision).c_str() : "", o.fcg.memory);
     std::fflush(stdout);
-    blocks.push_back(run_block_solver(problem, settings));
-    print_block_report(blocks.back());
+    json distributed;
+    if (o.distributed()) {
+#if BCSR24_HAS_NCCL
+      DistributedBlockFigures figures;
+      blocks.push_back(run_block_solver_distributed(problem, settings, o.gpus, mpi,
+                                                    bcsr24::partition_method_from_name(o.partition), figures));
+      if (mpi && !mpi->is_root()) return blocks.back().result.stop == BlockStop::converged ? 0 : kExitNotConverged;
+      print_block_report(blocks.back());
+      distributed = print_distributed_figures(figures);
+#else
+      throw bcsr24::NotSupported("--gpus / --mpi need bcsr24_solve built with NCCL");
+#endif
+    } else {
+      blocks.push_back(run_block_solver(problem, settings));
+      print_block_report(blocks.back());
+    }
+    if (!distributed.is_null()) matrix_json["distributed"] = distributed;
     if (!blocks.back().census.is_null() && !matrix_json.contains("bcsr24")) matrix_json["bcsr24"] = blocks.back().census;
     std::fflush(stdout);
   }
@@ -182,12 +228,7 @@ int run(const Options& o, const bcsr24::ranks::Session* mpi) {
     if (!o.json_path.empty()) write_json(o, matrix_json, json::array(), {{"space_check", check}});
     return ok ? 0 : kExitNotConverged;
   }
-  if (o.legacy()) {
-    if (o.solver == "block" && (o.gpus > 0 || mpi))
-      std::printf("note: the distributed runs (--gpus, --mpi) use the legacy solver; the block solver runs on one GPU\n");
-    return run_legacy(o, problem, matrix_json, mpi);
-  }
-  return run_block(o, problem, matrix_json);
+  return run_block(o, problem, matrix_json, mpi);
 }
 
 #if BCSR24_HAS_NCCL
@@ -219,7 +260,6 @@ int main(int argc, char** argv) {
       app, argc, argv, [&](CLI::App& a) { add_options(a, options); },
       [&] {
         validate(options);
-        resolve_defaults(options);
 #if BCSR24_HAS_NCCL
         if (options.mpi) return run_mpi(options);
 #endif

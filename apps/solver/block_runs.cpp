@@ -57,23 +57,9 @@ struct RunSpace {
   }
 };
 
-std::string block_label(const BlockRunSettings& s) {
-  std::string label = "block";
-  label += s.chebyshev ? " Chebyshev" : " Jacobi";
-  label += s.backend == InnerBackend::bcsr24 ? std::string(", bcsr24 ") + precision_name(s.precision)
-                                             : std::string(", cuSPARSE fp32");
-  return label;
-}
-
 }  // namespace
 
-BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& settings) {
-  BlockRunReport report;
-  report.settings = settings;
-  report.label = block_label(settings);
-  // The run goes through the library's public solver; the comparison backend, the tuning knobs and the whole record
-  // of the solve come through the solvers library's own access (lib/solvers/solver_access.hpp).
-  solvers::SpdSolver solver(problem.a);
+void configure_solver(solvers::SpdSolver& solver, const BlockRunSettings& settings, bool print_iterations) {
   solvers::detail::EngineSettings& engine = solvers::detail::SolverAccess::settings(solver);
   engine.backend = settings.backend;
   engine.outer_product = settings.outer_product;
@@ -84,13 +70,16 @@ BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& 
   engine.fcg = settings.fcg;
   engine.polynomial = settings.polynomial;
   engine.foreign = cusparse_products();  // the comparison backend's products (--compare, --inner-backend)
-  if (settings.verbose)
+  if (settings.verbose && print_iterations)
     engine.observer = [](const BlockIterationRecord& r) {
       std::printf("  iteration %4d: max relative residual %s, %d active, %d directions (%d deflated)%s, %.3f s\n",
                   r.iteration, sci(r.max_relative).c_str(), r.active, r.directions, r.deflated,
                   r.chebyshev ? "" : " [Jacobi]", r.seconds);
       std::fflush(stdout);
     };
+}
+
+solvers::SolveOptions solve_options(const BlockRunSettings& settings) {
   solvers::SolveOptions options;
   options.rtol = settings.fcg.tolerance;
   options.max_iterations = settings.fcg.max_iterations;
@@ -98,21 +87,12 @@ BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& 
   options.preconditioner = settings.chebyshev ? solvers::Preconditioner::chebyshev : solvers::Preconditioner::jacobi;
   options.chebyshev_degree = settings.polynomial.degree;
   options.inner_precision = settings.precision;
+  return options;
+}
 
-  const int k = problem.k;
-  std::vector<double> x(problem.b.size());
-  solvers::SolveReport solved;
-  if (settings.device == "gpu") {
-    const std::size_t bytes = x.size() * sizeof(double);
-    bench::DeviceBuffer b(bytes), x_device(bytes);
-    bench::check_cuda(cudaMemcpy(b.get(), problem.b.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy", __FILE__,
-                      __LINE__);
-    solved = solver.solve(static_cast<const double*>(b.get()), k, static_cast<double*>(x_device.get()), k, k, options);
-    bench::check_cuda(cudaMemcpy(x.data(), x_device.get(), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", __FILE__,
-                      __LINE__);
-  } else {
-    solved = solver.solve_host(problem.b.data(), k, x.data(), k, k, options);
-  }
+void fill_block_report(BlockRunReport& report, const solvers::SpdSolver& solver, const solvers::SolveReport& solved,
+                       const Problem& problem, const std::vector<double>& x) {
+  const BlockRunSettings& settings = report.settings;
   const solvers::detail::LastSolve& last = solvers::detail::SolverAccess::last(solver);
   report.result = last.result;
   report.chebyshev = last.chebyshev;
@@ -131,7 +111,42 @@ BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& 
     if (!report.plan.empty()) std::printf("bcsr24 plan: %s\n", report.plan.c_str());
     std::fflush(stdout);
   }
-  report.host = check_on_host(problem, x);
+  if (!x.empty()) report.host = check_on_host(problem, x);
+}
+
+std::string block_label(const BlockRunSettings& s) {
+  std::string label = "block";
+  label += s.chebyshev ? " Chebyshev" : " Jacobi";
+  label += s.backend == InnerBackend::bcsr24 ? std::string(", bcsr24 ") + precision_name(s.precision)
+                                             : std::string(", cuSPARSE fp32");
+  return label;
+}
+
+BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& settings) {
+  BlockRunReport report;
+  report.settings = settings;
+  report.label = block_label(settings);
+  // The run goes through the library's public solver; the comparison backend, the tuning knobs and the whole record
+  // of the solve come through the solvers library's own access (lib/solvers/solver_access.hpp).
+  solvers::SpdSolver solver(problem.a);
+  configure_solver(solver, settings, true);
+  const solvers::SolveOptions options = solve_options(settings);
+
+  const int k = problem.k;
+  std::vector<double> x(problem.b.size());
+  solvers::SolveReport solved;
+  if (settings.device == "gpu") {
+    const std::size_t bytes = x.size() * sizeof(double);
+    bench::DeviceBuffer b(bytes), x_device(bytes);
+    bench::check_cuda(cudaMemcpy(b.get(), problem.b.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy", __FILE__,
+                      __LINE__);
+    solved = solver.solve(static_cast<const double*>(b.get()), k, static_cast<double*>(x_device.get()), k, k, options);
+    bench::check_cuda(cudaMemcpy(x.data(), x_device.get(), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy", __FILE__,
+                      __LINE__);
+  } else {
+    solved = solver.solve_host(problem.b.data(), k, x.data(), k, k, options);
+  }
+  fill_block_report(report, solver, solved, problem, x);
   return report;
 }
 

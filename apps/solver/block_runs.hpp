@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bcsr24/precision.hpp"
+#include "bcsr24/solvers.hpp"
 #include "bcsr24/sparse_operator.hpp"
 #include "block_fcg.hpp"
 #include "chebyshev.hpp"
@@ -67,6 +68,15 @@ struct PcgRunReport {
 
 /// @throw what the spaces and the conversion throw.
 BlockRunReport run_block_solver(const Problem& problem, const BlockRunSettings& settings);
+
+/// The pieces of a block run that the one-GPU and the distributed runs share: the solver's knobs (the observer
+/// prints only where print_iterations), the solve's options, the report from the solver's record (and the host's
+/// fp64 check of x, when x is not empty), the run's label.
+void configure_solver(solvers::SpdSolver& solver, const BlockRunSettings& settings, bool print_iterations);
+solvers::SolveOptions solve_options(const BlockRunSettings& settings);
+void fill_block_report(BlockRunReport& report, const solvers::SpdSolver& solver, const solvers::SolveReport& solved,
+                       const Problem& problem, const std::vector<double>& x);
+std::string block_label(const BlockRunSettings& settings);
 PcgRunReport run_pcg_baseline(const Problem& problem, const std::string& device, const PcgOptions& options,
                               bool timing, bool warm_up, bool verbose = false);
 

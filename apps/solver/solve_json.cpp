@@ -1,5 +1,5 @@
 // bcsr24_solve's JSON report (solve_json.hpp): the settings, the bcsr24 census of the inner matrix, every run of the
-// block solver, the baseline and the legacy solver, and the comparison. nlohmann::json keeps its keys sorted, so the
+// block solver and the baseline, and the comparison. nlohmann::json keeps its keys sorted, so the
 // order fields are added in does not show in the file.
 #include "solve_json.hpp"
 
@@ -54,16 +54,6 @@ void to_json(json& j, const PcgCheck& h) {
           {"active", h.active},
           {"true_residual", h.true_residual},
           {"seconds", h.seconds}};
-}
-
-void to_json(json& j, const OuterIterationRecord& h) {
-  j = {{"iteration", h.iteration},
-          {"max_relative_residual", h.max_relative_residual},
-          {"inner", h.inner},
-          {"inner_products", h.inner_stats.products},
-          {"inner_relative_residual", h.inner_stats.relative_residual},
-          {"inner_deflated", h.inner_stats.max_deflated},
-          {"inner_breakdown", h.inner_stats.breakdown ? h.inner_stats.breakdown_reason : ""}};
 }
 
 void add_host_check(json& j, const HostCheck& host) {
@@ -178,44 +168,6 @@ json pcg_report_json(const PcgRunReport& r) {
   return j;
 }
 
-json legacy_report_json(const LegacyRunReport& r) {
-  const OuterResult& res = r.result;
-  json j = run_json({"legacy", stop_reason_name(res.stop), res.message, res.max_final_relative_residual,
-                     res.final_relative_residual, r.solve_seconds, r.upload_seconds, r.host},
-                    res.history);
-  j.update({{"backend", inner_backend_name(r.backend)},
-            {"fallback_iteration", res.fallback_iteration},
-            {"fallback_reason", res.fallback_reason},
-            {"outer_iterations", res.outer_iterations},
-            {"jacobi_iterations", res.jacobi_iterations},
-            {"inner_solves", res.inner_solves},
-            {"inner_products", res.inner_products},
-            {"inner_breakdowns", res.inner_breakdowns},
-            {"residual_replacements", res.residual_replacements},
-            {"preprocess_seconds", r.preprocess_seconds}});
-  j["gpus"] = r.gpus;
-  if (r.gpus > 0) {
-    j["launch"] = r.launch;
-    j["ranks"] = r.ranks;
-    j["ranks_agree"] = r.ranks_agree;
-  }
-  if (r.timings) {
-    const GpuTimings& t = *r.timings;
-    const double total_ms = r.solve_seconds * 1e3;
-    j["gpu"] = {{"inner_spmm_seconds", t.inner_spmm_ms / 1e3},
-                {"inner_product_seconds", t.inner_spmm_ms / 1e3},
-                {"outer_spmm_seconds", t.outer_spmm_ms / 1e3},
-                {"inner_spmm_share", total_ms > 0 ? t.inner_spmm_ms / total_ms : 0.0},
-                {"inner_product_share", total_ms > 0 ? t.inner_spmm_ms / total_ms : 0.0},
-                {"outer_spmm_share", total_ms > 0 ? t.outer_spmm_ms / total_ms : 0.0},
-                {"inner_products", t.inner_products},
-                {"outer_products", t.outer_products},
-                {"device_bytes", r.device_bytes}};
-  }
-  return j;
-}
-
-
 json comparison_json(const std::vector<BlockRunReport>& blocks, const std::vector<PcgRunReport>& baselines) {
   json j = json::object();
   if (blocks.empty()) return j;
@@ -236,7 +188,7 @@ json comparison_json(const std::vector<BlockRunReport>& blocks, const std::vecto
 }
 
 json settings_json(const Options& o) {
-  return {{"solver", o.legacy() ? "legacy" : o.solver},
+  return {{"solver", o.solver},
           {"rhs", o.rhs},
           {"rhs_kind", o.rhs_kind},
           {"seed", o.seed},
@@ -255,16 +207,13 @@ json settings_json(const Options& o) {
           {"lanczos_steps", o.polynomial.lanczos_steps},
           {"check_every", o.check_every},
           {"time_limit", o.time_limit},
-          {"max_outer", o.outer.max_outer},
-          {"outer_memory", o.outer.memory},
-          {"inner_iters", o.inner.max_products},
-          {"inner_tolerance", o.inner.tolerance},
           {"fallback", o.fallback},
           {"stall_window", o.stall_window},
           {"replace_every", o.replace_every},
           {"device", o.device},
           {"gpus", o.gpus},
-          {"mpi", o.mpi}};
+          {"mpi", o.mpi},
+          {"partition", o.partition}};
 }
 
 void write_json(const Options& o, const json& matrix_json, const json& runs, const json& extra) {

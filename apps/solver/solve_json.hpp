@@ -1,5 +1,5 @@
 // bcsr24_solve's JSON report (--json FILE): the settings, the bcsr24 census of the inner matrix, every run of the
-// block solver, the baseline and the legacy solver, and the comparison of the runs.
+// block solver and the baseline, and the comparison of the runs.
 #pragma once
 
 #include <string>
@@ -9,7 +9,6 @@
 
 #include "bcsr24/sparse_operator.hpp"
 #include "block_runs.hpp"
-#include "legacy_runs.hpp"
 #include "solve_options.hpp"
 
 namespace bcsr24::solver {
@@ -21,7 +20,7 @@ nlohmann::json settings_json(const Options& o);
 void write_json(const Options& o, const nlohmann::json& matrix_json, const nlohmann::json& runs,
                 const nlohmann::json& extra);
 
-/// What the JSON of every run (block solver, baseline, legacy solver) holds: which solver, how it stopped, its final
+/// What the JSON of every run (block solver, baseline) holds: which solver, how it stopped, its final
 /// residuals by the solver and by the host's check, and its times.
 struct RunOutcome {
   const char* solver;
@@ -43,7 +42,6 @@ nlohmann::json operator_census_json(const SparseOperator& op);
 
 nlohmann::json block_report_json(const BlockRunReport& report);
 nlohmann::json pcg_report_json(const PcgRunReport& report);
-nlohmann::json legacy_report_json(const LegacyRunReport& report);
 /// The first block run's speedup over the others.
 nlohmann::json comparison_json(const std::vector<BlockRunReport>& blocks, const std::vector<PcgRunReport>& baselines);
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/error.hpp"
 #include "cli.hpp"
 #include "small_algebra.hpp"
@@ -16,13 +17,6 @@ namespace bcsr24::solver {
 using json = nlohmann::json;
 using apps::UsageError;
 
-namespace {
-
-/// Direction memory of the legacy solver, bounded by the GPU combine kernel's term count.
-constexpr int kMaxOuterMemory = 23;
-
-}  // namespace
-
 void add_options(CLI::App& app, Options& o) {
   app.description(
       "Solve A X = B for SPD A and several right-hand sides to a relative residual tolerance (default 1e-8), checked "
@@ -32,7 +26,7 @@ void add_options(CLI::App& app, Options& o) {
       "(--inner-precision split by default) or cuSPARSE CSR fp32 (--inner-backend); every scalar stays on the GPU and "
       "the host waits once per iteration. --compare runs it with bcsr24, then with cuSPARSE fp32, then k "
       "Jacobi-preconditioned CG solves in fp64 (--solver pcg alone).\n"
-      "--solver legacy: flexible CG with a block CG inside (the distributed runs, --gpus / --mpi, use it).\n"
+      "--gpus P / --mpi: the same block solver with A and every block spread by rows over P GPUs (NCCL).\n"
       "Exit status: 0 every run converged, 1 error, 2 bad arguments, 3 a run stopped without converging "
       "(the report says why).");
   auto* matrix = app.add_option("--matrix", o.matrix_path, "Matrix Market file of an SPD matrix");
@@ -74,8 +68,7 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--write-matrix", o.write_matrix,
                  "Also write the matrix (read or generated) to this Matrix Market file");
   app.add_flag("--write-only", o.write_only, "With --write-matrix: write it and stop");
-  apps::add_checked(app, "--rhs", o.rhs, "Number of right-hand sides k (the block solver takes at most 64)",
-                    CLI::Range(1, 256));
+  apps::add_checked(app, "--rhs", o.rhs, "Number of right-hand sides k", CLI::Range(1, small::kMaxColumns));
   apps::add_checked(app, "--rhs-kind", o.rhs_kind,
                     "a_times_random: B = A X_true with random X_true (the error is reported); random: random B",
                     CLI::IsMember({"a_times_random", "random"}));
@@ -86,11 +79,10 @@ void add_options(CLI::App& app, Options& o) {
                     "A matrix symmetric to within this (relative, per pair: docs/SOLVERS.md) is solved with its "
                     "symmetric part; a larger asymmetry is refused",
                     CLI::NonNegativeNumber);
-  apps::add_checked(app, "--solver", o.solver, "block (default), pcg (the Jacobi-PCG baseline alone), legacy",
-                    CLI::IsMember({"block", "pcg", "legacy"}));
+  apps::add_checked(app, "--solver", o.solver, "block (default), pcg (the Jacobi-PCG baseline alone)",
+                    CLI::IsMember({"block", "pcg"}));
   app.add_flag("--compare", o.compare,
-               "block: run it with bcsr24, then with cuSPARSE fp32 products, then k Jacobi-PCG solves in fp64; "
-               "legacy: both inner backends");
+               "Run the block solver with bcsr24, then with cuSPARSE fp32 products, then k Jacobi-PCG solves in fp64");
   apps::add_checked(app, "--max-iterations", o.fcg.max_iterations,
                     "Iteration limit of the block solver (PCG: 100 times this)", CLI::PositiveNumber);
   apps::add_checked(app, "--block-memory", o.fcg.memory, "Direction blocks each new one is A-orthogonalised against",
@@ -128,60 +120,53 @@ void add_options(CLI::App& app, Options& o) {
       "--device cpu with fp16/bf16 inner products: round B per tile as the tile kernels do (tiles) or use it "
       "exactly as the CSR kernel does (exact)",
       CLI::IsMember({"tiles", "exact"}));
-  apps::add_checked(app, "--max-outer", o.outer.max_outer, "Legacy: outer iteration limit", CLI::PositiveNumber);
-  apps::add_checked(app, "--outer-memory", o.outer.memory,
-                    "Legacy: previous directions each outer direction is orthogonalised against",
-                    CLI::Range(1, kMaxOuterMemory));
-  apps::add_checked(app, "--inner-iters", o.inner.max_products,
-                    "Legacy: products (block CG iterations) per inner solve", CLI::PositiveNumber);
-  apps::add_checked(app, "--inner-tol", o.inner.tolerance,
-                    "Legacy: inner solve stops early when every column's residual fell by this", CLI::PositiveNumber);
   apps::add_checked(app, "--inner-backend", o.inner_backend,
-                    "Products of the preconditioner (block) or inner solve (legacy)",
+                    "Products of the preconditioner",
                     CLI::IsMember({"bcsr24", "cusparse_csr_f32"}));
   apps::add_checked(app, "--outer-product", o.outer_product,
                     "Block solver on the GPU: who computes the fp64 products A P and B - A X: csr_kernel (the "
                     "solver's own, each row summed in stored order) or cusparse (cuSPARSE SpMM). The Jacobi-PCG "
                     "baseline always uses cuSPARSE",
                     CLI::IsMember({"csr_kernel", "cusparse"}));
-  app.add_option("--inner-precision", o.inner_precision,
-                 "Precision of bcsr24's inner products: fp16, bf16 or split (about fp32 accuracy); default split for "
-                 "the block solver, fp16 for legacy. The vectors go in as fp32 either way (no conversion pass)")
-      ->check(CLI::IsMember({"fp16", "bf16", "split"}));
-  app.add_option("--inner-scaling", o.inner_scaling,
-                 "jacobi: the inner operator is D^-1/2 A D^-1/2 (default for the block solver); none: A itself "
-                 "(default for legacy), its fp16 range left to bcsr24's scaling")
-      ->check(CLI::IsMember({"none", "jacobi"}));
+  apps::add_checked(app, "--inner-precision", o.inner_precision,
+                    "Precision of bcsr24's inner products: fp16, bf16 or split (about fp32 accuracy). The vectors go "
+                    "in as fp32 either way (no conversion pass)",
+                    CLI::IsMember({"fp16", "bf16", "split"}));
+  apps::add_checked(app, "--inner-scaling", o.inner_scaling,
+                    "jacobi: the inner operator is D^-1/2 A D^-1/2; none: A itself, its fp16 range left to bcsr24's "
+                    "scaling",
+                    CLI::IsMember({"none", "jacobi"}));
   apps::add_checked(app, "--fallback", o.fallback,
-                    "When the preconditioner (block) or inner solve (legacy) stops helping: jacobi = continue with the "
+                    "When the preconditioner stops helping: jacobi = continue with the "
                     "Jacobi preconditioner in fp64; none = stop and say so",
                     CLI::IsMember({"jacobi", "none"}));
-  app.add_option("--stall-window", o.stall_window,
-                 "Iterations over which the best residual must fall by 1/stall-factor (default: block 25, legacy 5)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--stall-factor", o.stall_factor,
-                 "The best residual must fall to this fraction of its value a window earlier (default: block 0.8, "
-                 "legacy 0.5)")
-      ->check(CLI::Range(1e-300, 1.0));
-  apps::add_checked(app, "--fallback-window", o.outer.fallback_window,
-                    "The same window in the Jacobi phase (stagnation)", CLI::PositiveNumber);
-  app.add_option("--replace-every", o.replace_every,
-                 "Recompute the true fp64 residual every this many iterations (default: block 1, legacy 50)")
-      ->check(CLI::NonNegativeNumber);
+  apps::add_checked(app, "--stall-window", o.stall_window,
+                    "Iterations over which the best residual must fall by 1/stall-factor", CLI::PositiveNumber);
+  apps::add_checked(app, "--stall-factor", o.stall_factor,
+                    "The best residual must fall to this fraction of its value a window earlier",
+                    CLI::Range(1e-300, 1.0));
+  apps::add_checked(app, "--replace-every", o.replace_every,
+                    "Recompute the true fp64 residual every this many iterations", CLI::NonNegativeNumber);
   apps::add_checked(app, "--device", o.device,
                     "gpu, or cpu (same algorithm, bcsr24 products emulated; small matrices only)",
                     CLI::IsMember({"gpu", "cpu"}));
   CLI::Option* gpus =
       app.add_option("--gpus", o.gpus,
-                     "Legacy solver distributed by rows over GPUs 0..P-1 of this host (one thread and NCCL rank each; "
-                     "halo exchange and NCCL all-reduce). 1 runs the distributed code on one GPU. Needs a build with "
-                     "NCCL; the block solver runs on one GPU")
+                     "The block solver distributed by rows over GPUs 0..P-1 of this host (SpdSolver with an NCCL "
+                     "communicator, one thread and rank each; halo exchange beside the local products, one NCCL "
+                     "all-reduce per reduction). 1 runs the distributed code on one GPU. Needs a build with NCCL")
           ->check(CLI::PositiveNumber);
   app.add_flag("--mpi", o.mpi,
-               "The distributed legacy solve with one MPI process per GPU (mpirun -np P): each process takes device "
+               "The distributed solve with one MPI process per GPU (mpirun -np P): each process takes device "
                "local rank % device count of its host, reads or generates the whole matrix and keeps its rows; "
                "rank 0 prints. Needs a build with NCCL and MPI")
       ->excludes(gpus);
+  app.add_option("--partition", o.partition,
+                 "--gpus / --mpi: how rows are assigned to ranks: metis (METIS parts minimising the halo; the solve "
+                 "runs on the renumbered system, the solution is returned in the file's numbering), contiguous "
+                 "(ranges of the file's numbering), automatic (metis when this build has METIS)")
+      ->check(CLI::IsMember({"automatic", "contiguous", "metis"}))
+      ->capture_default_str();
   app.add_option("--json", o.json_path, "Also write the results as JSON to this file");
   app.add_flag("--verbose", o.verbose, "Print every iteration");
 }
@@ -196,12 +181,20 @@ void validate(const Options& o) {
   if (o.write_only && o.write_matrix.empty()) throw UsageError("--write-only needs --write-matrix FILE");
   if (o.gpus > 0 && o.device != "gpu") throw UsageError("--gpus needs --device gpu");
   if (o.mpi && o.device != "gpu") throw UsageError("--mpi needs --device gpu");
-  if ((o.gpus > 0 || o.mpi) && o.solver != "legacy" && o.solver != "block")
-    throw UsageError("--gpus and --mpi run the legacy solver only");
+  if (o.partition == "metis" && !bcsr24::metis_available())
+    throw UsageError("--partition metis: this build of bcsr24 has no METIS (install libmetis-dev and reconfigure); "
+                     "use --partition contiguous");
+  if (o.distributed() && o.solver != "block")
+    throw UsageError("--gpus and --mpi run the block solver (--solver block), not --solver " + o.solver);
+  if (o.distributed()) {
+    if (o.compare) throw UsageError("--compare runs on one GPU (the comparisons' cuSPARSE products): leave out --gpus");
+    if (o.inner_backend != "bcsr24")
+      throw UsageError("--gpus / --mpi: the block solver's inner products are bcsr24's distributed operator "
+                       "(--inner-backend bcsr24)");
+    if (o.time_limit > 0.0)
+      throw UsageError("--gpus / --mpi: no --time-limit (each rank's clock would stop it at a different iteration)");
+  }
   if (o.check_spaces && o.device != "gpu") throw UsageError("--check-spaces compares the GPU space with the CPU space");
-  if (!o.legacy() && o.rhs > small::kMaxColumns)
-    throw UsageError("the block solver takes at most " + std::to_string(small::kMaxColumns) +
-                     " right-hand sides (--solver legacy takes up to 256)");
 #if BCSR24_HAS_NCCL
   if (o.mpi && !bcsr24::ranks::mpi_available())
     throw UsageError("--mpi: this bcsr24_solve was built without MPI (CMake found none; --gpus P runs on one host)");
@@ -210,25 +203,6 @@ void validate(const Options& o) {
     throw UsageError(std::string(o.mpi ? "--mpi" : "--gpus") +
                      ": this bcsr24_solve was built without NCCL (no distributed solve)");
 #endif
-}
-
-void resolve_defaults(Options& o) {
-  const bool legacy = o.legacy();
-  if (o.inner_scaling.empty()) o.inner_scaling = legacy ? "none" : "jacobi";
-  if (o.inner_precision.empty()) o.inner_precision = legacy ? "fp16" : "split";
-  if (o.stall_window < 0) o.stall_window = legacy ? 5 : 25;
-  if (o.stall_factor < 0) o.stall_factor = legacy ? 0.5 : 0.8;
-  if (o.replace_every < 0) o.replace_every = legacy ? 50 : 1;
-}
-
-OuterOptions outer_options(const Options& o) {
-  OuterOptions outer = o.outer;
-  outer.tolerance = o.tolerance;
-  outer.stall_window = o.stall_window;
-  outer.stall_factor = o.stall_factor;
-  outer.fallback = o.fallback == "jacobi" ? Fallback::jacobi : Fallback::none;
-  outer.replace_every = o.replace_every;
-  return outer;
 }
 
 BlockRunSettings block_settings(const Options& o, InnerBackend backend) {

@@ -12,7 +12,6 @@
 #include "chebyshev.hpp"
 #include "cli.hpp"
 #include "bcsr24_testkit/diffusion.hpp"
-#include "flexible_cg.hpp"
 #include "jacobi_pcg.hpp"
 #include "mesh_matrix.hpp"
 
@@ -50,29 +49,24 @@ struct Options {
   double time_limit = 0.0;
   bool no_timing = false;
   bool check_spaces = false;
-  // Legacy solver: the options bound to outer are its iteration limit, memory and Jacobi-phase window; inner is the
-  // inner solve's.
-  OuterOptions outer;
-  InnerOptions inner;
-  // Both.
   std::string inner_backend = "bcsr24";
   std::string outer_product = "csr_kernel";
   bool compare = false;
-  // Left unset by the command line (empty, -1), these take the solver's default in resolve_defaults.
-  std::string inner_scaling;    ///< block: jacobi, legacy: none
-  std::string inner_precision;  ///< block: split, legacy: fp16
+  std::string inner_scaling = "jacobi";
+  std::string inner_precision = "split";
   std::string fallback = "jacobi";
-  int stall_window = -1;        ///< block 25, legacy 5
-  double stall_factor = -1.0;  ///< block: 0.8, legacy: 0.5
-  int replace_every = -1;       ///< block 1, legacy 50
+  int stall_window = 25;
+  double stall_factor = 0.8;
+  int replace_every = 1;
   std::string device = "gpu";
-  int gpus = 0;  ///< 0: one GPU, the plain space; P >= 1: the distributed space on P GPUs
-  bool mpi = false;  ///< the distributed space with one MPI process per GPU (mpirun -np P)
+  int gpus = 0;  ///< 0: one GPU; P >= 1: SpdSolver with a communicator on GPUs 0 .. P-1 (one thread each)
+  bool mpi = false;  ///< SpdSolver with a communicator, one MPI process per GPU (mpirun -np P)
+  std::string partition = "automatic";  ///< --partition: how the distributed runs assign rows to ranks
   std::string json_path;
   bool verbose = false;
 
-  /// The legacy solver runs: asked for, or distributed (--gpus, --mpi), which only it supports.
-  bool legacy() const { return solver == "legacy" || gpus > 0 || mpi; }
+  /// Several GPUs: --gpus P or --mpi.
+  bool distributed() const { return gpus > 0 || mpi; }
 };
 
 /// Adds every option to `app`, bound to `o`.
@@ -81,11 +75,6 @@ void add_options(CLI::App& app, Options& o);
 /// @throw apps::UsageError
 void validate(const Options& o);
 
-/// Gives the options the command line left unset the default of the solver that runs (Options says which).
-void resolve_defaults(Options& o);
-
-/// What the legacy solver's outer iteration takes from the options (its inner solve takes o.inner).
-OuterOptions outer_options(const Options& o);
 /// What the block solver takes from the options, with the inner products of `backend`.
 BlockRunSettings block_settings(const Options& o, InnerBackend backend);
 /// What the Jacobi-PCG baseline takes from the options.

@@ -110,7 +110,8 @@ struct RootResults {
   std::vector<RankStats> stats;          // by rank
   std::vector<std::vector<double>> ms;   // by rank: stage-major, kStages.size() x reps
   std::vector<std::int32_t> row_offsets;
-  std::vector<float> c;                  // the whole C of the checked run, when gathered
+  PartitionMethod partition = PartitionMethod::contiguous;  // the method the operator used
+  std::vector<float> c;                  // the whole C of the checked run, when gathered (the file's numbering)
   bool gathered = false;
 };
 
@@ -128,6 +129,7 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
   Stopwatch watch;
   DistributedOptions options;
   options.part = job.options;
+  options.partition = job.partition;
   const DistributedOperator op =
       DistributedOperator::from_global(*job.a, NcclCommunicator{comm, rank, group.size()}, options);
   const bool f32_b = fp32_b(job);
@@ -139,28 +141,31 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
   const double build_s = watch.seconds();
   building.done(build_s);
 
-  // This rank's rows of the global B and C0, on its device.
+  // This rank's rows of the global B and C0, on its device: the operator's rows, which a METIS partition has
+  // renumbered (row_order(); B's rows follow A's columns, the same partition for a square A).
   const std::int64_t n = job.n;
   const std::int64_t col_begin = op.col_partition().begin(rank), owned = op.owned_cols();
   const std::int64_t row_begin = op.row_partition().begin(rank), rows = op.local_rows();
   const std::size_t b_count = static_cast<std::size_t>(owned * n), c_count = static_cast<std::size_t>(rows * n);
   DeviceBuffer b_device(b_count * (f32_b ? sizeof(float) : sizeof(fp16_t)));
   if (b_count > 0) {
-    const fp16_t* source = job.b->data() + col_begin * n;
+    std::vector<fp16_t> b_rows(b_count);
+    take_rank_rows(job.b->data(), n, job.n, op.col_partition(), op.row_order(), rank, b_rows.data(), n);
     if (f32_b) {
       std::vector<float> widened(b_count);
-      for (std::size_t i = 0; i < b_count; ++i) widened[i] = fp16_to_float(source[i]);
+      for (std::size_t i = 0; i < b_count; ++i) widened[i] = fp16_to_float(b_rows[i]);
       DIST_CUDA(cudaMemcpy(b_device.get(), widened.data(), b_device.bytes(), cudaMemcpyHostToDevice));
     } else {
-      DIST_CUDA(cudaMemcpy(b_device.get(), source, b_device.bytes(), cudaMemcpyHostToDevice));
+      DIST_CUDA(cudaMemcpy(b_device.get(), b_rows.data(), b_device.bytes(), cudaMemcpyHostToDevice));
     }
   }
   DeviceBuffer c_device(c_count * sizeof(float));
   std::vector<float> c0_rows;
   if (job.beta != 0.0f) {
+    std::vector<fp16_t> c0_half(c_count);
+    take_rank_rows(job.c0->data(), n, job.n, op.row_partition(), op.row_order(), rank, c0_half.data(), n);
     c0_rows.resize(c_count);
-    const fp16_t* source = job.c0->data() + row_begin * n;
-    for (std::size_t i = 0; i < c_count; ++i) c0_rows[i] = fp16_to_float(source[i]);
+    for (std::size_t i = 0; i < c_count; ++i) c0_rows[i] = fp16_to_float(c0_half[i]);
   }
   const CudaStream stream;
   // Our stream does not synchronise with the legacy default stream, which the uploads may have used.
@@ -190,7 +195,17 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
   DIST_CUDA(cudaStreamSynchronize(stream.get()));
   std::vector<float> unused;
   const bool gather_c = group.broadcast(want_c);
-  if (gather_c) ranks::gather_rows(group, c_rows, op.row_partition(), job.n, root ? root->c : unused);
+  if (gather_c) {
+    std::vector<float>& gathered = root ? root->c : unused;
+    ranks::gather_rows(group, c_rows, op.row_partition(), job.n, gathered);
+    if (root && !op.row_order().empty()) {  // back to the file's numbering for the check
+      std::vector<float> in_order(gathered.size());
+      for (int r = 0; r < group.size(); ++r)
+        put_rank_rows(gathered.data() + std::size_t(op.row_partition().begin(r)) * std::size_t(n), n, job.n,
+                      op.row_partition(), op.row_order(), r, in_order.data(), n);
+      gathered = std::move(in_order);
+    }
+  }
 
   // The timed runs of each stage: warm-up, then every run started together (host barrier, then the L2 flush) and
   // timed by events on this rank's stream. Timed runs use C as it stands (beta != 0 accumulates: values change,
@@ -256,6 +271,7 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
     for (std::size_t r = 0; r < ranks; ++r)
       std::memcpy(root->ms[r].data(), all_ms.data() + r * ms.size() * sizeof(double), ms.size() * sizeof(double));
     root->row_offsets = op.row_partition().offsets;
+    root->partition = op.partition_method();
     root->gathered = gather_c;
   }
   DIST_CUDA(cudaDeviceSynchronize());
@@ -416,12 +432,15 @@ json make_report(const Session& session, const DistributedJob& job, const CheckF
   if (check && results.gathered) distributed_check = check(results.c);
   if (check && baseline.ran && !baseline.c.empty()) baseline_check = check(baseline.c);
 
-  std::int64_t max_rank_bytes = 0, exchanged_bytes = 0;
+  std::int64_t max_rank_bytes = 0, exchanged_bytes = 0, halo_rows = 0, max_rank_nnz = 0, all_nnz = 0;
   json per_rank = json::array();
   for (std::size_t r = 0; r < ranks; ++r) {
     const RankStats& st = results.stats[r];
     max_rank_bytes = std::max(max_rank_bytes, st.operator_bytes + st.plan_bytes);
     exchanged_bytes += st.bytes_received;
+    halo_rows += st.halo_rows;
+    max_rank_nnz = std::max(max_rank_nnz, st.local_nnz + st.halo_nnz);
+    all_nnz += st.local_nnz + st.halo_nnz;
     json medians = json::object();
     for (std::size_t s = 0; s < kStages.size(); ++s) medians[kStages[s].name] = rank_medians[r][s];
     per_rank.push_back({{"rank", st.rank},
@@ -481,7 +500,10 @@ json make_report(const Session& session, const DistributedJob& job, const CheckF
       {"warmup", job.warmup},
       {"reps", job.reps},
       {"flush_l2", job.flush_l2},
+      {"partition", partition_method_name(results.partition)},
       {"row_partition", results.row_offsets},
+      {"halo_rows", halo_rows},
+      {"nnz_imbalance", all_nnz > 0 ? json(double(max_rank_nnz) * double(ranks) / double(all_nnz)) : json(nullptr)},
       {"stages", stages},
       {"exposed_communication_ms", exposed_ms},
       {"bytes_exchanged_per_product", exchanged_bytes},
@@ -500,6 +522,10 @@ json make_report(const Session& session, const DistributedJob& job, const CheckF
                     ? "one thread per rank in this process (ncclCommInitAll)"
                     : "one MPI process per rank (ncclCommInitRank)")
             << ", NCCL " << report["nccl_version"].get<std::string>() << "\n"
+            << "            rows by " << partition_method_name(results.partition) << ": " << halo_rows
+            << " halo rows in all, largest rank "
+            << format("%.3f", all_nnz > 0 ? double(max_rank_nnz) * double(ranks) / double(all_nnz) : 0.0)
+            << " x the mean entries\n"
             << "            B " << (f32_b ? "fp32" : "fp16") << ", C fp32; " << job.warmup << " warm-up + " << job.reps
             << " timed runs per stage, each started by a barrier of all ranks"
             << (job.flush_l2 ? ", L2 flushed before each" : "") << "\n";

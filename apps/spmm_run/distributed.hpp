@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bcsr24/csr_matrix.hpp"
+#include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/sparse_operator.hpp"
 #include "rank_session.hpp"
@@ -46,6 +47,7 @@ struct DistributedJob {
   /// may be null elsewhere.
   SparseOperator* converted = nullptr;
   OperatorOptions options;  ///< precision, scaling, layout and reordering: every rank's parts and the baseline
+  PartitionMethod partition = PartitionMethod::automatic;  ///< --partition: how rows are assigned to ranks
   Tuning tuning = Tuning::measure;  ///< how the parts' and the baseline's plans are chosen (--tuning)
   double tuning_budget_ms = 0.0;    ///< --tuning-budget (0: the library's default)
   std::int32_t n = 0;

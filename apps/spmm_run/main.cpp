@@ -174,6 +174,7 @@ int run_distributed_mode(const Options& options) {
     job.a = &loaded.original;
     job.converted = root ? &*loaded.op : nullptr;
     job.options = options.storage.to_operator_options();  // every rank's parts and the baseline
+    job.partition = partition_method_from_name(options.partition);
     {
       PlanOptions plan_options;
       options.tuning.apply(plan_options);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/spmm_plan.hpp"
 #ifdef BCSR24_HAS_NCCL
 #include "distributed.hpp"
@@ -95,6 +96,12 @@ void add_options(CLI::App& app, Options& options) {
                "Distributed mode under MPI: mpirun -np P spmm_run ... --mpi, one process per GPU (device: local rank "
                "% device count); needs a build with NCCL and MPI")
       ->excludes(gpus);
+  app.add_option("--partition", options.partition,
+                 "Distributed modes: how rows are assigned to ranks: metis (METIS parts minimising the halo, rows "
+                 "renumbered inside the operator), contiguous (ranges of the file's numbering), automatic (metis when "
+                 "this build has METIS)")
+      ->check(CLI::IsMember({"automatic", "contiguous", "metis"}))
+      ->capture_default_str();
   app.add_flag("--baseline,!--no-baseline", options.baseline,
                "Distributed modes: also time the whole matrix on one GPU (device 0, or rank 0's) for the speedup and "
                "memory ratio (default on)");
@@ -122,6 +129,9 @@ void validate(const CLI::App& app, Options& options) {
       throw apps::UsageError(mode + ": every rank's parts are planned by the cost model; --kernel " + options.kernel +
                              " is not available (leave --kernel out)");
     if (!options.save_path.empty()) throw apps::UsageError(mode + " excludes --save");
+    if (options.partition == "metis" && !metis_available())
+      throw apps::UsageError("--partition metis: this build of bcsr24 has no METIS (install libmetis-dev and "
+                             "reconfigure); use --partition contiguous", false);
     if (options.source.kind() == apps::MatrixSource::Kind::b24)
       throw apps::UsageError(mode + ": a .b24 file holds tiles, not the rows the ranks split; give the Matrix Market "
                              "file");

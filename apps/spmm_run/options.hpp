@@ -41,6 +41,7 @@ struct Options {
   bool gpus_given = false;  ///< --gpus was on the command line (then P >= 1 is required)
   bool mpi = false;         ///< --mpi: distributed, one MPI process per rank
   bool baseline = true;     ///< distributed modes: also time the whole matrix on one GPU
+  std::string partition = "automatic";  ///< distributed modes: --partition automatic|contiguous|metis
 
   std::uint64_t seed() const { return source.seed; }
   /// B's width after resolving --n / --nmult.

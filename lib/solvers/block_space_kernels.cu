@@ -686,12 +686,13 @@ __global__ void narrow_kernel(const double* src, float* dst, int ld, std::int32_
   for (std::int64_t row = sweep.first; row < n; row += sweep.step) dst[row * ld + c] = float(src[row * k + c]);
 }
 
-__global__ void lanczos_fill_kernel(float* v, std::int32_t n, int k, int kp, std::uint64_t seed) {
+__global__ void lanczos_fill_kernel(float* v, const std::int32_t* caller_rows, std::int32_t n, int k, int kp,
+                                    std::uint64_t seed) {
   const RowSweep sweep(kp);
   if (sweep.column < 0) return;
   const int c = sweep.column;
   for (std::int64_t row = sweep.first; row < n; row += sweep.step)
-    v[row * kp + c] = c < k ? small::lanczos_start(row, c, seed) : 0.0f;
+    v[row * kp + c] = c < k ? small::lanczos_start(caller_rows ? caller_rows[row] : row, c, seed) : 0.0f;
 }
 
 __global__ void lanczos_scale_kernel(float* v, const double* inverse_beta, std::int32_t n, int k, int kp) {
@@ -847,8 +848,9 @@ void narrow(const double* src, float* dst, int ld, std::int32_t n, int k, cudaSt
   check_launch("narrow_kernel");
 }
 
-void lanczos_fill(float* v, std::int32_t n, int k, int kp, std::uint64_t seed, cudaStream_t stream) {
-  lanczos_fill_kernel<<<grid_for_rows(n, kp), kThreads, 0, stream>>>(v, n, k, kp, seed);
+void lanczos_fill(float* v, const std::int32_t* caller_rows, std::int32_t n, int k, int kp, std::uint64_t seed,
+                  cudaStream_t stream) {
+  lanczos_fill_kernel<<<grid_for_rows(n, kp), kThreads, 0, stream>>>(v, caller_rows, n, k, kp, seed);
   check_launch("lanczos_fill_kernel");
 }
 

@@ -83,7 +83,10 @@ void widen(const float* src, int ld, double* dst, std::int32_t n, int k, cudaStr
 void narrow(const double* src, float* dst, int ld, std::int32_t n, int k, cudaStream_t stream);
 
 /// Lanczos start vectors small::lanczos_start(i, c, seed) for c < k, 0 for k <= c < kp.
-void lanczos_fill(float* v, std::int32_t n, int k, int kp, std::uint64_t seed, cudaStream_t stream);
+/// caller_rows: the row number each row draws its values from (null: its own index), so that a rank's rows of a
+/// distributed block get the values the whole block has on one GPU.
+void lanczos_fill(float* v, const std::int32_t* caller_rows, std::int32_t n, int k, int kp, std::uint64_t seed,
+                  cudaStream_t stream);
 /// v[i, c] = float(v[i, c] inverse_beta_c) for c < k, 0 beyond.
 void lanczos_scale(float* v, const double* inverse_beta, std::int32_t n, int k, int kp, cudaStream_t stream);
 /// w = w - alpha_c v - beta_c previous (beta null: no third term) for c < k (columns beyond k of w must be zero, as

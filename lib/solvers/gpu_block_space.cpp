@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <utility>
+#include <vector>
 
 #include "bcsr24/device.hpp"
 #include "bcsr24/spmm_plan.hpp"
 #include "bcsr24/error.hpp"
 #include "block_space_kernels.hpp"
 #include "gpu_support.hpp"
+#include "rank_link.hpp"
 
 namespace bcsr24::solver {
 
@@ -47,6 +49,8 @@ struct GpuBlockSpace::Impl {
   std::unique_ptr<ForeignProduct> inner32;  // cuSPARSE fp32
 
   DeviceArray<double> inverse_diagonal, row_scale;
+  RankLink* link = nullptr;               // several GPUs: sums over ranks and the products (null: one GPU)
+  DeviceArray<std::int32_t> caller_rows;  // several GPUs: the Lanczos start vectors' row numbers
   DeviceArray<double> small;      // the small buffer
   DeviceArray<double> reduction;  // partial sums of the two-pass reductions
   PinnedArray<double> small_host;  // status reads
@@ -62,6 +66,10 @@ struct GpuBlockSpace::Impl {
     return slots.get() + std::size_t(i) * std::size_t(n) * std::size_t(k);
   }
   double* at(std::int64_t offset) const { return small.get() + offset; }
+  /// After a reduction into the small buffer: on several GPUs, its sum over the ranks (one GPU: nothing to do).
+  void sum_over_ranks(std::int64_t offset, std::int64_t count) {
+    if (link) timed(block_work, [&] { link->sum(at(offset), count, reinterpret_cast<Stream>(stream)); });
+  }
   const double* scale_rows() const { return row_scale.get(); }  // null: ones
 
   /// Runs `enqueue` between two timing events of `category`.
@@ -95,6 +103,7 @@ struct GpuBlockSpace::Impl {
     if (outer && norms >= 0)
       timed(block_work,
             [&] { block_gpu::column_dots(c, c, n, k, k, reduction.get(), at(norms), stream); });
+    if (norms >= 0) sum_over_ranks(norms, k);
   }
   /// c = alpha A_inner b + beta c on fp32 blocks of width kp; with bcsr24 also + the addends (scale * block of
   /// width kp), in the product's own pass.
@@ -104,15 +113,20 @@ struct GpuBlockSpace::Impl {
     timed(inner_product, [&] {
       if (plan)
         plan->run(b, kp, c, kp, alpha, beta, addends, count, stream);
+      else if (count > 0)
+        inner32->run_with_addends(b, c, alpha, beta, addends, count);
       else
         inner32->run(b, c, alpha, beta);
     });
     ++counters.inner_products;
   }
+  /// Whether the inner product adds the Chebyshev terms in its own pass (bcsr24, on one GPU or several).
+  bool fused_addends() const { return plan || (inner32 && inner32->takes_addends()); }
   void float_dots(const float* x, const float* y) {
     timed(block_work, [&] {
       block_gpu::column_dots(x, y, n, k, kp, reduction.get(), at(layout.column[small::dots]), stream);
     });
+    sum_over_ranks(layout.column[small::dots], k);
   }
   void step(const small::SmallStep& s) {
     timed(block_work, [&] { block_gpu::small_step(small.get(), layout, s, stream); });
@@ -130,14 +144,21 @@ struct GpuBlockSpace::Impl {
 };
 
 GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
-                             bool timing, OuterProduct outer, const ForeignProducts& foreign)
+                             bool timing, OuterProduct outer, const ForeignProducts& foreign, RankLink* link)
     : impl_(std::make_unique<Impl>()) {
   const DeviceInfo info = query_device();
   if (!info.available) throw NotSupported("the GPU solver needs a CUDA device: " + info.reason);
-  if (a.rows != a.cols || a.rows < 1) throw InvalidArgument("GpuBlockSpace: the matrix must be square and non-empty");
+  if (a.rows != a.cols || a.rows < 1)
+    throw InvalidArgument(link ? "GpuBlockSpace: rank " + std::to_string(link->rank()) +
+                                     " owns no rows; the distributed solver needs at least one row per rank"
+                               : std::string("GpuBlockSpace: the matrix must be square and non-empty"));
   check_space_sizes(k, memory, lanczos_steps);
-  if (inner.backend == InnerBackend::bcsr24 && !inner.op)
-    throw InvalidArgument("GpuBlockSpace: bcsr24 backend without operator");
+  const bool has_operator = link ? static_cast<bool>(inner.distributed) : static_cast<bool>(inner.op);
+  if (inner.backend == InnerBackend::bcsr24 && !has_operator)
+    throw InvalidArgument(link ? "GpuBlockSpace: bcsr24 backend without a distributed operator on several GPUs"
+                               : "GpuBlockSpace: bcsr24 backend without operator");
+  if (link && inner.backend == InnerBackend::cusparse_csr_f32)
+    throw NotSupported("GpuBlockSpace: the cuSPARSE inner product runs on one GPU only");
   if (!inner.row_scale.empty() && inner.row_scale.size() != std::size_t(a.rows))
     throw InvalidArgument("GpuBlockSpace: the inner row scale has the wrong length");
   Impl& s = *impl_;
@@ -147,6 +168,8 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
   s.inner = &inner;
   s.layout = small::make_layout(k, memory, lanczos_steps);
   s.timer.set_enabled(timing);
+  s.link = link;
+  if (link) outer = OuterProduct::csr_kernel;  // the link's product replaces both
   CUDA_OK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
   // cuSPARSE only for the comparisons (its fp64 SpMM, its fp32 inner product), made by the caller's `foreign`.
   if ((outer == OuterProduct::cusparse || inner.backend == InnerBackend::cusparse_csr_f32) && !foreign)
@@ -157,9 +180,15 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
   s.slot_count = BlockSlots::count(memory);
   s.slots = DeviceArray<double>(std::size_t(s.slot_count) * std::size_t(s.n) * std::size_t(k));
   CUDA_OK(cudaMemset(s.slots.get(), 0, s.slots.bytes()));
-  s.a64 = std::make_unique<DeviceCsrArrays>(a, false);
-  if (outer == OuterProduct::cusparse)
-    s.outer = foreign({&a, false, k, s.slot(0), s.slot(1), reinterpret_cast<Stream>(s.stream)});
+  if (link) {
+    s.outer = link->outer_product(k, reinterpret_cast<Stream>(s.stream));
+    const std::vector<std::int32_t>& rows = link->caller_rows();
+    s.caller_rows = DeviceArray<std::int32_t>(rows.data(), rows.size());
+  } else {
+    s.a64 = std::make_unique<DeviceCsrArrays>(a, false);
+    if (outer == OuterProduct::cusparse)
+      s.outer = foreign({&a, false, k, s.slot(0), s.slot(1), reinterpret_cast<Stream>(s.stream)});
+  }
   const std::vector<double> inverse = inverse_positive_diagonal(a);
   s.inverse_diagonal = DeviceArray<double>(inverse.data(), inverse.size());
   if (!inner.row_scale.empty()) s.row_scale = DeviceArray<double>(inner.row_scale.data(), inner.row_scale.size());
@@ -167,7 +196,10 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
     w = DeviceArray<float>(std::size_t(s.n) * std::size_t(s.kp));
     CUDA_OK(cudaMemset(w.get(), 0, w.bytes()));
   }
-  if (inner.backend == InnerBackend::bcsr24) {
+  if (inner.backend == InnerBackend::bcsr24 && link) {
+    // The distributed plan has no addends: the Chebyshev terms take the second pass, as with cuSPARSE.
+    s.inner32 = link->inner_product(inner, s.kp, reinterpret_cast<Stream>(s.stream));
+  } else if (inner.backend == InnerBackend::bcsr24) {
     PlanOptions options;
     options.output = OutputType::f32;
     options.input = InputType::f32;
@@ -298,6 +330,7 @@ void GpuBlockSpace::column_dots(int x, int y, std::int64_t offset) {
   const double* yy = s.slot(y);
   s.timed(block_work,
           [&] { block_gpu::column_dots(xx, yy, s.n, s.k, s.k, s.reduction.get(), s.at(offset), s.stream); });
+  s.sum_over_ranks(offset, s.k);
 }
 
 void GpuBlockSpace::gram(int left, const std::vector<GramTarget>& rights) {
@@ -312,6 +345,19 @@ void GpuBlockSpace::gram(int left, const std::vector<GramTarget>& rights) {
       outs[i] = s.at(rights[first + std::size_t(i)].offset);
     }
     s.timed(block_work, [&] { block_gpu::gram(l, blocks, outs, count, s.n, s.k, s.reduction.get(), s.stream); });
+  }
+  // Over the ranks, one sum per run of adjacent targets (P^T Q and P^T R, the ring's Z^T Q_t lie side by side).
+  if (!s.link) return;
+  const std::int64_t kk = std::int64_t(s.k) * s.k;
+  std::vector<std::int64_t> offsets;
+  for (const GramTarget& target : rights) offsets.push_back(target.offset);
+  std::sort(offsets.begin(), offsets.end());
+  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+  for (std::size_t first = 0; first < offsets.size();) {
+    std::size_t last = first + 1;
+    while (last < offsets.size() && offsets[last] == offsets[last - 1] + kk) ++last;
+    s.sum_over_ranks(offsets[first], std::int64_t(last - first) * kk);
+    first = last;
   }
 }
 
@@ -378,7 +424,7 @@ void GpuBlockSpace::precondition_chebyshev(int z, int r, const ChebyshevPolynomi
       c_f = 1.0 / p.theta;
     }
     float* output = j == 0 ? s.work[1].get() : previous;
-    if (s.plan) {
+    if (s.fused_addends()) {
       // bcsr24 adds the terms in the product's epilogue (an addend may be B itself, as f is at j = 0).
       OutputAddend terms[2];
       int count_terms = 0;
@@ -429,7 +475,7 @@ void GpuBlockSpace::lanczos(int steps, std::uint64_t seed) {
   const double* inv_beta = s.at(s.layout.column[small::lanczos_inv_beta]);
   s.timed(vector_work, [&] {
     CUDA_OK(cudaMemsetAsync(previous, 0, s.work[0].bytes(), s.stream));
-    block_gpu::lanczos_fill(current, s.n, s.k, s.kp, seed, s.stream);
+    block_gpu::lanczos_fill(current, s.caller_rows.get(), s.n, s.k, s.kp, seed, s.stream);
   });
   s.float_dots(current, current);
   small::SmallStep step;
@@ -448,6 +494,7 @@ void GpuBlockSpace::lanczos(int steps, std::uint64_t seed) {
       block_gpu::lanczos_orthogonalize(next, current, previous, alpha, beta, s.at(s.layout.column[small::dots]), s.n,
                                        s.k, s.kp, s.reduction.get(), s.stream);
     });
+    s.sum_over_ranks(s.layout.column[small::dots], s.k);
     step.kind = small::StepKind::lanczos_beta;
     s.step(step);
     s.timed(vector_work, [&] { block_gpu::lanczos_scale(next, inv_beta, s.n, s.k, s.kp, s.stream); });
@@ -466,6 +513,7 @@ void GpuBlockSpace::pcg_direction(int p, int r, bool first) {
     block_gpu::pcg_direction(pp, rr, s.inverse_diagonal.get(), s.at(s.layout.column[small::beta]), first,
                              s.at(s.layout.column[small::rho]), s.n, s.k, s.reduction.get(), s.stream);
   });
+  if (first) s.sum_over_ranks(s.layout.column[small::rho], s.k);
 }
 
 void GpuBlockSpace::pcg_update(int x, int p, int r, int q) {
@@ -479,6 +527,8 @@ void GpuBlockSpace::pcg_update(int x, int p, int r, int q) {
                           s.at(s.layout.column[small::rho_next]), s.at(s.layout.column[small::r_norm2]), s.n, s.k,
                           s.reduction.get(), s.stream);
   });
+  s.sum_over_ranks(s.layout.column[small::rho_next], s.k);
+  s.sum_over_ranks(s.layout.column[small::r_norm2], s.k);
 }
 
 void GpuBlockSpace::synchronize() { impl_->synchronize(); }
@@ -495,7 +545,8 @@ void GpuBlockSpace::reset_timings() {
 
 std::int64_t GpuBlockSpace::device_bytes() const {
   const Impl& s = *impl_;
-  std::size_t bytes = s.slots.bytes() + s.a64->bytes() + (s.mass64 ? s.mass64->bytes() : 0) +
+  std::size_t bytes = s.slots.bytes() + (s.a64 ? s.a64->bytes() : 0) + (s.mass64 ? s.mass64->bytes() : 0) +
+                      s.caller_rows.bytes() +
                       (s.outer ? std::size_t(s.outer->bytes()) : 0) +
                       s.inverse_diagonal.bytes() +
                       s.row_scale.bytes() + s.small.bytes() + s.reduction.bytes();

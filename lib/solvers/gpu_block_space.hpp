@@ -36,6 +36,15 @@ class ForeignProduct {
  public:
   virtual ~ForeignProduct() = default;
   virtual void run(const void* b, void* c, double alpha, double beta) = 0;
+  /// Whether run_with_addends works (bcsr24's distributed plan: fp32 blocks, SpmmPlan's addends in its epilogue);
+  /// otherwise the space adds the Chebyshev terms in a second pass.
+  virtual bool takes_addends() const { return false; }
+  /// c = alpha A b + beta c + the addends, in the product's own pass.
+  virtual void run_with_addends(const void* b, void* c, double alpha, double beta, const OutputAddend* addends,
+                                int count) {
+    (void)b, (void)c, (void)alpha, (void)beta, (void)addends, (void)count;
+    throw NotSupported("this product takes no addends");
+  }
   virtual std::int64_t bytes() const = 0;  ///< device memory it holds (matrix copy, workspace)
 };
 
@@ -51,6 +60,8 @@ struct ForeignProductRequest {
 };
 using ForeignProducts = std::function<std::unique_ptr<ForeignProduct>(const ForeignProductRequest&)>;
 
+class RankLink;  // rank_link.hpp: the space on one rank of several GPUs
+
 class GpuBlockSpace final : public BlockSpace {
  public:
   /// Uploads A (fp64 CSR) and the inner matrix and allocates every block; nothing is allocated afterwards.
@@ -58,11 +69,14 @@ class GpuBlockSpace final : public BlockSpace {
   /// @param timing CUDA events around every operation (BlockTimings); off: only counts
   /// @param outer who computes the fp64 products
   /// @param foreign makes the cuSPARSE products of OuterProduct::cusparse and InnerBackend::cusparse_csr_f32
+  /// @param link on one rank of several: `a` is then the rank's local part (link->local_part()), the products are
+  ///        the link's (outer is ignored), every reduction is summed over the ranks, and the Lanczos start vectors
+  ///        follow the caller's numbering; null: the whole A on this GPU. Kept by reference.
   /// @throw NotSupported without a usable GPU, or for a cuSPARSE product without `foreign`; InvalidArgument as
   ///        CpuBlockSpace; CudaError / CusparseError.
   GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
                 bool timing = true, OuterProduct outer = OuterProduct::csr_kernel,
-                const ForeignProducts& foreign = {});
+                const ForeignProducts& foreign = {}, RankLink* link = nullptr);
   ~GpuBlockSpace() override;
   GpuBlockSpace(const GpuBlockSpace&) = delete;
   GpuBlockSpace& operator=(const GpuBlockSpace&) = delete;

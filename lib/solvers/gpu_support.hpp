@@ -1,4 +1,4 @@
-// Device plumbing shared by the solver's GPU spaces (gpu_block_space.cpp, apps/solver/gpu_system.cpp): owning
+// Device plumbing shared by the solver's GPU spaces (gpu_block_space.cpp, nccl_rank_link.cpp): owning
 // arrays, checked CUDA calls, CSR arrays and CUDA-event timing. No cuSPARSE here (cusparse_support.hpp has it, for
 // the comparisons), and no kernels.
 #pragma once

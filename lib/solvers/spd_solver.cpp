@@ -7,6 +7,10 @@
 #include <cuda_runtime_api.h>
 
 #include "bcsr24/matrix_market.hpp"
+#ifdef BCSR24_HAS_NCCL
+#include "distributed/agreed_partition.hpp"
+#include "nccl_rank_link.hpp"
+#endif
 #include "spd_solver_state.hpp"
 #include "symmetry.hpp"
 
@@ -93,6 +97,32 @@ SpdSolver::SpdSolver(const CsrMatrix& a, const SpdOptions& options) : state_(std
   st.a = std::move(symmetric.matrix);
   st.not_positive_definite = non_positive_diagonal(st.a);
   st.norm_estimate = internal::gershgorin_bound(st.a, {}, 0.0);
+  st.partition.offsets = {0, st.a.rows};
+}
+
+SpdSolver::SpdSolver(const CsrMatrix& a, const NcclCommunicator& comm, const SpdOptions& options)
+    : SpdSolver(a, options) {
+#ifdef BCSR24_HAS_NCCL
+  State& st = *state_;
+  check_communicator(comm, "SpdSolver");
+  auto share = std::make_unique<RankShare>();
+  share->comm = comm;
+  PartitionMethod used = PartitionMethod::contiguous;
+  st.partition = distributed::agreed_partition(st.a, comm, options.partition, DistributedOptions{}.cost, share->order,
+                                               used);
+  if (used == PartitionMethod::contiguous) {
+    share->order.clear();  // the caller's numbering
+    share->rows = extract_rows(st.a, st.partition.begin(comm.rank), st.partition.end(comm.rank));
+  } else {
+    share->rows = extract_permuted_rows(st.a, share->order, invert_permutation(share->order),
+                                        st.partition.begin(comm.rank), st.partition.end(comm.rank));
+  }
+  share->link = internal::make_nccl_rank_link(share->rows, st.partition, share->order, comm);
+  st.share = std::move(share);
+#else
+  (void)comm;
+  throw NotSupported("SpdSolver: several GPUs need bcsr24 built with NCCL (bcsr24_distributed)");
+#endif
 }
 
 SpdSolver SpdSolver::from_file(const std::string& path, const SpdOptions& options) {
@@ -107,6 +137,12 @@ std::int32_t SpdSolver::rows() const noexcept { return state_->a.rows; }
 std::int64_t SpdSolver::nnz() const noexcept { return state_->a.nnz(); }
 double SpdSolver::asymmetry() const noexcept { return state_->asymmetry; }
 const CsrMatrix& SpdSolver::matrix() const noexcept { return state_->a; }
+int SpdSolver::rank() const noexcept { return state_->share ? state_->share->comm.rank : 0; }
+const RowPartition& SpdSolver::row_partition() const noexcept { return state_->partition; }
+const std::vector<std::int32_t>& SpdSolver::row_order() const noexcept {
+  static const std::vector<std::int32_t> none;
+  return state_->share ? state_->share->order : none;
+}
 
 SolveReport SpdSolver::State::run(internal::BlockSpace& space, internal::GpuBlockSpace* on_gpu,
                                   const InnerEntry& entry, const SolveOptions& o, const BlockTransfer& transfer,
@@ -238,10 +274,14 @@ SolveReport SpdSolver::State::solve_on_gpu(const Value* b, int ldb, Value* x, in
                                            Stream stream) {
   State& st = *this;
   check_arguments(b, ldb, x, ldx, k, o);
+  if (st.share && o.time_limit_seconds > 0.0)
+    throw InvalidArgument("SpdSolver::solve: no time limit on several GPUs (each rank's clock would stop it at a "
+                          "different iteration, and the others would wait for it)");
   if (!st.not_positive_definite.empty()) {
     if (!o.initial_guess)
       if (cudaMemset2DAsync(x, std::size_t(ldx) * sizeof(Value), 0, std::size_t(k) * sizeof(Value),
-                            std::size_t(st.a.rows), reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess ||
+                            std::size_t(st.partition.count(st.share ? st.share->comm.rank : 0)),
+                            reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess ||
           cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess)
         throw CudaError("SpdSolver::solve: zeroing x failed");
     return not_positive_definite_report(st.not_positive_definite, o);
@@ -273,6 +313,7 @@ SolveReport SpdSolver::solve(const float* b, int ldb, float* x, int ldx, int k, 
 
 SolveReport SpdSolver::solve_host(const double* b, int ldb, double* x, int ldx, int k, const SolveOptions& o) {
   State& st = *state_;
+  if (st.share) throw NotSupported("SpdSolver::solve_host: the host solver runs on one process, not on several GPUs");
   check_arguments(b, ldb, x, ldx, k, o);
   const std::int32_t n = st.a.rows;
   if (!st.not_positive_definite.empty()) {

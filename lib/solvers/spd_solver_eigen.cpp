@@ -12,6 +12,7 @@ namespace bcsr24::solvers {
 EigenReport SpdSolver::State::eigen(const CsrMatrix* mass, double* x, int ldx, int k, const EigenOptions& o,
                                     Stream stream, bool on_host) {
   const std::string where = on_host ? "SpdSolver::eigenpairs_host: " : "SpdSolver::eigenpairs: ";
+  if (share) throw NotSupported(where + "the eigensolver runs on one GPU (this solver is spread over several)");
   if (k < 1 || k > internal::small::kMaxColumns)
     throw InvalidArgument(where + "k = " + std::to_string(k) + " eigenpairs, expected 1 .. " +
                           std::to_string(internal::small::kMaxColumns));

@@ -12,6 +12,10 @@
 
 #include "bcsr24/solvers.hpp"
 #include "block_lobpcg.hpp"
+#include "rank_link.hpp"
+#ifdef BCSR24_HAS_NCCL
+#include "bcsr24/distributed_operator.hpp"
+#endif
 #include "sci_text.hpp"
 #include "solver_access.hpp"
 
@@ -102,8 +106,18 @@ SymmetricMatrix checked_symmetric(const CsrMatrix& a, double tolerance, const st
 
 using namespace impl;
 
+/// On several GPUs: this rank's place, its rows, and the link its spaces run through.
+struct RankShare {
+  NcclCommunicator comm;
+  std::vector<std::int32_t> order;  // solver row -> caller row (empty: the caller's numbering)
+  CsrMatrix rows;                   // this rank's rows of A, solver numbering, global columns
+  std::unique_ptr<internal::RankLink> link;
+};
+
 struct SpdSolver::State {
   CsrMatrix a;
+  RowPartition partition;            // one GPU: {0, n}
+  std::unique_ptr<RankShare> share;  // several GPUs (null: one)
   double asymmetry = 0.0;
   SpdOptions options;
   std::string not_positive_definite;  // a non-positive diagonal: every solve stops with breakdown
@@ -130,9 +144,12 @@ struct SpdSolver::State {
         OperatorOptions operator_options;
         operator_options.precision = o.inner_precision;
         operator_options.threads = options.threads;
-        entry->inner = internal::prepare_inner_matrix(a, backend, settings.jacobi_scaling, operator_options);
-        entry->gershgorin = internal::gershgorin_bound(a, entry->inner.row_scale,
-                                                       stored_relative_error(backend, o.inner_precision));
+        entry->inner = share ? distributed_inner(backend, operator_options)
+                             : internal::prepare_inner_matrix(a, backend, settings.jacobi_scaling, operator_options);
+        // The bound of the whole scaled matrix (on several GPUs the inner matrix's scale holds this rank's rows only).
+        entry->gershgorin = internal::gershgorin_bound(
+            a, share && settings.jacobi_scaling ? internal::jacobi_scale(a) : entry->inner.row_scale,
+            stored_relative_error(backend, o.inner_precision));
         last.preprocess_seconds = entry->inner.preprocess_seconds;
       } else {
         entry->inner.backend = internal::InnerBackend::none;
@@ -140,6 +157,43 @@ struct SpdSolver::State {
       setup_seconds += seconds_since(start);
     }
     return *entry;
+  }
+
+  /// This rank's share of the inner matrix (S A S with S the Jacobi scaling, or A): a distributed operator made
+  /// from this rank's scaled rows (collective), and its rows of S.
+  internal::InnerMatrix distributed_inner(internal::InnerBackend backend, const OperatorOptions& operator_options) {
+#ifdef BCSR24_HAS_NCCL
+    if (backend != internal::InnerBackend::bcsr24)
+      throw NotSupported(std::string("SpdSolver: the ") + internal::inner_backend_name(backend) +
+                         " inner product runs on one GPU only");
+    const auto start = Clock::now();
+    internal::InnerMatrix inner;
+    inner.backend = backend;
+    CsrMatrix scaled = share->rows;
+    if (settings.jacobi_scaling) {
+      const std::vector<double> caller_scale = internal::jacobi_scale(a);
+      std::vector<double> scale(caller_scale.size());  // in the solver's numbering
+      for (std::size_t i = 0; i < scale.size(); ++i)
+        scale[i] = caller_scale[share->order.empty() ? i : std::size_t(share->order[i])];
+      const std::int32_t begin = partition.begin(share->comm.rank);
+      for (std::int32_t i = 0; i < scaled.rows; ++i)
+        for (std::int32_t p = scaled.row_ptr[std::size_t(i)]; p < scaled.row_ptr[std::size_t(i) + 1]; ++p) {
+          const std::size_t column = std::size_t(scaled.col_idx[std::size_t(p)]);
+          scaled.values[std::size_t(p)] *= scale[std::size_t(begin + i)] * scale[column];
+        }
+      inner.row_scale.assign(scale.begin() + begin, scale.begin() + begin + scaled.rows);
+    }
+    DistributedOptions distributed_options;
+    distributed_options.part = operator_options;
+    inner.distributed = std::make_shared<const DistributedOperator>(
+        DistributedOperator::from_rank_rows(scaled, partition, partition, share->comm, distributed_options));
+    inner.preprocess_seconds = seconds_since(start);
+    return inner;
+#else
+    (void)backend;
+    (void)operator_options;
+    throw NotSupported("SpdSolver: this build of bcsr24 has no NCCL");
+#endif
   }
 
   int lanczos_steps() const { return std::max(2, settings.polynomial.lanczos_steps); }
@@ -151,6 +205,7 @@ struct SpdSolver::State {
                        on_host ? int(settings.cpu_rounding) : int(settings.outer_product)};
     if (on_host ? (cpu && cpu_key == key) : (gpu && gpu_key == key)) return false;
     const auto start = Clock::now();
+    if (on_host && share) throw NotSupported("SpdSolver: the host solver runs on one process, not on several GPUs");
     if (on_host) {
       cpu.reset();  // its memory first
       cpu = std::make_unique<internal::CpuBlockSpace>(a, entry.inner, k, memory, key.lanczos_steps,
@@ -158,8 +213,11 @@ struct SpdSolver::State {
       cpu_key = key;
     } else {
       gpu.reset();
-      gpu = std::make_unique<internal::GpuBlockSpace>(a, entry.inner, k, memory, key.lanczos_steps, key.timing,
-                                                      settings.outer_product, settings.foreign);
+      gpu = share ? std::make_unique<internal::GpuBlockSpace>(share->link->local_part(), entry.inner, k, memory,
+                                                              key.lanczos_steps, key.timing, settings.outer_product,
+                                                              settings.foreign, share->link.get())
+                  : std::make_unique<internal::GpuBlockSpace>(a, entry.inner, k, memory, key.lanczos_steps,
+                                                              key.timing, settings.outer_product, settings.foreign);
       gpu_key = key;
     }
     last.upload_seconds = seconds_since(start);

@@ -391,3 +391,195 @@ TEST_CASE("halo exchange moves exactly the requested rows, for every element typ
     if (ranks > 1) CHECK(total_expected > 0);  // a randomly numbered mesh has a halo on every split
   }
 }
+
+namespace {
+
+/// The fp16 product through from_global with `method`, every rank taking its B rows from the caller-numbered B and
+/// putting its C rows back into the caller-numbered C: what a program does with a renumbered operator.
+struct GlobalProduct {
+  std::vector<float> c;
+  std::int64_t halo_rows = 0, nnz = 0;
+  PartitionMethod used = PartitionMethod::automatic;
+};
+
+GlobalProduct global_product(const CsrMatrix& a, int ranks, PartitionMethod method, std::int32_t n,
+                             const std::vector<fp16_t>& b16) {
+  Communicators comms(ranks);
+  DistributedOptions options;
+  options.partition = method;
+  GlobalProduct out;
+  out.c.assign(std::size_t(a.rows) * n, std::nanf(""));
+  std::vector<PartitionMethod> used(static_cast<std::size_t>(ranks));
+  std::vector<std::int64_t> halo(static_cast<std::size_t>(ranks)), nnz(static_cast<std::size_t>(ranks));
+  on_every_rank(ranks, [&](int r) {
+    const DistributedOperator op = DistributedOperator::from_global(a, comms.of(r), options);
+    const DistributedPlan plan = op.make_plan(n);
+    const std::int32_t m = op.local_rows();
+    std::vector<fp16_t> b_mine(std::size_t(m) * n);
+    take_rank_rows(b16.data(), n, n, op.row_partition(), op.row_order(), r, b_mine.data(), n);
+    void* d_b = nullptr;
+    float* d_c = nullptr;
+    if (cudaMalloc(&d_b, std::max<std::size_t>(1, b_mine.size() * 2)) != cudaSuccess ||
+        cudaMalloc(reinterpret_cast<void**>(&d_c), std::max<std::size_t>(1, std::size_t(m) * n * 4)) != cudaSuccess)
+      throw std::runtime_error("cudaMalloc failed");
+    if (m > 0 && cudaMemcpy(d_b, b_mine.data(), b_mine.size() * 2, cudaMemcpyHostToDevice) != cudaSuccess)
+      throw std::runtime_error("B upload failed");
+    plan.run(static_cast<const fp16_t*>(d_b), n, d_c, n, 1.0f, 0.0f);
+    std::vector<float> c_mine(std::size_t(m) * n);
+    if (cudaDeviceSynchronize() != cudaSuccess ||
+        (m > 0 && cudaMemcpy(c_mine.data(), d_c, c_mine.size() * 4, cudaMemcpyDeviceToHost) != cudaSuccess))
+      throw std::runtime_error("distributed run failed");
+    cudaFree(d_b);
+    cudaFree(d_c);
+    put_rank_rows(c_mine.data(), n, n, op.row_partition(), op.row_order(), r, out.c.data(), n);
+    used[std::size_t(r)] = op.partition_method();
+    halo[std::size_t(r)] = op.halo_rows();
+    nnz[std::size_t(r)] = op.local_nnz() + op.halo_nnz();
+    // Every rank learnt every rank's figures.
+    if (r == 0)
+      for (int q = 0; q < ranks; ++q) {
+        out.halo_rows += op.rank_halo_rows(q);
+        out.nnz += op.rank_nnz(q);
+      }
+  });
+  for (int r = 0; r < ranks; ++r) {
+    CHECK(used[std::size_t(r)] == used[0]);
+    CHECK(halo[std::size_t(r)] >= 0);
+  }
+  std::int64_t halo_sum = 0, nnz_sum = 0;
+  for (int r = 0; r < ranks; ++r) {
+    halo_sum += halo[std::size_t(r)];
+    nnz_sum += nnz[std::size_t(r)];
+  }
+  CHECK(out.halo_rows == halo_sum);
+  CHECK(out.nnz == nnz_sum);
+  out.used = used[0];
+  return out;
+}
+
+double relative_difference(const std::vector<float>& x, const std::vector<float>& y) {
+  double diff = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    diff += (double(x[i]) - y[i]) * (double(x[i]) - y[i]);
+    norm += double(y[i]) * y[i];
+  }
+  return std::sqrt(diff / std::max(norm, 1e-300));
+}
+
+}  // namespace
+
+TEST_CASE("from_global with a METIS partition: the caller's numbering in and out, a smaller halo", "[distributed][metis]") {
+  const CsrMatrix a = random_mesh(14, 12, 10, 1, 21);  // randomly numbered: contiguous ranges cut everywhere
+  const std::int32_t n = 16;
+  Case cfg;
+  cfg.n = n;
+  std::vector<fp16_t> b16;
+  std::vector<float> b32;
+  make_b(a.cols, cfg, b16, b32);
+  const std::vector<float> zeros(std::size_t(a.rows) * n, 0.0f);
+  const Product single = single_product(a, cfg, b16, b32, zeros);
+  for (const int ranks : rank_counts()) {
+    INFO("P = " << ranks);
+    const GlobalProduct contiguous = global_product(a, ranks, PartitionMethod::contiguous, n, b16);
+    CHECK(contiguous.used == PartitionMethod::contiguous);
+    CHECK(contiguous.nnz == a.nnz());
+    CHECK(relative_difference(contiguous.c, single.c) < 2e-3);
+    if (!metis_available()) continue;
+    const GlobalProduct metis = global_product(a, ranks, PartitionMethod::metis, n, b16);
+    CHECK(metis.used == (ranks > 1 ? PartitionMethod::metis : PartitionMethod::contiguous));
+    CHECK(metis.nnz == a.nnz());
+    INFO("halo rows: contiguous " << contiguous.halo_rows << ", metis " << metis.halo_rows);
+    CHECK(relative_difference(metis.c, single.c) < 2e-3);
+    if (ranks > 1) CHECK(metis.halo_rows * 3 < contiguous.halo_rows);
+  }
+}
+
+TEST_CASE("from_global with fewer rows than ranks: empty ranks and a correct product", "[distributed][.needs_2gpus]") {
+  const int ranks = std::min(device_count(), 4);
+  if (ranks < 2) BCSR24_SKIP("one GPU: fewer rows than ranks needs two");
+  const std::int32_t n = 8;
+  // ranks - 1 rows: at least one rank owns nothing, whatever the method.
+  std::vector<std::int32_t> ri, ci;
+  std::vector<double> vi;
+  for (std::int32_t i = 0; i < ranks - 1; ++i)
+    for (std::int32_t j = 0; j < ranks - 1; ++j) {
+      ri.push_back(i);
+      ci.push_back(j);
+      vi.push_back(i == j ? 4.0 : -1.0);
+    }
+  const CsrMatrix a = csr_from_triplets(ranks - 1, ranks - 1, ri, ci, vi);
+  Case cfg;
+  cfg.n = n;
+  std::vector<fp16_t> b16;
+  std::vector<float> b32;
+  make_b(a.cols, cfg, b16, b32);
+  const Product single = single_product(a, cfg, b16, b32, std::vector<float>(std::size_t(a.rows) * n, 0.0f));
+  for (const PartitionMethod method : {PartitionMethod::automatic, PartitionMethod::contiguous}) {
+    const GlobalProduct product = global_product(a, ranks, method, n, b16);
+    CHECK(product.used == PartitionMethod::contiguous);
+    CHECK(relative_difference(product.c, single.c) < 2e-3);
+  }
+}
+
+TEST_CASE("DistributedPlan::run with addends: the terms in the local pass equal a second pass on the host",
+          "[distributed]") {
+  const CsrMatrix a = random_mesh(10, 9, 8, 2, 31);  // square: B rows follow A's rows
+  const std::int32_t n = 16;
+  for (const int ranks : rank_counts()) {
+    INFO("P = " << ranks);
+    Communicators comms(ranks);
+    DistributedOptions options;
+    options.part.precision = Precision::split;
+    options.partition = PartitionMethod::contiguous;
+    std::vector<double> worst(static_cast<std::size_t>(ranks), 0.0), norm(static_cast<std::size_t>(ranks), 0.0);
+    on_every_rank(ranks, [&](int r) {
+      const DistributedOperator op = DistributedOperator::from_global(a, comms.of(r), options);
+      PlanOptions plan_options;
+      plan_options.input = InputType::f32;
+      const DistributedPlan plan = op.make_plan(n, plan_options);
+      const std::size_t count = std::size_t(op.local_rows()) * n;
+      std::mt19937_64 rng(77 + std::uint64_t(r));
+      std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+      std::vector<float> b(count), d(count), c0(count);
+      for (std::size_t i = 0; i < count; ++i) {
+        b[i] = value(rng);
+        d[i] = value(rng);
+        c0[i] = value(rng);
+      }
+      float *d_b = nullptr, *d_d = nullptr, *d_c = nullptr, *d_plain = nullptr;
+      const std::size_t bytes = std::max<std::size_t>(1, count * 4);
+      if (cudaMalloc(reinterpret_cast<void**>(&d_b), bytes) != cudaSuccess ||
+          cudaMalloc(reinterpret_cast<void**>(&d_d), bytes) != cudaSuccess ||
+          cudaMalloc(reinterpret_cast<void**>(&d_c), bytes) != cudaSuccess ||
+          cudaMalloc(reinterpret_cast<void**>(&d_plain), bytes) != cudaSuccess)
+        throw std::runtime_error("cudaMalloc failed");
+      if (count > 0 && (cudaMemcpy(d_b, b.data(), count * 4, cudaMemcpyHostToDevice) != cudaSuccess ||
+                        cudaMemcpy(d_d, d.data(), count * 4, cudaMemcpyHostToDevice) != cudaSuccess ||
+                        cudaMemcpy(d_c, c0.data(), count * 4, cudaMemcpyHostToDevice) != cudaSuccess ||
+                        cudaMemcpy(d_plain, c0.data(), count * 4, cudaMemcpyHostToDevice) != cudaSuccess))
+        throw std::runtime_error("upload failed");
+      // B itself as one addend (as the Chebyshev recurrence does), a separate block as the other.
+      const OutputAddend terms[2] = {{d_b, n, 0.5f}, {d_d, n, -2.0f}};
+      plan.run(d_b, n, d_c, n, 1.5f, 0.25f, terms, 2);
+      plan.run(d_b, n, d_plain, n, 1.5f, 0.25f);
+      std::vector<float> fused(count), plain(count);
+      if (cudaDeviceSynchronize() != cudaSuccess ||
+          (count > 0 && (cudaMemcpy(fused.data(), d_c, count * 4, cudaMemcpyDeviceToHost) != cudaSuccess ||
+                         cudaMemcpy(plain.data(), d_plain, count * 4, cudaMemcpyDeviceToHost) != cudaSuccess)))
+        throw std::runtime_error("run failed");
+      for (std::size_t i = 0; i < count; ++i) {
+        const double expected = double(plain[i]) + 0.5 * b[i] - 2.0 * d[i];
+        worst[std::size_t(r)] = std::max(worst[std::size_t(r)], std::abs(double(fused[i]) - expected));
+        norm[std::size_t(r)] = std::max(norm[std::size_t(r)], std::abs(expected));
+      }
+      cudaFree(d_b);
+      cudaFree(d_d);
+      cudaFree(d_c);
+      cudaFree(d_plain);
+    });
+    for (int r = 0; r < ranks; ++r) {
+      CHECK(norm[std::size_t(r)] > 0.0);
+      CHECK(worst[std::size_t(r)] <= 1e-5 * norm[std::size_t(r)]);
+    }
+  }
+}

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/distributed_partition.hpp"
@@ -16,12 +17,16 @@
 namespace bcsr24 {
 
 /// Options of a distributed operator: the single-GPU options for both parts of every rank (precision, scaling,
-/// tile layout and reordering apply to the local part and the halo part separately), and the partition cost.
+/// tile layout and reordering apply to the local part and the halo part separately), and the partition.
 struct DistributedOptions {
   OperatorOptions part;
   /// Row split: balanced by these per-entry and per-row bytes (the default: bcsr24's device bytes per stored
   /// entry at ~50% tile fill plus the row's share of the CSR fallback).
   PartitionCost cost{8, 8};
+  /// How from_global and from_file assign rows to ranks: METIS parts (renumbered, see row_order()) when the
+  /// library has METIS and A is square, else contiguous ranges of the caller's numbering. from_rank_rows takes
+  /// the caller's partition as it is.
+  PartitionMethod partition = PartitionMethod::automatic;
 };
 
 class DistributedPlan;
@@ -41,8 +46,13 @@ class DistributedOperator {
   static DistributedOperator from_rank_rows(const CsrMatrix& rows_of_rank, const RowPartition& row_partition,
                                             const RowPartition& col_partition, const NcclCommunicator& comm,
                                             const DistributedOptions& options = {});
-  /// Every rank holds the whole matrix (read by each, or received): rows split by balanced bytes, columns by the
-  /// same partition when A is square (else a uniform split of the columns); this rank keeps its rows.
+  /// Every rank holds the whole matrix (read by each, or received). Rows are assigned by options.partition: for
+  /// METIS, rank 0 partitions and broadcasts the renumbering (so ranks agree even if their METIS builds differ),
+  /// and the operator is P A P^T with each rank's rows contiguous in the new numbering (row_order()); for the
+  /// contiguous method, ranges balanced by bytes. Columns use the same partition when A is square (else a uniform
+  /// split of the columns). This rank keeps its rows.
+  /// @throw as from_rank_rows; InvalidArgument / NotSupported for a METIS partition that cannot be made
+  ///        (partition_rows), on every rank.
   static DistributedOperator from_global(const CsrMatrix& a, const NcclCommunicator& comm,
                                          const DistributedOptions& options = {});
   /// Every rank reads the Matrix Market file (or .b24 is refused: it holds no CSR) and keeps its rows.
@@ -67,6 +77,18 @@ class DistributedOperator {
   std::int64_t halo_nnz() const noexcept;    ///< stored entries of the halo part
   std::int32_t halo_rows() const noexcept;   ///< B rows this rank receives per product
   std::int32_t send_rows() const noexcept;   ///< B rows this rank sends per product (to all peers together)
+  /// The method that assigned the rows (automatic resolved; contiguous for from_rank_rows).
+  PartitionMethod partition_method() const noexcept;
+  /// The operator's numbering of rows and columns: operator row i is the caller's row row_order()[i], so this
+  /// rank's B, C and vector rows are the caller's rows row_order()[row_partition().begin(rank()) ..
+  /// end(rank())). Empty when the operator keeps the caller's numbering (contiguous). Move blocks in and out
+  /// with take_rank_rows / put_rank_rows (distributed_partition.hpp), once per solve rather than per product.
+  const std::vector<std::int32_t>& row_order() const noexcept;
+  /// Stored entries (local + halo parts) and halo rows of rank r, learnt from every rank at construction: the
+  /// balance (max / mean entries) and the communication (sum of halo rows x n x element bytes per product).
+  /// @throw InvalidArgument if r is not in [0, size()).
+  std::int64_t rank_nnz(int r) const;
+  std::int32_t rank_halo_rows(int r) const;
   /// The parts (null when a part has no entries).
   const SparseOperator* local_part() const noexcept;
   const SparseOperator* halo_part() const noexcept;
@@ -113,6 +135,12 @@ class DistributedPlan {
   /// The same with fp32 B (a plan made with InputType::f32, or any plan of a split operator).
   void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
            Stream stream = nullptr, DistributedStages stages = DistributedStages::all) const;
+  /// C_rank = alpha * A_rank * B + sum_t addends[t].scale * D_t + beta * C_rank (SpmmPlan::run's addends, D_t this
+  /// rank's rows): the addends ride in the local part's pass (or, on a rank without local entries, in the halo
+  /// part's after C is scaled by beta), so the update costs no pass of its own. The whole product only.
+  /// @throw InvalidArgument as run() and SpmmPlan::run with addends, or for addends on a rank without entries.
+  void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
+           const OutputAddend* addends, int count, Stream stream = nullptr) const;
 
   std::int32_t n() const noexcept;
   InputType input() const noexcept;

@@ -1,10 +1,12 @@
-// Host side of the distributed operator (one rank per GPU): contiguous row partitions, the split of a rank's
-// rows into local and halo parts, and the halo exchange plan. No MPI or NCCL here: the GPU layer drives the
-// exchange from these plans.
+// Host side of the distributed operator (one rank per GPU): row partitions (contiguous ranges of the caller's
+// numbering, or METIS parts renumbered so that each rank's rows are contiguous), the split of a rank's rows into
+// local and halo parts, and the halo exchange plan. No MPI or NCCL here: the GPU layer drives the exchange from
+// these plans.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "bcsr24/csr_matrix.hpp"
@@ -63,6 +65,67 @@ RowPartition partition_rows_by_bytes(std::int32_t rows, const std::int32_t* row_
 /// The same for the rows of `a` (row_ptr must have a.rows + 1 entries).
 RowPartition partition_rows_by_bytes(const CsrMatrix& a, int ranks, const PartitionCost& cost = {});
 
+/// How rows are assigned to ranks (DistributedOptions::partition).
+enum class PartitionMethod : std::uint8_t {
+  automatic,   ///< metis when the library was built with METIS and A is square, contiguous otherwise
+  contiguous,  ///< contiguous ranges of the caller's numbering, balanced by bytes (partition_rows_by_bytes)
+  /// METIS k-way parts of the symmetrised graph of A minimising the total communication volume (= the sum of the
+  /// ranks' halo rows), vertices weighted by their bytes (PartitionCost) so that ranks balance stored entries
+  /// within METIS's default 3%; then renumbered so that each rank's rows are contiguous. Square A only.
+  metis,
+};
+const char* partition_method_name(PartitionMethod method) noexcept;  ///< "automatic", "contiguous", "metis"
+/// @throw InvalidArgument naming the accepted values.
+PartitionMethod partition_method_from_name(const std::string& name);
+/// Whether this build of the library has METIS (BCSR24_WITH_METIS); without it, PartitionMethod::metis throws.
+bool metis_available() noexcept;
+
+/// Assigns the rows of a square A to ranks and renumbers them so that each rank owns one contiguous range of the
+/// new numbering (the returned partition). new_to_old receives a.rows entries: new row i is row new_to_old[i] of
+/// `a`; a rank's rows keep their relative order, so the contiguous method gives the identity. Deterministic: METIS
+/// runs with a fixed seed. With no more rows than ranks, metis gives way to the contiguous split (some ranks then
+/// own no rows: there is nothing to choose), and `used` says so.
+/// @param used receives the method that ran (automatic resolved), when not null.
+/// @throw InvalidArgument for an invalid cost, ranks < 1, an invalid A or a rectangular A with metis;
+///        NotSupported for metis without METIS in this build; Error if METIS fails.
+RowPartition partition_rows(const CsrMatrix& a, int ranks, PartitionMethod method, const PartitionCost& cost,
+                            std::vector<std::int32_t>& new_to_old, PartitionMethod* used = nullptr);
+
+/// The inverse of a permutation of 0 .. size-1 (old_to_new from new_to_old and back).
+/// @throw InvalidArgument if `permutation` is not a permutation (an index out of range or repeated).
+std::vector<std::int32_t> invert_permutation(const std::vector<std::int32_t>& permutation);
+
+/// Rows [begin, end) of the symmetrically permuted matrix P A P^T: new row i is a's row new_to_old[i], its columns
+/// renumbered by old_to_new and sorted (values follow). What a rank keeps of a renumbered A. O(entries of the
+/// rows) besides the sort; the permutations are trusted to be inverses of each other (invert_permutation).
+/// @throw InvalidArgument for a non-square a, permutations of the wrong size, or a range outside 0 .. a.rows.
+CsrMatrix extract_permuted_rows(const CsrMatrix& a, const std::vector<std::int32_t>& new_to_old,
+                                const std::vector<std::int32_t>& old_to_new, std::int32_t begin, std::int32_t end);
+
+/// Rank `rank`'s rows of a row-major block in the caller's numbering (x: rows x k, ld apart), in the operator's
+/// order: mine row j = x row new_to_old[begin + j]. An empty new_to_old means the identity (no renumbering).
+template <class T>
+void take_rank_rows(const T* x, std::int64_t ld, std::int32_t k, const RowPartition& partition,
+                    const std::vector<std::int32_t>& new_to_old, int rank, T* mine, std::int64_t ld_mine) {
+  const std::int32_t begin = partition.begin(rank), count = partition.count(rank);
+  for (std::int32_t j = 0; j < count; ++j) {
+    const std::int64_t row = new_to_old.empty() ? begin + j : new_to_old[static_cast<std::size_t>(begin + j)];
+    for (std::int32_t c = 0; c < k; ++c) mine[j * ld_mine + c] = x[row * ld + c];
+  }
+}
+
+/// The inverse of take_rank_rows: writes rank `rank`'s rows (mine, in the operator's order) into their places of a
+/// block in the caller's numbering.
+template <class T>
+void put_rank_rows(const T* mine, std::int64_t ld_mine, std::int32_t k, const RowPartition& partition,
+                   const std::vector<std::int32_t>& new_to_old, int rank, T* x, std::int64_t ld) {
+  const std::int32_t begin = partition.begin(rank), count = partition.count(rank);
+  for (std::int32_t j = 0; j < count; ++j) {
+    const std::int64_t row = new_to_old.empty() ? begin + j : new_to_old[static_cast<std::size_t>(begin + j)];
+    for (std::int32_t c = 0; c < k; ++c) x[row * ld + c] = mine[j * ld_mine + c];
+  }
+}
+
 /// n indices in `ranks` contiguous ranges whose sizes differ by at most one, the larger ones first. For the
 /// column side of a rectangular A, and as the reference in tests.
 /// @throw InvalidArgument for n < 0 or ranks < 1.
@@ -111,10 +174,17 @@ CsrMatrix extract_rows(const CsrMatrix& a, std::int32_t begin, std::int32_t end)
 RankBlock split_rank_rows(const CsrMatrix& rows_of_rank, int rank, const RowPartition& row_partition,
                           const RowPartition& col_partition);
 
-/// split_rank_rows for every rank of a matrix held on one host (rank 0, tests).
+namespace detail {
+// One-host helpers: every rank's split and send plan computed in one place, for tests and for the scaling figures.
+// A distributed program never needs them (each rank splits its own rows and learns its send plan from its peers),
+// so they are not part of the promised API.
+
+/// split_rank_rows for every rank of a matrix held on one host (tests).
 /// @throw InvalidArgument as split_rank_rows, or if the partitions do not cover a's rows and columns.
 std::vector<RankBlock> split_matrix(const CsrMatrix& a, const RowPartition& row_partition,
                                     const RowPartition& col_partition);
+
+}  // namespace detail
 
 /// What one rank sends before each product: to peer q, its owned B rows send_rows[send_offsets[q] ..
 /// send_offsets[q+1]) (indices local to the rank's column range, ascending), packed in that order into the send
@@ -135,7 +205,7 @@ struct HaloSendPlan {
 /// The send side is the transpose of the peers' receive sides. Given, for rank `me`, the global columns every
 /// peer q requests from it (peer q's halo_global restricted to me's column range, i.e. its receive slice from
 /// me), builds me's send plan. The GPU layer obtains the requests through the communicator (counts, then the
-/// lists); a rank-0 partitioner or a test computes them on one host (build_all_send_plans).
+/// lists); a test computes them on one host (detail::build_all_send_plans).
 /// @param requested_global_by_peer ranks lists; list q strictly ascending, inside me's column range, and empty
 ///        for q = me.
 /// @throw InvalidArgument for an invalid partition, me out of range, a wrong number of lists, an unsorted or
@@ -143,7 +213,9 @@ struct HaloSendPlan {
 HaloSendPlan build_send_plan(int me, const RowPartition& col_partition,
                              const std::vector<std::vector<std::int32_t>>& requested_global_by_peer);
 
-/// Send plans of all ranks from all ranks' blocks (one host): plan q sends to every r the slice
+namespace detail {
+
+/// Send plans of all ranks from all ranks' blocks (one host, tests): plan q sends to every r the slice
 /// blocks[r].halo_global[recv_offsets[q] .. recv_offsets[q+1]).
 /// @throw InvalidArgument if blocks.size() differs from the rank count, block r is not rank r's block for this
 ///        column partition, or its halo lists are inconsistent (as build_send_plan).
@@ -153,5 +225,7 @@ std::vector<HaloSendPlan> build_all_send_plans(const std::vector<RankBlock>& blo
 /// of B is received once per product). For the scaling model in the docs.
 /// @throw InvalidArgument for n < 0 or element_bytes < 1; SizeLimitError if the total overflows int64.
 std::int64_t halo_exchange_bytes(const std::vector<RankBlock>& blocks, std::int32_t n, std::int32_t element_bytes);
+
+}  // namespace detail
 
 }  // namespace bcsr24

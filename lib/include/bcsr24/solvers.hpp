@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "bcsr24/csr_matrix.hpp"
+#include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/error.hpp"
+#include "bcsr24/halo_exchange.hpp"  // NcclCommunicator
 #include "bcsr24/precision.hpp"
 #include "bcsr24/spmm_plan.hpp"  // Stream
 
@@ -53,6 +55,9 @@ struct SpdOptions {
   double symmetry_tolerance = 1e-8;
   /// Host threads of the conversion of the preconditioner's matrix (0: all).
   int threads = 0;
+  /// On several GPUs (the NcclCommunicator constructor): how rows are assigned to ranks (DistributedOptions'
+  /// meaning: automatic = METIS when the library has it).
+  PartitionMethod partition = PartitionMethod::automatic;
 };
 
 /// Per solve. The defaults suit every SPD matrix; only the tolerances usually need setting.
@@ -139,6 +144,18 @@ class SpdSolver {
   ///        NotSymmetricError beyond the symmetry tolerance (the message gives the worst pair and its ratio);
   ///        SizeLimitError beyond 32-bit indices.
   explicit SpdSolver(const CsrMatrix& a, const SpdOptions& options = {});
+  /// The same solver on one rank of several GPUs, one GPU per rank (a thread or an MPI process each): every rank
+  /// passes the whole A and its communicator, with the CUDA device of the communicator current. Rows are assigned
+  /// by options.partition (rank 0's partition, broadcast), A is renumbered so that each rank's rows are contiguous
+  /// (row_order()), and each rank keeps its rows. solve() then takes and returns this rank's rows of b and x in the
+  /// solver's numbering (take_rank_rows / put_rank_rows with row_partition() and row_order()); every product runs
+  /// through bcsr24's distributed operator with the halo exchanged beside the local part, every inner product is
+  /// summed over the ranks, so the iteration (and its count) is the single-GPU one up to rounding. Construction and
+  /// every solve are collective (every rank, the same arguments but its own rows). Needs the library built with
+  /// NCCL; solve_host and the eigensolver run on one GPU only.
+  /// @throw InvalidArgument as above, or for a rank that would own no rows (fewer rows than ranks);
+  ///        NotSupported without NCCL in this build; NcclError / CudaError.
+  SpdSolver(const CsrMatrix& a, const NcclCommunicator& comm, const SpdOptions& options = {});
   /// Reads a Matrix Market file (ParseError and the above).
   static SpdSolver from_file(const std::string& path, const SpdOptions& options = {});
   ~SpdSolver();
@@ -151,10 +168,18 @@ class SpdSolver {
   std::int64_t nnz() const noexcept;  ///< of the symmetric matrix solved with
   /// The largest |a_ij - a_ji| / max(|a_ij|, |a_ji|, sqrt(|a_ii a_jj|)) found (0 for an exactly symmetric A).
   double asymmetry() const noexcept;
-  /// The matrix the solver works with ((A + A^T) / 2 when A was symmetric to rounding only).
+  /// The matrix the solver works with ((A + A^T) / 2 when A was symmetric to rounding only), in the caller's
+  /// numbering.
   const CsrMatrix& matrix() const noexcept;
+  /// Which rows of b and x this rank's solve() takes: rows row_partition().begin(rank()) .. end(rank()) of the
+  /// solver's numbering, whose row i is the caller's row row_order()[i] (empty order: the caller's numbering). One
+  /// GPU: rank 0 of one, owning every row.
+  int rank() const noexcept;
+  const RowPartition& row_partition() const noexcept;
+  const std::vector<std::int32_t>& row_order() const noexcept;
 
-  /// Solves A X = B for k right-hand sides on the current CUDA device. b, x: device memory, n x k row-major.
+  /// Solves A X = B for k right-hand sides on the current CUDA device. b, x: device memory, n x k row-major (on
+  /// several GPUs: this rank's rows, row_partition().count(rank()) x k).
   /// Work is ordered after what `stream` holds; when solve returns, x is written and `stream` holds nothing of it.
   /// Non-convergence is reported (SolveReport::stop), never thrown.
   /// @throw InvalidArgument for k outside 1..64, ld < k, null pointers, or NaN / Inf in b (or in x with

@@ -16,6 +16,7 @@
 #include "device/cuda_owners.hpp"
 #include "device/device_buffer.hpp"
 #include "kernels/halo_pack.hpp"
+#include "nccl_check.hpp"
 
 namespace bcsr24 {
 
@@ -25,18 +26,6 @@ using detail::OwnedEvent;
 using detail::OwnedStream;
 
 namespace {
-
-[[noreturn]] void throw_nccl_error(ncclResult_t status, const char* call, const char* file, int line) {
-  throw NcclError(std::string(call) + " failed (" + file + ":" + std::to_string(line) +
-                  "): " + ncclGetErrorString(status));
-}
-
-#define BCSR24_NCCL_CHECK(call)                                                     \
-  do {                                                                              \
-    const ncclResult_t bcsr24_nccl_status_ = (call);                                \
-    if (bcsr24_nccl_status_ != ncclSuccess)                                         \
-      throw_nccl_error(bcsr24_nccl_status_, #call, __FILE__, __LINE__);             \
-  } while (0)
 
 std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
 

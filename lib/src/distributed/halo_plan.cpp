@@ -180,6 +180,8 @@ RankBlock split_rank_rows(const CsrMatrix& rows_of_rank, int rank, const RowPart
   return block;
 }
 
+namespace detail {
+
 std::vector<RankBlock> split_matrix(const CsrMatrix& a, const RowPartition& row_partition,
                                     const RowPartition& col_partition) {
   validate_partition(row_partition, a.rows, "split_matrix: row partition");
@@ -192,6 +194,8 @@ std::vector<RankBlock> split_matrix(const CsrMatrix& a, const RowPartition& row_
                                      col_partition));
   return blocks;
 }
+
+}  // namespace detail
 
 HaloSendPlan build_send_plan(int me, const RowPartition& col_partition,
                              const std::vector<std::vector<std::int32_t>>& requested_global_by_peer) {
@@ -241,6 +245,8 @@ HaloSendPlan build_send_plan(int me, const RowPartition& col_partition,
   return plan;
 }
 
+namespace detail {
+
 std::vector<HaloSendPlan> build_all_send_plans(const std::vector<RankBlock>& blocks,
                                                const RowPartition& col_partition) {
   validate_partition(col_partition, col_partition.size(), "build_all_send_plans: column partition");
@@ -275,5 +281,7 @@ std::int64_t halo_exchange_bytes(const std::vector<RankBlock>& blocks, std::int3
                          std::to_string(row_bytes) + " bytes overflow int64");
   return halo_rows * row_bytes;
 }
+
+}  // namespace detail
 
 }  // namespace bcsr24

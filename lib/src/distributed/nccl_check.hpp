@@ -1,0 +1,25 @@
+// BCSR24_NCCL_CHECK: every NCCL call of the distributed layer, turned into an NcclError with the call, file and
+// line (the NCCL counterpart of BCSR24_CUDA_CHECK).
+#pragma once
+
+#include <nccl.h>
+
+#include <string>
+
+#include "bcsr24/error.hpp"
+
+namespace bcsr24::distributed {
+
+[[noreturn]] inline void throw_nccl_error(ncclResult_t status, const char* call, const char* file, int line) {
+  throw NcclError(std::string(call) + " failed (" + file + ":" + std::to_string(line) +
+                  "): " + ncclGetErrorString(status));
+}
+
+}  // namespace bcsr24::distributed
+
+#define BCSR24_NCCL_CHECK(call)                                                                  \
+  do {                                                                                           \
+    const ncclResult_t bcsr24_nccl_status_ = (call);                                             \
+    if (bcsr24_nccl_status_ != ncclSuccess)                                                      \
+      ::bcsr24::distributed::throw_nccl_error(bcsr24_nccl_status_, #call, __FILE__, __LINE__);   \
+  } while (0)
