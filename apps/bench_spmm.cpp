@@ -263,7 +263,7 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--name", s.name, "label in the output (default: file stem or generator name)");
   app.add_option("--n", s.n_list, "comma-separated widths of B")->capture_default_str();
   app.add_option("--methods", s.methods_text,
-                 "comma list of auto,split_pipelined,csr_cuda_cores,dense_bt,dense_pipelined,split_aligned,"
+                 "comma list of auto,split_pipelined,csr_cuda_cores,split_aligned,"
                  "cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense,"
                  "cusparse_spmv_f16,cusparse_spmv_f32, or all (all but the SpMV ones); "
                  "a bcsr24 kernel with the suffix _whole runs every band as one block (PlanKnobs::split_long_bands "
@@ -317,9 +317,8 @@ int run(Settings& s) {
   // the chosen layout so the two compare directly; listed only when the chosen layout differs.
   std::vector<std::string> methods =
       s.methods_text == "all"
-          ? std::vector<std::string>{"auto", "split_pipelined", "csr_cuda_cores", "dense_bt", "dense_pipelined",
-                                     "split_aligned", "cusparse_csr_f16", "cusparse_csr_f32", "cusparse_bsr16_f16",
-                                     "cusparse_bsr16_f32", "cublas_dense"}
+          ? std::vector<std::string>{"auto", "split_pipelined", "csr_cuda_cores", "split_aligned", "cusparse_csr_f16",
+                                     "cusparse_csr_f32", "cusparse_bsr16_f16", "cusparse_bsr16_f32", "cublas_dense"}
           : apps::split_list(s.methods_text);
   if (chosen_is_thesis_layout)
     methods.erase(std::remove(methods.begin(), methods.end(), "split_aligned"), methods.end());
@@ -456,8 +455,7 @@ int run(Settings& s) {
         run = [&, n](cudaStream_t st) {
           plan->run(static_cast<const fp16_t*>(d_b16.get()), n, d_c.get(), n, 1.0f, 0.0f, reinterpret_cast<Stream>(st));
         };
-      } else if (base == "dense_bt" || base == "dense_pipelined" || base == "split_pipelined" ||
-                 base == "csr_cuda_cores" || base == "auto") {
+      } else if (base == "split_pipelined" || base == "csr_cuda_cores" || base == "auto") {
         PlanOptions plan_options;
         plan_options.input = variant.input;
         s.tuning.apply(plan_options);

@@ -201,7 +201,7 @@ def main():
         check(not any("smallreal" in c or "bigpattern" in c for c in commands),
               "MANIFEST rows that are not real with >= 50,000 nonzeros are left out")
         check("rajat01: not found, skipped" in done.stdout, "a missing shared matrix is skipped")
-        check("--methods auto,split_pipelined,dense_pipelined,dense_bt,csr_cuda_cores --" in commands[0],
+        check("--methods auto,split_pipelined,csr_cuda_cores --" in commands[0],
               "the old binary's default methods")
         check("csr_cuda_cores,auto_model --" in commands[1], "the new binary also runs auto_model")
         with open(ab_out / "new.csv", newline="") as f:

@@ -9,9 +9,6 @@ std::string kernel_obstacle(KernelKind kernel, Precision precision, bool fp16_ou
   if (precision == Precision::fp16) return {};
   if (fp16_output)
     return std::string("fp16 output needs fp16 A and B; this matrix is stored in ") + precision_name(precision);
-  if (kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined)
-    return std::string("the all-dense kernels multiply fp16 A with fp16 B only; this matrix is stored in ") +
-           precision_name(precision);
   return {};
 }
 

@@ -24,7 +24,7 @@ _PRECISIONS = {"fp16": "fp16", "float16": "fp16", "half": "fp16", "bf16": "bf16"
 _SCALINGS = ("per_row", "auto", "none")
 _LAYOUTS = ("auto", "aligned", "condensed")
 _REORDERS = ("auto", "none", "rcm")
-_KERNELS = ("auto", "split_pipelined", "csr_cuda_cores", "dense_pipelined", "dense_bt")
+_KERNELS = ("auto", "split_pipelined", "csr_cuda_cores")
 _TUNINGS = ("measure", "model")  # bcsr24::Tuning
 _INT32_MAX = 2**31 - 1
 
@@ -329,7 +329,7 @@ class SparseOperator:
         b_dtype: ``"float32"`` (default; any precision, converted while the kernels stage B), ``"float16"``
         (fp16 A), ``"bfloat16"`` (bf16 A); strings, NumPy, PyTorch or JAX dtypes. out_dtype: ``"float32"``, or
         ``"float16"`` with fp16 A and fp16 B. kernel: ``"auto"`` (the cost model's per-band choice),
-        ``"split_pipelined"``, ``"csr_cuda_cores"``, ``"dense_pipelined"``, ``"dense_bt"``. device: a CUDA device
+        ``"split_pipelined"``, ``"csr_cuda_cores"``. device: a CUDA device
         (int, ``"cuda:N"``, torch/CuPy device) or ``"cpu"`` for the reference path; default the current CUDA
         device, or the CPU when there is none. The first GPU plan uploads A to its device. tuning: how an
         ``"auto"`` plan chooses (bcsr24::Tuning): ``"measure"`` (default: the cost model's best candidates timed on

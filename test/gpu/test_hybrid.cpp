@@ -125,7 +125,7 @@ TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B,
   // One full row of 3,001 entries: more rounds than one block should take once the columns share its lanes.
   const CsrMatrix a = with_full_row(generate_random_graph(spec), 1234);
   const Bcsr24Matrix host = convert_to_bcsr24(a);
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   REQUIRE(dev.csr_bands() == host.tile_rows);
   for (std::int32_t n : {1, 7, 16, 61, 256, 263}) {
     const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
@@ -191,7 +191,7 @@ TEST_CASE("CSR path: rows too long for their blocks are split by entries; the la
   spec.seed = seed;
   const CsrMatrix a = with_full_row(with_full_row(generate_random_graph(spec), 7), 1500);
   const Bcsr24Matrix host = convert_to_bcsr24(a);
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   for (std::int32_t n : {1, 3, 8, 16, 64, 256, 263}) {
     const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
     const PlanReport& r = plan.report();
@@ -247,7 +247,7 @@ TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and 
     b.row_ptr[std::size_t(r) + 1] = std::int32_t(b.col_idx.size());
   }
   const Bcsr24Matrix host = convert_to_bcsr24(b);
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   for (std::int32_t n : {1, 5, 8, 13, 33}) {
     const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
     INFO("n = " << n << ": " << plan.report().csr_medium_rows << " medium rows, " << plan.report().csr_long_rows
@@ -295,7 +295,7 @@ TEST_CASE("CSR path at n = 1: entries read in aligned quads over rows of every l
     REQUIRE(a.col_idx.size() == ri.size());
     REQUIRE(a.col_idx.size() % 4 != 0);
     const Bcsr24Matrix host = convert_to_bcsr24(a);
-    const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+    const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
     const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
     CHECK((plan.report().csr_nz_lanes <= 2) == (base == 0));
     CHECK(plan.report().csr_short_tiles == 0);  // entries 5 columns apart: B reads cluster, so groups (not tiles)
@@ -344,7 +344,7 @@ TEST_CASE("CSR path at n = 1: short rows in tiles cut at 1024 entries and 256 ro
   const CsrMatrix a = csr_from_triplets(rows, cols, ri, ci, vi);
   REQUIRE(a.col_idx.size() == ri.size());
   const Bcsr24Matrix host = convert_to_bcsr24(a);
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
   const PlanReport& report = plan.report();
   INFO(report.csr_short_tiles << " tiles, " << report.csr_medium_rows << " medium rows, " << report.csr_long_rows
@@ -396,7 +396,7 @@ TEST_CASE("CSR path at n = 1: tiles of a row-reordered matrix write their rows t
   const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::rcm));
   REQUIRE(host.reordering == Reordering::rcm);
   REQUIRE_FALSE(host.row_order.empty());
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
   INFO(plan.report().csr_short_tiles << " tiles");
   CHECK(plan.report().csr_short_tiles > 0);
@@ -419,7 +419,7 @@ TEST_CASE("CSR copy policies: none keeps automatic on tiles, csr_cuda_cores need
   spec.degree = 4;
   const CsrMatrix a = generate_random_graph(spec);
   const Bcsr24Matrix host = convert_to_bcsr24(a);
-  const DeviceMatrix none(host, UploadOptions{false, CsrCopy::none});
+  const DeviceMatrix none(host, UploadOptions{CsrCopy::none});
   CHECK(none.csr_bands() == 0);
   const SpmmPlan tiles_only = test::make_plan(none, 64);
   CHECK(tiles_only.report().csr_bands == 0);
@@ -471,11 +471,9 @@ TEST_CASE("beta = 1 skips the bands and rows without entries and leaves their C 
   }
   const Bcsr24Matrix host = convert_to_bcsr24(a);
   UploadOptions upload;
-  upload.merged_dense = true;  // every kernel of the ladder
-  upload.csr = CsrCopy::all;   // and csr_cuda_cores
+  upload.csr = CsrCopy::all;  // csr_cuda_cores
   const DeviceMatrix dev(host, upload);
-  for (const KernelKind kernel : {KernelKind::automatic, KernelKind::split_pipelined, KernelKind::dense_pipelined,
-                                  KernelKind::dense_bt, KernelKind::csr_cuda_cores}) {
+  for (const KernelKind kernel : {KernelKind::automatic, KernelKind::split_pipelined, KernelKind::csr_cuda_cores}) {
     for (const std::int32_t n : {8, 37, 200}) {
       INFO(kernel_name(kernel) << ", n = " << n);
       for (const double beta : {1.0, 0.5}) {

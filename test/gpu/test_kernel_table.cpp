@@ -80,7 +80,7 @@ TEST_CASE("every tile kernel of the kernel table runs and matches float64", "[gp
       convert.precision = precision_of(key.mode);
       const Bcsr24Matrix host = convert_to_bcsr24(a, convert);
       REQUIRE(host.b_row_index() == key.b_rows);
-      const DeviceMatrix dev(host, UploadOptions{true, CsrCopy::candidates});
+      const DeviceMatrix dev(host, UploadOptions{CsrCopy::candidates});
       const std::int32_t n = key.slice_width - 3;  // a partial last slice: columns past n are never written
       PlanOptions options;
       options.input = input_of(key.mode);

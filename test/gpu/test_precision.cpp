@@ -245,7 +245,6 @@ TEST_CASE("plans refuse a B type or kernel the matrix's precision does not take"
   PlanOptions f16_b;
   f16_b.input = InputType::f16;
   CHECK_THROWS_AS(test::make_plan(bf16_dev, 8, KernelKind::automatic, f16_b), InvalidArgument);
-  CHECK_THROWS_AS(test::make_plan(bf16_dev, 8, KernelKind::dense_pipelined), InvalidArgument);
 
   ConvertOptions split_options;
   split_options.precision = Precision::split;

@@ -316,7 +316,7 @@ TEST_CASE("narrow vectors refuse split precision, fp32 B and other kernels", "[g
   CHECK_THROWS_AS(make_plan(split_dev, 8, KernelKind::automatic, {}, paths_knob(BandPaths::hybrid_vectors)),
                   InvalidArgument);
   const Bcsr24Matrix host = convert_to_bcsr24(a, convert_policy(TileLayout::aligned, Reordering::none));
-  const DeviceMatrix without(host, UploadOptions{false, CsrCopy::all, VectorCopy::none});
+  const DeviceMatrix without(host, UploadOptions{CsrCopy::all, VectorCopy::none});
   CHECK_THROWS_AS(make_plan(without, 8, KernelKind::automatic, {}, paths_knob(BandPaths::vectors)), InvalidArgument);
   const DeviceMatrix dev = upload_with_vectors(host);
   PlanOptions f32_b;

@@ -17,11 +17,9 @@ namespace bcsr24 {
 /// A CUDA stream handle (cudaStream_t); nullptr is the legacy default stream.
 using Stream = CUstream_st*;
 
-/// The kernels (docs/KERNELS.md): the per-band choice of a cost model (the default), the tile kernel, the
-/// CUDA-core CSR path, and the thesis's two all-dense baselines.
+/// The kernels (docs/KERNELS.md): the per-band choice of a cost model (the default), the tile kernel and the
+/// CUDA-core CSR path.
 enum class KernelKind {
-  dense_bt,         ///< every stored tile as dense, mma.sync m16n8k16, no pipelining (the thesis's baseline)
-  dense_pipelined,  ///< the same with a multi-stage cp.async pipeline
   split_pipelined,  ///< 2:4 tiles on mma.sp m16n8k32, dense on mma.sync, separate pipelined loops
   csr_cuda_cores,   ///< every band as CSR rows on CUDA cores (16-bit values and B, fp32 accumulation)
   automatic,        ///< each band on split_pipelined's tiles or on CSR, whichever the cost model predicts

@@ -82,11 +82,9 @@ void SpmmPlan::Impl::prepare_kernels() const {
 void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& draft, bool place_later) {
   const DeviceMatrix::Impl& m = matrix.impl();
   const KernelKind requested = draft.kernel;
-  const bool dense_kernel = requested == KernelKind::dense_bt || requested == KernelKind::dense_pipelined;
   a = &m;
   n = draft.n;
   kernel = requested;
-  tile_kernel = dense_kernel ? requested : KernelKind::split_pipelined;
   options = draft.options;
   mode = draft.mode;
   slice_width = draft.slice_width;

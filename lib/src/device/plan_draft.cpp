@@ -258,10 +258,6 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
   if (n < 1) throw InvalidArgument("SpmmPlan: n must be >= 1, got " + std::to_string(n));
   matrix.require_current_device("SparseOperator::make_plan");
   const DeviceMatrix::Impl& m = matrix.impl();
-  const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
-  if (dense_kernel && !m.has_merged_dense)
-    throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
-                          " needs the all-dense tile list on the device (DeviceMatrix::add_merged_dense)");
   if (knobs.paths != BandPaths::automatic && kernel != KernelKind::automatic)
     throw InvalidArgument(std::string("SpmmPlan: paths = ") + experimental::band_paths_name(knobs.paths) +
                           " is a choice of automatic plans; kernel " + kernel_name(kernel) + " runs one path");
@@ -270,10 +266,6 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
   PlanDraft d;
   InputType input = InputType::f16;
   d.mode = operand_mode(m.precision, options.input, options.output, input);
-  if (dense_kernel && d.mode != kernels::OperandMode::f16)
-    throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
-                          " multiplies fp16 A with fp16 B only (this plan: " + kernels::operand_mode_name(d.mode) +
-                          "); split_pipelined, csr_cuda_cores and automatic take every precision");
   d.kernel = kernel;
   d.n = n;
   d.options = options;
@@ -288,7 +280,7 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
   report.input = input;
   // The tile kernel's entries in the kernel table: their blocks per SM on this device decide the pipeline depth
   // (from the grid the tile kernel would run if every band with tiles went to it) and the long-band split.
-  d.tile_key = kernels::TileKernelKey{dense_kernel ? kernel : KernelKind::split_pipelined, d.mode, d.slice_width,
+  d.tile_key = kernels::TileKernelKey{KernelKind::split_pipelined, d.mode, d.slice_width,
                                       TilePipeline::standard, options.output, m.b_row_index, false};
   const detail::TileLaunch launch = detail::tile_launch_for(m.band_stats, n, d.tile_key, m.multiprocessors, m.sm,
                                                             knobs.tile_pipeline, knobs.split_long_bands);

@@ -16,7 +16,6 @@ namespace bcsr24 {
 
 void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::PlanDraft& draft) {
   Impl& p = *this;
-  const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
   const std::int64_t n_slices = (std::int64_t(n) + p.slice_width - 1) / p.slice_width;
   // Tile part: the descriptors of the tile bands, in the matrix's longest-first order.
   std::vector<kernels::TileRowWork> tile_work;
@@ -54,11 +53,6 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
   report.split_bands = static_cast<std::int32_t>(schedule.groups.size());
   report.split_parts = schedule.partials;
   const std::int64_t index_bytes = m.b_row_index == BRowIndex::full ? kFullIndexBytesPerTile : 0;
-  if (dense_kernel) {
-    report.dense_tiles += report.sparse24_tiles;
-    report.dense_nnz += report.sparse24_nnz;
-    report.sparse24_tiles = report.sparse24_nnz = 0;
-  }
   report.sparse24_bytes = report.sparse24_tiles * (kSparseTileValues * 2 + kSparseTileMetaWords * 4 + 4 + index_bytes);
   report.dense_bytes = report.dense_tiles * (kDenseTileValues * 2 + 4 + index_bytes);
   // The matrix's own descriptors serve when the plan runs every band as one item each.
@@ -66,7 +60,7 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
 
   kernels::SpmmParams& k = p.params;
   k.sparse24 = m.sparse24.view();
-  k.dense = dense_kernel ? m.merged_dense.view() : m.dense.view();
+  k.dense = m.dense.view();
   k.row_work = own_descriptors ? m.row_work.get() : nullptr;
   if (!own_descriptors && p.run_tiles && !p.grouped)
     p.storage.add(schedule.items, [&k](kernels::TileRowWork* d) { k.row_work = d; });
@@ -81,8 +75,7 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
     // that the group's counter still sees all of them.
     std::vector<kernels::TileRowWork> with_entries;
     for (const kernels::TileRowWork& w : schedule.items)
-      if (w.split != kernels::kUnsplit || w.sparse24_end > w.sparse24_begin || w.dense_end > w.dense_begin ||
-          w.merged_end > w.merged_begin)
+      if (w.split != kernels::kUnsplit || w.sparse24_end > w.sparse24_begin || w.dense_end > w.dense_begin)
         with_entries.push_back(w);
     report.empty_bands += static_cast<std::int32_t>(schedule.items.size() - with_entries.size());
     // A grouped plan runs every band of its groups (the kernel's grid is the groups): no list without the empty ones.

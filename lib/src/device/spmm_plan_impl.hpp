@@ -60,7 +60,6 @@ struct SpmmPlan::Impl {
   const DeviceBandCsr* csr = nullptr;  // the CSR copy the plan's CSR part reads (the matrix's candidates or every band)
   std::int32_t n = 0;
   KernelKind kernel = KernelKind::automatic;
-  KernelKind tile_kernel = KernelKind::split_pipelined;  // the rung that runs the tile bands
   PlanOptions options;
   int slice_width = 8;
   kernels::SpmmParams params;  // everything but b, ldb, c, ldc, alpha, beta
