@@ -142,13 +142,14 @@ std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tun
 
 /// A plan in a few words for the CSV (no double quotes): what runs where, and how it was chosen.
 std::string plan_summary(const PlanReport& r) {
+  const experimental::PlanDiagnostics& d = r.diagnostics;
   std::string text = std::to_string(r.tile_bands) + " tile bands, " + std::to_string(r.csr_bands) + " CSR bands";
   if (r.vector_bands > 0) text += ", " + std::to_string(r.vector_bands) + " vector bands";
-  if (r.band_groups > 0) text += ", " + std::to_string(r.band_groups) + " band groups";
-  if (r.split_bands > 0) text += ", " + std::to_string(r.split_bands) + " split";
-  if (r.deep_tile_pipeline) text += ", deep pipeline";
+  if (d.band_groups > 0) text += ", " + std::to_string(d.band_groups) + " band groups";
+  if (d.split_bands > 0) text += ", " + std::to_string(d.split_bands) + " split";
+  if (d.deep_tile_pipeline) text += ", deep pipeline";
   text += std::string("; ") + tuning_name(r.tuning);
-  for (const PlanCandidate& c : r.candidates)
+  for (const experimental::PlanCandidate& c : d.candidates)
     if (c.chosen) text += ": " + c.description;
   for (char& ch : text)
     if (ch == '"') ch = '\'';
@@ -201,18 +202,19 @@ class Operators {
 
 /// The "| n | plan of auto | ..." row: how the automatic plan splits the work.
 void print_plan_row(std::int32_t n, const std::string& method, const PlanReport& r) {
+  const experimental::PlanDiagnostics& d = r.diagnostics;
   const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz + r.vector_nnz));
-  const std::int64_t tiles = std::max<std::int64_t>(1, r.sparse24_tiles + r.dense_tiles);
+  const std::int64_t tiles = std::max<std::int64_t>(1, d.sparse24_tiles + d.dense_tiles);
   char pipeline[160];
-  if (r.band_groups > 0)
+  if (d.band_groups > 0)
     std::snprintf(pipeline, sizeof pipeline, "%d band groups (%d stages per block), %.2f B-block loads per tile",
-                  r.band_groups, r.tile_stages, double(r.band_group_steps) / double(tiles));
+                  d.band_groups, d.tile_stages, double(d.band_group_steps) / double(tiles));
   else
     std::snprintf(pipeline, sizeof pipeline, "tile pipeline %s (%d stage%s per warp)",
-                  r.deep_tile_pipeline ? "deep" : "standard", r.tile_stages, r.tile_stages == 1 ? "" : "s");
+                  d.deep_tile_pipeline ? "deep" : "standard", d.tile_stages, d.tile_stages == 1 ? "" : "s");
   std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR, %d on vectors: nonzeros "
               "%.1f%% 2:4 tiles, %.1f%% dense tiles, %.1f%% CSR, %.1f%% vectors; %s; %s | | | | | | | | | | |\n",
-              n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands, r.vector_bands,
+              n, method.c_str(), r.tile_bands, d.split_bands, d.split_parts, r.csr_bands, r.vector_bands,
               100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz,
               100.0 * r.vector_nnz / nnz, pipeline, r.reason.c_str());
 }
@@ -220,10 +222,11 @@ void print_plan_row(std::int32_t n, const std::string& method, const PlanReport&
 /// The "| n | tuning of auto | ..." row of a measured plan: how it was chosen, and every candidate's predicted and
 /// measured time. Nothing for a plan the cost model made without being asked to measure.
 void print_tuning_row(std::int32_t n, const std::string& method, const PlanReport& r) {
-  if (r.tuning_reason.empty() && r.candidates.empty()) return;
+  const experimental::PlanDiagnostics& d = r.diagnostics;
+  if (r.tuning_reason.empty() && d.candidates.empty()) return;
   std::string list;
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    const PlanCandidate& c = r.candidates[i];
+  for (std::size_t i = 0; i < d.candidates.size(); ++i) {
+    const experimental::PlanCandidate& c = d.candidates[i];
     char item[400];
     if (c.measured_us >= 0)
       std::snprintf(item, sizeof item, "%s%zu. %s%s: predicted %.1f us, measured %.1f us (%d runs, built in %.2f ms)%s%s",
@@ -240,11 +243,11 @@ void print_tuning_row(std::int32_t n, const std::string& method, const PlanRepor
     std::snprintf(budget, sizeof budget, " of a budget of %.1f ms (%s)", r.tuning_budget_ms,
                   r.tuning_budget_source.c_str());
   char batch[64] = "";
-  if (r.tuning_batch > 1) std::snprintf(batch, sizeof batch, ", %d products per timed run", r.tuning_batch);
+  if (d.tuning_batch > 1) std::snprintf(batch, sizeof batch, ", %d products per timed run", d.tuning_batch);
   std::printf("| %d | tuning of %s | %s, %.1f ms%s (drafts %.2f, builds %.2f, loading %.2f, setup %.2f, warm-up %.2f, "
               "timed runs %.2f ms%s): %s%s%s | | | | | | | | | | |\n",
-              n, method.c_str(), tuning_name(r.tuning), r.tuning_ms, budget, r.tuning_drafting_ms, r.tuning_building_ms,
-              r.tuning_loading_ms, r.tuning_setup_ms, r.tuning_warmup_ms, r.tuning_timing_ms, batch,
+              n, method.c_str(), tuning_name(r.tuning), r.tuning_ms, budget, d.tuning_drafting_ms, d.tuning_building_ms,
+              d.tuning_loading_ms, d.tuning_setup_ms, d.tuning_warmup_ms, d.tuning_timing_ms, batch,
               r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
 }
 

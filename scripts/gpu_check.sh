@@ -196,7 +196,7 @@ fi
 if has check; then
   # spmm_run's default check on a matrix of more than 100M nonzeros at n = 128 (issue 35): a sampled fp64 reference
   # with at most 1 GiB of host memory and a small fraction of the conversion time; then --kernel all with split
-  # precision runs the kernels that apply and lists the dense ones as not applicable.
+  # precision runs every kernel (all of them apply to every precision).
   echo "== spmm_run check: --mesh ${CHECK_MESH:-80x80x80,dofs=3} --n 128"
   check spmm_run_check bash -o pipefail -c "'$build/apps/spmm_run' --mesh '${CHECK_MESH:-80x80x80,dofs=3}' --n 128 \
     --reps 5 --json > '$out/check_large.json' 2> '$out/check_large.err'"

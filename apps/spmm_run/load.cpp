@@ -90,7 +90,7 @@ LoadedMatrix load_matrix(const Options& options, bool show_progress, bool conver
     timed(loaded, show_progress, "converting to BCSR-2:4", "convert_s", [&] {
       loaded.op.emplace(SparseOperator::from_csr(loaded.original, options.storage.to_operator_options()));
     });
-    loaded.layout_json = apps::layout_json(loaded.op->layout_report(), loaded.op->census());
+    loaded.layout_json = reports::layout_json(loaded.op->layout_report(), loaded.op->census());
   } else {
     loaded.layout_json = {{"layout", layout_name(loaded.op->census().layout)},
                           {"reordering", reordering_name(loaded.op->census().reordering)},

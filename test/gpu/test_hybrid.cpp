@@ -100,7 +100,7 @@ TEST_CASE("automatic plans split a mixed matrix between tiles and CSR and stay e
     }
     CHECK(r.tile_bands + r.csr_bands == host.tile_rows);
     CHECK(r.sparse24_nnz + r.dense_nnz + r.csr_nnz == a.nnz());
-    CHECK(r.predicted_us <= r.tiles_only_us);
+    CHECK(r.predicted_us <= r.diagnostics.tiles_only_us);
     GpuCase cfg;
     cfg.n = n;
     cfg.beta = n == 37 ? 0.5 : 0.0;
@@ -130,12 +130,13 @@ TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B,
   for (std::int32_t n : {1, 7, 16, 61, 256, 263}) {
     const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
     CHECK(plan.report().csr_bands == host.tile_rows);
-    CHECK(plan.report().csr_long_rows > 0);
-    if (n <= 16) CHECK(plan.report().csr_medium_rows > 0);  // rows between a group's and a block's share: a warp each
+    CHECK(plan.report().diagnostics.csr_long_rows > 0);
+    if (n <= 16)
+      CHECK(plan.report().diagnostics.csr_medium_rows > 0);  // rows between a group's and a block's share: a warp each
     // The full row: 3,001 entries need more than 4 rounds of a block of 256 / chunks lanes from 2 chunks on
     // (512 entries at 8 chunks), and get several blocks on shares of the chunks.
-    if (n >= 16) CHECK(plan.report().csr_long_blocks > plan.report().csr_long_rows);
-    else CHECK(plan.report().csr_long_blocks == plan.report().csr_long_rows);
+    if (n >= 16) CHECK(plan.report().diagnostics.csr_long_blocks > plan.report().diagnostics.csr_long_rows);
+    else CHECK(plan.report().diagnostics.csr_long_blocks == plan.report().diagnostics.csr_long_rows);
     CHECK(plan.report().csr_nnz == a.nnz());
     for (const OutputType out : {OutputType::f32, OutputType::f16}) {
       GpuCase cfg;
@@ -195,10 +196,10 @@ TEST_CASE("CSR path: rows too long for their blocks are split by entries; the la
   for (std::int32_t n : {1, 3, 8, 16, 64, 256, 263}) {
     const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
     const PlanReport& r = plan.report();
-    INFO("n = " << n << ": " << r.csr_long_rows << " long rows, " << r.csr_long_blocks << " blocks, "
-                << r.csr_split_rows << " split by entries");
-    CHECK(r.csr_split_rows == 2);
-    CHECK(r.csr_long_blocks >= 2 * 12);  // at least 12 parts of each full row
+    INFO("n = " << n << ": " << r.diagnostics.csr_long_rows << " long rows, " << r.diagnostics.csr_long_blocks
+                << " blocks, " << r.diagnostics.csr_split_rows << " split by entries");
+    CHECK(r.diagnostics.csr_split_rows == 2);
+    CHECK(r.diagnostics.csr_long_blocks >= 2 * 12);  // at least 12 parts of each full row
     for (const OutputType out : {OutputType::f32, OutputType::f16}) {
       GpuCase cfg;
       cfg.n = n;
@@ -250,11 +251,11 @@ TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and 
   const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   for (std::int32_t n : {1, 5, 8, 13, 33}) {
     const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
-    INFO("n = " << n << ": " << plan.report().csr_medium_rows << " medium rows, " << plan.report().csr_long_rows
-                << " long rows");
-    if (n <= 16) CHECK(plan.report().csr_medium_rows > 0);
-    else CHECK(plan.report().csr_long_rows > 1);
-    CHECK(plan.report().csr_long_rows >= 1);
+    INFO("n = " << n << ": " << plan.report().diagnostics.csr_medium_rows << " medium rows, "
+                << plan.report().diagnostics.csr_long_rows << " long rows");
+    if (n <= 16) CHECK(plan.report().diagnostics.csr_medium_rows > 0);
+    else CHECK(plan.report().diagnostics.csr_long_rows > 1);
+    CHECK(plan.report().diagnostics.csr_long_rows >= 1);
     for (const double beta : {0.0, 1.0, -0.5}) {
       GpuCase cfg;
       cfg.n = n;
@@ -297,10 +298,11 @@ TEST_CASE("CSR path at n = 1: entries read in aligned quads over rows of every l
     const Bcsr24Matrix host = convert_to_bcsr24(a);
     const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
     const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
-    CHECK((plan.report().csr_nz_lanes <= 2) == (base == 0));
-    CHECK(plan.report().csr_short_tiles == 0);  // entries 5 columns apart: B reads cluster, so groups (not tiles)
-    CHECK(plan.report().csr_medium_rows > 0);
-    CHECK(plan.report().csr_long_rows > 0);
+    CHECK((plan.report().diagnostics.csr_nz_lanes <= 2) == (base == 0));
+    CHECK(plan.report().diagnostics.csr_short_tiles ==
+          0);  // entries 5 columns apart: B reads cluster, so groups (not tiles)
+    CHECK(plan.report().diagnostics.csr_medium_rows > 0);
+    CHECK(plan.report().diagnostics.csr_long_rows > 0);
     for (const double beta : {0.0, 1.0, -0.5}) {
       GpuCase cfg;
       cfg.n = 1;
@@ -347,13 +349,13 @@ TEST_CASE("CSR path at n = 1: short rows in tiles cut at 1024 entries and 256 ro
   const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
   const PlanReport& report = plan.report();
-  INFO(report.csr_short_tiles << " tiles, " << report.csr_medium_rows << " medium rows, " << report.csr_long_rows
-                              << " long rows");
-  CHECK(report.csr_medium_rows == 100);
-  CHECK(report.csr_long_rows == 1);
+  INFO(report.diagnostics.csr_short_tiles << " tiles, " << report.diagnostics.csr_medium_rows << " medium rows, "
+                                          << report.diagnostics.csr_long_rows << " long rows");
+  CHECK(report.diagnostics.csr_medium_rows == 100);
+  CHECK(report.diagnostics.csr_long_rows == 1);
   // At least: 1000 rows of <= 2 entries in tiles of <= 256 rows; a tile per run of 127..128-entry rows (a medium
   // row ends a run); 1000 rows of 64 sixteen to a tile.
-  CHECK(report.csr_short_tiles >= 4 + 100 + 1000 / 16);
+  CHECK(report.diagnostics.csr_short_tiles >= 4 + 100 + 1000 / 16);
   for (const double beta : {0.0, 1.0, -0.5}) {
     for (const OutputType output : {OutputType::f32, OutputType::f16}) {
       GpuCase cfg;
@@ -398,8 +400,8 @@ TEST_CASE("CSR path at n = 1: tiles of a row-reordered matrix write their rows t
   REQUIRE_FALSE(host.row_order.empty());
   const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
-  INFO(plan.report().csr_short_tiles << " tiles");
-  CHECK(plan.report().csr_short_tiles > 0);
+  INFO(plan.report().diagnostics.csr_short_tiles << " tiles");
+  CHECK(plan.report().diagnostics.csr_short_tiles > 0);
   for (const double beta : {0.0, 1.0}) {
     GpuCase cfg;
     cfg.n = 1;

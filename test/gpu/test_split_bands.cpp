@@ -54,9 +54,9 @@ TEST_CASE("long bands split over several blocks: every tile kernel, exact and bi
       PlanKnobs whole_knobs;
       whole_knobs.split_long_bands = false;
       const SpmmPlan whole = test::make_plan(dev, n, kernel, {}, whole_knobs);
-      CHECK(split.report().split_bands >= 2);  // both long bands, whatever the GPU's size
-      CHECK(split.report().split_parts > 2 * split.report().split_bands);
-      CHECK(whole.report().split_bands == 0);
+      CHECK(split.report().diagnostics.split_bands >= 2);  // both long bands, whatever the GPU's size
+      CHECK(split.report().diagnostics.split_parts > 2 * split.report().diagnostics.split_bands);
+      CHECK(whole.report().diagnostics.split_bands == 0);
       CHECK(split.workspace_bytes() > whole.workspace_bytes());
 
       GpuCase cfg;

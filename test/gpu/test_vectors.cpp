@@ -129,7 +129,7 @@ TEST_CASE("narrow vectors: every band on vectors matches the float64 product", "
         CHECK(r.tile_bands == 0);
         CHECK(r.csr_bands == 0);
         CHECK(r.vector_nnz == m.a.nnz());  // values in [-1, 1) never flush
-        CHECK(r.vector_bytes > 0);
+        CHECK(r.diagnostics.vector_bytes > 0);
         GpuCase cfg;
         cfg.n = n;
         cfg.seed = seed + std::uint64_t(n);
@@ -344,7 +344,7 @@ TEST_CASE("measured plans time the hybrid with vectors on a banded circuit", "[g
     const PlanReport& r = plan.report();
     INFO("n = " << n << ": " << r.tuning_reason);
     bool listed = false;
-    for (const PlanCandidate& c : r.candidates) {
+    for (const experimental::PlanCandidate& c : r.diagnostics.candidates) {
       INFO(c.description << ": predicted " << c.predicted_us << " us, measured " << c.measured_us << " us " << c.note);
       listed = listed || c.description.find("vectors") != std::string::npos;
     }

@@ -282,11 +282,11 @@ void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Ta
     const PlanReport& report = plan->report();
     tally.cover(std::string("plan ") + precision_name(op->precision()) + " " + kernel_name(kernel) + " B " +
                 input_type_name(plan->input()) + " C " + (po.output == OutputType::f16 ? "fp16" : "fp32"));
-    if (report.split_bands > 0) tally.cover("plans with split bands");
+    if (report.diagnostics.split_bands > 0) tally.cover("plans with split bands");
     if (report.csr_bands > 0 && report.tile_bands > 0) tally.cover("plans with tile and CSR bands");
-    if (report.band_groups > 0) tally.cover("plans with band groups");
+    if (report.diagnostics.band_groups > 0) tally.cover("plans with band groups");
     if (report.empty_bands > 0) tally.cover("plans with empty bands");
-    if (report.csr_long_rows > 0) tally.cover("plans with long CSR rows");
+    if (report.diagnostics.csr_long_rows > 0) tally.cover("plans with long CSR rows");
     const int products = static_cast<int>(uniform(rng, 1, 3));
     for (int q = 0; q < products; ++q) {
       Product pr;

@@ -115,8 +115,8 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& 
   if (!place_later) storage.upload();  // the parts' lists, counters and workspaces, in one allocation and one copy
   build_times.upload_ms = since_ms(t);
   if (m.precision == Precision::split) {  // the low parts double the value bytes of the tiles
-    report.sparse24_bytes += report.sparse24_tiles * kSparseTileValues * 2;
-    report.dense_bytes += report.dense_tiles * kDenseTileValues * 2;
+    report.diagnostics.sparse24_bytes += report.diagnostics.sparse24_tiles * kSparseTileValues * 2;
+    report.diagnostics.dense_bytes += report.diagnostics.dense_tiles * kDenseTileValues * 2;
   }
 }
 

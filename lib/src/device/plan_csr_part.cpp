@@ -171,7 +171,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
       const int blocks = kernels::csr_long_row_blocks(p.csr_shape.chunks, entries);
       const int chunks = p.csr_shape.chunks / blocks;
       const int parts = kernels::csr_long_row_parts(chunks, entries);
-      if (parts > 1) ++report.csr_split_rows;
+      if (parts > 1) ++report.diagnostics.csr_split_rows;
       for (int b = 0; b < blocks; ++b) {
         const auto first_chunk = static_cast<std::int16_t>(b * chunks);
         const auto split_row = static_cast<std::int32_t>(split_rows.size());
@@ -245,14 +245,14 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
     }
     c.k = m.cols;
     c.n = n;
-    report.csr_long_rows = static_cast<std::int32_t>(long_slots.size());
-    report.csr_long_blocks = c.long_count;
-    report.csr_medium_rows = c.medium_count;
-    report.csr_short_tiles = p.csr_short_tiles ? c.short_count : 0;
-    report.csr_chunks = p.csr_shape.chunks;
-    report.csr_nz_lanes = p.csr_shape.nz_lanes;
+    report.diagnostics.csr_long_rows = static_cast<std::int32_t>(long_slots.size());
+    report.diagnostics.csr_long_blocks = c.long_count;
+    report.diagnostics.csr_medium_rows = c.medium_count;
+    report.diagnostics.csr_short_tiles = p.csr_short_tiles ? c.short_count : 0;
+    report.diagnostics.csr_chunks = p.csr_shape.chunks;
+    report.diagnostics.csr_nz_lanes = p.csr_shape.nz_lanes;
     const std::int64_t value_bytes = m.precision == Precision::split ? 4 : 2;
-    report.csr_bytes = report.csr_nnz * (4 + value_bytes) + row_count * 12;
+    report.diagnostics.csr_bytes = report.csr_nnz * (4 + value_bytes) + row_count * 12;
   }
 }
 

@@ -78,7 +78,7 @@ class StreamHolds {
   bool pending_ = false;
 };
 
-/// Where tuning's time went (PlanReport::tuning_drafting_ms ...).
+/// Where tuning's time went (PlanDiagnostics::tuning_drafting_ms ...).
 struct TuningTimes {
   double drafting_ms = 0.0, building_ms = 0.0, loading_ms = 0.0, setup_ms = 0.0, warmup_ms = 0.0, timing_ms = 0.0;
 };
@@ -161,8 +161,11 @@ std::int64_t list_aligned(std::int64_t bytes) {
   return (bytes + a - 1) / a * a;
 }
 
-/// Bytes of A a plan reads per product (PlanReport's counts).
-std::int64_t a_bytes_of(const PlanReport& r) { return r.sparse24_bytes + r.dense_bytes + r.csr_bytes + r.vector_bytes; }
+/// Bytes of A a plan reads per product (PlanDiagnostics' counts).
+std::int64_t a_bytes_of(const PlanReport& r) {
+  const PlanDiagnostics& d = r.diagnostics;
+  return d.sparse24_bytes + d.dense_bytes + d.csr_bytes + d.vector_bytes;
+}
 
 /// Rate assumed for the L2 eviction read before one has been timed (the H100 read ~70 MiB in ~35 us, run 58): it
 /// only sizes the first round's estimate, the rounds after it use their measured durations.
@@ -214,19 +217,19 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   auto finish = [&](SpmmPlan plan, Tuning tuning, std::vector<PlanCandidate> candidates, std::string reason,
                     double tuning_ms) {
     PlanReport& r = PlanAccess::report(plan);
-    r.tuning_drafting_ms = times.drafting_ms;
-    r.tuning_building_ms = times.building_ms;
-    r.tuning_loading_ms = times.loading_ms;
-    r.tuning_setup_ms = times.setup_ms;
-    r.tuning_warmup_ms = times.warmup_ms;
-    r.tuning_timing_ms = times.timing_ms;
+    r.diagnostics.tuning_drafting_ms = times.drafting_ms;
+    r.diagnostics.tuning_building_ms = times.building_ms;
+    r.diagnostics.tuning_loading_ms = times.loading_ms;
+    r.diagnostics.tuning_setup_ms = times.setup_ms;
+    r.diagnostics.tuning_warmup_ms = times.warmup_ms;
+    r.diagnostics.tuning_timing_ms = times.timing_ms;
     r.tuning = tuning;
-    r.candidates = std::move(candidates);
+    r.diagnostics.candidates = std::move(candidates);
     r.tuning_reason = std::move(reason);
     r.tuning_ms = tuning_ms;
     r.tuning_budget_ms = budget_applies ? budget_ms : 0.0;
     r.tuning_budget_source = budget_applies ? budget.source : std::string();
-    r.tuning_batch = batch;
+    r.diagnostics.tuning_batch = batch;
     return plan;
   };
   auto model_plan = [&](std::vector<PlanCandidate> candidates, const std::string& why) {
@@ -267,7 +270,7 @@ SpmmPlan tune_plan(const DeviceMatrix& matrix, std::int32_t n, const PlanOptions
   std::vector<Drafted> drafts;
   drafts.push_back(identify(model, true));
   CandidateSpace space;
-  space.csr_only = model.report.csr_only_us >= 0.0;
+  space.csr_only = model.report.diagnostics.csr_only_us >= 0.0;
   space.deep_pipeline = deep_exists;
   space.band_groups = n >= kTuneGroupMinColumns;  // where the device, mode or layout refuse them, drafting fails
   space.vectors = kernels::vectors_supported(model.mode) && m.vectors.bands > 0;
