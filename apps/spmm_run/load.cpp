@@ -70,7 +70,8 @@ LoadedMatrix load_matrix(const Options& options, bool show_progress, bool conver
     case MatrixSource::Kind::matrix_market: {
       loaded.source = "matrix_market";
       MatrixMarketOptions mm_options;
-      mm_options.pattern_values = options.pattern_values == "random" ? PatternValues::random : PatternValues::ones;
+      mm_options.pattern_values = options.pattern_values == "random" ? MatrixMarketOptions::PatternValues::random
+                                                                  : MatrixMarketOptions::PatternValues::ones;
       mm_options.seed = options.seed();
       timed(loaded, show_progress, "reading " + source.path, "read_s",
             [&] { loaded.original = source.load(mm_options, &info); });

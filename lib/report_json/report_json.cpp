@@ -129,7 +129,7 @@ Json options_json(const OperatorOptions& o) {
           {"layout", layout_name(o.layout)},
           {"reorder", reordering_name(o.reorder)},
           {"threads", o.threads},
-          {"pattern_values", o.matrix_market.pattern_values == PatternValues::ones ? "ones" : "random"},
+          {"pattern_values", o.matrix_market.pattern_values == MatrixMarketOptions::PatternValues::ones ? "ones" : "random"},
           {"seed", o.matrix_market.seed}};
 }
 

@@ -55,9 +55,9 @@ OperatorOptions make_options(const std::string& precision, const std::string& sc
   if (threads < 0) throw InvalidArgument("threads must be >= 0 (0: all hardware threads), got " + std::to_string(threads));
   o.threads = threads;
   if (pattern_values == "ones")
-    o.matrix_market.pattern_values = PatternValues::ones;
+    o.matrix_market.pattern_values = MatrixMarketOptions::PatternValues::ones;
   else if (pattern_values == "random")
-    o.matrix_market.pattern_values = PatternValues::random;
+    o.matrix_market.pattern_values = MatrixMarketOptions::PatternValues::random;
   else
     throw InvalidArgument("pattern_values must be 'ones' or 'random', got '" + pattern_values + "'");
   o.matrix_market.seed = seed;
