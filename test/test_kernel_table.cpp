@@ -52,7 +52,7 @@ std::vector<OutputType> outputs_of(OperandMode mode) {
 TEST_CASE("the kernel table holds each key once, and lookups find that entry", "[kernel_table]") {
   const auto tiles = tile_entries();
   const auto csrs = csr_entries();
-  CHECK(tiles.size() == 172);
+  CHECK(tiles.size() == 108);
   CHECK(csrs.size() == 198);
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     INFO(kernels::describe(tiles[i]->key));
