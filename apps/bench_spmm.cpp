@@ -49,6 +49,7 @@
 #include "cusparse_baselines.hpp"
 #include "gpu_timing.hpp"
 #include "matrix_source.hpp"
+#include "bench_spmm_rows.hpp"
 
 namespace {
 
@@ -64,6 +65,11 @@ using bench::DeviceBuffer;
 using bench::summarize;
 
 using apps::parse_int_list;
+using bench_spmm::open_csv;
+using bench_spmm::plan_summary;
+using bench_spmm::print_matrix_summary;
+using bench_spmm::print_plan_row;
+using bench_spmm::print_tuning_row;
 
 /// What a bcsr24 method multiplies: the matrix's precision and scaling, and B's element type.
 struct Variant {
@@ -140,21 +146,6 @@ std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tun
   return method;
 }
 
-/// A plan in a few words for the CSV (no double quotes): what runs where, and how it was chosen.
-std::string plan_summary(const PlanReport& r) {
-  std::string text = std::to_string(r.tile_bands) + " tile bands, " + std::to_string(r.csr_bands) + " CSR bands";
-  if (r.vector_bands > 0) text += ", " + std::to_string(r.vector_bands) + " vector bands";
-  if (r.band_groups > 0) text += ", " + std::to_string(r.band_groups) + " band groups";
-  if (r.split_bands > 0) text += ", " + std::to_string(r.split_bands) + " split";
-  if (r.deep_tile_pipeline) text += ", deep pipeline";
-  text += std::string("; ") + tuning_name(r.tuning);
-  for (const PlanCandidate& c : r.candidates)
-    if (c.chosen) text += ": " + c.description;
-  for (char& ch : text)
-    if (ch == '"') ch = '\'';
-  return text;
-}
-
 /// Operators of one matrix: the plain one (--precision, --layout, --reorder), the precision variants' (made when a
 /// method first needs them) and the thesis layout's (aligned tiles, file order) for split_aligned.
 class Operators {
@@ -199,55 +190,6 @@ class Operators {
   std::deque<std::pair<Variant, SparseOperator>> variants_;  // a deque: appending moves no operator
 };
 
-/// The "| n | plan of auto | ..." row: how the automatic plan splits the work.
-void print_plan_row(std::int32_t n, const std::string& method, const PlanReport& r) {
-  const double nnz = double(std::max<std::int64_t>(1, r.sparse24_nnz + r.dense_nnz + r.csr_nnz + r.vector_nnz));
-  const std::int64_t tiles = std::max<std::int64_t>(1, r.sparse24_tiles + r.dense_tiles);
-  char pipeline[160];
-  if (r.band_groups > 0)
-    std::snprintf(pipeline, sizeof pipeline, "%d band groups (%d stages per block), %.2f B-block loads per tile",
-                  r.band_groups, r.tile_stages, double(r.band_group_steps) / double(tiles));
-  else
-    std::snprintf(pipeline, sizeof pipeline, "tile pipeline %s (%d stage%s per warp)",
-                  r.deep_tile_pipeline ? "deep" : "standard", r.tile_stages, r.tile_stages == 1 ? "" : "s");
-  std::printf("| %d | plan of %s | %d bands on tiles (%d split over %d blocks), %d on CSR, %d on vectors: nonzeros "
-              "%.1f%% 2:4 tiles, %.1f%% dense tiles, %.1f%% CSR, %.1f%% vectors; %s; %s | | | | | | | | | | |\n",
-              n, method.c_str(), r.tile_bands, r.split_bands, r.split_parts, r.csr_bands, r.vector_bands,
-              100.0 * r.sparse24_nnz / nnz, 100.0 * r.dense_nnz / nnz, 100.0 * r.csr_nnz / nnz,
-              100.0 * r.vector_nnz / nnz, pipeline, r.reason.c_str());
-}
-
-/// The "| n | tuning of auto | ..." row of a measured plan: how it was chosen, and every candidate's predicted and
-/// measured time. Nothing for a plan the cost model made without being asked to measure.
-void print_tuning_row(std::int32_t n, const std::string& method, const PlanReport& r) {
-  if (r.tuning_reason.empty() && r.candidates.empty()) return;
-  std::string list;
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    const PlanCandidate& c = r.candidates[i];
-    char item[400];
-    if (c.measured_us >= 0)
-      std::snprintf(item, sizeof item, "%s%zu. %s%s: predicted %.1f us, measured %.1f us (%d runs, built in %.2f ms)%s%s",
-                    i ? "; " : "", i + 1, c.chosen ? "[chosen] " : "", c.description.c_str(), c.predicted_us,
-                    c.measured_us, c.runs, c.build_ms, c.note.empty() ? "" : ", ", c.note.c_str());
-    else
-      std::snprintf(item, sizeof item, "%s%zu. %s%s: predicted %.1f us, %s", i ? "; " : "", i + 1,
-                    c.chosen ? "[chosen] " : "", c.description.c_str(), c.predicted_us,
-                    c.note.empty() ? "not measured" : c.note.c_str());
-    list += item;
-  }
-  char budget[320] = "";
-  if (r.tuning_budget_ms > 0)
-    std::snprintf(budget, sizeof budget, " of a budget of %.1f ms (%s)", r.tuning_budget_ms,
-                  r.tuning_budget_source.c_str());
-  char batch[64] = "";
-  if (r.tuning_batch > 1) std::snprintf(batch, sizeof batch, ", %d products per timed run", r.tuning_batch);
-  std::printf("| %d | tuning of %s | %s, %.1f ms%s (drafts %.2f, builds %.2f, loading %.2f, setup %.2f, warm-up %.2f, "
-              "timed runs %.2f ms%s): %s%s%s | | | | | | | | | | |\n",
-              n, method.c_str(), tuning_name(r.tuning), r.tuning_ms, budget, r.tuning_drafting_ms, r.tuning_building_ms,
-              r.tuning_loading_ms, r.tuning_setup_ms, r.tuning_warmup_ms, r.tuning_timing_ms, batch,
-              r.tuning_reason.c_str(), list.empty() ? "" : "; ", list.c_str());
-}
-
 /// The command line.
 struct Settings {
   apps::MatrixSource source;
@@ -263,7 +205,7 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--name", s.name, "label in the output (default: file stem or generator name)");
   app.add_option("--n", s.n_list, "comma-separated widths of B")->capture_default_str();
   app.add_option("--methods", s.methods_text,
-                 "comma list of auto,split_pipelined,csr_cuda_cores,dense_bt,dense_pipelined,split_aligned,"
+                 "comma list of auto,split_pipelined,csr_cuda_cores,split_aligned,"
                  "cusparse_csr_f16,cusparse_csr_f32,cusparse_bsr16_f16,cusparse_bsr16_f32,cublas_dense,"
                  "cusparse_spmv_f16,cusparse_spmv_f32, or all (all but the SpMV ones); "
                  "a bcsr24 kernel with the suffix _whole runs every band as one block (PlanKnobs::split_long_bands "
@@ -289,6 +231,256 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_flag("--no-flush", s.no_flush, "do not flush L2 between timed runs");
 }
 
+/// A host array copied to a new device buffer (at least 16 bytes).
+template <typename Host>
+DeviceBuffer upload(const Host& host) {
+  DeviceBuffer device(std::max<std::size_t>(host.size() * sizeof(host[0]), 16));
+  BENCH_CUDA(cudaMemcpy(device.get(), host.data(), host.size() * sizeof(host[0]), cudaMemcpyHostToDevice));
+  return device;
+}
+
+/// The float64 product with the exact values of a B (computed the first time a method is given that B).
+struct Reference {
+  std::vector<double> c;
+  double norm = 0;
+  bool ready = false;
+};
+
+/// B of one width in every type the methods take: fp16, fp32 and fp64 with the same fp16 values, the unrounded fp32
+/// values (b_full) and their bf16 rounding; rows past cols zero.
+struct HostB {
+  std::vector<fp16_t> b16, bf16;
+  std::vector<float> b32, full;
+  std::vector<double> b64;
+};
+
+HostB random_b(const CsrMatrix& csr, std::int32_t n, std::uint64_t seed) {
+  const std::int64_t k_pad = (std::int64_t(csr.cols) + 15) / 16 * 16;
+  SplitMix64 random{seed * 1000003 + std::uint64_t(n)};
+  HostB h;
+  h.b16.assign(std::size_t(k_pad) * n, 0);
+  h.bf16.assign(h.b16.size(), 0);
+  h.b32.assign(h.b16.size(), 0.0f);
+  h.full.assign(h.b16.size(), 0.0f);
+  h.b64.assign(h.b16.size(), 0.0);
+  for (std::int64_t i = 0; i < std::int64_t(csr.cols) * n; ++i) {
+    const double v = random.symmetric_unit();
+    h.b16[i] = double_to_fp16(v);
+    h.b32[i] = fp16_to_float(h.b16[i]);
+    h.b64[i] = h.b32[i];
+    h.full[i] = float(v);
+    h.bf16[i] = double_to_bf16(h.full[i]);
+  }
+  return h;
+}
+
+/// The operands of one width n: B in every type on the device, C with rows rounded up to 16, and the float64
+/// references of the B values each method is given (each computed the first time a method needs it).
+class WidthOperands {
+  const CsrMatrix& csr_;
+  std::int32_t n_;
+  bench::Baselines& baselines_;
+  HostB host_;
+
+ public:
+  WidthOperands(const CsrMatrix& csr, std::int32_t n, std::uint64_t seed, bench::Baselines& baselines)
+      : csr_(csr),
+        n_(n),
+        baselines_(baselines),
+        host_(random_b(csr, n, seed)),
+        d_b16(upload(host_.b16)),
+        d_b32(upload(host_.b32)),
+        d_b64(upload(host_.b64)),
+        d_b_full(upload(host_.full)),
+        d_b_bf16(upload(host_.bf16)),
+        c_bytes(std::size_t((std::int64_t(csr.rows) + 15) / 16 * 16) * n * 4),
+        d_c(c_bytes) {}
+
+  const Reference& fp16_reference() { return reference_for(fp16_, [&](std::size_t i) { return host_.b64[i]; }); }
+  const Reference& full_reference() {
+    return reference_for(full_, [&](std::size_t i) { return double(host_.full[i]); });
+  }
+  const Reference& bf16_reference() {
+    return reference_for(bf16_, [&](std::size_t i) { return double(bf16_to_float(host_.bf16[i])); });
+  }
+
+  const DeviceBuffer d_b16, d_b32, d_b64, d_b_full, d_b_bf16;
+  const std::size_t c_bytes;
+  DeviceBuffer d_c;
+
+ private:
+  template <class ValueOf>
+  const Reference& reference_for(Reference& r, ValueOf value_of) {
+    if (r.ready) return r;
+    std::vector<double> exact(host_.b64.size(), 0.0);
+    for (std::int64_t i = 0; i < std::int64_t(csr_.cols) * n_; ++i) exact[std::size_t(i)] = value_of(std::size_t(i));
+    const DeviceBuffer d_exact = upload(exact);
+    r.c = baselines_.reference(n_, static_cast<const double*>(d_exact.get()));
+    for (double v : r.c) r.norm += v * v;
+    r.norm = std::sqrt(r.norm);
+    r.ready = true;
+    return r;
+  }
+
+  Reference fp16_, full_, bf16_;
+};
+
+/// One method ready to time at one width: its runs, its plan (bcsr24 methods), the reference its B checks against
+/// (null: the fp16-B one) and the census of the layout it multiplies.
+struct MethodRun {
+  std::function<void(cudaStream_t)> run;
+  std::unique_ptr<SpmmPlan> plan;
+  const Reference* reference = nullptr;
+  bool thesis_layout = false;
+};
+
+/// A bcsr24 method (auto, split_pipelined, csr_cuda_cores and their variants) at width n. False, with the row
+/// printed, for a forced choice the matrix cannot run (e.g. _csr, _grouped).
+bool prepare_library_method(const std::string& method, std::int32_t n, const Settings& s, Operators& operators,
+                            const Variant& plain, WidthOperands& w, MethodRun& m) {
+  std::string base;
+  PlanKnobs knobs;
+  PlanOptions defaults;
+  s.tuning.apply(defaults);
+  Tuning tuning = defaults.tuning;
+  Variant variant;
+  variant_of(strip_plan_suffix(method, knobs, tuning), plain, variant, base);
+  PlanOptions plan_options;
+  plan_options.input = variant.input;
+  s.tuning.apply(plan_options);
+  plan_options.tuning = tuning;  // --tuning, or model for a _model method
+  const SparseOperator& variant_op = operators.variant(variant);
+  try {
+    m.plan = std::make_unique<SpmmPlan>(
+        experimental::make_plan(variant_op, n, kernel_from_name(base), plan_options, knobs));
+  } catch (const InvalidArgument& e) {
+    std::printf("| %d | %s | n/a: %s | | | | | | | | | | |\n", n, method.c_str(), e.what());
+    return false;
+  }
+  if (base == "auto") {
+    print_plan_row(n, method, m.plan->report());
+    print_tuning_row(n, method, m.plan->report());
+  }
+  SpmmPlan* plan = m.plan.get();
+  const InputType input = plan->input();
+  void* c = w.d_c.get();
+  if (input == InputType::f32) {
+    if (!s.no_check) m.reference = &w.full_reference();
+    const float* b = static_cast<const float*>(w.d_b_full.get());
+    m.run = [plan, b, c, n](cudaStream_t st) {
+      plan->run(b, n, static_cast<float*>(c), n, 1.0f, 0.0f, reinterpret_cast<Stream>(st));
+    };
+  } else {
+    if (input == InputType::bf16 && !s.no_check) m.reference = &w.bf16_reference();
+    const auto* b = static_cast<const fp16_t*>(input == InputType::bf16 ? w.d_b_bf16.get() : w.d_b16.get());
+    m.run = [plan, b, c, n](cudaStream_t st) { plan->run(b, n, c, n, 1.0f, 0.0f, reinterpret_cast<Stream>(st)); };
+  }
+  return true;
+}
+
+/// Any method at width n: split_aligned (the default kernel on the thesis layout), a bcsr24 method, or a cuSPARSE /
+/// cuBLAS baseline. False, with the row printed, where the method does not apply.
+bool prepare_method(const std::string& method, std::int32_t n, const Settings& s, Operators& operators,
+                    const Variant& plain, bench::Baselines& baselines, WidthOperands& w, MethodRun& m) {
+  m.thesis_layout = method == "split_aligned";
+  if (m.thesis_layout) {
+    m.plan = std::make_unique<SpmmPlan>(operators.thesis().make_plan(n, KernelKind::split_pipelined));
+    SpmmPlan* plan = m.plan.get();
+    const auto* b = static_cast<const fp16_t*>(w.d_b16.get());
+    void* c = w.d_c.get();
+    m.run = [plan, b, c, n](cudaStream_t st) { plan->run(b, n, c, n, 1.0f, 0.0f, reinterpret_cast<Stream>(st)); };
+    return true;
+  }
+  std::string base;
+  PlanKnobs knobs;
+  Tuning tuning = Tuning::measure;
+  Variant variant;
+  variant_of(strip_plan_suffix(method, knobs, tuning), plain, variant, base);
+  if (base == "split_pipelined" || base == "csr_cuda_cores" || base == "auto")
+    return prepare_library_method(method, n, s, operators, plain, w, m);
+  bench::Baseline which{};
+  bool known = false;
+  for (bench::Baseline b : bench::all_baselines())
+    if (method == bench::baseline_name(b)) {
+      which = b;
+      known = true;
+    }
+  if (!known) throw apps::UsageError("unknown method " + method);
+  std::string why;
+  if (!baselines.prepare(which, n, w.d_b16.get(), static_cast<const float*>(w.d_b32.get()),
+                         static_cast<float*>(w.d_c.get()), why)) {
+    std::printf("| %d | %s | n/a: %s | | | | | | | | | | |\n", n, method.c_str(), why.c_str());
+    return false;
+  }
+  m.run = [&baselines, which](cudaStream_t st) { baselines.run(which, st); };
+  return true;
+}
+
+/// Correctness first: poisons C (all-ones bytes are NaN), runs once and returns the relative Frobenius error
+/// against the float64 product.
+double check_method(MethodRun& m, const CsrMatrix& csr, std::int32_t n, WidthOperands& w, cudaStream_t stream) {
+  const Reference& reference = m.reference ? *m.reference : w.fp16_reference();
+  BENCH_CUDA(cudaMemset(w.d_c.get(), 0xff, w.c_bytes));
+  m.run(stream);
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  std::vector<float> c(std::size_t(csr.rows) * n);
+  BENCH_CUDA(cudaMemcpy(c.data(), w.d_c.get(), c.size() * 4, cudaMemcpyDeviceToHost));
+  double err = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) err += (double(c[i]) - reference.c[i]) * (double(c[i]) - reference.c[i]);
+  return reference.norm > 0 ? std::sqrt(err) / reference.norm : std::sqrt(err);
+}
+
+/// What run() shares with every method's row: the matrix, its census and the device, the copy rate, the CSV.
+struct RowContext {
+  const Settings& s;
+  const CsrMatrix& csr;
+  const TileCensus& census;
+  const DeviceInfo& device;
+  const bench::CopyBandwidth& copy;
+  std::ofstream& csv;
+};
+
+/// Times a prepared method and prints its row (and appends it to the CSV).
+void time_method(const RowContext& x, const std::string& method, std::int32_t n, MethodRun& m, const SpmmCost& cost,
+                 const TileCensus& method_census, double rel, bench::L2Flush* flush, cudaStream_t stream) {
+  const bench::Timings t = summarize(bench::time_gpu_runs(m.run, x.s.warmup, x.s.reps, flush, stream));
+  const double sec = t.median_ms * 1e-3;
+  const double thesis = cost.thesis_flops / sec * 1e-12, useful = cost.useful_flops / sec * 1e-12;
+  const double gbs = cost.min_bytes / sec * 1e-9;
+  const double floor_frac = (cost.min_bytes / kReferenceBandwidth) / sec;
+  // The bytes the plan moves (bcsr24 methods only: a baseline has no plan report) against the copy rate.
+  const SpmmPlan* plan = m.plan.get();
+  const double plan_bytes = plan ? plan_dram_bytes(plan->report(), x.csr.rows, x.csr.cols) : -1.0;
+  const double plan_gbs = plan ? plan_bytes / sec * 1e-9 : -1.0;
+  const double copy_fraction = plan && x.copy.bytes_per_s > 0 ? plan_bytes / sec / x.copy.bytes_per_s : -1.0;
+  const auto cell = [](double value, const char* pattern) {
+    return value >= 0 ? bench::format(pattern, value) : std::string();
+  };
+  std::printf("| %d | %s | %.4f | %.4f | %.4f | %.2f | %.3f | %.0f | %.2f | %s | %s | %s | %.2e |\n", n,
+              method.c_str(), t.median_ms, t.min_ms, t.max_ms, thesis, useful, gbs, floor_frac,
+              cell(plan_bytes / double(1 << 20), "%.2f").c_str(), cell(plan_gbs, "%.0f").c_str(),
+              cell(copy_fraction * 100.0, "%.1f%%").c_str(), rel);
+  std::fflush(stdout);
+  if (!x.csv.is_open()) return;
+  const TileCensus& census = x.census;
+  x.csv << x.s.name << ',' << x.csr.rows << ',' << x.csr.cols << ',' << x.csr.nnz() << ',' << n << ',' << method << ','
+        << t.median_ms << ',' << t.min_ms << ',' << t.max_ms << ',' << thesis << ',' << useful << ',' << gbs << ','
+        << floor_frac << ',' << rel << ',' << method_census.dense_tiles << ',' << method_census.sparse24_tiles << ','
+        << method_census.zero_tiles << ',' << method_census.sparse24_share() << ',' << '"' << x.device.name << '"'
+        << ','
+        << (m.thesis_layout ? "aligned/none"
+                            : std::string(layout_name(census.layout)) + "/" + reordering_name(census.reordering))
+        << ',' << (plan ? std::to_string(plan->report().predicted_us) : std::string()) << ','
+        << (plan && plan->report().tuning == Tuning::measure ? std::to_string(plan->report().tuning_ms)
+                                                             : std::string())
+        << ',' << '"' << (plan ? plan_summary(plan->report()) : std::string()) << '"' << ','
+        << cell(plan_bytes, "%.0f") << ',' << cell(plan_gbs, "%.6g") << ',' << cell(copy_fraction, "%.6g") << ','
+        << cell(x.copy.bytes_per_s > 0 ? x.copy.bytes_per_s * 1e-9 : -1.0, "%.6g") << ','
+        << (plan && plan->report().tuning_budget_ms > 0 ? std::to_string(plan->report().tuning_budget_ms)
+                                                        : std::string())
+        << '\n';
+}
+
 int run(Settings& s) {
   s.source.validate();
   s.tuning.validate();
@@ -308,8 +500,6 @@ int run(Settings& s) {
   Operators operators(csr, plain_options);
   const SparseOperator& op = operators.plain();
   const TileCensus& census = op.census();
-  const LayoutReport& layout_report = op.layout_report();
-  const Fp16Scaling& scaling = op.scaling();
   const double prep_s = prep_watch.seconds();
   const bool chosen_is_thesis_layout = census.layout == TileLayout::aligned && census.reordering == Reordering::none;
 
@@ -317,9 +507,8 @@ int run(Settings& s) {
   // the chosen layout so the two compare directly; listed only when the chosen layout differs.
   std::vector<std::string> methods =
       s.methods_text == "all"
-          ? std::vector<std::string>{"auto", "split_pipelined", "csr_cuda_cores", "dense_bt", "dense_pipelined",
-                                     "split_aligned", "cusparse_csr_f16", "cusparse_csr_f32", "cusparse_bsr16_f16",
-                                     "cusparse_bsr16_f32", "cublas_dense"}
+          ? std::vector<std::string>{"auto", "split_pipelined", "csr_cuda_cores", "split_aligned", "cusparse_csr_f16",
+                                     "cusparse_csr_f32", "cusparse_bsr16_f16", "cusparse_bsr16_f32", "cublas_dense"}
           : apps::split_list(s.methods_text);
   if (chosen_is_thesis_layout)
     methods.erase(std::remove(methods.begin(), methods.end(), "split_aligned"), methods.end());
@@ -328,33 +517,7 @@ int run(Settings& s) {
               dev_info.multiprocessors, static_cast<long long>(dev_info.l2_bytes >> 20));
   // The physical limit every bcsr24 time is compared with ("of copy"): measured once, before anything is uploaded.
   const bench::CopyBandwidth& copy = bench::copy_bandwidth();
-  if (copy.bytes_per_s > 0)
-    std::printf("copy bandwidth: %.0f GB/s (cudaMemcpy device to device, 2 x %zu MiB, median of %d, bytes read + "
-                "written%s%s)\n",
-                copy.bytes_per_s * 1e-9, copy.buffer_bytes >> 20, copy.runs, copy.note.empty() ? "" : "; ",
-                copy.note.c_str());
-  else
-    std::printf("copy bandwidth: not measured (%s)\n", copy.note.c_str());
-  std::printf("matrix: %s  %d x %d  nnz %lld  (read+convert %.2f s)\n", s.name.c_str(), csr.rows, csr.cols,
-              static_cast<long long>(csr.nnz()), prep_s);
-  std::printf("precision: %s; rows scaled by 2^%d .. 2^%d; %lld values flushed (largest %.2e of its row's "
-              "largest); stored A relative error max %.2e, Frobenius %.2e\n",
-              precision_name(op.precision()), scaling.min_row_exponent, scaling.max_row_exponent,
-              static_cast<long long>(scaling.flushed_count), scaling.max_flushed_relative, scaling.max_relative_error,
-              scaling.frobenius_relative_error);
-  std::printf("tiles: %lld dense, %lld 2:4 (%.1f%%), %lld zero; %.1f nnz/tile; lists %.1f MiB; scale 2^%d\n",
-              static_cast<long long>(census.dense_tiles), static_cast<long long>(census.sparse24_tiles),
-              100.0 * census.sparse24_share(), static_cast<long long>(census.zero_tiles), census.nnz_per_tile(),
-              double(census.sparse24_bytes + census.dense_bytes) / (1 << 20), scaling.exponent);
-  std::printf("layout: %s, %s (%s); thesis layout: %lld tiles, %.1f%% 2:4, %.1f MiB; preprocessing %.3f s "
-              "(reorder %.3f s, baseline count %.3f s, build %.3f s)\n",
-              layout_name(census.layout), reordering_name(census.reordering), layout_report.reason.c_str(),
-              static_cast<long long>(layout_report.baseline_stored_tiles),
-              layout_report.baseline_stored_tiles > 0
-                  ? 100.0 * double(layout_report.baseline_sparse24_tiles) / double(layout_report.baseline_stored_tiles)
-                  : 0.0,
-              double(layout_report.baseline_bytes) / (1 << 20), layout_report.total_seconds,
-              layout_report.reorder_seconds, layout_report.baseline_seconds, layout_report.pack_seconds);
+  print_matrix_summary(copy, s.name, csr, prep_s, op);
 
   std::size_t free_bytes = 0, total_bytes = 0;
   BENCH_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -364,196 +527,24 @@ int run(Settings& s) {
     flush = std::make_unique<bench::L2Flush>(std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2);
   const bench::CudaStream stream_owner;
   const cudaStream_t stream = stream_owner.get();
-
-  // The CSV's columns: rows are appended to a file of the same columns only (a file an older bench_spmm wrote has
-  // fewer; readers take the columns by name from the header).
-  const std::string csv_header =
-      "matrix,rows,cols,nnz,n,method,median_ms,min_ms,max_ms,tflops_thesis,tflops_useful,bandwidth_gbs,"
-      "floor_fraction,rel_error,dense_tiles,sparse24_tiles,zero_tiles,sparse24_share,device,layout,"
-      "predicted_us,tuning_ms,plan,plan_bytes,plan_gbs,copy_fraction,copy_gbs,tuning_budget_ms";
-  const bool new_csv = !s.csv_path.empty() && (!std::filesystem::exists(s.csv_path) ||
-                                               std::filesystem::file_size(s.csv_path) == 0);
-  std::ofstream csv;
-  if (!s.csv_path.empty()) {
-    if (!new_csv) {
-      std::ifstream existing(s.csv_path);
-      std::string first_line;
-      std::getline(existing, first_line);
-      if (first_line != csv_header)
-        throw apps::UsageError("--csv " + s.csv_path + " has other columns (written by another version of "
-                               "bench_spmm?); give a new file");
-    }
-    csv.open(s.csv_path, std::ios::app);
-    if (!csv) throw Error("cannot open " + s.csv_path);
-    if (new_csv) csv << csv_header << '\n';
-  }
+  std::ofstream csv = open_csv(s.csv_path);
+  const RowContext context{s, csr, census, dev_info, copy, csv};
 
   std::printf("\n| n | method | median ms | min ms | max ms | TFLOPS (thesis) | TFLOPS (useful) | GB/s | floor/t | "
               "plan MiB | plan GB/s | of copy | rel error |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  const std::int64_t k_pad = (std::int64_t(csr.cols) + 15) / 16 * 16;
-  const std::int64_t m_pad = (std::int64_t(csr.rows) + 15) / 16 * 16;
   for (std::int32_t n : parse_int_list(s.n_list)) {
     if (n < 1) throw apps::UsageError("--n values must be >= 1");
-    // B in fp16, fp32 and fp64 (the same fp16 values), rows past cols zero; C with rows rounded up to 16. The
-    // precision variants get the unrounded fp32 values (b_full) or their bf16 rounding, with references of their own.
-    SplitMix64 random{s.source.seed * 1000003 + std::uint64_t(n)};
-    std::vector<fp16_t> b16(std::size_t(k_pad) * n, 0), b_bf16(b16.size(), 0);
-    std::vector<float> b32(b16.size(), 0.0f), b_full(b16.size(), 0.0f);
-    std::vector<double> b64(b16.size(), 0.0);
-    for (std::int64_t i = 0; i < std::int64_t(csr.cols) * n; ++i) {
-      const double v = random.symmetric_unit();
-      b16[i] = double_to_fp16(v);
-      b32[i] = fp16_to_float(b16[i]);
-      b64[i] = b32[i];
-      b_full[i] = float(v);
-      b_bf16[i] = double_to_bf16(b_full[i]);
-    }
-    const auto upload = [](const auto& host) {
-      DeviceBuffer device(std::max<std::size_t>(host.size() * sizeof(host[0]), 16));
-      BENCH_CUDA(cudaMemcpy(device.get(), host.data(), host.size() * sizeof(host[0]), cudaMemcpyHostToDevice));
-      return device;
-    };
-    const DeviceBuffer d_b16 = upload(b16), d_b32 = upload(b32), d_b64 = upload(b64), d_b_full = upload(b_full),
-                       d_b_bf16 = upload(b_bf16);
-    DeviceBuffer d_c(std::size_t(m_pad) * n * 4);
-    // The float64 product with the exact values of a B (computed the first time a method is given that B).
-    struct Reference {
-      std::vector<double> c;
-      double norm = 0;
-      bool ready = false;
-    };
-    Reference ref_fp16, ref_full, ref_bf16;
-    auto reference_for = [&](Reference& r, auto value_of) -> const Reference& {
-      if (r.ready) return r;
-      std::vector<double> exact(b64.size(), 0.0);
-      for (std::int64_t i = 0; i < std::int64_t(csr.cols) * n; ++i) exact[std::size_t(i)] = value_of(std::size_t(i));
-      const DeviceBuffer d_exact = upload(exact);
-      r.c = baselines.reference(n, static_cast<const double*>(d_exact.get()));
-      for (double v : r.c) r.norm += v * v;
-      r.norm = std::sqrt(r.norm);
-      r.ready = true;
-      return r;
-    };
+    WidthOperands operands(csr, n, s.source.seed, baselines);
     const SpmmCost chosen_cost = spmm_cost(census, csr.rows, csr.cols, n);
-
     for (const std::string& method : methods) {
-      std::function<void(cudaStream_t)> run;
-      std::unique_ptr<SpmmPlan> plan;
-      Variant variant;
-      const Reference* method_ref = nullptr;  // null: the fp16-B reference
-      const bool thesis_layout_method = method == "split_aligned";
-      const TileCensus& method_census = thesis_layout_method ? operators.thesis().census() : census;
-      const SpmmCost cost = thesis_layout_method ? spmm_cost(method_census, csr.rows, csr.cols, n) : chosen_cost;
-      std::string base;
-      PlanKnobs knobs;
-      PlanOptions defaults;
-      s.tuning.apply(defaults);
-      Tuning tuning = defaults.tuning;
-      variant_of(strip_plan_suffix(method, knobs, tuning), plain, variant, base);
-      if (thesis_layout_method) {
-        plan = std::make_unique<SpmmPlan>(operators.thesis().make_plan(n, KernelKind::split_pipelined));
-        run = [&, n](cudaStream_t st) {
-          plan->run(static_cast<const fp16_t*>(d_b16.get()), n, d_c.get(), n, 1.0f, 0.0f, reinterpret_cast<Stream>(st));
-        };
-      } else if (base == "dense_bt" || base == "dense_pipelined" || base == "split_pipelined" ||
-                 base == "csr_cuda_cores" || base == "auto") {
-        PlanOptions plan_options;
-        plan_options.input = variant.input;
-        s.tuning.apply(plan_options);
-        plan_options.tuning = tuning;  // --tuning, or model for a _model method
-        const SparseOperator& variant_op = operators.variant(variant);
-        try {
-          plan = std::make_unique<SpmmPlan>(
-              experimental::make_plan(variant_op, n, kernel_from_name(base), plan_options, knobs));
-        } catch (const InvalidArgument& e) {  // a forced choice this matrix cannot run (e.g. _csr, _grouped)
-          std::printf("| %d | %s | n/a: %s | | | | | | | | | | |\n", n, method.c_str(), e.what());
-          continue;
-        }
-        if (base == "auto") {
-          print_plan_row(n, method, plan->report());
-          print_tuning_row(n, method, plan->report());
-        }
-        const InputType input = plan->input();
-        if (input == InputType::f32) {
-          if (!s.no_check) method_ref = &reference_for(ref_full, [&](std::size_t i) { return double(b_full[i]); });
-          run = [&, n](cudaStream_t st) {
-            plan->run(static_cast<const float*>(d_b_full.get()), n, static_cast<float*>(d_c.get()), n, 1.0f, 0.0f,
-                      reinterpret_cast<Stream>(st));
-          };
-        } else {
-          if (input == InputType::bf16 && !s.no_check)
-            method_ref = &reference_for(ref_bf16, [&](std::size_t i) { return double(bf16_to_float(b_bf16[i])); });
-          const void* b_given = input == InputType::bf16 ? d_b_bf16.get() : d_b16.get();
-          run = [&, n, b_given](cudaStream_t st) {
-            plan->run(static_cast<const fp16_t*>(b_given), n, d_c.get(), n, 1.0f, 0.0f, reinterpret_cast<Stream>(st));
-          };
-        }
-      } else {
-        bench::Baseline which{};
-        bool known = false;
-        for (bench::Baseline b : bench::all_baselines())
-          if (method == bench::baseline_name(b)) {
-            which = b;
-            known = true;
-          }
-        if (!known) throw apps::UsageError("unknown method " + method);
-        std::string why;
-        if (!baselines.prepare(which, n, d_b16.get(), static_cast<const float*>(d_b32.get()),
-                               static_cast<float*>(d_c.get()), why)) {
-          std::printf("| %d | %s | n/a: %s | | | | | | | | | | |\n", n, method.c_str(), why.c_str());
-          continue;
-        }
-        run = [&, which](cudaStream_t st) { baselines.run(which, st); };
-      }
-      // Correctness first: poison C (all-ones bytes are NaN), run once, compare with float64.
-      double rel = std::numeric_limits<double>::quiet_NaN();
-      if (!s.no_check) {
-        if (!method_ref) method_ref = &reference_for(ref_fp16, [&](std::size_t i) { return b64[i]; });
-        BENCH_CUDA(cudaMemset(d_c.get(), 0xff, std::size_t(m_pad) * n * 4));
-        run(stream);
-        BENCH_CUDA(cudaStreamSynchronize(stream));
-        std::vector<float> c(std::size_t(csr.rows) * n);
-        BENCH_CUDA(cudaMemcpy(c.data(), d_c.get(), c.size() * 4, cudaMemcpyDeviceToHost));
-        double err = 0;
-        for (std::size_t i = 0; i < c.size(); ++i)
-          err += (double(c[i]) - method_ref->c[i]) * (double(c[i]) - method_ref->c[i]);
-        rel = method_ref->norm > 0 ? std::sqrt(err) / method_ref->norm : std::sqrt(err);
-      }
-      const bench::Timings t = summarize(bench::time_gpu_runs(run, s.warmup, s.reps, flush.get(), stream));
-      const double sec = t.median_ms * 1e-3;
-      const double thesis = cost.thesis_flops / sec * 1e-12, useful = cost.useful_flops / sec * 1e-12;
-      const double gbs = cost.min_bytes / sec * 1e-9;
-      const double floor_frac = (cost.min_bytes / kReferenceBandwidth) / sec;
-      // The bytes the plan moves (bcsr24 methods only: a baseline has no plan report) against the copy rate.
-      const double plan_bytes = plan ? plan_dram_bytes(plan->report(), csr.rows, csr.cols) : -1.0;
-      const double plan_gbs = plan ? plan_bytes / sec * 1e-9 : -1.0;
-      const double copy_fraction = plan && copy.bytes_per_s > 0 ? plan_bytes / sec / copy.bytes_per_s : -1.0;
-      const auto cell = [](double value, const char* pattern) {
-        return value >= 0 ? bench::format(pattern, value) : std::string();
-      };
-      std::printf("| %d | %s | %.4f | %.4f | %.4f | %.2f | %.3f | %.0f | %.2f | %s | %s | %s | %.2e |\n", n,
-                  method.c_str(), t.median_ms, t.min_ms, t.max_ms, thesis, useful, gbs, floor_frac,
-                  cell(plan_bytes / double(1 << 20), "%.2f").c_str(), cell(plan_gbs, "%.0f").c_str(),
-                  cell(copy_fraction * 100.0, "%.1f%%").c_str(), rel);
-      std::fflush(stdout);
-      if (csv.is_open())
-        csv << s.name << ',' << csr.rows << ',' << csr.cols << ',' << csr.nnz() << ',' << n << ',' << method << ','
-            << t.median_ms << ',' << t.min_ms << ',' << t.max_ms << ',' << thesis << ',' << useful << ',' << gbs << ','
-            << floor_frac << ',' << rel << ',' << method_census.dense_tiles << ',' << method_census.sparse24_tiles
-            << ',' << method_census.zero_tiles << ',' << method_census.sparse24_share() << ',' << '"' << dev_info.name
-            << '"' << ','
-            << (thesis_layout_method ? "aligned/none"
-                                     : std::string(layout_name(census.layout)) + "/" + reordering_name(census.reordering))
-            << ',' << (plan ? std::to_string(plan->report().predicted_us) : std::string()) << ','
-            << (plan && plan->report().tuning == Tuning::measure ? std::to_string(plan->report().tuning_ms)
-                                                                 : std::string())
-            << ',' << '"' << (plan ? plan_summary(plan->report()) : std::string()) << '"' << ','
-            << cell(plan_bytes, "%.0f") << ',' << cell(plan_gbs, "%.6g") << ',' << cell(copy_fraction, "%.6g") << ','
-            << cell(copy.bytes_per_s > 0 ? copy.bytes_per_s * 1e-9 : -1.0, "%.6g") << ','
-            << (plan && plan->report().tuning_budget_ms > 0 ? std::to_string(plan->report().tuning_budget_ms)
-                                                            : std::string())
-            << '\n';
+      MethodRun m;
+      if (!prepare_method(method, n, s, operators, plain, baselines, operands, m)) continue;
+      const TileCensus& method_census = m.thesis_layout ? operators.thesis().census() : census;
+      const SpmmCost cost = m.thesis_layout ? spmm_cost(method_census, csr.rows, csr.cols, n) : chosen_cost;
+      const double rel =
+          s.no_check ? std::numeric_limits<double>::quiet_NaN() : check_method(m, csr, n, operands, stream);
+      time_method(context, method, n, m, cost, method_census, rel, flush.get(), stream);
     }
   }
   return 0;

@@ -15,7 +15,7 @@
 #             16384, the 40^3 mesh with 3 dofs in lexicographic and random order, memplus, Andrews, rajat01,
 #             dwt_992 and every real matrix of suitesparse/MANIFEST.tsv with at least 50,000 nonzeros.
 # Environment:
-#   AB_METHODS=auto,split_pipelined,dense_pipelined,dense_bt,csr_cuda_cores   methods of both binaries (options both
+#   AB_METHODS=auto,split_pipelined,csr_cuda_cores   methods of both binaries (options both
 #                       bench_spmm versions have; no cuSPARSE baselines, which only cost time here)
 #   AB_NEW_METHODS=auto_model   methods of the new binary only, compared with the old method ab_report.py pairs them
 #                       with (AB_PAIRS="auto_model=auto": the cost model's plan against the old automatic plan, which
@@ -39,7 +39,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.." || exit 2
 export PATH="/usr/local/cuda/bin:$PATH"
-methods=${AB_METHODS:-auto,split_pipelined,dense_pipelined,dense_bt,csr_cuda_cores}
+methods=${AB_METHODS:-auto,split_pipelined,csr_cuda_cores}
 new_only=${AB_NEW_METHODS-auto_model}
 new_methods=$methods${new_only:+,$new_only}
 widths=${AB_N:-2,4,7,8,16,32,64,128}

@@ -196,7 +196,7 @@ fi
 if has check; then
   # spmm_run's default check on a matrix of more than 100M nonzeros at n = 128 (issue 35): a sampled fp64 reference
   # with at most 1 GiB of host memory and a small fraction of the conversion time; then --kernel all with split
-  # precision runs the kernels that apply and lists the dense ones as not applicable.
+  # precision runs every kernel (all of them apply to every precision).
   echo "== spmm_run check: --mesh ${CHECK_MESH:-80x80x80,dofs=3} --n 128"
   check spmm_run_check bash -o pipefail -c "'$build/apps/spmm_run' --mesh '${CHECK_MESH:-80x80x80,dofs=3}' --n 128 \
     --reps 5 --json > '$out/check_large.json' 2> '$out/check_large.err'"
@@ -228,7 +228,7 @@ for x in r["results"]:
 for x in k["not_applicable"]:
     print(f"   {x['kernel']}: not applicable ({x['reason']})")
 ok = ([x["kernel"] for x in r["results"]] == k["applicable"] == ["split_pipelined", "csr_cuda_cores", "auto"]
-      and [x["kernel"] for x in k["not_applicable"]] == ["dense_bt", "dense_pipelined"]
+      and k["not_applicable"] == []
       and all(x["within_bound"] for x in r["results"]))
 print("   --kernel all", "ok" if ok else "NOT MET")
 sys.exit(0 if ok else 1)
@@ -299,7 +299,7 @@ if has floor; then
     args=(--xdys "$spec" --size "${FLOOR_SIZE:-16384}" --n "${FLOOR_N:-8,16,32}" --reps "${BENCH_REPS:-20}")
     echo "$build/apps/research/bench_floor ${args[*]}" >> "$out/floor.commands"
     "$build/apps/research/bench_floor" "${args[@]}" 2>&1 | tee -a "$out/floor.md" | grep -E "bench_floor|ratios|read alone"
-    bench floor "${FLOOR_N:-8,16,32}" split_pipelined,dense_pipelined,auto,auto_f32b "^\| [0-9]+ \| [a-z_0-9]+ \|" \
+    bench floor "${FLOOR_N:-8,16,32}" split_pipelined,auto,auto_f32b "^\| [0-9]+ \| [a-z_0-9]+ \|" \
       --xdys "$spec" --size "${FLOOR_SIZE:-16384}" --no-check
   done
   meta floor "$(step_command floor FLOOR_MATRICES FLOOR_SIZE FLOOR_N)"
@@ -337,7 +337,7 @@ if has balance; then
   # shellcheck disable=SC2086
   bench_each balance "$bn" "$methods" "$filter" matrix ${BALANCE_MATRICES:-rajat01 memplus ca-GrQc}
   # shellcheck disable=SC2086
-  bench_each balance "$bn" "$methods,dense_pipelined" "$filter" xdys ${BALANCE_XDYS:-0d10s 10d0s}
+  bench_each balance "$bn" "$methods" "$filter" xdys ${BALANCE_XDYS:-0d10s 10d0s}
   meta balance "$(step_command balance BALANCE_N BALANCE_GRAPHS BALANCE_MATRICES BALANCE_XDYS)"
 fi
 

@@ -335,10 +335,10 @@ TEST_CASE("a plan's DRAM bytes: the bytes of A its report counts, B once, C once
   PlanReport plan;
   plan.n = 8;
   plan.input = InputType::f16;
-  plan.sparse24_bytes = 1000;
-  plan.dense_bytes = 200;
-  plan.csr_bytes = 30;
-  plan.vector_bytes = 4;
+  plan.diagnostics.sparse24_bytes = 1000;
+  plan.diagnostics.dense_bytes = 200;
+  plan.diagnostics.csr_bytes = 30;
+  plan.diagnostics.vector_bytes = 4;
   // A 100 x 50 matrix: B = 50 x 8 fp16 (800 bytes), C = 100 x 8 fp32 (3,200 bytes).
   CHECK(plan_dram_bytes(plan, 100, 50) == 1234.0 + 800.0 + 3200.0);
   CHECK(plan_dram_bytes(plan, 100, 50, 2) == 1234.0 + 800.0 + 1600.0);      // fp16 C

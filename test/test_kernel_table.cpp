@@ -52,7 +52,7 @@ std::vector<OutputType> outputs_of(OperandMode mode) {
 TEST_CASE("the kernel table holds each key once, and lookups find that entry", "[kernel_table]") {
   const auto tiles = tile_entries();
   const auto csrs = csr_entries();
-  CHECK(tiles.size() == 172);
+  CHECK(tiles.size() == 108);
   CHECK(csrs.size() == 198);
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     INFO(kernels::describe(tiles[i]->key));
@@ -67,20 +67,18 @@ TEST_CASE("the kernel table holds each key once, and lookups find that entry", "
     CHECK(kernels::find_csr_kernel(c->key) == c);
   }
   kernels::TileKernelKey missing;
-  missing.kind = KernelKind::dense_bt;
-  missing.mode = OperandMode::bf16;  // the dense rungs take fp16 A and B only
+  missing.kind = KernelKind::csr_cuda_cores;  // split_pipelined is the one tile kernel
   CHECK(kernels::find_tile_kernel(missing) == nullptr);
   CHECK_THROWS_AS(kernels::tile_kernel(missing), InvalidArgument);
 }
 
 TEST_CASE("every tile kernel a plan can ask for is in the table", "[kernel_table]") {
-  // The plan's choices, stated here independently of the generator: kind (the dense rungs with fp16 A and B
-  // only), slice width of every n, output type, B-row index, split bands, and deep where the table says it differs
+  // The plan's choices, stated here independently of the generator: kind (split_pipelined, the one tile kernel),
+  // slice width of every n, output type, B-row index, split bands, and deep where the table says it differs
   // (then at 32 and 64 columns with fp16 or bf16 A and fp32 B only).
   std::set<const kernels::TileKernel*> asked;
-  for (const KernelKind kind : {KernelKind::dense_bt, KernelKind::dense_pipelined, KernelKind::split_pipelined})
+  for (const KernelKind kind : {KernelKind::split_pipelined})
     for (const OperandMode mode : kModes) {
-      if (kind != KernelKind::split_pipelined && mode != OperandMode::f16) continue;
       for (std::int32_t n = 1; n <= 256; ++n)
         for (const OutputType out : outputs_of(mode))
           for (const BRowIndex rows : {BRowIndex::implicit, BRowIndex::full})
@@ -138,8 +136,6 @@ TEST_CASE("block slots per SM: the H100 budgets, and the A100's own shared memor
     for (const int width : {8, 16, 32}) CHECK(blocks(split, mode, width, standard, 90) == 9);
     CHECK(blocks(split, mode, 64, standard, 90) == 5);
   }
-  CHECK(blocks(KernelKind::dense_pipelined, OperandMode::f16, 32, standard, 90) == 9);
-  CHECK(blocks(KernelKind::dense_bt, OperandMode::f16, 32, standard, 90) == 9);
   // The deep fp32-B pipelines: 5 blocks at 32 columns, 3 at 64 (shared memory).
   CHECK(blocks(split, OperandMode::f16_f32b, 32, deep, 90) == 5);
   CHECK(blocks(split, OperandMode::f16_f32b, 64, deep, 90) == 3);
@@ -147,7 +143,6 @@ TEST_CASE("block slots per SM: the H100 budgets, and the A100's own shared memor
   CHECK(blocks(split, OperandMode::f16_f32b, 32, standard, 90) == 7);
   CHECK(blocks(split, OperandMode::bf16_f32b, 32, standard, 90) == 8);
   CHECK(blocks(split, OperandMode::split_f32b, 32, standard, 90) == 5);
-  CHECK(blocks(KernelKind::dense_bt, OperandMode::f16, 64, standard, 90) == 4);
   // The A100's 164 KiB hold 6 blocks of the fp16 kernel's ~24 KiB, not 9.
   CHECK(blocks(split, OperandMode::f16, 32, standard, 80) == 6);
   CHECK(blocks(split, OperandMode::f16, 64, standard, 80) == 4);

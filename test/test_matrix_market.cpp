@@ -192,7 +192,7 @@ TEST_CASE("pattern: ones by default, seeded uniform [-1,1) values on request", "
   CHECK(entries(ones) == std::vector<Entry>{{0, 0, 1.0}, {0, 1, 1.0}, {1, 0, 1.0}, {1, 2, 1.0}, {2, 1, 1.0}, {3, 3, 1.0}});
 
   MatrixMarketOptions random;
-  random.pattern_values = bcsr24::PatternValues::random;
+  random.pattern_values = bcsr24::MatrixMarketOptions::PatternValues::random;
   random.seed = 42;
   const CsrMatrix r1 = read(text, random);
   const CsrMatrix r2 = read(text, random);
@@ -214,7 +214,7 @@ TEST_CASE("random pattern values are spread over [-1, 1)", "[mm]") {
   std::string text = "%%MatrixMarket matrix coordinate pattern general\n1000 1 1000\n";
   for (int i = 1; i <= 1000; ++i) text += std::to_string(i) + " 1\n";
   MatrixMarketOptions random;
-  random.pattern_values = bcsr24::PatternValues::random;
+  random.pattern_values = bcsr24::MatrixMarketOptions::PatternValues::random;
   const CsrMatrix a = read(text, random);
   double sum = 0.0, lo = 1.0, hi = -1.0;
   for (double v : a.values) {

@@ -26,18 +26,17 @@ CUSPARSE = ["cusparse_csr_f16", "cusparse_csr_f32", "cusparse_bsr16_f16", "cuspa
 XDYS = ["10d0s_16384", "0d10s_16384", "5d5s_16384"]
 SS = ["Andrews", "memplus", "delaunay_n14", "ca-GrQc", "rajat01", "bcsstk16", "bcsstk13", "bayer10"]
 STEPS = {
-    "bench": (XDYS, [8, 32, 128], ["auto", "split_pipelined", "csr_cuda_cores", "dense_bt", "dense_pipelined"]
-              + CUSPARSE + ["cublas_dense"]),
+    "bench": (XDYS, [8, 32, 128], ["auto", "split_pipelined", "csr_cuda_cores"] + CUSPARSE + ["cublas_dense"]),
     "groups": (XDYS + ["10d0s_8192", "3d3s_24576", "1d1s_32768"], [64, 128, 256],
                ["auto", "auto_grouped", "auto_ungrouped"]),
-    "floor": (XDYS, [8, 16, 32], ["split_pipelined", "dense_pipelined", "auto", "auto_f32b"]),
+    "floor": (XDYS, [8, 16, 32], ["split_pipelined", "auto", "auto_f32b"]),
     "csr": (["graph1000000_d8", "graph1000000_d16_power", "graph200000_d4", "mesh40x40x40_d3_s27_random",
              "Andrews", "memplus", "delaunay_n14", "ca-GrQc", "rajat01"], [1, 8, 16, 32, 64, 128, 256],
             ["auto", "split_pipelined", "csr_cuda_cores", "cusparse_csr_f16", "cusparse_csr_f32"]),
     "balance": (["graph1000000_d16_power", "graph100000_d8_power", "rajat01", "memplus", "ca-GrQc",
                  "0d10s_16384", "10d0s_16384"], [8, 32, 128],
                 ["auto", "auto_whole", "split_pipelined", "split_pipelined_whole", "cusparse_csr_f16",
-                 "cusparse_csr_f32", "dense_pipelined"]),
+                 "cusparse_csr_f32"]),
     "layouts": (["mesh27x27x27_d3_s27_lex", "mesh27x27x27_d3_s27_random", "bcsstk16", "Andrews", "memplus",
                  "delaunay_n14", "bcsstk13", "bayer10"], [8, 32, 128], ["split_pipelined", "split_aligned"] + CUSPARSE),
     "precision": (["mesh40x40x40_d3_s27_lex", "mesh40x40x40_d3_s27_random", "bcsstk16", "bcsstk13", "memplus",

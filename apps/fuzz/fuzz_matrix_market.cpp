@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
 
   bcsr24::MatrixMarketOptions options;
   // Both pattern-value modes, chosen by the input so each is reproducible from its crash file.
-  options.pattern_values = (size % 2 == 0) ? bcsr24::PatternValues::ones : bcsr24::PatternValues::random;
+  options.pattern_values = (size % 2 == 0) ? bcsr24::MatrixMarketOptions::PatternValues::ones : bcsr24::MatrixMarketOptions::PatternValues::random;
   options.seed = size;
 
   bcsr24::MatrixMarketInfo info;

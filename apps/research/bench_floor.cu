@@ -332,9 +332,8 @@ struct Result {
   int sparse_stages = 0, dense_stages = 0;
 };
 
-/// The measurements on the source's tile grid at each width.
-int run_floor(const apps::MatrixSource& source, const std::string& n_list, int reps) {
-  source.validate();
+/// The widths of --n: 8, 16 and 32 only.
+std::vector<int> parse_widths(const std::string& n_list) {
   std::vector<int> widths;
   for (std::size_t at = 0; at <= n_list.size();) {
     const std::size_t comma = std::min(n_list.find(',', at), n_list.size());
@@ -344,6 +343,146 @@ int run_floor(const apps::MatrixSource& source, const std::string& n_list, int r
     widths.push_back(n);
     at = comma + 1;
   }
+  return widths;
+}
+
+/// What every measurement of one matrix reads: its lists (2:4, dense, every tile as dense, none) and band
+/// descriptors on the host and the device, B and C at the widest n, and how a run is timed.
+struct FloorSetup {
+  const DeviceInfo& device;
+  std::int32_t tile_rows;
+  const DeviceList &sparse, &dense, &all_dense, &none;
+  const std::vector<FloorBand>& stored_list;
+  const std::vector<FloorBand>& dense_list;
+  const bench::DeviceBuffer &stored_bands, &dense_bands, &empty_bands;
+  const bench::DeviceBuffer &b, &c, &sink;
+  std::function<bench::Timings(const std::function<void(cudaStream_t)>&)> time_runs;
+};
+
+/// Reading the A bytes alone, at several grid sizes (the fastest is reported). A matrix with both lists is read in
+/// two launches, each with its own launch cost: a bound only for matrices with one list.
+double read_alone(const FloorSetup& x, const DeviceList& s_list, const DeviceList& d_list) {
+  double best = 0.0;
+  for (const int blocks_per_sm : {2, 4, 8}) {
+    auto run = [&](cudaStream_t st) {
+      for (const DeviceList* list : {&s_list, &d_list}) {
+        if (list->tiles == 0) continue;
+        read_words_kernel<<<unsigned(x.device.multiprocessors * blocks_per_sm), 256, 0, st>>>(
+            static_cast<const uint4*>(list->values->get()), list->values->bytes() / 16,
+            static_cast<unsigned*>(x.sink.get()));
+        check_cuda(cudaGetLastError(), "read_words_kernel launch", __FILE__, __LINE__);
+      }
+    };
+    const double us = x.time_runs(run).median_ms * 1e3;
+    if (best == 0.0 || us < best) best = us;
+  }
+  return best;
+}
+
+/// The persistent data flow: contiguous ranges of bands per block, whole-block stages; the fastest grid and shape.
+double stream_floor(const FloorSetup& x, const Variant& v, int n, std::string& shape_text) {
+  const int b_bytes = kTileCols * n * v.b_element;
+  const bool stored = v.tiles == Tiles::stored;
+  const DeviceList& s_list = stored ? x.sparse : x.none;
+  const DeviceList& d_list = stored ? x.dense : x.all_dense;
+  const FloorBand* bands = static_cast<const FloorBand*>((stored ? x.stored_bands : x.dense_bands).get());
+  double best = 0.0;
+  for (const int blocks_per_sm : {2, 3, 4}) {
+    const int blocks = x.device.multiprocessors * blocks_per_sm;
+    const std::vector<std::int32_t> first = stream_ranges(stored ? x.stored_list : x.dense_list, blocks, b_bytes);
+    bench::DeviceBuffer first_buffer(first.size() * sizeof(std::int32_t));
+    check_cuda(cudaMemcpy(first_buffer.get(), first.data(), first_buffer.bytes(), cudaMemcpyHostToDevice),
+               "cudaMemcpy", __FILE__, __LINE__);
+    for (const StreamShape shape : kStreamShapes) {
+      const int smem = shape.stages * shape.tiles * (kDenseABytes + b_bytes);
+      if (smem > 200 * 1024) continue;
+      const StreamKernel kernel = stream_kernel_for(b_bytes, shape);
+      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                 "cudaFuncSetAttribute", __FILE__, __LINE__);
+      auto run = [&](cudaStream_t st) {
+        kernel<<<unsigned(blocks), kStreamThreads, smem, st>>>(
+            static_cast<const std::int32_t*>(first_buffer.get()), bands,
+            static_cast<const unsigned char*>(s_list.values->get()),
+            static_cast<const std::int32_t*>(s_list.col->get()),
+            static_cast<const unsigned char*>(d_list.values->get()),
+            static_cast<const std::int32_t*>(d_list.col->get()), static_cast<const unsigned char*>(x.b.get()), n,
+            static_cast<float*>(x.c.get()));
+        check_cuda(cudaGetLastError(), "stream_kernel launch", __FILE__, __LINE__);
+      };
+      const double us = x.time_runs(run).median_ms * 1e3;
+      if (best == 0.0 || us < best) {
+        best = us;
+        shape_text = std::to_string(blocks_per_sm) + " blocks/SM, " + std::to_string(shape.tiles) + " tiles x " +
+                     std::to_string(shape.stages) + " stages";
+      }
+    }
+  }
+  return best;
+}
+
+/// One variant at width n, one band per block: the fastest pipeline depth; prints its row.
+Result movement_floor(const FloorSetup& x, const Variant& v, int n) {
+  const int b_bytes = kTileCols * n * v.b_element;
+  const bool only_dense = v.tiles != Tiles::stored;  // no 2:4 list
+  const DeviceList& s_list = only_dense ? x.none : x.sparse;
+  const DeviceList& d_list = v.tiles == Tiles::stored ? x.dense : v.tiles == Tiles::all_dense ? x.all_dense : x.none;
+  const FloorBand* bands = static_cast<const FloorBand*>(
+      (v.tiles == Tiles::stored ? x.stored_bands : v.tiles == Tiles::all_dense ? x.dense_bands : x.empty_bands).get());
+  Result best;
+  for (const int dense_stages : kDepths) {
+    const int sparse_stages = sparse_stages_for(dense_stages, b_bytes);
+    const int dense_ring = dense_stages * (kDenseABytes + b_bytes);
+    const int ring = only_dense ? dense_ring : std::max(dense_ring, sparse_stages * (kSparseABytes + b_bytes));
+    const int smem = kWarps * ring;
+    if (smem > 96 * 1024 || (v.tiles == Tiles::none && dense_stages != 1)) continue;
+    const MovementKernel kernel = kernel_for(b_bytes, dense_stages);
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+               "cudaFuncSetAttribute", __FILE__, __LINE__);
+    auto run = [&](cudaStream_t st) {
+      kernel<<<unsigned(x.tile_rows), kWarps * kWarpSize, smem, st>>>(
+          bands, static_cast<const unsigned char*>(s_list.values->get()),
+          static_cast<const std::int32_t*>(s_list.col->get()),
+          static_cast<const unsigned char*>(d_list.values->get()),
+          static_cast<const std::int32_t*>(d_list.col->get()), static_cast<const unsigned char*>(x.b.get()), ring, n,
+          static_cast<float*>(x.c.get()));
+      check_cuda(cudaGetLastError(), "movement_kernel launch", __FILE__, __LINE__);
+    };
+    const bench::Timings t = x.time_runs(run);
+    if (best.median_us == 0.0 || t.median_ms * 1e3 < best.median_us)
+      best = {t.median_ms * 1e3, t.min_ms * 1e3, only_dense ? 0 : sparse_stages, dense_stages};
+  }
+  const double a_mb = (double(s_list.tiles) * kSparseABytes + double(d_list.tiles) * kDenseABytes) / 1e6;
+  const double b_mb = double(s_list.tiles + d_list.tiles) * b_bytes / 1e6;
+  std::printf("| %d | %s | %d / %d | %.2f | %.2f | %.1f | %.1f |\n", n, v.name.c_str(), best.sparse_stages,
+              best.dense_stages, best.median_us, best.min_us, a_mb, b_mb);
+  return best;
+}
+
+/// Every variant at width n, one band per block and then as the persistent stream, with the ratios.
+void run_width(const FloorSetup& x, const std::vector<Variant>& variants, int n) {
+  std::vector<Result> results;
+  for (const Variant& v : variants) results.push_back(movement_floor(x, v, n));
+  std::printf("| %d | ratios | all dense / 2:4 + dense, fp16 B: %.2f; no B: %.2f; fp32 B / fp16 B: %.2f | | | | |\n",
+              n, results[1].median_us / results[0].median_us, results[4].median_us / results[3].median_us,
+              results[2].median_us / results[0].median_us);
+  // The same three variants with the persistent data flow (variants 0-2 above).
+  double streamed[3] = {};
+  for (int k = 0; k < 3; ++k) {
+    std::string shape;
+    streamed[k] = stream_floor(x, variants[std::size_t(k)], n, shape);
+    std::printf("| %d | persistent stream: %s | %s | %.2f | | | |\n", n, variants[std::size_t(k)].name.c_str(),
+                shape.c_str(), streamed[k]);
+  }
+  std::printf("| %d | ratios, persistent stream | all dense / 2:4 + dense, fp16 B: %.2f; "
+              "fp32 B / fp16 B: %.2f | | | | |\n",
+              n, streamed[1] / streamed[0], streamed[2] / streamed[0]);
+  std::fflush(stdout);
+}
+
+/// The measurements on the source's tile grid at each width.
+int run_floor(const apps::MatrixSource& source, const std::string& n_list, int reps) {
+  source.validate();
+  const std::vector<int> widths = parse_widths(n_list);
   const DeviceInfo dev_info = query_device();
   if (!dev_info.available) throw NotSupported("no usable GPU: " + dev_info.reason);
   const std::string name = source.name();
@@ -384,142 +523,31 @@ int run_floor(const apps::MatrixSource& source, const std::string& n_list, int r
   check_cuda(cudaDeviceSynchronize(), "fill", __FILE__, __LINE__);
   bench::CudaStream stream;
   const bench::L2Flush flush(std::size_t(std::max<std::int64_t>(dev_info.l2_bytes, 1 << 20)) * 2);
-  auto time_runs = [&](const std::function<void(cudaStream_t)>& run) {
-    return bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get()));
-  };
+  bench::DeviceBuffer sink(16);
+  const FloorSetup setup{dev_info, host.tile_rows, sparse, dense, all_dense, none, stored_list, dense_list,
+                         *stored_bands, *dense_bands, *empty_bands, b, c, sink,
+                         [&](const std::function<void(cudaStream_t)>& run) {
+                           return bench::summarize(bench::time_gpu_runs(run, 3, reps, &flush, stream.get()));
+                         }};
 
   std::printf("bench_floor: %s, %d x %d, %d tile rows; %lld 2:4 tiles, %lld dense tiles; device %s\n",
               name.c_str(), host.rows, host.cols, host.tile_rows, static_cast<long long>(sparse.tiles),
               static_cast<long long>(dense.tiles), dev_info.name.c_str());
   std::printf("| n | variant | stages 2:4 / dense | median us | min us | A MB (DRAM) | B MB (through L2) |\n");
   std::printf("|---:|---|---|---:|---:|---:|---:|\n");
-  // The ratio lines below index this list.
+  // The ratio lines (run_width) index this list.
   const std::vector<Variant> variants = {{"2:4 + dense tiles, fp16 B", Tiles::stored, 2},
                                          {"all tiles dense, fp16 B", Tiles::all_dense, 2},
                                          {"2:4 + dense tiles, fp32 B", Tiles::stored, 4},
                                          {"2:4 + dense tiles, no B", Tiles::stored, 0},
                                          {"all tiles dense, no B", Tiles::all_dense, 0},
                                          {"no tiles: launch, band descriptors, C", Tiles::none, 0}};
-  // Reading the A bytes alone, at several grid sizes (the fastest is reported). A matrix with both lists is read
-  // in two launches, each with its own launch cost: a bound only for matrices with one list.
-  bench::DeviceBuffer sink(16);
-  auto read_alone = [&](const DeviceList& s_list, const DeviceList& d_list) {
-    double best = 0.0;
-    for (const int blocks_per_sm : {2, 4, 8}) {
-      auto run = [&](cudaStream_t st) {
-        for (const DeviceList* list : {&s_list, &d_list}) {
-          if (list->tiles == 0) continue;
-          read_words_kernel<<<unsigned(dev_info.multiprocessors * blocks_per_sm), 256, 0, st>>>(
-              static_cast<const uint4*>(list->values->get()), list->values->bytes() / 16,
-              static_cast<unsigned*>(sink.get()));
-          check_cuda(cudaGetLastError(), "read_words_kernel launch", __FILE__, __LINE__);
-        }
-      };
-      const double us = time_runs(run).median_ms * 1e3;
-      if (best == 0.0 || us < best) best = us;
-    }
-    return best;
-  };
-  const double read_stored = read_alone(sparse, dense), read_all_dense = read_alone(none, all_dense);
+  const double read_stored = read_alone(setup, sparse, dense), read_all_dense = read_alone(setup, none, all_dense);
   std::printf("A bytes read alone (no tile grid, no B, no C): 2:4 + dense %.2f us (%.1f MB), all dense %.2f us "
               "(%.1f MB); ratio %.2f\n\n",
               read_stored, double(sparse.values->bytes() + dense.values->bytes()) / 1e6, read_all_dense,
               double(all_dense.values->bytes()) / 1e6, read_all_dense / read_stored);
-  // The persistent data flow: contiguous ranges of bands per block, whole-block stages.
-  auto stream_floor = [&](const Variant& v, int n, std::string& shape_text) {
-    const int b_bytes = kTileCols * n * v.b_element;
-    const bool stored = v.tiles == Tiles::stored;
-    const DeviceList& s_list = stored ? sparse : none;
-    const DeviceList& d_list = stored ? dense : all_dense;
-    const FloorBand* bands = static_cast<const FloorBand*>((stored ? stored_bands : dense_bands)->get());
-    double best = 0.0;
-    for (const int blocks_per_sm : {2, 3, 4}) {
-      const int blocks = dev_info.multiprocessors * blocks_per_sm;
-      const std::vector<std::int32_t> first = stream_ranges(stored ? stored_list : dense_list, blocks, b_bytes);
-      bench::DeviceBuffer first_buffer(first.size() * sizeof(std::int32_t));
-      check_cuda(cudaMemcpy(first_buffer.get(), first.data(), first_buffer.bytes(), cudaMemcpyHostToDevice),
-                 "cudaMemcpy", __FILE__, __LINE__);
-      for (const StreamShape shape : kStreamShapes) {
-        const int smem = shape.stages * shape.tiles * (kDenseABytes + b_bytes);
-        if (smem > 200 * 1024) continue;
-        const StreamKernel kernel = stream_kernel_for(b_bytes, shape);
-        check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-                   "cudaFuncSetAttribute", __FILE__, __LINE__);
-        auto run = [&](cudaStream_t st) {
-          kernel<<<unsigned(blocks), kStreamThreads, smem, st>>>(
-              static_cast<const std::int32_t*>(first_buffer.get()), bands,
-              static_cast<const unsigned char*>(s_list.values->get()),
-              static_cast<const std::int32_t*>(s_list.col->get()),
-              static_cast<const unsigned char*>(d_list.values->get()),
-              static_cast<const std::int32_t*>(d_list.col->get()), static_cast<const unsigned char*>(b.get()), n,
-              static_cast<float*>(c.get()));
-          check_cuda(cudaGetLastError(), "stream_kernel launch", __FILE__, __LINE__);
-        };
-        const double us = time_runs(run).median_ms * 1e3;
-        if (best == 0.0 || us < best) {
-          best = us;
-          shape_text = std::to_string(blocks_per_sm) + " blocks/SM, " + std::to_string(shape.tiles) + " tiles x " +
-                       std::to_string(shape.stages) + " stages";
-        }
-      }
-    }
-    return best;
-  };
-
-  for (const int n : widths) {
-    std::vector<Result> results;
-    for (const Variant& v : variants) {
-      const int b_bytes = kTileCols * n * v.b_element;
-      const bool only_dense = v.tiles != Tiles::stored;  // no 2:4 list
-      const DeviceList& s_list = only_dense ? none : sparse;
-      const DeviceList& d_list = v.tiles == Tiles::stored ? dense : v.tiles == Tiles::all_dense ? all_dense : none;
-      const FloorBand* bands = static_cast<const FloorBand*>(
-          (v.tiles == Tiles::stored ? stored_bands : v.tiles == Tiles::all_dense ? dense_bands : empty_bands)->get());
-      Result best;
-      for (const int dense_stages : kDepths) {
-        const int sparse_stages = sparse_stages_for(dense_stages, b_bytes);
-        const int dense_ring = dense_stages * (kDenseABytes + b_bytes);
-        const int ring = only_dense ? dense_ring : std::max(dense_ring, sparse_stages * (kSparseABytes + b_bytes));
-        const int smem = kWarps * ring;
-        if (smem > 96 * 1024 || (v.tiles == Tiles::none && dense_stages != 1)) continue;
-        const MovementKernel kernel = kernel_for(b_bytes, dense_stages);
-        check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-                   "cudaFuncSetAttribute", __FILE__, __LINE__);
-        auto run = [&](cudaStream_t st) {
-          kernel<<<unsigned(host.tile_rows), kWarps * kWarpSize, smem, st>>>(
-              bands, static_cast<const unsigned char*>(s_list.values->get()),
-              static_cast<const std::int32_t*>(s_list.col->get()),
-              static_cast<const unsigned char*>(d_list.values->get()),
-              static_cast<const std::int32_t*>(d_list.col->get()), static_cast<const unsigned char*>(b.get()), ring,
-              n, static_cast<float*>(c.get()));
-          check_cuda(cudaGetLastError(), "movement_kernel launch", __FILE__, __LINE__);
-        };
-        const bench::Timings t = time_runs(run);
-        if (best.median_us == 0.0 || t.median_ms * 1e3 < best.median_us)
-          best = {t.median_ms * 1e3, t.min_ms * 1e3, only_dense ? 0 : sparse_stages, dense_stages};
-      }
-      const double a_mb = (double(s_list.tiles) * kSparseABytes + double(d_list.tiles) * kDenseABytes) / 1e6;
-      const double b_mb = double(s_list.tiles + d_list.tiles) * b_bytes / 1e6;
-      std::printf("| %d | %s | %d / %d | %.2f | %.2f | %.1f | %.1f |\n", n, v.name.c_str(), best.sparse_stages,
-                  best.dense_stages, best.median_us, best.min_us, a_mb, b_mb);
-      results.push_back(best);
-    }
-    std::printf("| %d | ratios | all dense / 2:4 + dense, fp16 B: %.2f; no B: %.2f; fp32 B / fp16 B: %.2f | | | | |\n",
-                n, results[1].median_us / results[0].median_us, results[4].median_us / results[3].median_us,
-                results[2].median_us / results[0].median_us);
-    // The same three variants with the persistent data flow (variants 0-2 above).
-    double streamed[3] = {};
-    for (int k = 0; k < 3; ++k) {
-      std::string shape;
-      streamed[k] = stream_floor(variants[std::size_t(k)], n, shape);
-      std::printf("| %d | persistent stream: %s | %s | %.2f | | | |\n", n, variants[std::size_t(k)].name.c_str(),
-                  shape.c_str(), streamed[k]);
-    }
-    std::printf("| %d | ratios, persistent stream | all dense / 2:4 + dense, fp16 B: %.2f; "
-                "fp32 B / fp16 B: %.2f | | | | |\n",
-                n, streamed[1] / streamed[0], streamed[2] / streamed[0]);
-    std::fflush(stdout);
-  }
+  for (const int n : widths) run_width(setup, variants, n);
   return 0;
 }
 

@@ -140,7 +140,7 @@ std::vector<json> run_gpu_kernels(const Options& options, const SparseOperator& 
     add_plan_traffic(results.back(),
                      plan_dram_bytes(plan.report(), op.rows(), op.cols(), int(c_element), options.beta != 0.0),
                      bench::copy_bandwidth().bytes_per_s);
-    results.back()["plan"] = apps::plan_json(plan.report());
+    results.back()["plan"] = reports::plan_json(plan.report());
     if (!options.json_output) print_result(results.back());
   }
   if (!options.json_output)

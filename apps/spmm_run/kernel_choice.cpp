@@ -5,13 +5,10 @@
 
 namespace bcsr24::spmm_run {
 
-std::string kernel_obstacle(KernelKind kernel, Precision precision, bool fp16_output) {
+std::string kernel_obstacle(Precision precision, bool fp16_output) {
   if (precision == Precision::fp16) return {};
   if (fp16_output)
     return std::string("fp16 output needs fp16 A and B; this matrix is stored in ") + precision_name(precision);
-  if (kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined)
-    return std::string("the all-dense kernels multiply fp16 A with fp16 B only; this matrix is stored in ") +
-           precision_name(precision);
   return {};
 }
 
@@ -21,7 +18,7 @@ KernelChoice choose_kernels(const std::string& requested, Precision precision, b
   const std::vector<KernelKind> kernels =
       requested == "all" ? all_kernels() : std::vector<KernelKind>{kernel_from_name(requested)};
   for (const KernelKind kernel : kernels) {
-    const std::string obstacle = kernel_obstacle(kernel, precision, fp16_output);
+    const std::string obstacle = kernel_obstacle(precision, fp16_output);
     if (obstacle.empty()) choice.applicable.push_back(kernel);
     else choice.not_applicable.emplace_back(kernel, obstacle);
   }

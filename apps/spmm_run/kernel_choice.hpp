@@ -11,10 +11,10 @@
 
 namespace bcsr24::spmm_run {
 
-/// Why `kernel` cannot multiply a matrix stored in `precision` with B in that precision's type (fp16 for fp16,
-/// fp32 otherwise, as spmm_run gives it) into C of the requested type; empty when it can. These are the
-/// preconditions SparseOperator::make_plan documents for its InvalidArgument.
-std::string kernel_obstacle(KernelKind kernel, Precision precision, bool fp16_output);
+/// Why no kernel can multiply a matrix stored in `precision` with B in that precision's type (fp16 for fp16, fp32
+/// otherwise, as spmm_run gives it) into C of the requested type; empty when they can (every kernel has the same
+/// preconditions: those SparseOperator::make_plan documents for its InvalidArgument).
+std::string kernel_obstacle(Precision precision, bool fp16_output);
 
 struct KernelChoice {
   std::string requested;  ///< --kernel: a kernel's name or "all"

@@ -70,7 +70,8 @@ LoadedMatrix load_matrix(const Options& options, bool show_progress, bool conver
     case MatrixSource::Kind::matrix_market: {
       loaded.source = "matrix_market";
       MatrixMarketOptions mm_options;
-      mm_options.pattern_values = options.pattern_values == "random" ? PatternValues::random : PatternValues::ones;
+      mm_options.pattern_values = options.pattern_values == "random" ? MatrixMarketOptions::PatternValues::random
+                                                                  : MatrixMarketOptions::PatternValues::ones;
       mm_options.seed = options.seed();
       timed(loaded, show_progress, "reading " + source.path, "read_s",
             [&] { loaded.original = source.load(mm_options, &info); });
@@ -90,7 +91,7 @@ LoadedMatrix load_matrix(const Options& options, bool show_progress, bool conver
     timed(loaded, show_progress, "converting to BCSR-2:4", "convert_s", [&] {
       loaded.op.emplace(SparseOperator::from_csr(loaded.original, options.storage.to_operator_options()));
     });
-    loaded.layout_json = apps::layout_json(loaded.op->layout_report(), loaded.op->census());
+    loaded.layout_json = reports::layout_json(loaded.op->layout_report(), loaded.op->census());
   } else {
     loaded.layout_json = {{"layout", layout_name(loaded.op->census().layout)},
                           {"reordering", reordering_name(loaded.op->census().reordering)},

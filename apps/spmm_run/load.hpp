@@ -7,12 +7,12 @@
 
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/sparse_operator.hpp"
-#include "operator_json.hpp"
+#include "bcsr24_report_json/report_json.hpp"
 #include "options.hpp"
 
 namespace bcsr24::spmm_run {
 
-using apps::json;
+using json = reports::Json;
 
 struct LoadedMatrix {
   std::string name;
@@ -24,7 +24,7 @@ struct LoadedMatrix {
   std::optional<SparseOperator> op;  ///< absent when loaded without converting
   json matrix_json;                  ///< the report's "matrix" section
   json preprocessing_json = json::object();
-  json layout_json = json::object();  ///< the layout choice against the thesis baseline (apps::layout_json)
+  json layout_json = json::object();  ///< the layout choice against the thesis baseline (reports::layout_json)
 };
 
 /// Reads, generates or loads the matrix, converts it (unless `convert` is false: MPI ranks other than 0 in the

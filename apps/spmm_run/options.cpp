@@ -57,7 +57,7 @@ void add_options(CLI::App& app, Options& options) {
   apps::add_checked(app, "--kernel", options.kernel,
                     "GPU kernel to run: auto puts each 16-row band on tensor-core tiles (split_pipelined: 2:4 tiles on "
                     "mma.sp, dense tiles on mma.sync) or on CUDA-core CSR (csr_cuda_cores), whichever the cost model "
-                    "predicts faster; dense_bt and dense_pipelined are the thesis's ladder; all runs each one that "
+                    "predicts faster; all runs each one that "
                     "applies to the precision and lists the others as not applicable",
                     CLI::IsMember(kernel_choices()));
   apps::add_checked(app, "--reps", options.reps, "Timed repetitions per kernel (median, min and max are reported)",

@@ -29,10 +29,10 @@ void print_layout(const json& layout) {
             << human_bytes(layout["bytes"].get<double>()) << " (B-row indices and row map "
             << human_bytes(layout["index_bytes"].get<double>()) << ", "
             << format("%.1f%%", 100.0 * layout["index_share"].get<double>()) << ")\n"
-            << "            time: reorder " << format("%.3f s", layout["reorder_s"].get<double>())
-            << ", baseline count " << format("%.3f s", layout["baseline_s"].get<double>()) << ", build "
-            << format("%.3f s", layout["pack_s"].get<double>()) << ", conversion total "
-            << format("%.3f s", layout["total_s"].get<double>()) << "\n";
+            << "            time: reorder " << format("%.3f s", layout["reorder_seconds"].get<double>())
+            << ", baseline count " << format("%.3f s", layout["baseline_seconds"].get<double>()) << ", build "
+            << format("%.3f s", layout["pack_seconds"].get<double>()) << ", conversion total "
+            << format("%.3f s", layout["total_seconds"].get<double>()) << "\n";
 }
 
 void print_matrix(const json& matrix, const json& census) {
@@ -99,14 +99,16 @@ void report_matrix(const Options& options, const LoadedMatrix& loaded, json& rep
   const SparseOperator& op = *loaded.op;
   const TileCensus& census = op.census();
   report["matrix"] = loaded.matrix_json;
-  report["census"] = apps::census_json(census);
+  report["census"] = reports::census_json(census);
   report["layout"] = loaded.layout_json;
   const TileSuitability suitability = tile_suitability(census, op.rows());
   report["suitability"] = {{"tile_bytes", suitability.tile_bytes},
                            {"csr_f16_bytes", suitability.csr_f16_bytes},
                            {"byte_ratio", suitability.ratio},
                            {"suits_tiles", suitability.suits_tiles}};
-  report["scaling"] = apps::scaling_json(op.scaling(), loaded.source == "b24" ? "from .b24" : options.storage.scaling);
+  // Where the scaling came from (the command line's policy) first, then the library's report.
+  report["scaling"] = {{"policy", loaded.source == "b24" ? "from .b24" : options.storage.scaling}};
+  report["scaling"].update(reports::scaling_json(op.scaling()));
   report["scaling"]["precision"] = precision_name(op.precision());
   report["preprocessing"] = loaded.preprocessing_json;
   if (options.json_output) return;
@@ -264,46 +266,50 @@ void print_result(const json& result) {
 
 void print_plan(const std::string& kernel, const json& plan) {
   auto pct = [](const json& v) { return format("%.1f%%", 100.0 * v.get<double>()); };
+  const json& diagnostics = plan["diagnostics"];
   std::cout << "plan        " << kernel << ": " << plan["tile_bands"] << " bands on tiles, " << plan["csr_bands"]
             << " on CSR (" << plan["reason"].get<std::string>() << ")\n"
             << "            nonzeros: 2:4 tiles " << pct(plan["nnz_share"]["sparse24"]) << ", dense tiles "
             << pct(plan["nnz_share"]["dense"]) << ", CSR " << pct(plan["nnz_share"]["csr"])
-            << "; bytes of A: 2:4 tiles " << pct(plan["bytes_share"]["sparse24"]) << ", dense tiles "
-            << pct(plan["bytes_share"]["dense"]) << ", CSR " << pct(plan["bytes_share"]["csr"]) << "\n";
-  if (plan.contains("vector_bands") && plan["vector_bands"].get<int>() > 0)
+            << "; bytes of A: 2:4 tiles " << pct(diagnostics["bytes_share"]["sparse24"]) << ", dense tiles "
+            << pct(diagnostics["bytes_share"]["dense"]) << ", CSR " << pct(diagnostics["bytes_share"]["csr"]) << "\n";
+  if (plan["vector_bands"].get<int>() > 0)
     std::cout << "            narrow vectors: " << plan["vector_bands"] << " bands, " << plan["vector_nnz"]
-              << " nonzeros, " << plan["vector_bytes"] << " bytes of A\n";
-  if (plan["split_bands"].get<int>() > 0)
-    std::cout << "            " << plan["split_bands"] << " long band(s) split over " << plan["split_parts"]
-              << " blocks\n";
-  if (plan["tile_pipeline"].get<std::string>() == "deep")
-    std::cout << "            deep tile pipeline (" << plan["tile_stages"] << " stages per warp)\n";
-  if (plan["band_groups"].get<int>() > 0) {
-    const double tiles = std::max(1.0, plan["sparse24_tiles"].get<double>() + plan["dense_tiles"].get<double>());
-    std::cout << "            " << plan["band_groups"] << " band groups of 16 bands, "
-              << format("%.2f", plan["band_group_steps"].get<double>() / tiles) << " B-block loads per tile\n";
+              << " nonzeros, " << diagnostics["vector_bytes"] << " bytes of A\n";
+  if (diagnostics["split_bands"].get<int>() > 0)
+    std::cout << "            " << diagnostics["split_bands"] << " long band(s) split over "
+              << diagnostics["split_parts"] << " blocks\n";
+  if (diagnostics["deep_tile_pipeline"].get<bool>())
+    std::cout << "            deep tile pipeline (" << diagnostics["tile_stages"] << " stages per warp)\n";
+  if (diagnostics["band_groups"].get<int>() > 0) {
+    const double tiles =
+        std::max(1.0, diagnostics["sparse24_tiles"].get<double>() + diagnostics["dense_tiles"].get<double>());
+    std::cout << "            " << diagnostics["band_groups"] << " band groups of 16 bands, "
+              << format("%.2f", diagnostics["band_group_steps"].get<double>() / tiles) << " B-block loads per tile\n";
   }
-  if (plan.contains("tuning")) print_tuning(plan["tuning"]);
+  print_tuning(plan);
 }
 
-void print_tuning(const json& tuning) {
-  const std::string reason = tuning["reason"].get<std::string>();
-  if (reason.empty() && tuning["candidates"].empty()) return;
-  std::cout << "tuning      " << tuning["mode"].get<std::string>();
-  if (tuning["budget_ms"].is_number())
-    std::cout << " in " << format("%.1f ms", tuning["ms"].get<double>()) << " of a budget of "
-              << format("%.1f ms", tuning["budget_ms"].get<double>()) << " ("
-              << tuning["budget_source"].get<std::string>() << ")";
+void print_tuning(const json& plan) {
+  const std::string reason = plan["tuning_reason"].get<std::string>();
+  const json& diagnostics = plan["diagnostics"];
+  if (reason.empty() && diagnostics["candidates"].empty()) return;
+  std::cout << "tuning      " << plan["tuning"].get<std::string>();
+  if (plan["tuning_budget_ms"].get<double>() > 0)
+    std::cout << " in " << format("%.1f ms", plan["tuning_ms"].get<double>()) << " of a budget of "
+              << format("%.1f ms", plan["tuning_budget_ms"].get<double>()) << " ("
+              << plan["tuning_budget_source"].get<std::string>() << ")";
   std::cout << ": " << reason << "\n";
-  const int products = tuning["products_per_run"].get<int>();
-  for (const json& c : tuning["candidates"]) {
+  const int products = diagnostics["tuning_batch"].get<int>();
+  for (const json& c : diagnostics["candidates"]) {
+    const bool measured = c["measured_us"].get<double>() >= 0;
     std::cout << "            " << (c["chosen"].get<bool>() ? "* " : "  ") << c["description"].get<std::string>()
               << ": predicted " << format("%.1f us", c["predicted_us"].get<double>());
-    if (c["measured_us"].is_number())
+    if (measured)
       std::cout << ", measured " << format("%.1f us", c["measured_us"].get<double>()) << " (" << c["runs"]
                 << (products > 1 ? " runs of " + std::to_string(products) + " products)" : " runs)");
     const std::string note = c["note"].get<std::string>();
-    if (!note.empty()) std::cout << (c["measured_us"].is_number() ? "; " : ", ") << note;
+    if (!note.empty()) std::cout << (measured ? "; " : ", ") << note;
     std::cout << "\n";
   }
 }

@@ -47,8 +47,8 @@ void print_results_header();
 void print_result(const json& result);
 /// The "plan" lines of one kernel: where its nonzeros and bytes go, and how it was chosen (print_tuning).
 void print_plan(const std::string& kernel, const json& plan);
-/// The "tuning" lines of a plan's "tuning" section: measured or by the model, why, the time and budget, and every
+/// The "tuning" lines of a plan (reports::plan_json): measured or by the model, why, the time and budget, and every
 /// candidate's predicted and measured time (nothing where a plan had nothing to choose).
-void print_tuning(const json& tuning);
+void print_tuning(const json& plan);
 
 }  // namespace bcsr24::spmm_run

@@ -106,6 +106,55 @@ std::int64_t mesh_nonzeros(const MeshSpec& s) {
   return node_pairs * s.dofs_per_node * s.dofs_per_node;
 }
 
+namespace {
+
+/// The node at (x, y, z), numbered lexicographically (x fastest).
+std::int64_t mesh_node(const MeshSpec& s, std::int64_t x, std::int64_t y, std::int64_t z) {
+  return (z * s.ny + y) * s.nx + x;
+}
+
+/// Nodes in the stencil of the node at (x, y, z), itself included.
+int stencil_neighbours(const MeshSpec& s, std::int32_t x, std::int32_t y, std::int32_t z) {
+  const auto in = [](std::int32_t c, std::int32_t len) { return 1 + (c > 0) + (c + 1 < len); };
+  const int px = in(x, s.nx), py = in(y, s.ny), pz = in(z, s.nz);
+  if (s.stencil == 27) return px * py * pz;
+  return 1 + (px - 1) + (py - 1) + (pz - 1);
+}
+
+/// a.row_ptr for the numbering new_of_old: every row of a node has neighbours * dofs entries.
+void fill_row_pointers(const MeshSpec& s, const std::vector<std::int32_t>& new_of_old, CsrMatrix& a) {
+  const int dofs = s.dofs_per_node;
+  for (std::int32_t z = 0; z < s.nz; ++z)
+    for (std::int32_t y = 0; y < s.ny; ++y)
+      for (std::int32_t x = 0; x < s.nx; ++x) {
+        const std::int64_t row0 = std::int64_t(new_of_old[static_cast<std::size_t>(mesh_node(s, x, y, z))]) * dofs;
+        const std::int32_t length = stencil_neighbours(s, x, y, z) * dofs;
+        for (int d = 0; d < dofs; ++d) a.row_ptr[static_cast<std::size_t>(row0 + d) + 1] = length;
+      }
+  for (std::int64_t r = 0; r < std::int64_t(a.rows); ++r)
+    a.row_ptr[static_cast<std::size_t>(r) + 1] += a.row_ptr[static_cast<std::size_t>(r)];
+}
+
+/// Entry (d, e) of the block (node, other), every entry but the diagonal: symmetric by construction, the keys of
+/// its hash being the same for (node, d, other, e) and (other, e, node, d).
+double off_diagonal_entry(const MeshSpec& s, std::int64_t node, std::int64_t other, int d, int e) {
+  if (other == node) {
+    // Keyed by the unordered dof pair: symmetric.
+    return 0.5 * (hash_uniform(s.seed, std::uint64_t(node), std::uint64_t(std::min(d, e)),
+                               std::uint64_t(std::max(d, e)) + 0x100000000ULL) -
+                  0.5);
+  }
+  // Block (node, other) entry (d, e) equals block (other, node) entry (e, d): key by the ordered pair (lower node,
+  // its dof) and (higher node, its dof).
+  const bool node_first = node < other;
+  const std::uint64_t lo = std::uint64_t(node_first ? node : other);
+  const std::uint64_t hi = std::uint64_t(node_first ? other : node);
+  const int lo_dof = node_first ? d : e, hi_dof = node_first ? e : d;
+  return -(0.1 + 0.9 * hash_uniform(s.seed, lo, hi, std::uint64_t(lo_dof) * 65536 + std::uint64_t(hi_dof)));
+}
+
+}  // namespace
+
 CsrMatrix generate_mesh_matrix(const MeshSpec& s) {
   const std::int64_t nnz = mesh_nonzeros(s);
   const std::int64_t nodes64 = std::int64_t(s.nx) * s.ny * s.nz;
@@ -119,13 +168,7 @@ CsrMatrix generate_mesh_matrix(const MeshSpec& s) {
   const std::vector<std::int32_t> new_of_old = node_numbering(s, nodes);
   const bool lexicographic = s.order == NodeOrder::lexicographic;
 
-  const auto node_of = [&](std::int64_t x, std::int64_t y, std::int64_t z) { return (z * s.ny + y) * s.nx + x; };
-  const auto neighbours = [&](std::int32_t x, std::int32_t y, std::int32_t z) {
-    const auto in = [](std::int32_t c, std::int32_t len) { return 1 + (c > 0) + (c + 1 < len); };
-    const int px = in(x, s.nx), py = in(y, s.ny), pz = in(z, s.nz);
-    if (s.stencil == 27) return px * py * pz;
-    return 1 + (px - 1) + (py - 1) + (pz - 1);
-  };
+  const auto node_of = [&](std::int64_t x, std::int64_t y, std::int64_t z) { return mesh_node(s, x, y, z); };
 
   CsrMatrix a;
   a.rows = a.cols = static_cast<std::int32_t>(n);
@@ -133,18 +176,8 @@ CsrMatrix generate_mesh_matrix(const MeshSpec& s) {
   a.col_idx.resize(static_cast<std::size_t>(nnz));
   a.values.resize(static_cast<std::size_t>(nnz));
 
-  // Row lengths in the new numbering (every row of a node has neighbours * dofs entries), then the prefix sum.
-  if (!lexicographic) {
-    for (std::int32_t z = 0; z < s.nz; ++z)
-      for (std::int32_t y = 0; y < s.ny; ++y)
-        for (std::int32_t x = 0; x < s.nx; ++x) {
-          const std::int64_t row0 = std::int64_t(new_of_old[static_cast<std::size_t>(node_of(x, y, z))]) * dofs;
-          const std::int32_t length = neighbours(x, y, z) * dofs;
-          for (int d = 0; d < dofs; ++d) a.row_ptr[static_cast<std::size_t>(row0 + d) + 1] = length;
-        }
-    for (std::int64_t r = 0; r < n; ++r)
-      a.row_ptr[static_cast<std::size_t>(r) + 1] += a.row_ptr[static_cast<std::size_t>(r)];
-  }
+  // Row lengths in the new numbering, then the prefix sum (lexicographic rows are written in order instead).
+  if (!lexicographic) fill_row_pointers(s, new_of_old, a);
 
   // Per node: the neighbours in lexicographic offset order (the order the values and the off-diagonal sum are
   // computed in, so that both orders give bit-identical values), and the order of their new numbers.
@@ -186,24 +219,11 @@ CsrMatrix generate_mesh_matrix(const MeshSpec& s) {
             const std::int64_t other = near[k].old_node;
             for (int e = 0; e < dofs; ++e) {
               double v;
-              if (other == node) {
-                if (e == d) {
-                  diagonal_at = k * static_cast<std::size_t>(dofs) + static_cast<std::size_t>(e);
-                  v = 0.0;  // set below, once the row's off-diagonal sum is known
-                } else {
-                  // Keyed by the unordered dof pair: symmetric.
-                  v = 0.5 * (hash_uniform(s.seed, std::uint64_t(node), std::uint64_t(std::min(d, e)),
-                                          std::uint64_t(std::max(d, e)) + 0x100000000ULL) -
-                             0.5);
-                }
+              if (other == node && e == d) {
+                diagonal_at = k * static_cast<std::size_t>(dofs) + static_cast<std::size_t>(e);
+                v = 0.0;  // set below, once the row's off-diagonal sum is known
               } else {
-                // Block (node, other) entry (d, e) equals block (other, node) entry (e, d): key by the ordered
-                // pair (lower node, its dof) and (higher node, its dof).
-                const bool node_first = node < other;
-                const std::uint64_t lo = std::uint64_t(node_first ? node : other);
-                const std::uint64_t hi = std::uint64_t(node_first ? other : node);
-                const int lo_dof = node_first ? d : e, hi_dof = node_first ? e : d;
-                v = -(0.1 + 0.9 * hash_uniform(s.seed, lo, hi, std::uint64_t(lo_dof) * 65536 + std::uint64_t(hi_dof)));
+                v = off_diagonal_entry(s, node, other, d, e);
               }
               row_values[k * static_cast<std::size_t>(dofs) + static_cast<std::size_t>(e)] = v;
               if (!(other == node && e == d)) off_sum += std::fabs(v);

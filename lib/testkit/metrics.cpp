@@ -24,7 +24,8 @@ double operand_bytes(std::int64_t rows, std::int64_t cols, std::int64_t n, int b
 
 double plan_dram_bytes(const PlanReport& plan, std::int64_t rows, std::int64_t cols, int c_element_bytes,
                        bool reads_c) {
-  const double a_bytes = double(plan.sparse24_bytes + plan.dense_bytes + plan.csr_bytes + plan.vector_bytes);
+  const experimental::PlanDiagnostics& d = plan.diagnostics;
+  const double a_bytes = double(d.sparse24_bytes + d.dense_bytes + d.csr_bytes + d.vector_bytes);
   const int b_element_bytes = plan.input == InputType::f32 ? 4 : 2;
   return a_bytes + operand_bytes(rows, cols, plan.n, b_element_bytes, c_element_bytes, reads_c);
 }

@@ -24,7 +24,7 @@ _PRECISIONS = {"fp16": "fp16", "float16": "fp16", "half": "fp16", "bf16": "bf16"
 _SCALINGS = ("per_row", "auto", "none")
 _LAYOUTS = ("auto", "aligned", "condensed")
 _REORDERS = ("auto", "none", "rcm")
-_KERNELS = ("auto", "split_pipelined", "csr_cuda_cores", "dense_pipelined", "dense_bt")
+_KERNELS = ("auto", "split_pipelined", "csr_cuda_cores")
 _TUNINGS = ("measure", "model")  # bcsr24::Tuning
 _INT32_MAX = 2**31 - 1
 
@@ -329,12 +329,12 @@ class SparseOperator:
         b_dtype: ``"float32"`` (default; any precision, converted while the kernels stage B), ``"float16"``
         (fp16 A), ``"bfloat16"`` (bf16 A); strings, NumPy, PyTorch or JAX dtypes. out_dtype: ``"float32"``, or
         ``"float16"`` with fp16 A and fp16 B. kernel: ``"auto"`` (the cost model's per-band choice),
-        ``"split_pipelined"``, ``"csr_cuda_cores"``, ``"dense_pipelined"``, ``"dense_bt"``. device: a CUDA device
-        (int, ``"cuda:N"``, torch/CuPy device) or ``"cpu"`` for the reference path; default the current CUDA
-        device, or the CPU when there is none. The first GPU plan uploads A to its device. tuning: how an
-        ``"auto"`` plan chooses (bcsr24::Tuning): ``"measure"`` (default: the cost model's best candidates timed on
-        the matrix, the fastest kept and remembered by the operator per n and dtypes; ``plan.report["candidates"]``
-        lists them) or ``"model"`` (the cost model alone, no GPU work while planning). tuning_budget_ms: the most
+        ``"split_pipelined"``, ``"csr_cuda_cores"``. device: a CUDA device (int, ``"cuda:N"``, torch/CuPy device)
+        or ``"cpu"`` for the reference path; default the current CUDA device, or the CPU when there is none. The
+        first GPU plan uploads A to its device. tuning: how an ``"auto"`` plan chooses (bcsr24::Tuning):
+        ``"measure"`` (default: the cost model's best candidates timed on the matrix, the fastest kept and
+        remembered by the operator per n and dtypes; ``plan.report["diagnostics"]["candidates"]`` lists them) or
+        ``"model"`` (the cost model alone, no GPU work while planning). tuning_budget_ms: the most
         milliseconds measuring may take (bcsr24::PlanOptions::tuning_budget_ms); ``None`` (default) is the library's
         budget, 10% of the operator's conversion time (at least 20 ms, at most 1 s; ``plan.report["tuning_budget_ms"]``
         and ``["tuning_budget_source"]`` say which applied); only with ``tuning="measure"``.

@@ -39,13 +39,13 @@ class Plan:
 
     @property
     def report(self):
-        """What the plan runs where (bcsr24::PlanReport as a dict: kernel, bands on tiles and on CSR, predicted
-        time, reason; how it was chosen: ``tuning``, ``tuning_reason``, ``tuning_ms`` with its parts
-        ``tuning_drafting_ms``, ``tuning_building_ms``, ``tuning_loading_ms``, ``tuning_setup_ms``,
-        ``tuning_warmup_ms``, ``tuning_timing_ms``, and
-        ``candidates``, a list of dicts with ``description``, ``predicted_us``, ``measured_us`` (-1: not measured),
-        ``runs``, ``build_ms`` (-1: not built), ``chosen``, ``note``); ``{"kernel": "reference", ...}`` for a CPU
-        plan."""
+        """What the plan runs where (bcsr24::PlanReport as a dict, in spmm_run --json's keys: kernel, bands on tiles
+        and on CSR, predicted time, reason; how it was chosen: ``tuning``, ``tuning_reason``, ``tuning_ms``,
+        ``tuning_budget_ms``, ``tuning_budget_source``; and ``diagnostics``, the experimental kernel internals
+        (keys may change): tiles, bytes per path, pipeline, CSR shape, the parts of ``tuning_ms``
+        (``tuning_drafting_ms`` ... ``tuning_timing_ms``) and ``candidates``, a list of dicts with ``description``,
+        ``predicted_us``, ``measured_us`` (-1: not measured), ``runs``, ``build_ms`` (-1: not built), ``chosen``,
+        ``note``); ``{"kernel": "reference", ...}`` for a CPU plan."""
         if self._report is None:
             if self._impl is None:
                 self._report = {"kernel": "reference", "n": self.n, "precision": self._op.precision,

@@ -55,9 +55,9 @@ OperatorOptions make_options(const std::string& precision, const std::string& sc
   if (threads < 0) throw InvalidArgument("threads must be >= 0 (0: all hardware threads), got " + std::to_string(threads));
   o.threads = threads;
   if (pattern_values == "ones")
-    o.matrix_market.pattern_values = PatternValues::ones;
+    o.matrix_market.pattern_values = MatrixMarketOptions::PatternValues::ones;
   else if (pattern_values == "random")
-    o.matrix_market.pattern_values = PatternValues::random;
+    o.matrix_market.pattern_values = MatrixMarketOptions::PatternValues::random;
   else
     throw InvalidArgument("pattern_values must be 'ones' or 'random', got '" + pattern_values + "'");
   o.matrix_market.seed = seed;
@@ -109,10 +109,10 @@ void bind_operator(nb::module_& m) {
       .def_prop_ro("cols", [](const PyOperator& o) { return o.op.cols(); })
       .def_prop_ro("nnz", [](const PyOperator& o) { return o.op.nnz(); })
       .def_prop_ro("precision", [](const PyOperator& o) { return std::string(precision_name(o.op.precision())); })
-      .def_prop_ro("options", [](const PyOperator& o) { return options_dict(o.op.options()); })
-      .def_prop_ro("census", [](const PyOperator& o) { return census_dict(o.op.census()); })
-      .def_prop_ro("layout_report", [](const PyOperator& o) { return layout_dict(o.op.layout_report()); })
-      .def_prop_ro("scaling_report", [](const PyOperator& o) { return scaling_dict(o.op.scaling()); })
+      .def_prop_ro("options", [](const PyOperator& o) { return options_dict(o.op); })
+      .def_prop_ro("census", [](const PyOperator& o) { return census_dict(o.op); })
+      .def_prop_ro("layout_report", [](const PyOperator& o) { return layout_dict(o.op); })
+      .def_prop_ro("scaling_report", [](const PyOperator& o) { return scaling_dict(o.op); })
       .def(
           "save",
           [](const PyOperator& o, const std::string& path) {

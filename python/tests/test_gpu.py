@@ -144,9 +144,9 @@ def test_cupy_float16_output_and_plan(rng):
     assert plan.report["n"] == 16 and plan.report["reason"]
     # Measured by default: a measured plan names the candidate it kept; the model's plan measures nothing.
     rep = plan.report
-    assert rep["tuning"] == "model" or any(c["chosen"] for c in rep["candidates"]), rep
+    assert rep["tuning"] == "model" or any(c["chosen"] for c in rep["diagnostics"]["candidates"]), rep
     model = op.plan(16, b_dtype=cp.float16, out_dtype="float16", device=cp.cuda.Device().id, tuning="model").report
-    assert model["tuning"] == "model" and model["candidates"] == []
+    assert model["tuning"] == "model" and model["diagnostics"]["candidates"] == []
     assert model["tuning_budget_ms"] == 0.0 and "Tuning::model" in model["tuning_reason"]
     # A budget of one's own reaches the library and its report (n = 24: no choice stored for it yet).
     budgeted = op.plan(24, device=cp.cuda.Device().id, tuning_budget_ms=150).report

@@ -37,7 +37,7 @@ struct DeviceBytes {
 
 }  // namespace
 
-DeviceMatrix upload_all(const Bcsr24Matrix& host) { return DeviceMatrix(host, UploadOptions{true, CsrCopy::all}); }
+DeviceMatrix upload_all(const Bcsr24Matrix& host) { return DeviceMatrix(host, UploadOptions{CsrCopy::all}); }
 
 SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel, const PlanOptions& options,
                    const PlanKnobs& knobs) {

@@ -46,9 +46,10 @@ TEST_CASE("band groups match float64: both tile kinds, every column slice, scala
       PlanKnobs on;
       on.band_groups = BandGroups::on;
       const SpmmPlan plan = test::make_plan(dev, n, kernel, {}, on);
-      CHECK(plan.report().band_groups == (plan.report().tile_bands + 15) / 16);
-      if (kernel == KernelKind::split_pipelined) CHECK(plan.report().band_groups == 4);
-      CHECK(plan.report().band_group_steps <= plan.report().sparse24_tiles + plan.report().dense_tiles);
+      CHECK(plan.report().diagnostics.band_groups == (plan.report().tile_bands + 15) / 16);
+      if (kernel == KernelKind::split_pipelined) CHECK(plan.report().diagnostics.band_groups == 4);
+      CHECK(plan.report().diagnostics.band_group_steps <=
+            plan.report().diagnostics.sparse24_tiles + plan.report().diagnostics.dense_tiles);
       // A grouped plan's prediction is the band-group kernel's (cost_model.hpp, band_groups_ns), named in the
       // reason. (An automatic plan may put every band on CSR, at n = 1: then nothing is grouped.)
       if (plan.report().tile_bands > 0) {
@@ -120,7 +121,7 @@ TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of ba
     PlanKnobs on;
     on.band_groups = BandGroups::on;
     CHECK_THROWS_AS(test::make_plan(rcm_dev, 64, KernelKind::split_pipelined, {}, on), InvalidArgument);
-    CHECK(test::make_plan(rcm_dev, 256).report().band_groups == 0);
+    CHECK(test::make_plan(rcm_dev, 256).report().diagnostics.band_groups == 0);
   }
   SECTION("a matrix whose middle bands are empty: their rows get beta * C") {
     CsrMatrix a = test::xdys_matrix(700, 300, 30.0, 10.0, seed + 1);
@@ -156,19 +157,18 @@ TEST_CASE("band groups: what plans refuse and what automatic plans leave alone",
     CHECK_THROWS_AS(test::make_plan(dev, 64, KernelKind::split_pipelined, {}, on), InvalidArgument);  // gathered B rows
   }
   const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
-  const DeviceMatrix dev(host, UploadOptions{true, CsrCopy::candidates});
-  CHECK_THROWS_AS(test::make_plan(dev, 64, KernelKind::dense_pipelined, {}, on), InvalidArgument);
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::candidates});
   CHECK_THROWS_AS(test::make_plan(dev, 64, KernelKind::csr_cuda_cores, {}, on), InvalidArgument);
   PlanOptions f32b;
   f32b.input = InputType::f32;
   CHECK_THROWS_AS(test::make_plan(dev, 64, KernelKind::split_pipelined, f32b, on), InvalidArgument);
   // Automatic: 32 bands make 2 groups, too few blocks for any GPU with more than a handful of SMs; the ladder's
   // split_pipelined runs one band per block unless asked.
-  CHECK(test::make_plan(dev, 256).report().band_groups == 0);
-  CHECK(test::make_plan(dev, 256, KernelKind::split_pipelined).report().band_groups == 0);
+  CHECK(test::make_plan(dev, 256).report().diagnostics.band_groups == 0);
+  CHECK(test::make_plan(dev, 256, KernelKind::split_pipelined).report().diagnostics.band_groups == 0);
   PlanKnobs off;
   off.band_groups = BandGroups::off;
-  CHECK(test::make_plan(dev, 256, KernelKind::automatic, {}, off).report().band_groups == 0);
+  CHECK(test::make_plan(dev, 256, KernelKind::automatic, {}, off).report().diagnostics.band_groups == 0);
 }
 
 TEST_CASE("band groups with several steps per tile column: right on every run, bit for bit", "[gpu][band_groups][.needs_sm90]") {
@@ -203,8 +203,9 @@ TEST_CASE("band groups with several steps per tile column: right on every run, b
       k.paths = BandPaths::tiles;
       return k;
     }());
-    REQUIRE(plan.report().band_groups > 0);
-    REQUIRE(plan.report().band_group_steps > std::int64_t(2) * 32 * plan.report().band_groups);  // several per column
+    REQUIRE(plan.report().diagnostics.band_groups > 0);
+    REQUIRE(plan.report().diagnostics.band_group_steps >
+            std::int64_t(2) * 32 * plan.report().diagnostics.band_groups);  // several per column
     const test::GpuCheck first = run_and_check(a, host, dev, KernelKind::automatic, cfg);
     INFO("n = " << n);
     require_pass(first);

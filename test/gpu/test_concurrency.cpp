@@ -137,14 +137,10 @@ PlanConfig random_plan(std::mt19937_64& rng, int op, Precision precision) {
     case 1: p.n = 249 + static_cast<std::int32_t>(rng() % 8); break;
     default: p.n = 1 + static_cast<std::int32_t>(rng() % 256); break;
   }
-  std::vector<KernelKind> kinds = {KernelKind::automatic, KernelKind::split_pipelined, KernelKind::csr_cuda_cores};
-  if (precision == Precision::fp16) {
-    kinds.push_back(KernelKind::dense_bt);
-    kinds.push_back(KernelKind::dense_pipelined);
-  }
+  const std::vector<KernelKind> kinds = {KernelKind::automatic, KernelKind::split_pipelined,
+                                         KernelKind::csr_cuda_cores};
   p.kernel = kinds[rng() % kinds.size()];
-  const bool dense = p.kernel == KernelKind::dense_bt || p.kernel == KernelKind::dense_pipelined;
-  const bool f32_b = precision == Precision::split || (!dense && rng() % 2 == 0);
+  const bool f32_b = precision == Precision::split || rng() % 2 == 0;
   p.options.input = f32_b ? InputType::f32 : InputType::automatic;
   p.options.output = precision == Precision::fp16 && !f32_b && rng() % 3 == 0 ? OutputType::f16 : OutputType::f32;
   p.options.allow_unaligned_b = rng() % 4 != 0;

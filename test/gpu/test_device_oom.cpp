@@ -248,8 +248,8 @@ TEST_CASE("every allocation of plan creation fails in turn: OutOfMemory, nothing
       {"split_pipelined n 37 (split bands)", 37, KernelKind::split_pipelined, model_plan()},
       {"split_pipelined n 5 without workspace", 5, KernelKind::split_pipelined, strict},
       {"csr_cuda_cores n 64 (adds every band's CSR rows)", 64, KernelKind::csr_cuda_cores, model_plan()},
-      {"dense_bt n 16 (adds the all-dense list)", 16, KernelKind::dense_bt, f16_out},
-      {"dense_pipelined n 200", 200, KernelKind::dense_pipelined, model_plan()},
+      {"split_pipelined n 16 fp16 C", 16, KernelKind::split_pipelined, f16_out},
+      {"split_pipelined n 200", 200, KernelKind::split_pipelined, model_plan()},
   };
   const OperatorOptions options;  // fp16, automatic layout and order
   for (const PlanCase& c : cases) {

@@ -100,7 +100,7 @@ TEST_CASE("automatic plans split a mixed matrix between tiles and CSR and stay e
     }
     CHECK(r.tile_bands + r.csr_bands == host.tile_rows);
     CHECK(r.sparse24_nnz + r.dense_nnz + r.csr_nnz == a.nnz());
-    CHECK(r.predicted_us <= r.tiles_only_us);
+    CHECK(r.predicted_us <= r.diagnostics.tiles_only_us);
     GpuCase cfg;
     cfg.n = n;
     cfg.beta = n == 37 ? 0.5 : 0.0;
@@ -125,17 +125,18 @@ TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B,
   // One full row of 3,001 entries: more rounds than one block should take once the columns share its lanes.
   const CsrMatrix a = with_full_row(generate_random_graph(spec), 1234);
   const Bcsr24Matrix host = convert_to_bcsr24(a);
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   REQUIRE(dev.csr_bands() == host.tile_rows);
   for (std::int32_t n : {1, 7, 16, 61, 256, 263}) {
     const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
     CHECK(plan.report().csr_bands == host.tile_rows);
-    CHECK(plan.report().csr_long_rows > 0);
-    if (n <= 16) CHECK(plan.report().csr_medium_rows > 0);  // rows between a group's and a block's share: a warp each
+    CHECK(plan.report().diagnostics.csr_long_rows > 0);
+    if (n <= 16)
+      CHECK(plan.report().diagnostics.csr_medium_rows > 0);  // rows between a group's and a block's share: a warp each
     // The full row: 3,001 entries need more than 4 rounds of a block of 256 / chunks lanes from 2 chunks on
     // (512 entries at 8 chunks), and get several blocks on shares of the chunks.
-    if (n >= 16) CHECK(plan.report().csr_long_blocks > plan.report().csr_long_rows);
-    else CHECK(plan.report().csr_long_blocks == plan.report().csr_long_rows);
+    if (n >= 16) CHECK(plan.report().diagnostics.csr_long_blocks > plan.report().diagnostics.csr_long_rows);
+    else CHECK(plan.report().diagnostics.csr_long_blocks == plan.report().diagnostics.csr_long_rows);
     CHECK(plan.report().csr_nnz == a.nnz());
     for (const OutputType out : {OutputType::f32, OutputType::f16}) {
       GpuCase cfg;
@@ -191,14 +192,14 @@ TEST_CASE("CSR path: rows too long for their blocks are split by entries; the la
   spec.seed = seed;
   const CsrMatrix a = with_full_row(with_full_row(generate_random_graph(spec), 7), 1500);
   const Bcsr24Matrix host = convert_to_bcsr24(a);
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   for (std::int32_t n : {1, 3, 8, 16, 64, 256, 263}) {
     const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
     const PlanReport& r = plan.report();
-    INFO("n = " << n << ": " << r.csr_long_rows << " long rows, " << r.csr_long_blocks << " blocks, "
-                << r.csr_split_rows << " split by entries");
-    CHECK(r.csr_split_rows == 2);
-    CHECK(r.csr_long_blocks >= 2 * 12);  // at least 12 parts of each full row
+    INFO("n = " << n << ": " << r.diagnostics.csr_long_rows << " long rows, " << r.diagnostics.csr_long_blocks
+                << " blocks, " << r.diagnostics.csr_split_rows << " split by entries");
+    CHECK(r.diagnostics.csr_split_rows == 2);
+    CHECK(r.diagnostics.csr_long_blocks >= 2 * 12);  // at least 12 parts of each full row
     for (const OutputType out : {OutputType::f32, OutputType::f16}) {
       GpuCase cfg;
       cfg.n = n;
@@ -247,14 +248,14 @@ TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and 
     b.row_ptr[std::size_t(r) + 1] = std::int32_t(b.col_idx.size());
   }
   const Bcsr24Matrix host = convert_to_bcsr24(b);
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   for (std::int32_t n : {1, 5, 8, 13, 33}) {
     const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
-    INFO("n = " << n << ": " << plan.report().csr_medium_rows << " medium rows, " << plan.report().csr_long_rows
-                << " long rows");
-    if (n <= 16) CHECK(plan.report().csr_medium_rows > 0);
-    else CHECK(plan.report().csr_long_rows > 1);
-    CHECK(plan.report().csr_long_rows >= 1);
+    INFO("n = " << n << ": " << plan.report().diagnostics.csr_medium_rows << " medium rows, "
+                << plan.report().diagnostics.csr_long_rows << " long rows");
+    if (n <= 16) CHECK(plan.report().diagnostics.csr_medium_rows > 0);
+    else CHECK(plan.report().diagnostics.csr_long_rows > 1);
+    CHECK(plan.report().diagnostics.csr_long_rows >= 1);
     for (const double beta : {0.0, 1.0, -0.5}) {
       GpuCase cfg;
       cfg.n = n;
@@ -295,12 +296,13 @@ TEST_CASE("CSR path at n = 1: entries read in aligned quads over rows of every l
     REQUIRE(a.col_idx.size() == ri.size());
     REQUIRE(a.col_idx.size() % 4 != 0);
     const Bcsr24Matrix host = convert_to_bcsr24(a);
-    const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+    const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
     const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
-    CHECK((plan.report().csr_nz_lanes <= 2) == (base == 0));
-    CHECK(plan.report().csr_short_tiles == 0);  // entries 5 columns apart: B reads cluster, so groups (not tiles)
-    CHECK(plan.report().csr_medium_rows > 0);
-    CHECK(plan.report().csr_long_rows > 0);
+    CHECK((plan.report().diagnostics.csr_nz_lanes <= 2) == (base == 0));
+    CHECK(plan.report().diagnostics.csr_short_tiles ==
+          0);  // entries 5 columns apart: B reads cluster, so groups (not tiles)
+    CHECK(plan.report().diagnostics.csr_medium_rows > 0);
+    CHECK(plan.report().diagnostics.csr_long_rows > 0);
     for (const double beta : {0.0, 1.0, -0.5}) {
       GpuCase cfg;
       cfg.n = 1;
@@ -344,16 +346,16 @@ TEST_CASE("CSR path at n = 1: short rows in tiles cut at 1024 entries and 256 ro
   const CsrMatrix a = csr_from_triplets(rows, cols, ri, ci, vi);
   REQUIRE(a.col_idx.size() == ri.size());
   const Bcsr24Matrix host = convert_to_bcsr24(a);
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
   const PlanReport& report = plan.report();
-  INFO(report.csr_short_tiles << " tiles, " << report.csr_medium_rows << " medium rows, " << report.csr_long_rows
-                              << " long rows");
-  CHECK(report.csr_medium_rows == 100);
-  CHECK(report.csr_long_rows == 1);
+  INFO(report.diagnostics.csr_short_tiles << " tiles, " << report.diagnostics.csr_medium_rows << " medium rows, "
+                                          << report.diagnostics.csr_long_rows << " long rows");
+  CHECK(report.diagnostics.csr_medium_rows == 100);
+  CHECK(report.diagnostics.csr_long_rows == 1);
   // At least: 1000 rows of <= 2 entries in tiles of <= 256 rows; a tile per run of 127..128-entry rows (a medium
   // row ends a run); 1000 rows of 64 sixteen to a tile.
-  CHECK(report.csr_short_tiles >= 4 + 100 + 1000 / 16);
+  CHECK(report.diagnostics.csr_short_tiles >= 4 + 100 + 1000 / 16);
   for (const double beta : {0.0, 1.0, -0.5}) {
     for (const OutputType output : {OutputType::f32, OutputType::f16}) {
       GpuCase cfg;
@@ -396,10 +398,10 @@ TEST_CASE("CSR path at n = 1: tiles of a row-reordered matrix write their rows t
   const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::rcm));
   REQUIRE(host.reordering == Reordering::rcm);
   REQUIRE_FALSE(host.row_order.empty());
-  const DeviceMatrix dev(host, UploadOptions{false, CsrCopy::all});
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   const SpmmPlan plan = test::make_plan(dev, 1, KernelKind::csr_cuda_cores);
-  INFO(plan.report().csr_short_tiles << " tiles");
-  CHECK(plan.report().csr_short_tiles > 0);
+  INFO(plan.report().diagnostics.csr_short_tiles << " tiles");
+  CHECK(plan.report().diagnostics.csr_short_tiles > 0);
   for (const double beta : {0.0, 1.0}) {
     GpuCase cfg;
     cfg.n = 1;
@@ -419,7 +421,7 @@ TEST_CASE("CSR copy policies: none keeps automatic on tiles, csr_cuda_cores need
   spec.degree = 4;
   const CsrMatrix a = generate_random_graph(spec);
   const Bcsr24Matrix host = convert_to_bcsr24(a);
-  const DeviceMatrix none(host, UploadOptions{false, CsrCopy::none});
+  const DeviceMatrix none(host, UploadOptions{CsrCopy::none});
   CHECK(none.csr_bands() == 0);
   const SpmmPlan tiles_only = test::make_plan(none, 64);
   CHECK(tiles_only.report().csr_bands == 0);
@@ -471,11 +473,9 @@ TEST_CASE("beta = 1 skips the bands and rows without entries and leaves their C 
   }
   const Bcsr24Matrix host = convert_to_bcsr24(a);
   UploadOptions upload;
-  upload.merged_dense = true;  // every kernel of the ladder
-  upload.csr = CsrCopy::all;   // and csr_cuda_cores
+  upload.csr = CsrCopy::all;  // csr_cuda_cores
   const DeviceMatrix dev(host, upload);
-  for (const KernelKind kernel : {KernelKind::automatic, KernelKind::split_pipelined, KernelKind::dense_pipelined,
-                                  KernelKind::dense_bt, KernelKind::csr_cuda_cores}) {
+  for (const KernelKind kernel : {KernelKind::automatic, KernelKind::split_pipelined, KernelKind::csr_cuda_cores}) {
     for (const std::int32_t n : {8, 37, 200}) {
       INFO(kernel_name(kernel) << ", n = " << n);
       for (const double beta : {1.0, 0.5}) {

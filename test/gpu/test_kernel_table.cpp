@@ -80,7 +80,7 @@ TEST_CASE("every tile kernel of the kernel table runs and matches float64", "[gp
       convert.precision = precision_of(key.mode);
       const Bcsr24Matrix host = convert_to_bcsr24(a, convert);
       REQUIRE(host.b_row_index() == key.b_rows);
-      const DeviceMatrix dev(host, UploadOptions{true, CsrCopy::candidates});
+      const DeviceMatrix dev(host, UploadOptions{CsrCopy::candidates});
       const std::int32_t n = key.slice_width - 3;  // a partial last slice: columns past n are never written
       PlanOptions options;
       options.input = input_of(key.mode);
@@ -91,9 +91,9 @@ TEST_CASE("every tile kernel of the kernel table runs and matches float64", "[gp
       knobs.band_groups = BandGroups::off;
       const SpmmPlan plan = test::make_plan(dev, n, key.kind, options, knobs);
       // The plan launches this entry: its depth, stages and band split are the entry's.
-      REQUIRE(plan.report().deep_tile_pipeline == (key.pipeline == TilePipeline::deep));
-      REQUIRE(plan.report().tile_stages == entry.stages);
-      REQUIRE((plan.report().split_bands > 0) == key.split_bands);
+      REQUIRE(plan.report().diagnostics.deep_tile_pipeline == (key.pipeline == TilePipeline::deep));
+      REQUIRE(plan.report().diagnostics.tile_stages == entry.stages);
+      REQUIRE((plan.report().diagnostics.split_bands > 0) == key.split_bands);
       if (key.mode == OperandMode::f16) {
         test::GpuCase cfg;  // fp16 A and B, fp32 or fp16 C: the harness's bound covers both
         cfg.n = n;

@@ -154,8 +154,8 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
                 const bool two_depths = input == InputType::f32 && precision != Precision::split && n > 16;
                 if (kernel == KernelKind::split_pipelined) {
                   const bool deep = two_depths && pipeline != TilePipeline::standard;
-                  CHECK(report.deep_tile_pipeline == deep);
-                  if (two_depths) CHECK(report.tile_stages == (deep ? 2 : 1));
+                  CHECK(report.diagnostics.deep_tile_pipeline == deep);
+                  if (two_depths) CHECK(report.diagnostics.tile_stages == (deep ? 2 : 1));
                 }
                 CHECK(r.checked == std::int64_t(a.rows) * n);
                 CHECK(r.violations == 0);
@@ -200,8 +200,8 @@ TEST_CASE("n = 1 short-row tiles keep every precision and B type within its boun
         PlanReport report;
         const test::ModeCheck r = run_mode(a, host, dev, KernelKind::csr_cuda_cores, input, 1, b, 1.5, beta, seed + 7,
                                            TilePipeline::automatic, report);
-        CHECK(report.csr_short_tiles > 0);
-        CHECK(report.csr_medium_rows == 1);
+        CHECK(report.diagnostics.csr_short_tiles > 0);
+        CHECK(report.diagnostics.csr_medium_rows == 1);
         CHECK(r.checked == std::int64_t(a.rows));
         CHECK(r.violations == 0);
         INFO("max error / bound " << r.max_ratio << ", relative error " << r.rel_error);
@@ -228,8 +228,8 @@ TEST_CASE("band groups keep every 16-bit precision within its bound", "[gpu][pre
         PlanReport report;
         const test::ModeCheck r = run_mode(a, host, dev, KernelKind::split_pipelined, InputType::automatic, n, b,
                                            1.5, beta, seed + 9, TilePipeline::automatic, report, BandGroups::on);
-        CHECK(report.band_groups == 2);  // 21 bands: 16 + 5
-        CHECK(report.band_group_steps > 0);
+        CHECK(report.diagnostics.band_groups == 2);  // 21 bands: 16 + 5
+        CHECK(report.diagnostics.band_group_steps > 0);
         CHECK(r.checked == std::int64_t(a.rows) * n);
         CHECK(r.violations == 0);
         CHECK(r.output_norm > 0.0);
@@ -245,7 +245,6 @@ TEST_CASE("plans refuse a B type or kernel the matrix's precision does not take"
   PlanOptions f16_b;
   f16_b.input = InputType::f16;
   CHECK_THROWS_AS(test::make_plan(bf16_dev, 8, KernelKind::automatic, f16_b), InvalidArgument);
-  CHECK_THROWS_AS(test::make_plan(bf16_dev, 8, KernelKind::dense_pipelined), InvalidArgument);
 
   ConvertOptions split_options;
   split_options.precision = Precision::split;

@@ -155,11 +155,12 @@ TEST_CASE("a measured plan is the candidate it names, bit for bit, correct and r
     const PlanReport& r = tuned.report();
     INFO(r.tuning_reason);
     REQUIRE(r.tuning == Tuning::measure);
-    REQUIRE(r.candidates.size() >= 2);
+    REQUIRE(r.diagnostics.candidates.size() >= 2);
     CHECK(r.tuning_ms > 0.0);
-    CHECK(std::count_if(r.candidates.begin(), r.candidates.end(), [](const PlanCandidate& c) { return c.chosen; }) == 1);
-    CHECK(r.candidates[0].description.find("the model's choice") != std::string::npos);
-    for (const PlanCandidate& c : r.candidates) {
+    CHECK(std::count_if(r.diagnostics.candidates.begin(), r.diagnostics.candidates.end(),
+                        [](const experimental::PlanCandidate& c) { return c.chosen; }) == 1);
+    CHECK(r.diagnostics.candidates[0].description.find("the model's choice") != std::string::npos);
+    for (const experimental::PlanCandidate& c : r.diagnostics.candidates) {
       INFO(c.description);
       CHECK(c.predicted_us > 0.0);
       CHECK((c.measured_us > 0.0) == (c.runs > 0));
@@ -173,10 +174,10 @@ TEST_CASE("a measured plan is the candidate it names, bit for bit, correct and r
     model.tuning = Tuning::model;
     const SpmmPlan same = experimental::make_plan(op, n, KernelKind::automatic, model, stored->choice.knobs());
     CHECK(same.report().tuning == Tuning::model);
-    CHECK(same.report().candidates.empty());
+    CHECK(same.report().diagnostics.candidates.empty());
     CHECK(same.report().tile_bands == r.tile_bands);
     CHECK(same.report().csr_bands == r.csr_bands);
-    CHECK(same.report().band_groups == r.band_groups);
+    CHECK(same.report().diagnostics.band_groups == r.diagnostics.band_groups);
     CHECK(same.report().predicted_us == Approx(r.predicted_us));
     const std::vector<std::uint16_t> b = test::random_fp16(a.cols, n, seed + n);
     const std::vector<float> first = run_plan(tuned, op, b);
@@ -212,18 +213,18 @@ TEST_CASE("measured plans: the budget, the stored choice, the model as fallback"
     const PlanReport& r = again.report();
     INFO(r.tuning_reason);
     CHECK(r.tuning == Tuning::measure);
-    REQUIRE(r.candidates.size() == 1);
-    CHECK(r.candidates[0].note == "stored with the matrix");
+    REQUIRE(r.diagnostics.candidates.size() == 1);
+    CHECK(r.diagnostics.candidates[0].note == "stored with the matrix");
     CHECK(r.tuning_reason.find("stored") != std::string::npos);
     CHECK(r.tile_bands == first.report().tile_bands);
     const std::vector<std::uint16_t> b = test::random_fp16(a.cols, 16, seed);
     CHECK(same_bits(run_plan(first, op, b), run_plan(again, op, b)));
     const SpmmPlan other = op.make_plan(24, KernelKind::automatic, measured(200.0));
-    CHECK(other.report().candidates.size() >= 2);
+    CHECK(other.report().diagnostics.candidates.size() >= 2);
     // fp16 output is another key.
     PlanOptions half = measured(200.0);
     half.output = OutputType::f16;
-    CHECK(op.make_plan(16, KernelKind::automatic, half).report().candidates.size() >= 2);
+    CHECK(op.make_plan(16, KernelKind::automatic, half).report().diagnostics.candidates.size() >= 2);
   }
   SECTION("scratch operands that do not fit: the model's plan, and the report says why") {
     op.upload();
@@ -254,7 +255,7 @@ TEST_CASE("measured plans: the budget, the stored choice, the model as fallback"
     model.tuning = Tuning::model;
     const SpmmPlan plan = op.make_plan(64, KernelKind::automatic, model);
     CHECK(plan.report().tuning == Tuning::model);
-    CHECK(plan.report().candidates.empty());
+    CHECK(plan.report().diagnostics.candidates.empty());
     CHECK(plan.report().tuning_ms == 0.0);
     CHECK(plan.report().tuning_budget_ms == 0.0);
     CHECK(plan.report().tuning_reason.find("Tuning::model requested") != std::string::npos);
@@ -277,20 +278,20 @@ TEST_CASE("measured plans stay within their budget", "[gpu][tuner][timing]") {
   const SpmmPlan plan = op.make_plan(64);
   const PlanReport& r = plan.report();
   INFO(r.tuning_reason);
-  REQUIRE_FALSE(r.candidates.empty());
+  REQUIRE_FALSE(r.diagnostics.candidates.empty());
   // The budget is checked before each round against an estimate; one round and the final build may run past it.
   // Loading kernels new to the process is reported but not charged to the budget. The default budget is a share
   // of the conversion time, as the report says.
   const double budget = r.tuning_budget_ms;
   CHECK(budget == Approx(detail::tuning_budget(0.0, op.layout_report().total_seconds * 1e3,
-                                               r.candidates[0].predicted_us).ms));
+                                               r.diagnostics.candidates[0].predicted_us).ms));
   CHECK(budget >= detail::kBudgetFloorMs);
   CHECK_FALSE(r.tuning_budget_source.empty());
-  CHECK(r.tuning_loading_ms >= 0.0);
-  CHECK(r.tuning_ms - r.tuning_loading_ms <= 1.5 * budget + 5.0);
+  CHECK(r.diagnostics.tuning_loading_ms >= 0.0);
+  CHECK(r.tuning_ms - r.diagnostics.tuning_loading_ms <= 1.5 * budget + 5.0);
   const SpmmPlan tight = op.make_plan(32, KernelKind::automatic, measured(3.0));
   INFO(tight.report().tuning_reason);
-  CHECK(tight.report().tuning_ms - tight.report().tuning_loading_ms <= 1.5 * 3.0 + 5.0);
+  CHECK(tight.report().tuning_ms - tight.report().diagnostics.tuning_loading_ms <= 1.5 * 3.0 + 5.0);
   CHECK(tight.report().tuning_budget_ms == 3.0);
   CHECK(tight.report().tuning_budget_source == "requested (PlanOptions::tuning_budget_ms)");
 }
@@ -308,7 +309,7 @@ TEST_CASE("arrowhead at n = 128, default budget: the candidate kept is the faste
   const SpmmPlan plan = op.make_plan(128);
   const PlanReport& r = plan.report();
   std::string listing;
-  for (const PlanCandidate& c : r.candidates)
+  for (const experimental::PlanCandidate& c : r.diagnostics.candidates)
     listing += c.description + ": predicted " + std::to_string(c.predicted_us) + " us, measured " +
                std::to_string(c.measured_us) + " us (" + std::to_string(c.runs) + " runs) " + c.note + "\n";
   INFO(r.tuning_reason << "\n" << listing);
@@ -316,7 +317,7 @@ TEST_CASE("arrowhead at n = 128, default budget: the candidate kept is the faste
   double fastest = -1.0, chosen = -1.0;
   int measured_count = 0;
   bool tiles_measured = false, csr_measured = false;
-  for (const PlanCandidate& c : r.candidates) {
+  for (const experimental::PlanCandidate& c : r.diagnostics.candidates) {
     if (c.measured_us < 0) continue;
     ++measured_count;
     fastest = fastest < 0 ? c.measured_us : std::min(fastest, c.measured_us);
@@ -326,7 +327,7 @@ TEST_CASE("arrowhead at n = 128, default budget: the candidate kept is the faste
   }
   CHECK(measured_count >= 2);
   CHECK(tiles_measured);
-  if (r.csr_only_us >= 0) CHECK(csr_measured);
+  if (r.diagnostics.csr_only_us >= 0) CHECK(csr_measured);
   REQUIRE(chosen > 0.0);
   CHECK(chosen <= 1.1 * fastest);
 }
@@ -348,7 +349,7 @@ TEST_CASE("measured plans: candidates share one allocation, short products are t
     REQUIRE(r.tuning == Tuning::measure);
     int timed = 0;
     double fastest_predicted = -1.0;
-    for (const PlanCandidate& c : r.candidates)
+    for (const experimental::PlanCandidate& c : r.diagnostics.candidates)
       if (c.runs > 0) {
         ++timed;
         fastest_predicted = fastest_predicted < 0 ? c.predicted_us : std::min(fastest_predicted, c.predicted_us);
@@ -359,10 +360,11 @@ TEST_CASE("measured plans: candidates share one allocation, short products are t
     CHECK(allocations <= 4);
     // The batch follows the fastest prediction among the candidates built; the products of this matrix take a few
     // microseconds, so a timed run holds several.
-    CHECK(r.tuning_batch >= 1);
-    CHECK(r.tuning_batch <= detail::kMaxBatch);
-    CHECK(r.tuning_batch >= detail::products_per_batch(fastest_predicted));
-    if (r.tuning_batch > 1) CHECK(r.tuning_reason.find(std::to_string(r.tuning_batch) + " products") != std::string::npos);
+    CHECK(r.diagnostics.tuning_batch >= 1);
+    CHECK(r.diagnostics.tuning_batch <= detail::kMaxBatch);
+    CHECK(r.diagnostics.tuning_batch >= detail::products_per_batch(fastest_predicted));
+    if (r.diagnostics.tuning_batch > 1)
+      CHECK(r.tuning_reason.find(std::to_string(r.diagnostics.tuning_batch) + " products") != std::string::npos);
     // The plan kept is the candidate it names, and takes unaligned B (its staging workspace was added when it was
     // kept: the candidates were timed without one).
     const std::optional<detail::StoredChoice> stored = detail::OperatorAccess::tuned(op).find(key_of(n));
@@ -398,7 +400,7 @@ TEST_CASE("measured choices go into the .b24 file; a loaded operator budgets by 
   const PlanReport& r = again.report();
   INFO(r.tuning_reason);
   CHECK(r.tuning == Tuning::measure);
-  REQUIRE(r.candidates.size() == 1);
+  REQUIRE(r.diagnostics.candidates.size() == 1);
   CHECK(r.tuning_reason.find("stored") != std::string::npos);
   CHECK(r.tuning_budget_ms == 0.0);
   CHECK(r.tile_bands == first.report().tile_bands);
@@ -408,7 +410,7 @@ TEST_CASE("measured choices go into the .b24 file; a loaded operator budgets by 
   const SpmmPlan other = back.make_plan(40);
   const PlanReport& o = other.report();
   INFO(o.tuning_reason << "; budget " << o.tuning_budget_ms << " ms: " << o.tuning_budget_source);
-  REQUIRE_FALSE(o.candidates.empty());
-  CHECK(o.tuning_budget_ms == Approx(detail::tuning_budget(0.0, 0.0, o.candidates[0].predicted_us).ms));
+  REQUIRE_FALSE(o.diagnostics.candidates.empty());
+  CHECK(o.tuning_budget_ms == Approx(detail::tuning_budget(0.0, 0.0, o.diagnostics.candidates[0].predicted_us).ms));
   CHECK(o.tuning_budget_source.find("products of the model's") != std::string::npos);
 }

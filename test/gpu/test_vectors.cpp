@@ -129,7 +129,7 @@ TEST_CASE("narrow vectors: every band on vectors matches the float64 product", "
         CHECK(r.tile_bands == 0);
         CHECK(r.csr_bands == 0);
         CHECK(r.vector_nnz == m.a.nnz());  // values in [-1, 1) never flush
-        CHECK(r.vector_bytes > 0);
+        CHECK(r.diagnostics.vector_bytes > 0);
         GpuCase cfg;
         cfg.n = n;
         cfg.seed = seed + std::uint64_t(n);
@@ -316,7 +316,7 @@ TEST_CASE("narrow vectors refuse split precision, fp32 B and other kernels", "[g
   CHECK_THROWS_AS(make_plan(split_dev, 8, KernelKind::automatic, {}, paths_knob(BandPaths::hybrid_vectors)),
                   InvalidArgument);
   const Bcsr24Matrix host = convert_to_bcsr24(a, convert_policy(TileLayout::aligned, Reordering::none));
-  const DeviceMatrix without(host, UploadOptions{false, CsrCopy::all, VectorCopy::none});
+  const DeviceMatrix without(host, UploadOptions{CsrCopy::all, VectorCopy::none});
   CHECK_THROWS_AS(make_plan(without, 8, KernelKind::automatic, {}, paths_knob(BandPaths::vectors)), InvalidArgument);
   const DeviceMatrix dev = upload_with_vectors(host);
   PlanOptions f32_b;
@@ -344,7 +344,7 @@ TEST_CASE("measured plans time the hybrid with vectors on a banded circuit", "[g
     const PlanReport& r = plan.report();
     INFO("n = " << n << ": " << r.tuning_reason);
     bool listed = false;
-    for (const PlanCandidate& c : r.candidates) {
+    for (const experimental::PlanCandidate& c : r.diagnostics.candidates) {
       INFO(c.description << ": predicted " << c.predicted_us << " us, measured " << c.measured_us << " us " << c.note);
       listed = listed || c.description.find("vectors") != std::string::npos;
     }

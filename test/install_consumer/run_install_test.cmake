@@ -1,7 +1,8 @@
 # ctest driver (cmake -P): install the bcsr24 package from the build tree into a fresh prefix, then configure,
 # build and run the outside project in this folder against it. Needs no GPU.
 # Inputs (-D): BUILD_DIR, SOURCE_DIR (this folder), WORK_DIR, GENERATOR, CXX_COMPILER, BUILD_TYPE,
-#              CUDA_ROOT, ZLIB_INCLUDE_DIR, ZLIB_LIBRARY (the last three as the main build found them).
+#              CUDA_ROOT, ZLIB_INCLUDE_DIR, ZLIB_LIBRARY (the last three as the main build found them),
+#              DISTRIBUTED_BUILT (1 when the build has bcsr24_distributed, 0 otherwise).
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "run_install_test.cmake: ${var} not set")
@@ -27,6 +28,22 @@ if(BUILD_TYPE)
 endif()
 run_step("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}" --component bcsr24_development
          ${config_args})
+
+# The NCCL operator's headers are installed exactly when its library is.
+foreach(header distributed.hpp distributed_operator.hpp halo_exchange.hpp)
+  if(EXISTS "${prefix}/include/bcsr24/${header}")
+    set(installed 1)
+  else()
+    set(installed 0)
+  endif()
+  if(DEFINED DISTRIBUTED_BUILT AND NOT installed EQUAL DISTRIBUTED_BUILT)
+    message(FATAL_ERROR "install test: bcsr24/${header} installed = ${installed}, bcsr24_distributed built = "
+                        "${DISTRIBUTED_BUILT}")
+  endif()
+endforeach()
+if(NOT EXISTS "${prefix}/include/bcsr24/sparse_operator.hpp")
+  message(FATAL_ERROR "install test: bcsr24/sparse_operator.hpp not installed")
+endif()
 
 set(configure_args -S "${SOURCE_DIR}" -B "${consumer_build}" -G "${GENERATOR}"
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")

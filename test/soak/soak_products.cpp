@@ -36,15 +36,14 @@ InputType resolved_input(Precision precision, InputType input) {
 }
 
 /// Whether make_plan must accept the combination (docs/API.md): the B types each precision takes, fp16 output
-/// only with fp16 A and fp16 B, the dense kernels only with fp16 A and fp16 B.
-bool plan_is_valid(Precision precision, KernelKind kernel, InputType input, OutputType output) {
+/// only with fp16 A and fp16 B; every kernel takes every combination.
+bool plan_is_valid(Precision precision, InputType input, OutputType output) {
   const InputType b = resolved_input(precision, input);
   const bool b_ok = precision == Precision::fp16   ? (b == InputType::f16 || b == InputType::f32)
                     : precision == Precision::bf16 ? (b == InputType::bf16 || b == InputType::f32)
                                                    : b == InputType::f32;
   const bool fp16_pair = precision == Precision::fp16 && b == InputType::f16;
-  const bool dense = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
-  return b_ok && (output == OutputType::f32 || fp16_pair) && (!dense || fp16_pair);
+  return b_ok && (output == OutputType::f32 || fp16_pair);
 }
 
 std::int32_t random_n(std::mt19937_64& rng) {
@@ -259,7 +258,7 @@ void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Ta
     po.output = rng() % 4 == 0 ? OutputType::f16 : OutputType::f32;
     po.allow_unaligned_b = rng() % 4 != 0;
     const std::int32_t n = random_n(rng);
-    const bool valid = plan_is_valid(op->precision(), kernel, po.input, po.output);
+    const bool valid = plan_is_valid(op->precision(), po.input, po.output);
     const std::string where = matrix + "; " + config + "; plan " + kernel_name(kernel) + ", B " +
                               input_type_name(resolved_input(op->precision(), po.input)) + ", C " +
                               (po.output == OutputType::f16 ? "fp16" : "fp32") +
@@ -283,11 +282,11 @@ void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Ta
     const PlanReport& report = plan->report();
     tally.cover(std::string("plan ") + precision_name(op->precision()) + " " + kernel_name(kernel) + " B " +
                 input_type_name(plan->input()) + " C " + (po.output == OutputType::f16 ? "fp16" : "fp32"));
-    if (report.split_bands > 0) tally.cover("plans with split bands");
+    if (report.diagnostics.split_bands > 0) tally.cover("plans with split bands");
     if (report.csr_bands > 0 && report.tile_bands > 0) tally.cover("plans with tile and CSR bands");
-    if (report.band_groups > 0) tally.cover("plans with band groups");
+    if (report.diagnostics.band_groups > 0) tally.cover("plans with band groups");
     if (report.empty_bands > 0) tally.cover("plans with empty bands");
-    if (report.csr_long_rows > 0) tally.cover("plans with long CSR rows");
+    if (report.diagnostics.csr_long_rows > 0) tally.cover("plans with long CSR rows");
     const int products = static_cast<int>(uniform(rng, 1, 3));
     for (int q = 0; q < products; ++q) {
       Product pr;

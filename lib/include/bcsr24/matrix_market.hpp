@@ -19,12 +19,12 @@ struct MatrixMarketInfo {
   std::int64_t entries = 0;  ///< entries listed in the file (before symmetric expansion)
 };
 
-enum class PatternValues {
-  ones,   ///< every pattern entry becomes 1.0
-  random  ///< uniform in [-1, 1), reproducible from MatrixMarketOptions::seed
-};
-
+/// How the reader fills the values of pattern files (which list positions only).
 struct MatrixMarketOptions {
+  enum class PatternValues {
+    ones,   ///< every pattern entry becomes 1.0
+    random  ///< uniform in [-1, 1), reproducible from `seed`
+  };
   PatternValues pattern_values = PatternValues::ones;
   std::uint64_t seed = 1;
 };

@@ -17,11 +17,9 @@ namespace bcsr24 {
 /// A CUDA stream handle (cudaStream_t); nullptr is the legacy default stream.
 using Stream = CUstream_st*;
 
-/// The kernels (docs/KERNELS.md): the per-band choice of a cost model (the default), the tile kernel, the
-/// CUDA-core CSR path, and the thesis's two all-dense baselines.
+/// The kernels (docs/KERNELS.md): the per-band choice of a cost model (the default), the tile kernel and the
+/// CUDA-core CSR path.
 enum class KernelKind {
-  dense_bt,         ///< every stored tile as dense, mma.sync m16n8k16, no pipelining (the thesis's baseline)
-  dense_pipelined,  ///< the same with a multi-stage cp.async pipeline
   split_pipelined,  ///< 2:4 tiles on mma.sp m16n8k32, dense on mma.sync, separate pipelined loops
   csr_cuda_cores,   ///< every band as CSR rows on CUDA cores (16-bit values and B, fp32 accumulation)
   automatic,        ///< each band on split_pipelined's tiles or on CSR, whichever the cost model predicts
@@ -75,57 +73,79 @@ struct PlanOptions {
   double tuning_budget_ms = 0.0;
 };
 
+namespace experimental {
+
 /// One plan a measured plan chose from.
 struct PlanCandidate {
   std::string description;   ///< what it runs, e.g. "hybrid (312 bands on CSR), band groups"
   double predicted_us = 0.0;  ///< the cost model's time
   double measured_us = -1.0;  ///< median of its timed runs, per product (-1: not measured)
-  int runs = 0;               ///< timed runs, each of PlanReport::tuning_batch products
+  int runs = 0;               ///< timed runs, each of PlanDiagnostics::tuning_batch products
   double build_ms = -1.0;     ///< host time to build its plan for timing, loading its kernels not included (-1: not built)
   bool chosen = false;
   std::string note;           ///< why it was not measured, or stopped being measured, where it was not
 };
 
-/// What a plan runs where: how the bands and their nonzeros are split between the tile kernel and the
-/// CUDA-core CSR kernel, and why.
+/// A plan's kernel internals: what the launch geometry, the CSR kernel's shape and the measurement came to. For
+/// benchmarks, tests and the curious; not a promise: fields come and go with the kernels (PlanReport is the
+/// stable part).
+struct PlanDiagnostics {
+  std::int64_t sparse24_tiles = 0, dense_tiles = 0;  ///< tiles the tile kernel multiplies
+  /// Bytes of A each path reads once per multiply (values, metadata, indices, pointers). Narrow vectors: a 4-byte
+  /// column index and 16 bytes of values per stored vector, padding vectors included, and per window its index
+  /// and pointer.
+  std::int64_t sparse24_bytes = 0, dense_bytes = 0, csr_bytes = 0, vector_bytes = 0;
+  std::int32_t split_bands = 0, split_parts = 0;  ///< tile bands split over several blocks, their parts
+  int tile_stages = 0;  ///< pipeline stages per warp of the tile kernel's dense loop (0: no tile part)
+  bool deep_tile_pipeline = false;  ///< the fp32-B modes' deep pipeline (docs/KERNELS.md, "Pipeline depth")
+  /// Band groups (0: one band per block) and their steps: one B-block load per step and column slice, where one
+  /// band per block loads one per tile (band_group_steps / tiles = B loads per tile).
+  std::int32_t band_groups = 0;
+  std::int64_t band_group_steps = 0;
+  std::int32_t csr_long_rows = 0;    ///< CSR rows given one or more thread blocks of their own
+  std::int32_t csr_long_blocks = 0;  ///< blocks of those rows (rows too long for one block get one per share of columns)
+  /// Of the long rows, those also split by entries (too long for the blocks their columns allow: at n <= 8, rows
+  /// of more than ~16,000 entries); their blocks are counted in csr_long_blocks.
+  std::int32_t csr_split_rows = 0;
+  std::int32_t csr_medium_rows = 0;  ///< CSR rows given a warp of their own
+  /// n = 1: tiles of consecutive short CSR rows, a thread block each (docs/KERNELS.md, "Short-row tiles at n = 1")
+  std::int32_t csr_short_tiles = 0;
+  int csr_chunks = 0, csr_nz_lanes = 0;  ///< CSR kernel shape (8-column chunks x lanes per row)
+  double tiles_only_us = 0.0, csr_only_us = -1.0;  ///< the model's time of the alternatives (-1: not possible)
+  std::vector<PlanCandidate> candidates;  ///< what a measured plan chose from (empty for the model)
+  /// Products per timed run (PlanCandidate::runs): a short product is timed in batches run back to back between two
+  /// events, and its time is the batch's over its products (0 where nothing was timed).
+  int tuning_batch = 0;
+  /// Where PlanReport::tuning_ms went: drafting the other candidates, building the plans timed other than the
+  /// model's own (a plan made by the model alone builds that one too; each candidate's build is in
+  /// PlanCandidate::build_ms; kernels' loading not included), loading (kernels not used before in the process, and
+  /// what else CUDA sets up at a kernel's first launch beyond the launch's own run time: costs paid once per process
+  /// and kernel, the one part of tuning not charged to its budget), the setup (scratch B and C, stream, events), the
+  /// untimed first round (its GPU time) and the timed rounds. 0 where a step did not run.
+  double tuning_drafting_ms = 0.0, tuning_building_ms = 0.0, tuning_loading_ms = 0.0, tuning_setup_ms = 0.0,
+         tuning_warmup_ms = 0.0, tuning_timing_ms = 0.0;
+};
+
+}  // namespace experimental
+
+/// What a plan runs where: how the bands and their nonzeros are split between the tile kernel, the CUDA-core CSR
+/// kernel and the narrow-vector path, what the cost model predicts, and how the plan was chosen. The kernel
+/// internals behind it are in `diagnostics` (experimental: not kept stable).
 struct PlanReport {
   KernelKind kernel = KernelKind::automatic;
   std::int32_t n = 0;
   Precision precision = Precision::fp16;  ///< the matrix's
   InputType input = InputType::f16;       ///< B's element type (never automatic)
-  std::int32_t tile_bands = 0, csr_bands = 0;            ///< bands (16-row tile rows) on each path
-  /// Bands on the narrow-vector tensor-core path (8x1 column vectors per 8-row window, docs/KERNELS.md), the
-  /// nonzeros they hold, and the bytes of A it reads per multiply (a 4-byte column index and 16 bytes of values per
-  /// stored vector, padding vectors included, and per window its index and pointer).
+  std::int32_t tile_bands = 0, csr_bands = 0;  ///< bands (16-row tile rows) on each path
+  /// Bands on the narrow-vector tensor-core path (8x1 column vectors per 8-row window, docs/KERNELS.md).
   std::int32_t vector_bands = 0;
-  std::int64_t vector_nnz = 0, vector_bytes = 0;
-  std::int64_t sparse24_tiles = 0, dense_tiles = 0;      ///< tiles the tile kernel multiplies
-  std::int64_t sparse24_nnz = 0, dense_nnz = 0, csr_nnz = 0;  ///< stored nonzeros on 2:4 tiles, dense tiles, CSR
-  /// Bytes of A each path reads once per multiply (values, metadata, indices, pointers).
-  std::int64_t sparse24_bytes = 0, dense_bytes = 0, csr_bytes = 0;
-  std::int32_t split_bands = 0, split_parts = 0;         ///< tile bands split over several blocks, their parts
-  int tile_stages = 0;  ///< pipeline stages per warp of the tile kernel's dense loop (0: no tile part)
-  bool deep_tile_pipeline = false;  ///< the fp32-B modes' deep pipeline (docs/KERNELS.md, "Pipeline depth")
-  std::int32_t empty_bands = 0;                          ///< bands without entries: run() with beta == 1 skips them
-  /// Band groups (0: one band per block) and their steps: one B-block load per step and column slice, where one
-  /// band per block loads one per tile (band_group_steps / tiles = B loads per tile).
-  std::int32_t band_groups = 0;
-  std::int64_t band_group_steps = 0;
-  std::int32_t csr_long_rows = 0;                        ///< CSR rows given one or more thread blocks of their own
-  std::int32_t csr_long_blocks = 0;  ///< blocks of those rows (rows too long for one block get one per share of columns)
-  /// Of the long rows, those also split by entries (too long for the blocks their columns allow: at n <= 8, rows
-  /// of more than ~16,000 entries); their blocks are counted in csr_long_blocks.
-  std::int32_t csr_split_rows = 0;
-  std::int32_t csr_medium_rows = 0;                      ///< CSR rows given a warp of their own
-  /// n = 1: tiles of consecutive short CSR rows, a thread block each (docs/KERNELS.md, "Short-row tiles at n = 1")
-  std::int32_t csr_short_tiles = 0;
-  int csr_chunks = 0, csr_nz_lanes = 0;                  ///< CSR kernel shape (8-column chunks x lanes per row)
-  double predicted_us = 0.0;                             ///< the cost model's time for the plan
-  double tiles_only_us = 0.0, csr_only_us = -1.0;        ///< its alternatives (-1: not possible)
-  std::string reason;                                    ///< one line
+  std::int32_t empty_bands = 0;  ///< bands without entries: run() with beta == 1 skips them
+  /// Stored nonzeros on 2:4 tiles, dense tiles, CSR and narrow vectors.
+  std::int64_t sparse24_nnz = 0, dense_nnz = 0, csr_nnz = 0, vector_nnz = 0;
+  double predicted_us = 0.0;  ///< the cost model's time for the plan
+  std::string reason;         ///< one line
   /// How the plan was chosen: Tuning::measure only where candidates were timed (or a stored choice reused).
   Tuning tuning = Tuning::model;
-  std::vector<PlanCandidate> candidates;  ///< what a measured plan chose from (empty for the model)
   /// Which candidate was kept and why, or why nothing was measured (Tuning::model asked for, a kernel or knobs
   /// forced, a stored choice, the budget, device memory); empty only for kernels other than automatic made with
   /// Tuning::model.
@@ -134,19 +154,10 @@ struct PlanReport {
   /// 2412.0 ms" (PlanOptions::tuning_budget_ms).
   double tuning_budget_ms = 0.0;
   std::string tuning_budget_source;
-  /// Products per timed run (PlanCandidate::runs): a short product is timed in batches run back to back between two
-  /// events, and its time is the batch's over its products (0 where nothing was timed).
-  int tuning_batch = 0;
-  double tuning_ms = 0.0;                 ///< what measuring added to make_plan (after the model's own draft): drafts of the other
-                                          ///< candidates, their builds, timed runs; bounded by the tuning budget
-  /// Where tuning_ms went: drafting the other candidates, building the plans timed other than the model's own (a
-  /// plan made by the model alone builds that one too; each candidate's build is in PlanCandidate::build_ms; kernels'
-  /// loading not included), loading (kernels not used before in the process, and what else CUDA sets up at a kernel's first
-  /// launch beyond the launch's own run time: costs paid once per process and kernel, the one part of tuning not
-  /// charged to its budget), the setup (scratch B and C, stream, events), the untimed first round (its GPU time)
-  /// and the timed rounds. 0 where a step did not run.
-  double tuning_drafting_ms = 0.0, tuning_building_ms = 0.0, tuning_loading_ms = 0.0, tuning_setup_ms = 0.0,
-         tuning_warmup_ms = 0.0, tuning_timing_ms = 0.0;
+  /// What measuring added to make_plan (after the model's own draft): drafts of the other candidates, their builds,
+  /// timed runs; bounded by the tuning budget.
+  double tuning_ms = 0.0;
+  experimental::PlanDiagnostics diagnostics;  ///< kernel internals (not stable)
 };
 
 /// An extra term of SpmmPlan::run: C gets scale * D added in the same pass, D row-major fp32 of C's shape

@@ -271,13 +271,6 @@ const DeviceMatrix& detail::OperatorAccess::device(const SparseOperator& op, Ker
   // What the other kernels read besides the default lists is made on their first plan and kept; plans made
   // before keep pointing at lists that do not move.
   try {
-    if (kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined) {
-      if (state.host.precision != Precision::fp16)
-        throw InvalidArgument(std::string("SparseOperator::make_plan: kernel ") + kernel_name(kernel) +
-                              " multiplies fp16 A only (this matrix is " + precision_name(state.host.precision) +
-                              "); split_pipelined, csr_cuda_cores and auto take every precision");
-      state.device->add_merged_dense(state.host);
-    }
     if (kernel == KernelKind::csr_cuda_cores) state.device->add_csr_of_every_band(state.host);
     if (every_band_vectors) state.device->add_vectors_of_every_band(state.host);
   } catch (const OutOfMemory& e) {  // the list is not added; the operator and its plans stay as they were

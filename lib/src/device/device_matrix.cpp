@@ -218,28 +218,6 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
   std::vector<kernels::TileRowWork> work = longest_rows_first(host);
   d.row_work = detail::DeviceBuffer<kernels::TileRowWork>(work);
   d.row_work_host = std::move(work);
-  if (options.merged_dense) add_merged_dense(host);
-}
-
-void DeviceMatrix::add_merged_dense(const Bcsr24Matrix& host) {
-  Impl& d = *impl_;
-  if (d.has_merged_dense) return;
-  require_current_device("SparseOperator::make_plan (the all-dense tile list)");
-  const TileList merged = merge_to_dense_list(host);
-  // The descriptors assume the merged list holds each tile row's 2:4 and dense tiles, rows in order.
-  for (const kernels::TileRowWork& w : d.row_work_host)
-    if (merged.row_ptr[w.tile_row] != w.merged_begin || merged.row_ptr[w.tile_row + 1] != w.merged_end)
-      throw InvalidArgument("merged dense list does not match the 2:4 and dense lists at tile row " +
-                            std::to_string(w.tile_row));
-  const std::int64_t needed = merged.tile_bytes() + merged.index_bytes(d.b_row_index);
-  detail::check_device_memory(needed, "the all-dense tile list of the dense kernels");
-  try {
-    d.merged_dense = upload(merged, host.tile_rows, d.b_row_index);
-  } catch (const OutOfMemory& e) {
-    throw OutOfMemory("uploading the all-dense tile list of the dense kernels (" + detail::byte_size_text(needed) +
-                      "): " + e.what());
-  }
-  d.has_merged_dense = true;
 }
 
 void DeviceMatrix::add_csr_of_every_band(const Bcsr24Matrix& host) {
@@ -292,10 +270,9 @@ DeviceMatrix& DeviceMatrix::operator=(DeviceMatrix&&) noexcept = default;
 std::int32_t DeviceMatrix::rows() const noexcept { return impl_->rows; }
 std::int32_t DeviceMatrix::cols() const noexcept { return impl_->cols; }
 Precision DeviceMatrix::precision() const noexcept { return impl_->precision; }
-bool DeviceMatrix::has_merged_dense() const noexcept { return impl_->has_merged_dense; }
 std::int32_t DeviceMatrix::csr_bands() const noexcept { return impl_->csr.bands; }
 std::int64_t DeviceMatrix::device_bytes() const noexcept {
-  return impl_->sparse24.bytes() + impl_->dense.bytes() + impl_->merged_dense.bytes() + impl_->csr.bytes() +
+  return impl_->sparse24.bytes() + impl_->dense.bytes() + impl_->csr.bytes() +
          impl_->csr_every_band.bytes() + impl_->vectors.bytes() + impl_->vectors_every_band.bytes() +
          std::int64_t(impl_->row_work.bytes()) + std::int64_t(impl_->row_map.bytes()) +
          std::int64_t(impl_->row_exponent.bytes()) + std::int64_t(impl_->stored_row_exponent.bytes());

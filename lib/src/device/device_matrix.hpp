@@ -29,15 +29,12 @@ enum class VectorCopy {
 
 /// What a DeviceMatrix uploads besides the 2:4 and dense tile lists.
 struct UploadOptions {
-  /// Every tile as dense too (needed by dense_bt and dense_pipelined; up to twice the tile memory).
-  bool merged_dense = false;
   CsrCopy csr = CsrCopy::candidates;
   VectorCopy vectors = VectorCopy::candidates;
 };
 
 /// The matrix uploaded once to the current CUDA device (RAII; move-only). Holds the 2:4 and dense lists, the
-/// CSR rows of the bands that may run on CUDA cores and, when asked for, the merged all-dense list used by the
-/// dense kernels.
+/// CSR rows of the bands that may run on CUDA cores and, when asked for, the narrow vectors.
 class DeviceMatrix {
  public:
   /// @throw OutOfMemory when the lists do not fit in the device's free memory (checked before allocating, and
@@ -49,9 +46,6 @@ class DeviceMatrix {
   DeviceMatrix(const DeviceMatrix&) = delete;
   DeviceMatrix& operator=(const DeviceMatrix&) = delete;
 
-  /// Adds what the all-dense kernels need (every tile as dense) if not there yet. Existing plans stay valid:
-  /// nothing they use moves.
-  void add_merged_dense(const Bcsr24Matrix& host);
   /// Adds CSR rows of every band (the csr_cuda_cores kernel) if not there yet, beside the candidate copy that
   /// existing plans use.
   void add_csr_of_every_band(const Bcsr24Matrix& host);
@@ -62,7 +56,6 @@ class DeviceMatrix {
   std::int32_t rows() const noexcept;
   std::int32_t cols() const noexcept;
   Precision precision() const noexcept;
-  bool has_merged_dense() const noexcept;
   /// Bands with a CSR copy in the copy automatic plans use (0 .. tile rows).
   std::int32_t csr_bands() const noexcept;
   /// Bytes of device memory held.

@@ -94,8 +94,6 @@ struct DeviceMatrix::Impl {
   detail::DeviceBuffer<std::int16_t> stored_row_exponent;
   DeviceTileList sparse24;
   DeviceTileList dense;
-  DeviceTileList merged_dense;  // every stored tile as dense; empty unless requested
-  bool has_merged_dense = false;
   BRowIndex b_row_index = BRowIndex::implicit;    // how the tiles name their B rows
   detail::DeviceBuffer<std::int32_t> row_map;     // reordered layouts: C row of each stored row; empty = identity
   // The row map and stored-row exponents on the host too: the narrow-vector schedule's records name C rows and

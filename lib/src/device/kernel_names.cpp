@@ -12,8 +12,6 @@ namespace {
 /// In the order kernel_from_name's error lists them.
 constexpr detail::Named<KernelKind> kKernels[] = {{KernelKind::automatic, "auto"},
                                                   {KernelKind::split_pipelined, "split_pipelined"},
-                                                  {KernelKind::dense_pipelined, "dense_pipelined"},
-                                                  {KernelKind::dense_bt, "dense_bt"},
                                                   {KernelKind::csr_cuda_cores, "csr_cuda_cores"}};
 constexpr detail::Named<Tuning> kTunings[] = {{Tuning::model, "model"}, {Tuning::measure, "measure"}};
 constexpr detail::Named<InputType> kInputTypes[] = {
@@ -24,8 +22,7 @@ constexpr detail::Named<InputType> kInputTypes[] = {
 const char* kernel_name(KernelKind kind) noexcept { return detail::name_in(kKernels, kind, "unknown"); }
 
 std::vector<KernelKind> all_kernels() {
-  return {KernelKind::dense_bt, KernelKind::dense_pipelined, KernelKind::split_pipelined, KernelKind::csr_cuda_cores,
-          KernelKind::automatic};
+  return {KernelKind::split_pipelined, KernelKind::csr_cuda_cores, KernelKind::automatic};
 }
 
 KernelKind kernel_from_name(const std::string& name) { return detail::value_in(kKernels, name, "kernel"); }

@@ -82,11 +82,9 @@ void SpmmPlan::Impl::prepare_kernels() const {
 void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& draft, bool place_later) {
   const DeviceMatrix::Impl& m = matrix.impl();
   const KernelKind requested = draft.kernel;
-  const bool dense_kernel = requested == KernelKind::dense_bt || requested == KernelKind::dense_pipelined;
   a = &m;
   n = draft.n;
   kernel = requested;
-  tile_kernel = dense_kernel ? requested : KernelKind::split_pipelined;
   options = draft.options;
   mode = draft.mode;
   slice_width = draft.slice_width;
@@ -117,8 +115,8 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& 
   if (!place_later) storage.upload();  // the parts' lists, counters and workspaces, in one allocation and one copy
   build_times.upload_ms = since_ms(t);
   if (m.precision == Precision::split) {  // the low parts double the value bytes of the tiles
-    report.sparse24_bytes += report.sparse24_tiles * kSparseTileValues * 2;
-    report.dense_bytes += report.dense_tiles * kDenseTileValues * 2;
+    report.diagnostics.sparse24_bytes += report.diagnostics.sparse24_tiles * kSparseTileValues * 2;
+    report.diagnostics.dense_bytes += report.diagnostics.dense_tiles * kDenseTileValues * 2;
   }
 }
 

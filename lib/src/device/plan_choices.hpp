@@ -10,6 +10,8 @@ namespace bcsr24 {
 
 using experimental::BandGroups;
 using experimental::BandPaths;
+using experimental::PlanCandidate;
+using experimental::PlanDiagnostics;
 using experimental::PlanKnobs;
 using experimental::TilePipeline;
 

@@ -117,8 +117,8 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, const Device
                                        BandPaths& paths) {
   const std::size_t bands = m.band_stats.size();
   const detail::PathChoice& choice = path_choice(m, csr, n, tiles_per_part, cache);
-  report.tiles_only_us = choice.tiles_only_ns / 1e3;
-  report.csr_only_us = choice.csr_only_ns < 0 ? -1.0 : choice.csr_only_ns / 1e3;
+  report.diagnostics.tiles_only_us = choice.tiles_only_ns / 1e3;
+  report.diagnostics.csr_only_us = choice.csr_only_ns < 0 ? -1.0 : choice.csr_only_ns / 1e3;
   csr_part_ns = 0.0;
   switch (kernel) {
     case KernelKind::automatic: {
@@ -139,10 +139,10 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, const Device
             throw InvalidArgument("SpmmPlan: paths = csr, but " + std::to_string(with_copy) + " of " +
                                   std::to_string(bands) + " bands have a CSR copy on the device");
           }
-          report.predicted_us = report.csr_only_us;
+          report.predicted_us = report.diagnostics.csr_only_us;
           csr_part_ns = choice.csr_only_ns;
           std::snprintf(line, sizeof line, "CSR only (forced): predicted %.1f us (tiles only %.1f us)",
-                        report.predicted_us, report.tiles_only_us);
+                        report.predicted_us, report.diagnostics.tiles_only_us);
           report.reason = line;
           return std::vector<std::uint8_t>(bands, 1);
         }
@@ -150,11 +150,11 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, const Device
           report.predicted_us = choice.hybrid_ns / 1e3;
           csr_part_ns = choice.hybrid_csr_ns;
           std::snprintf(line, sizeof line, "hybrid (forced): %zu bands on CSR, predicted %.1f us (tiles only %.1f us)",
-                        choice.hybrid_bands_on_csr, report.predicted_us, report.tiles_only_us);
+                        choice.hybrid_bands_on_csr, report.predicted_us, report.diagnostics.tiles_only_us);
           report.reason = line;
           return choice.hybrid_to_csr;
         default:
-          report.predicted_us = report.tiles_only_us;
+          report.predicted_us = report.diagnostics.tiles_only_us;
           std::snprintf(line, sizeof line, "tiles only (forced): predicted %.1f us (model's choice: %s)",
                         report.predicted_us, choice.reason.c_str());
           report.reason = line;
@@ -167,12 +167,12 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, const Device
                               "(DeviceMatrix::add_csr_of_every_band); this matrix has " + std::to_string(csr.bands) +
                               " of " + std::to_string(bands));
       paths = BandPaths::csr;
-      report.predicted_us = report.csr_only_us;
+      report.predicted_us = report.diagnostics.csr_only_us;
       report.reason = "requested";
       return std::vector<std::uint8_t>(bands, 1);
     default:
       paths = BandPaths::tiles;
-      report.predicted_us = kernel == KernelKind::split_pipelined ? report.tiles_only_us : -1.0;
+      report.predicted_us = kernel == KernelKind::split_pipelined ? report.diagnostics.tiles_only_us : -1.0;
       report.reason = "requested";
       return std::vector<std::uint8_t>(bands, 0);
   }
@@ -204,8 +204,8 @@ void assign_vector_bands(const DeviceMatrix::Impl& m, detail::PlanDraft& d, Band
   }
   const detail::PathChoice& paths = path_choice(m, *d.csr, d.n, d.tiles_per_part, cache);
   PlanReport& report = d.report;
-  report.tiles_only_us = paths.tiles_only_ns / 1e3;
-  report.csr_only_us = paths.csr_only_ns < 0 ? -1.0 : paths.csr_only_ns / 1e3;
+  report.diagnostics.tiles_only_us = paths.tiles_only_ns / 1e3;
+  report.diagnostics.csr_only_us = paths.csr_only_ns < 0 ? -1.0 : paths.csr_only_ns / 1e3;
   std::vector<std::uint8_t> has_vectors(bands);
   for (std::size_t b = 0; b < bands; ++b) has_vectors[b] = d.vectors->first_window[b] >= 0;
   const detail::CostContext ctx{d.n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes, d.tiles_per_part};
@@ -220,7 +220,7 @@ void assign_vector_bands(const DeviceMatrix::Impl& m, detail::PlanDraft& d, Band
     d.csr_part_ns = choice.vectors_only_ns;
     std::snprintf(line, sizeof line,
                   "narrow vectors only (forced): predicted %.1f us, uncalibrated (tiles only %.1f us)",
-                  report.predicted_us, report.tiles_only_us);
+                  report.predicted_us, report.diagnostics.tiles_only_us);
   } else {
     d.to_csr = choice.to_csr;
     d.to_vectors = choice.to_vectors;
@@ -229,7 +229,7 @@ void assign_vector_bands(const DeviceMatrix::Impl& m, detail::PlanDraft& d, Band
     std::snprintf(line, sizeof line,
                   "hybrid with vectors (forced): %zu bands on vectors, %zu on CSR, predicted %.1f us, uncalibrated "
                   "(tiles only %.1f us)",
-                  choice.bands_on_vectors, choice.bands_on_csr, report.predicted_us, report.tiles_only_us);
+                  choice.bands_on_vectors, choice.bands_on_csr, report.predicted_us, report.diagnostics.tiles_only_us);
   }
   report.reason = line;
 }
@@ -258,10 +258,6 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
   if (n < 1) throw InvalidArgument("SpmmPlan: n must be >= 1, got " + std::to_string(n));
   matrix.require_current_device("SparseOperator::make_plan");
   const DeviceMatrix::Impl& m = matrix.impl();
-  const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
-  if (dense_kernel && !m.has_merged_dense)
-    throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
-                          " needs the all-dense tile list on the device (DeviceMatrix::add_merged_dense)");
   if (knobs.paths != BandPaths::automatic && kernel != KernelKind::automatic)
     throw InvalidArgument(std::string("SpmmPlan: paths = ") + experimental::band_paths_name(knobs.paths) +
                           " is a choice of automatic plans; kernel " + kernel_name(kernel) + " runs one path");
@@ -270,10 +266,6 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
   PlanDraft d;
   InputType input = InputType::f16;
   d.mode = operand_mode(m.precision, options.input, options.output, input);
-  if (dense_kernel && d.mode != kernels::OperandMode::f16)
-    throw InvalidArgument(std::string("SpmmPlan: kernel ") + kernel_name(kernel) +
-                          " multiplies fp16 A with fp16 B only (this plan: " + kernels::operand_mode_name(d.mode) +
-                          "); split_pipelined, csr_cuda_cores and automatic take every precision");
   d.kernel = kernel;
   d.n = n;
   d.options = options;
@@ -288,13 +280,13 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
   report.input = input;
   // The tile kernel's entries in the kernel table: their blocks per SM on this device decide the pipeline depth
   // (from the grid the tile kernel would run if every band with tiles went to it) and the long-band split.
-  d.tile_key = kernels::TileKernelKey{dense_kernel ? kernel : KernelKind::split_pipelined, d.mode, d.slice_width,
+  d.tile_key = kernels::TileKernelKey{KernelKind::split_pipelined, d.mode, d.slice_width,
                                       TilePipeline::standard, options.output, m.b_row_index, false};
   const detail::TileLaunch launch = detail::tile_launch_for(m.band_stats, n, d.tile_key, m.multiprocessors, m.sm,
                                                             knobs.tile_pipeline, knobs.split_long_bands);
   d.tile_pipeline = d.tile_key.pipeline = launch.pipeline;
   d.deep_pipeline_exists = launch.deep_exists;
-  report.deep_tile_pipeline = d.tile_pipeline == TilePipeline::deep;
+  report.diagnostics.deep_tile_pipeline = d.tile_pipeline == TilePipeline::deep;
   d.tiles_per_part = launch.tiles_per_part;
   // csr_cuda_cores reads the copy of every band where the matrix has one, and so do automatic plans of a single
   // vector (single_vector_reads_every_band); other automatic plans read the candidates' copy. Only those plans look
@@ -345,13 +337,13 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
         throw SizeLimitError("SpmmPlan: " + std::to_string(groups->groups.size()) + " band groups x " +
                              std::to_string(group_slices) + " column slices exceed the blocks of one launch");
       d.splits_bands = false;
-      report.band_groups = static_cast<std::int32_t>(groups->groups.size());
-      report.band_group_steps = groups->steps_count();
+      report.diagnostics.band_groups = static_cast<std::int32_t>(groups->groups.size());
+      report.diagnostics.band_group_steps = groups->steps_count();
       // The tile part runs on the band-group kernel: its own model replaces the one-band prediction.
       const double grouped_ns = detail::band_groups_ns(*groups, n, m.multiprocessors);
       if (report.predicted_us >= 0.0) report.predicted_us = (grouped_ns + d.csr_part_ns) / 1e3;
       char line[96];
-      std::snprintf(line, sizeof line, "; %d band groups: tile part predicted %.1f us", report.band_groups,
+      std::snprintf(line, sizeof line, "; %d band groups: tile part predicted %.1f us", report.diagnostics.band_groups,
                     grouped_ns / 1e3);
       report.reason += line;
       d.groups = std::move(groups);

@@ -16,7 +16,6 @@ namespace bcsr24 {
 
 void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::PlanDraft& draft) {
   Impl& p = *this;
-  const bool dense_kernel = kernel == KernelKind::dense_bt || kernel == KernelKind::dense_pipelined;
   const std::int64_t n_slices = (std::int64_t(n) + p.slice_width - 1) / p.slice_width;
   // Tile part: the descriptors of the tile bands, in the matrix's longest-first order.
   std::vector<kernels::TileRowWork> tile_work;
@@ -25,8 +24,8 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
     if (draft.to_csr[band] || draft.to_vectors[band]) continue;  // on the CSR or the narrow-vector part
     tile_work.push_back(w);
     const detail::BandStats& s = m.band_stats[static_cast<std::size_t>(w.tile_row)];
-    report.sparse24_tiles += s.sparse24_tiles;
-    report.dense_tiles += s.dense_tiles;
+    report.diagnostics.sparse24_tiles += s.sparse24_tiles;
+    report.diagnostics.dense_tiles += s.dense_tiles;
     report.sparse24_nnz += s.sparse24_nnz;
     report.dense_nnz += s.dense_nnz;
   }
@@ -51,22 +50,19 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
     g.stored_row_exponent = m.stored_row_exponent.get();
   }
   const detail::TileSchedule schedule = detail::schedule_tile_bands(tile_work, p.grouped ? 0 : draft.tiles_per_part);
-  report.split_bands = static_cast<std::int32_t>(schedule.groups.size());
-  report.split_parts = schedule.partials;
+  PlanDiagnostics& diagnostics = report.diagnostics;
+  diagnostics.split_bands = static_cast<std::int32_t>(schedule.groups.size());
+  diagnostics.split_parts = schedule.partials;
   const std::int64_t index_bytes = m.b_row_index == BRowIndex::full ? kFullIndexBytesPerTile : 0;
-  if (dense_kernel) {
-    report.dense_tiles += report.sparse24_tiles;
-    report.dense_nnz += report.sparse24_nnz;
-    report.sparse24_tiles = report.sparse24_nnz = 0;
-  }
-  report.sparse24_bytes = report.sparse24_tiles * (kSparseTileValues * 2 + kSparseTileMetaWords * 4 + 4 + index_bytes);
-  report.dense_bytes = report.dense_tiles * (kDenseTileValues * 2 + 4 + index_bytes);
+  diagnostics.sparse24_bytes =
+      diagnostics.sparse24_tiles * (kSparseTileValues * 2 + kSparseTileMetaWords * 4 + 4 + index_bytes);
+  diagnostics.dense_bytes = diagnostics.dense_tiles * (kDenseTileValues * 2 + 4 + index_bytes);
   // The matrix's own descriptors serve when the plan runs every band as one item each.
   const bool own_descriptors = tile_work.size() == m.row_work_host.size() && schedule.groups.empty();
 
   kernels::SpmmParams& k = p.params;
   k.sparse24 = m.sparse24.view();
-  k.dense = dense_kernel ? m.merged_dense.view() : m.dense.view();
+  k.dense = m.dense.view();
   k.row_work = own_descriptors ? m.row_work.get() : nullptr;
   if (!own_descriptors && p.run_tiles && !p.grouped)
     p.storage.add(schedule.items, [&k](kernels::TileRowWork* d) { k.row_work = d; });
@@ -81,8 +77,7 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
     // that the group's counter still sees all of them.
     std::vector<kernels::TileRowWork> with_entries;
     for (const kernels::TileRowWork& w : schedule.items)
-      if (w.split != kernels::kUnsplit || w.sparse24_end > w.sparse24_begin || w.dense_end > w.dense_begin ||
-          w.merged_end > w.merged_begin)
+      if (w.split != kernels::kUnsplit || w.sparse24_end > w.sparse24_begin || w.dense_end > w.dense_begin)
         with_entries.push_back(w);
     report.empty_bands += static_cast<std::int32_t>(schedule.items.size() - with_entries.size());
     // A grouped plan runs every band of its groups (the kernel's grid is the groups): no list without the empty ones.
@@ -108,12 +103,12 @@ void SpmmPlan::Impl::build_tile_part(const DeviceMatrix::Impl& m, const detail::
 
   p.split_bands = !schedule.groups.empty();
   if (p.grouped) {
-    report.tile_stages = kernels::kGroupStages;
+    report.diagnostics.tile_stages = kernels::kGroupStages;
   } else if (p.run_tiles) {
     kernels::TileKernelKey tile_key = draft.tile_key;
     tile_key.split_bands = p.split_bands;
     p.tile = &kernels::tile_kernel(tile_key);
-    report.tile_stages = p.tile->stages;
+    report.diagnostics.tile_stages = p.tile->stages;
   }
 }
 

@@ -36,7 +36,7 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
       windows.push_back(detail::VectorWindowWork{std::int32_t(b) * detail::kWindowsPerBand + h, v.group_begin[at],
                                                  v.groups[at]});
       // A window's column indices and values, its schedule steps and its piece record (one per part if split).
-      report.vector_bytes += std::int64_t(v.groups[at]) * (detail::kVectorGroup * (4 + 16) + 4) +
+      report.diagnostics.vector_bytes += std::int64_t(v.groups[at]) * (detail::kVectorGroup * (4 + 16) + 4) +
                              std::int64_t(sizeof(kernels::VectorPiece));
     }
   }

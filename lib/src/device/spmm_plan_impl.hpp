@@ -21,6 +21,14 @@
 
 namespace bcsr24 {
 
+namespace detail {
+// The CSR part's rows by class, short-row tiles and long-row blocks, as build_csr_part finds them
+// (device/plan_csr_part.cpp).
+struct CsrRowSlots;
+struct ShortTiles;
+struct LongBlocks;
+}  // namespace detail
+
 struct SpmmPlan::Impl {
   /// Fixes everything a run needs from the plan's decisions (device/plan_draft.hpp): the tile part, then the
   /// CSR part, then B's staging buffer, all in the plan's storage, uploaded unless `place_later` (the tuner
@@ -39,6 +47,9 @@ struct SpmmPlan::Impl {
   void build_tile_part(const DeviceMatrix::Impl& m, const detail::PlanDraft& draft);
   /// The CSR bands' rows by length class and their kernel (device/plan_csr_part.cpp).
   void build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr);
+  /// The CSR part's lists in the plan's storage and the CSR kernel's parameters (device/plan_csr_part.cpp).
+  void add_csr_lists(const DeviceMatrix::Impl& m, const detail::CsrRowSlots& rows, const detail::ShortTiles& tiles,
+                     const detail::LongBlocks& long_blocks, const kernels::CsrRowClasses& classes);
   /// The narrow-vector bands' windows, longest first, their schedule and workspace (device/plan_vector_part.cpp).
   void build_vector_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_vectors,
                          const PlanKnobs& knobs);
@@ -60,7 +71,6 @@ struct SpmmPlan::Impl {
   const DeviceBandCsr* csr = nullptr;  // the CSR copy the plan's CSR part reads (the matrix's candidates or every band)
   std::int32_t n = 0;
   KernelKind kernel = KernelKind::automatic;
-  KernelKind tile_kernel = KernelKind::split_pipelined;  // the rung that runs the tile bands
   PlanOptions options;
   int slice_width = 8;
   kernels::SpmmParams params;  // everything but b, ldb, c, ldc, alpha, beta

@@ -272,6 +272,158 @@ Bcsr24Matrix convert_aligned(const CsrMatrix& a, const std::vector<std::int32_t>
   return out;
 }
 
+/// Pass 1 of a conversion: the magnitudes, per row and overall, and the scales they set (which must be known before
+/// any value is rounded).
+struct RangePass {
+  Fp16Scaling scaling;
+  std::int64_t nonzeros = 0;
+  std::vector<double> row_max;
+  std::vector<std::int16_t> row_exponent;  ///< per-row scaling only
+};
+
+RangePass scan_ranges(const CsrMatrix& a, const std::vector<std::int32_t>& bounds, int chunks,
+                      const ConvertOptions& options) {
+  const auto row_of = [&](std::int32_t tile_row) {
+    return static_cast<std::int32_t>(std::min<std::int64_t>(a.rows, std::int64_t{tile_row} * kTileRows));
+  };
+  const detail::StorageRange& range = detail::storage_range(options.precision);
+  const bool per_row = options.scaling == ScalingPolicy::per_row;
+  RangePass pass;
+  pass.row_max.assign(static_cast<std::size_t>(a.rows), 0.0);
+  pass.row_exponent.assign(per_row ? static_cast<std::size_t>(a.rows) : 0, 0);
+  std::vector<RangeScan> scans(static_cast<std::size_t>(chunks));
+  run_chunks(chunks, [&](int c) {
+    scans[static_cast<std::size_t>(c)] = scan_range(a, row_of(bounds[static_cast<std::size_t>(c)]),
+                                                    row_of(bounds[static_cast<std::size_t>(c) + 1]), range,
+                                                    pass.row_max, pass.row_exponent);
+  });
+  Fp16Scaling& scaling = pass.scaling;
+  double min_abs = std::numeric_limits<double>::infinity();
+  std::int32_t min_row_exponent = std::numeric_limits<std::int32_t>::max();
+  std::int32_t max_row_exponent = std::numeric_limits<std::int32_t>::min();
+  for (const RangeScan& s : scans) {
+    scaling.max_abs = std::max(scaling.max_abs, s.max_abs);
+    min_abs = std::min(min_abs, s.min_abs_nonzero);
+    scaling.overflow_count += s.overflow;
+    scaling.underflow_count += s.underflow;
+    pass.nonzeros += s.nonzeros;
+    min_row_exponent = std::min(min_row_exponent, s.min_row_exponent);
+    max_row_exponent = std::max(max_row_exponent, s.max_row_exponent);
+  }
+  scaling.min_abs_nonzero = pass.nonzeros > 0 ? min_abs : 0.0;
+  if (per_row) {
+    scaling.per_row = true;  // exponent stays 0: each row carries its own
+    if (pass.nonzeros > 0) {
+      scaling.min_row_exponent = min_row_exponent;
+      scaling.max_row_exponent = max_row_exponent;
+    }
+  } else {
+    scaling.exponent = detail::choose_scaling_exponent(scaling, pass.nonzeros, options.scaling, range);
+  }
+  return pass;
+}
+
+/// The row order a conversion uses (empty: the file's), whether it permutes the columns too, and why.
+struct RowOrderChoice {
+  std::vector<std::int32_t> order;
+  bool symmetric = false;
+  std::string why;
+};
+
+/// Reverse Cuthill-McKee where asked, or where automatic finds it stores clearly fewer tiles of `counted_layout`
+/// than the file order (whose aligned tiles `rep` has counted). Fills the report's reorder time and condensed tile
+/// counts.
+RowOrderChoice choose_row_order(const CsrMatrix& a, const ConvertOptions& options, TileLayout counted_layout,
+                                std::int64_t nonzeros, int threads, LayoutReport& rep) {
+  const Reordering reorder = options.reorder;
+  RowOrderChoice choice;
+  // Automatic reordering is not tried where the file order's tiles are already at least half full: a
+  // reordering cannot win much there, and RCM costs a pass over A + A^T.
+  const bool tiles_already_full =
+      rep.baseline_stored_tiles > 0 && nonzeros >= rep.baseline_stored_tiles * (kDenseTileValues / 2);
+  if (reorder == Reordering::automatic && tiles_already_full)
+    choice.why = "file order (aligned tiles already hold >= 256 nonzeros each)";
+  if (reorder == Reordering::none || a.rows == 0 || (reorder == Reordering::automatic && tiles_already_full))
+    return choice;
+  const Clock::time_point t = Clock::now();
+  RowOrdering ro = reverse_cuthill_mckee(a);
+  rep.reorder_seconds = seconds_since(t);
+  bool use = reorder == Reordering::rcm;
+  if (reorder == Reordering::automatic) {
+    detail::BandLayoutRequest file_order{counted_layout, nullptr, false, options.force_dense, threads};
+    detail::BandLayoutRequest rcm_order{
+        counted_layout, &ro.order, counted_layout == TileLayout::aligned && ro.symmetric, options.force_dense, threads};
+    const std::int64_t tiles_file =
+        counted_layout == TileLayout::aligned ? rep.baseline_stored_tiles : detail::count_band_tiles(a, file_order);
+    const std::int64_t tiles_rcm = detail::count_band_tiles(a, rcm_order);
+    if (counted_layout == TileLayout::condensed) {
+      rep.condensed_tiles_file_order = tiles_file;
+      rep.condensed_tiles_rcm = tiles_rcm;
+    }
+    // Keep the file's order unless RCM saves a clear share of the tiles: a reordered matrix pays a row map
+    // and gathers C rows.
+    use = tiles_rcm < tiles_file - tiles_file / 20;
+    choice.why = std::string(use ? "rcm" : "file order") + " (" + layout_name(counted_layout) + " tiles: file order " +
+                 std::to_string(tiles_file) + ", rcm " + std::to_string(tiles_rcm) + ")";
+  }
+  if (use) {
+    choice.order = std::move(ro.order);
+    choice.symmetric = ro.symmetric;
+  }
+  return choice;
+}
+
+/// A conversion other than the thesis's layout as asked: the aligned file-order tiles are counted and classified
+/// as the baseline (not stored), then the row order and the layout are chosen against it.
+Bcsr24Matrix convert_with_choices(const CsrMatrix& a, const std::vector<std::int32_t>& bounds,
+                                  const ValueStore& store, const ConvertOptions& options, int threads,
+                                  std::int32_t tile_rows, std::int64_t nonzeros, LayoutReport& rep) {
+  const TileLayout layout = options.layout;
+  Clock::time_point t = Clock::now();
+  const Bcsr24Matrix counted = convert_aligned(a, bounds, store, options.force_dense, true);
+  const std::int64_t baseline_sparse24 = counted.sparse24.row_ptr.back();
+  const std::int64_t baseline_dense = counted.dense.row_ptr.back();
+  rep.baseline_stored_tiles = baseline_sparse24 + baseline_dense;
+  rep.baseline_sparse24_tiles = baseline_sparse24;
+  rep.baseline_bytes = aligned_bytes(tile_rows, baseline_sparse24, baseline_dense, options.precision);
+  rep.baseline_seconds = seconds_since(t);
+
+  const TileLayout counted_layout = layout == TileLayout::aligned ? TileLayout::aligned : TileLayout::condensed;
+  const RowOrderChoice row_order = choose_row_order(a, options, counted_layout, nonzeros, threads, rep);
+  const std::vector<std::int32_t>& order = row_order.order;
+  const std::string& why_order = row_order.why;
+
+  t = Clock::now();
+  const auto build = [&](TileLayout l) {
+    detail::BandLayoutRequest request{l, &order, l == TileLayout::aligned && row_order.symmetric && !order.empty(),
+                                      options.force_dense, threads};
+    return detail::build_band_layout(a, request, store);
+  };
+  Bcsr24Matrix out;
+  if (layout == TileLayout::aligned) {
+    out = order.empty() ? convert_aligned(a, bounds, store, options.force_dense, false) : build(TileLayout::aligned);
+    rep.reason = why_order.empty() ? "requested" : why_order;
+  } else {
+    out = build(TileLayout::condensed);
+    if (layout == TileLayout::automatic) {
+      const std::int64_t condensed = stored_bytes(out);
+      if (rep.baseline_bytes <= condensed) {
+        rep.reason =
+            "aligned: " + std::to_string(rep.baseline_bytes) + " bytes vs condensed " + std::to_string(condensed);
+        out = convert_aligned(a, bounds, store, options.force_dense, false);
+      } else {
+        rep.reason =
+            "condensed: " + std::to_string(condensed) + " bytes vs aligned " + std::to_string(rep.baseline_bytes);
+      }
+      if (!why_order.empty()) rep.reason += "; order: " + why_order;
+    } else {
+      rep.reason = why_order.empty() ? "requested" : why_order;
+    }
+  }
+  rep.pack_seconds = seconds_since(t);
+  return out;
+}
+
 }  // namespace
 
 ConvertOptions convert_options(const OperatorOptions& options) {
@@ -295,56 +447,17 @@ Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options
   const int chunks = static_cast<int>(std::clamp<std::int64_t>(std::min<std::int64_t>(threads, a.nnz() / 65536 + 1), 1,
                                                                std::max<std::int32_t>(tile_rows, 1)));
   const std::vector<std::int32_t> bounds = split_tile_rows(a, tile_rows, chunks);
-  const auto row_of = [&](std::int32_t tile_row) {
-    return static_cast<std::int32_t>(std::min<std::int64_t>(a.rows, std::int64_t{tile_row} * kTileRows));
-  };
-
-  // Pass 1: magnitudes, per row and overall (the scales must be known before any value is rounded).
-  const detail::StorageRange& range = detail::storage_range(options.precision);
-  const bool per_row = options.scaling == ScalingPolicy::per_row;
-  std::vector<double> row_max(static_cast<std::size_t>(a.rows), 0.0);
-  std::vector<std::int16_t> row_exponent(per_row ? static_cast<std::size_t>(a.rows) : 0, 0);
-  std::vector<RangeScan> scans(static_cast<std::size_t>(chunks));
-  run_chunks(chunks, [&](int c) {
-    scans[static_cast<std::size_t>(c)] = scan_range(a, row_of(bounds[static_cast<std::size_t>(c)]),
-                                                    row_of(bounds[static_cast<std::size_t>(c) + 1]), range, row_max,
-                                                    row_exponent);
-  });
-  Fp16Scaling scaling;
-  std::int64_t nonzeros = 0;
-  double min_abs = std::numeric_limits<double>::infinity();
-  std::int32_t min_row_exponent = std::numeric_limits<std::int32_t>::max();
-  std::int32_t max_row_exponent = std::numeric_limits<std::int32_t>::min();
-  for (const RangeScan& s : scans) {
-    scaling.max_abs = std::max(scaling.max_abs, s.max_abs);
-    min_abs = std::min(min_abs, s.min_abs_nonzero);
-    scaling.overflow_count += s.overflow;
-    scaling.underflow_count += s.underflow;
-    nonzeros += s.nonzeros;
-    min_row_exponent = std::min(min_row_exponent, s.min_row_exponent);
-    max_row_exponent = std::max(max_row_exponent, s.max_row_exponent);
-  }
-  scaling.min_abs_nonzero = nonzeros > 0 ? min_abs : 0.0;
-  if (per_row) {
-    scaling.per_row = true;  // exponent stays 0: each row carries its own
-    if (nonzeros > 0) {
-      scaling.min_row_exponent = min_row_exponent;
-      scaling.max_row_exponent = max_row_exponent;
-    }
-  } else {
-    scaling.exponent = detail::choose_scaling_exponent(scaling, nonzeros, options.scaling, range);
-  }
+  RangePass range = scan_ranges(a, bounds, chunks, options);
+  Fp16Scaling& scaling = range.scaling;
   // Filled by whichever builder stores each row (identically, should two layouts be built).
   std::vector<detail::RowSums> row_sums(static_cast<std::size_t>(a.rows));
-  const ValueStore store(options.precision, scaling.exponent, row_exponent, row_max, row_sums);
+  const ValueStore store(options.precision, scaling.exponent, range.row_exponent, range.row_max, row_sums);
 
   LayoutReport rep;
-  TileLayout layout = options.layout;
-  const Reordering reorder = options.reorder;
   Bcsr24Matrix out;
-  if (layout == TileLayout::aligned && reorder == Reordering::none) {
+  if (options.layout == TileLayout::aligned && options.reorder == Reordering::none) {
     // The thesis's layout as asked: no alternative is examined.
-    Clock::time_point t = Clock::now();
+    const Clock::time_point t = Clock::now();
     out = convert_aligned(a, bounds, store, options.force_dense, false);
     rep.pack_seconds = seconds_since(t);
     rep.baseline_stored_tiles = out.sparse24.tiles() + out.dense.tiles();
@@ -352,90 +465,18 @@ Bcsr24Matrix convert_to_bcsr24(const CsrMatrix& a, const ConvertOptions& options
     rep.baseline_bytes = stored_bytes(out);
     rep.reason = "requested";
   } else {
-    // Baseline: the aligned file-order tiles, counted and classified but not stored.
-    Clock::time_point t = Clock::now();
-    const Bcsr24Matrix counted = convert_aligned(a, bounds, store, options.force_dense, true);
-    const std::int64_t baseline_sparse24 = counted.sparse24.row_ptr.back();
-    const std::int64_t baseline_dense = counted.dense.row_ptr.back();
-    rep.baseline_stored_tiles = baseline_sparse24 + baseline_dense;
-    rep.baseline_sparse24_tiles = baseline_sparse24;
-    rep.baseline_bytes = aligned_bytes(tile_rows, baseline_sparse24, baseline_dense, options.precision);
-    rep.baseline_seconds = seconds_since(t);
-
-    // Row order.
-    std::vector<std::int32_t> order;
-    bool symmetric = false;
-    const TileLayout counted_layout = layout == TileLayout::aligned ? TileLayout::aligned : TileLayout::condensed;
-    std::string why_order;
-    // Automatic reordering is not tried where the file order's tiles are already at least half full: a
-    // reordering cannot win much there, and RCM costs a pass over A + A^T.
-    const bool tiles_already_full = rep.baseline_stored_tiles > 0 && nonzeros >= rep.baseline_stored_tiles * (kDenseTileValues / 2);
-    if (reorder == Reordering::automatic && tiles_already_full)
-      why_order = "file order (aligned tiles already hold >= 256 nonzeros each)";
-    if (reorder != Reordering::none && a.rows > 0 && !(reorder == Reordering::automatic && tiles_already_full)) {
-      t = Clock::now();
-      RowOrdering ro = reverse_cuthill_mckee(a);
-      rep.reorder_seconds = seconds_since(t);
-      bool use = reorder == Reordering::rcm;
-      if (reorder == Reordering::automatic) {
-        detail::BandLayoutRequest file_order{counted_layout, nullptr, false, options.force_dense, threads};
-        detail::BandLayoutRequest rcm_order{counted_layout, &ro.order, counted_layout == TileLayout::aligned && ro.symmetric,
-                                            options.force_dense, threads};
-        const std::int64_t tiles_file =
-            counted_layout == TileLayout::aligned ? rep.baseline_stored_tiles : detail::count_band_tiles(a, file_order);
-        const std::int64_t tiles_rcm = detail::count_band_tiles(a, rcm_order);
-        if (counted_layout == TileLayout::condensed) {
-          rep.condensed_tiles_file_order = tiles_file;
-          rep.condensed_tiles_rcm = tiles_rcm;
-        }
-        // Keep the file's order unless RCM saves a clear share of the tiles: a reordered matrix pays a row map
-        // and gathers C rows.
-        use = tiles_rcm < tiles_file - tiles_file / 20;
-        why_order = std::string(use ? "rcm" : "file order") + " (" + layout_name(counted_layout) + " tiles: file order " +
-                    std::to_string(tiles_file) + ", rcm " + std::to_string(tiles_rcm) + ")";
-      }
-      if (use) {
-        order = std::move(ro.order);
-        symmetric = ro.symmetric;
-      }
-    }
-
-    t = Clock::now();
-    const auto build = [&](TileLayout l) {
-      detail::BandLayoutRequest request{l, &order, l == TileLayout::aligned && symmetric && !order.empty(),
-                                        options.force_dense, threads};
-      return detail::build_band_layout(a, request, store);
-    };
-    if (layout == TileLayout::aligned) {
-      out = order.empty() ? convert_aligned(a, bounds, store, options.force_dense, false) : build(TileLayout::aligned);
-      rep.reason = why_order.empty() ? "requested" : why_order;
-    } else {
-      out = build(TileLayout::condensed);
-      if (layout == TileLayout::automatic) {
-        const std::int64_t condensed = stored_bytes(out);
-        if (rep.baseline_bytes <= condensed) {
-          rep.reason = "aligned: " + std::to_string(rep.baseline_bytes) + " bytes vs condensed " + std::to_string(condensed);
-          out = convert_aligned(a, bounds, store, options.force_dense, false);
-        } else {
-          rep.reason = "condensed: " + std::to_string(condensed) + " bytes vs aligned " + std::to_string(rep.baseline_bytes);
-        }
-        if (!why_order.empty()) rep.reason += "; order: " + why_order;
-      } else {
-        rep.reason = why_order.empty() ? "requested" : why_order;
-      }
-    }
-    rep.pack_seconds = seconds_since(t);
+    out = convert_with_choices(a, bounds, store, options, threads, tile_rows, range.nonzeros, rep);
   }
   // The magnitudes and scales come from pass 1; the builders counted what rounding did to each value.
   scaling.subnormal_count = out.scaling.subnormal_count;
   scaling.flushed_count = out.scaling.flushed_count;
   scaling.max_flushed_relative = out.scaling.max_flushed_relative;
   scaling.max_relative_error = out.scaling.max_relative_error;
-  scaling.frobenius_relative_error = detail::frobenius_relative_error(row_sums, row_max);
+  scaling.frobenius_relative_error = detail::frobenius_relative_error(row_sums, range.row_max);
   out.scaling = scaling;
   out.precision = options.precision;
-  out.row_exponent = std::move(row_exponent);
-  out.nnz = nonzeros;
+  out.row_exponent = std::move(range.row_exponent);
+  out.nnz = range.nonzeros;
   rep.layout = out.layout;
   rep.reordering = out.reordering;
   rep.total_seconds = seconds_since(start);

@@ -306,15 +306,14 @@ SizeCheck check_sizes(const Header& h, const unsigned char* bytes, std::size_t h
           described};
 }
 
-}  // namespace
+/// A .b24 file's problem as the error the loader throws.
+[[noreturn]] void fail_load(const std::string& name, const std::string& why) {
+  throw FileFormatError(name + ": " + why);
+}
 
-namespace detail {
-
-Bcsr24Matrix load_bcsr24_bytes(const unsigned char* bytes, std::size_t size, const std::string& name,
-                               std::vector<B24TunedChoice>* choices) {
-  if (choices != nullptr) choices->clear();
-  const auto fail = [&](const std::string& why) { throw FileFormatError(name + ": " + why); };
-
+/// The magic, the version and the room for the version's header and trailer; returns the version.
+std::uint32_t check_magic_and_version(const unsigned char* bytes, std::size_t size, const std::string& name) {
+  const auto fail = [&](const std::string& why) { fail_load(name, why); };
   if (size < sizeof kMagic) {
     // A prefix of the magic is a .b24 file cut short; anything else is some other file.
     if (size == 0) fail("truncated: the file is empty");
@@ -325,44 +324,40 @@ Bcsr24Matrix load_bcsr24_bytes(const unsigned char* bytes, std::size_t size, con
     fail("not a .b24 file (the first 8 bytes are not \"BCSR24\\0\\0\")");
   if (size < kVersionEnd)
     fail("truncated: " + std::to_string(size) + " bytes, too short to hold the version");
-
-  Reader r(bytes);
-  r.skip(sizeof kMagic);
-  const auto version = r.value<std::uint32_t>();
+  std::uint32_t version;
+  std::memcpy(&version, bytes + sizeof kMagic, sizeof version);
   // Before the checksum: a newer version need not keep this header or trailer, and must be named as such.
   if (version < kB24OldestFileVersion || version > kB24FileVersion)
     fail("unsupported .b24 version " + std::to_string(version) + ": this build reads versions " +
          std::to_string(kB24OldestFileVersion) + " to " + std::to_string(kB24FileVersion) + " and writes version " +
          std::to_string(kB24VersionWithoutChoices) + " (" + std::to_string(kB24FileVersion) +
          " with tuned choices; re-run the conversion to regenerate the file)");
-  const bool v1 = version == 1;
-  const std::size_t header_bytes = v1 ? kHeaderBytesV1 : version >= 3 ? kHeaderBytesV3 : kHeaderBytesV2;
-  if (size < header_bytes + kTrailerBytes)
-    fail("truncated: " + std::to_string(size) + " bytes, shorter than the " +
-         std::to_string(header_bytes + kTrailerBytes) + "-byte header and trailer of a version " +
-         std::to_string(version) + " file");
-  const Header h = read_header(r, version);
-  if (r.offset() != header_bytes) fail("internal error: header size mismatch");
-  const SizeCheck sizes = check_sizes(h, bytes, header_bytes, size);
+  return version;
+}
 
-  // The checksum covers every byte but the magic (compared above) and itself, so damage anywhere else, header
-  // included, is named as damage here rather than as whatever odd value it produced. The header's sizes only
-  // tell truncation from corruption.
+/// The checksum covers every byte but the magic (compared before) and itself, so damage anywhere else, header
+/// included, is named as damage here rather than as whatever odd value it produced. The header's sizes only
+/// tell truncation from corruption.
+void check_checksum(const unsigned char* bytes, std::size_t size, const SizeCheck& sizes, std::uint32_t version,
+                    const std::string& name) {
+  const auto fail = [&](const std::string& why) { fail_load(name, why); };
   std::uint32_t stored_crc;
   std::memcpy(&stored_crc, bytes + size - kTrailerBytes, sizeof stored_crc);
   const auto crc = static_cast<std::uint32_t>(
       crc32_z(crc32_z(0L, Z_NULL, 0), bytes + sizeof kMagic, size - sizeof kMagic - kTrailerBytes));
-  if (crc != stored_crc) {
-    if (sizes.problem.empty()) fail("checksum mismatch: the file is corrupted");
-    if (sizes.described != 0)
-      fail(std::string(sizes.described > size ? "truncated or corrupted" : "corrupted or followed by other bytes") +
-           " (checksum mismatch): the header" +
-           (version >= 4 ? " and its tuned-choice section describe " : " describes ") +
-           std::to_string(sizes.described) + " bytes, the file has " + std::to_string(size));
-    fail("corrupted (checksum mismatch): " + sizes.problem);
-  }
+  if (crc == stored_crc) return;
+  if (sizes.problem.empty()) fail("checksum mismatch: the file is corrupted");
+  if (sizes.described != 0)
+    fail(std::string(sizes.described > size ? "truncated or corrupted" : "corrupted or followed by other bytes") +
+         " (checksum mismatch): the header" +
+         (version >= 4 ? " and its tuned-choice section describe " : " describes ") +
+         std::to_string(sizes.described) + " bytes, the file has " + std::to_string(size));
+  fail("corrupted (checksum mismatch): " + sizes.problem);
+}
 
-  // From here on the file is as it was written: what is left to catch is a writer that broke the rules.
+/// The header of a file whose checksum matched: what is left to catch is a writer that broke the rules.
+void check_header_fields(const Header& h, bool v1, const SizeCheck& sizes, const std::string& name) {
+  const auto fail = [&](const std::string& why) { fail_load(name, why); };
   // Layout and reordering: version 1 files are aligned tiles in file order.
   if (h.layout > static_cast<std::uint8_t>(TileLayout::condensed))
     fail("layout byte " + std::to_string(h.layout) + " is not a stored layout (0 = aligned, 1 = condensed)");
@@ -393,11 +388,63 @@ Bcsr24Matrix load_bcsr24_bytes(const unsigned char* bytes, std::size_t size, con
     if (h.sparse24_tiles > 0 && h.sparse24_b_rows_count == 0) fail("condensed layout but the 2:4 list has no b_rows");
     if (h.dense_tiles > 0 && h.dense_b_rows_count == 0) fail("condensed layout but the dense list has no b_rows");
   }
+}
+
+/// The tuned-choice section of a version 4 file. Its sizes matched the file's before (check_sizes): what is left
+/// to check is its content.
+std::vector<B24TunedChoice> read_tuned_choices(Reader& r, const unsigned char* bytes, std::size_t size,
+                                               const std::string& name) {
+  const auto fail = [&](const std::string& why) { fail_load(name, why); };
+  const auto count = r.value<std::uint32_t>();
+  if (count == 0) fail("tuned-choice section: no choices (version 4 files have at least one)");
+  std::vector<B24TunedChoice> read;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::string which = "tuned-choice section: choice " + std::to_string(i) + " of " + std::to_string(count);
+    if (size - kTrailerBytes - r.offset() < kChoiceFixedBytes) fail("internal error: " + which + " is cut short");
+    B24TunedChoice c;
+    c.n = r.value<std::int32_t>();
+    for (std::uint8_t* code : {&c.input, &c.output, &c.paths, &c.split_long_bands, &c.tile_pipeline, &c.band_groups})
+      *code = r.value<std::uint8_t>();
+    const auto name_bytes = r.value<std::uint16_t>();
+    c.measured_us = r.value<double>();
+    if (size - kTrailerBytes - r.offset() < name_bytes)
+      fail("internal error: " + which + "'s device name is cut short");
+    c.device.assign(reinterpret_cast<const char*>(bytes + r.offset()), name_bytes);
+    r.skip(name_bytes);
+    if (const std::string problem = tuned_choice_problem(c); !problem.empty()) fail(which + " has " + problem);
+    read.push_back(std::move(c));
+  }
+  return read;
+}
+
+}  // namespace
+
+namespace detail {
+
+Bcsr24Matrix load_bcsr24_bytes(const unsigned char* bytes, std::size_t size, const std::string& name,
+                               std::vector<B24TunedChoice>* choices) {
+  if (choices != nullptr) choices->clear();
+  const auto fail = [&](const std::string& why) { fail_load(name, why); };
+  const std::uint32_t version = check_magic_and_version(bytes, size, name);
+  Reader r(bytes);
+  r.skip(kVersionEnd);  // the magic and the version, checked above
+  const bool v1 = version == 1;
+  const std::size_t header_bytes = v1 ? kHeaderBytesV1 : version >= 3 ? kHeaderBytesV3 : kHeaderBytesV2;
+  if (size < header_bytes + kTrailerBytes)
+    fail("truncated: " + std::to_string(size) + " bytes, shorter than the " +
+         std::to_string(header_bytes + kTrailerBytes) + "-byte header and trailer of a version " +
+         std::to_string(version) + " file");
+  const Header h = read_header(r, version);
+  if (r.offset() != header_bytes) fail("internal error: header size mismatch");
+  const SizeCheck sizes = check_sizes(h, bytes, header_bytes, size);
+  check_checksum(bytes, size, sizes, version, name);
+  // From here on the file is as it was written: what is left to catch is a writer that broke the rules.
+  check_header_fields(h, v1, sizes, name);
 
   Bcsr24Matrix a;
   for_each_shared_field(a, h, [](auto& to, const auto& from) { to = from; });
   a.precision = static_cast<Precision>(h.precision);
-  a.layout = layout;
+  a.layout = static_cast<TileLayout>(h.layout);
   a.reordering = static_cast<Reordering>(h.reordering);
   a.row_order = r.array<std::int32_t>(h.row_order_count);
   a.row_exponent = r.array<std::int16_t>(h.row_exponent_count);
@@ -414,26 +461,7 @@ Bcsr24Matrix load_bcsr24_bytes(const unsigned char* bytes, std::size_t size, con
   read_list(a.sparse24, h.sparse24_tiles, kSparseTileValues, kSparseTileMetaWords, h.sparse24_b_rows_count);
   read_list(a.dense, h.dense_tiles, kDenseTileValues, 0, h.dense_b_rows_count);
   if (h.version >= 4) {
-    // The section's sizes matched the file's above (check_sizes): what is left to check is its content.
-    const auto count = r.value<std::uint32_t>();
-    if (count == 0) fail("tuned-choice section: no choices (version 4 files have at least one)");
-    std::vector<B24TunedChoice> read;
-    for (std::uint32_t i = 0; i < count; ++i) {
-      const std::string which = "tuned-choice section: choice " + std::to_string(i) + " of " + std::to_string(count);
-      if (size - kTrailerBytes - r.offset() < kChoiceFixedBytes) fail("internal error: " + which + " is cut short");
-      B24TunedChoice c;
-      c.n = r.value<std::int32_t>();
-      for (std::uint8_t* code : {&c.input, &c.output, &c.paths, &c.split_long_bands, &c.tile_pipeline, &c.band_groups})
-        *code = r.value<std::uint8_t>();
-      const auto name_bytes = r.value<std::uint16_t>();
-      c.measured_us = r.value<double>();
-      if (size - kTrailerBytes - r.offset() < name_bytes)
-        fail("internal error: " + which + "'s device name is cut short");
-      c.device.assign(reinterpret_cast<const char*>(bytes + r.offset()), name_bytes);
-      r.skip(name_bytes);
-      if (const std::string problem = tuned_choice_problem(c); !problem.empty()) fail(which + " has " + problem);
-      read.push_back(std::move(c));
-    }
+    std::vector<B24TunedChoice> read = read_tuned_choices(r, bytes, size, name);
     if (choices != nullptr) *choices = std::move(read);
   }
   if (r.offset() != size - kTrailerBytes) fail("internal error: payload size mismatch");

@@ -297,7 +297,7 @@ Triplets parse_coordinate_body(const char* data, std::size_t size, const MmHeade
     t.value.reserve(capacity);
     t.value.resize(listed);
     for (std::size_t k = 0; k < listed; ++k)
-      t.value[k] = options.pattern_values == PatternValues::random ? pattern_random_value(options.seed, k) : 1.0;
+      t.value[k] = options.pattern_values == MatrixMarketOptions::PatternValues::random ? pattern_random_value(options.seed, k) : 1.0;
   }
   if (info.symmetry == MmSymmetry::general) return std::move(t);
 

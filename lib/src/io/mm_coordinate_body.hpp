@@ -25,7 +25,7 @@ struct Triplets {
 Triplets parse_coordinate_body(const char* data, std::size_t size, const MmHeader& header, const std::string& name,
                                const MatrixMarketOptions& options);
 
-/// Value of the k-th (0-based, file order) entry of a pattern file under PatternValues::random:
+/// Value of the k-th (0-based, file order) entry of a pattern file under MatrixMarketOptions::PatternValues::random:
 /// uniform in [-1, 1), a pure function of (seed, k) so that threading never changes it.
 double pattern_random_value(std::uint64_t seed, std::uint64_t k) noexcept;
 

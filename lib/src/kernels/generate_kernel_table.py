@@ -25,9 +25,10 @@ from typing import Dict, List, NamedTuple
 MODES = ["f16", "bf16", "f16_f32b", "bf16_f32b", "split_f32b"]
 # C's element type. fp16 C only exists for fp16 A with fp16 B (operand_mode() refuses the others).
 OUTPUTS = {"f32": "float", "f16": "__half"}
-# Tile kernel: the three rungs of the ladder (KernelKind). csr_cuda_cores runs no tile kernel; automatic runs
-# split_pipelined for its tile bands.
-TILE_KINDS = ["dense_bt", "dense_pipelined", "split_pipelined"]
+# Tile kernel (KernelKind): split_pipelined, the one tile kernel. csr_cuda_cores runs no tile kernel; automatic runs
+# split_pipelined for its tile bands. (The thesis's all-dense baselines, dense_bt and dense_pipelined, were 64 of
+# the table's 172 tile instantiations; they left the library with issue 55: docs/history/KERNELS_LOG.md.)
+TILE_KINDS = ["split_pipelined"]
 # Output columns per block (slice_width_for).
 SLICE_WIDTHS = [8, 16, 32, 64]
 # How tiles name their B rows (BRowIndex): by tile column (aligned layouts) or 32 rows each (gathered layouts).
@@ -40,8 +41,7 @@ PIPELINES = ["standard", "deep"]
 
 def tile_kernel_reachable(kind: str, mode: str, width: int, pipeline: str, output: str) -> bool:
     """Whether a plan can ask for this tile kernel (every B-row index and split-band variant is reachable)."""
-    # SpmmPlan: the dense rungs multiply fp16 A with fp16 B only.
-    if kind != "split_pipelined" and mode != "f16":
+    if kind != "split_pipelined":
         return False
     # slice_width_for: split mode runs slices of at most 32 columns (its three products need ~200 registers at 64).
     if mode == "split_f32b" and width > 32:
@@ -79,8 +79,9 @@ def csr_kernel_reachable(mode: str, output: str, read: str, chunks: int, nz_lane
 # Translation units per kernel; entries are spread over them by estimated compile time (longest first, each to
 # the unit with the least so far), so that a parallel build does not wait on one large unit (the CSR kernel's 198
 # instantiations in one unit took ~55 s of a 16-core build). Each unit also costs ~1.5 s of headers and host
-# compilation, which a 2-core build pays in full: 14 units of ~8 s each (nvcc 13, sm_90) balance the two.
-TILE_UNITS = 8
+# compilation, which a 2-core build pays in full: units of ~8 s each (nvcc 13, sm_90) balance the two. The 108 tile
+# entries take six units of about the cost the 172 of the thesis's ladder took in eight.
+TILE_UNITS = 6
 CSR_UNITS = 6
 
 

@@ -17,7 +17,7 @@ namespace bcsr24::kernels {
 
 /// What a plan asks of the tile kernel.
 struct TileKernelKey {
-  KernelKind kind = KernelKind::split_pipelined;   ///< dense_bt, dense_pipelined or split_pipelined
+  KernelKind kind = KernelKind::split_pipelined;   ///< split_pipelined (the one tile kernel)
   OperandMode mode = OperandMode::f16;
   int slice_width = 8;                              ///< 8, 16, 32 or 64 (slice_width_for)
   TilePipeline pipeline = TilePipeline::standard;   ///< standard or deep (resolved by the plan)

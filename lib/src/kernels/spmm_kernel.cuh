@@ -407,6 +407,21 @@ constexpr int compiled_blocks_per_sm() {
                        spmm_shared_bytes<kSliceWidth, kStages, kHasSparseList, kMode>(), kCompiledSmLimits);
 }
 
+/// A warp's accumulators into its partial-sum buffer of the cross-warp reduction: element (j, e) of lane 4g+t is row
+/// g + 8*(e/2), column 8j + 2t + e%2 of the slice. Swizzled (kernels/reduction_layout.hpp): these float2 stores are
+/// free of bank conflicts.
+template <int kSliceWidth>
+__device__ __forceinline__ void store_warp_partials(float* partial, const float (&acc)[kSliceWidth / 8][4], int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int j = 0; j < kSliceWidth / 8; ++j) {
+    const int col = 8 * j + 2 * t;
+    *reinterpret_cast<float2*>(partial + reduction_offset<kSliceWidth>(g, col)) = make_float2(acc[j][0], acc[j][1]);
+    *reinterpret_cast<float2*>(partial + reduction_offset<kSliceWidth>(g + 8, col)) =
+        make_float2(acc[j][2], acc[j][3]);
+  }
+}
+
 /// C[tile row, slice] = alpha * A[tile row, :] * B[:, slice] + beta * C[tile row, slice].
 /// kHasSparseList: run the 2:4 loop (split kernel) before the dense loop.
 /// kSplitBands: some work items are parts of split bands (the plan's schedule has groups). Plans without split
@@ -457,8 +472,7 @@ __global__ void __launch_bounds__(kTileKernelWarps * kWarpSize,
   run_tile_list<kSliceWidth, kMode, kStages, false, kRows>(p.dense, first, count, kTileKernelWarps, warp_smem, p,
                                                            lane_copy, acc, lane);
 
-  // Cross-warp reduction in a fixed order. Accumulator element (j, e) of lane 4g+t is row g + 8*(e/2),
-  // column 8j + 2t + e%2 of the slice.
+  // Cross-warp reduction in a fixed order (store_warp_partials, then warp_sum below).
   __syncthreads();  // every warp is done with its pipeline stages, which the reduction buffer reuses
   constexpr int kSliceElems = kTileRows * kSliceWidth;
   std::int32_t* band_rows = reinterpret_cast<std::int32_t*>(smem + kTileKernelWarps * kSliceElems * 4);
@@ -470,16 +484,7 @@ __global__ void __launch_bounds__(kTileKernelWarps * kWarpSize,
     band_multiplier[threadIdx.x] = row_multiplier(p.alpha, band_exponent);
     band_exponents[threadIdx.x] = band_exponent;
   }
-  float* partial = reinterpret_cast<float*>(smem) + warp * kSliceElems;
-  const int g = lane >> 2, t = lane & 3;
-  // Swizzled (kernels/reduction_layout.hpp): these float2 stores are free of bank conflicts.
-#pragma unroll
-  for (int j = 0; j < kSliceWidth / 8; ++j) {
-    const int col = 8 * j + 2 * t;
-    *reinterpret_cast<float2*>(partial + reduction_offset<kSliceWidth>(g, col)) = make_float2(acc[j][0], acc[j][1]);
-    *reinterpret_cast<float2*>(partial + reduction_offset<kSliceWidth>(g + 8, col)) =
-        make_float2(acc[j][2], acc[j][3]);
-  }
+  store_warp_partials<kSliceWidth>(reinterpret_cast<float*>(smem) + warp * kSliceElems, acc, lane);
   __syncthreads();
   // The result in quads: quad q is row 4q / kSliceWidth, columns 4q % kSliceWidth .. + 3 (slice-relative).
   constexpr int kSliceQuads = kSliceElems / 4;

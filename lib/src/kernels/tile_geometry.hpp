@@ -132,11 +132,6 @@ constexpr int spmm_shared_bytes() {
 /// bands, so that a plan's block slots are known before its schedule is.
 template <int kSliceWidth, OperandMode kMode, int kStages, bool kHasSparseList, int kRows>
 constexpr int register_blocks_per_sm(int cc) {
-  constexpr bool kDenseBt = kStages == 1 && !kHasSparseList;
-  // dense_bt at 64 columns: 16-40 bytes spilled at 96 registers (5 blocks); 104 at 4 blocks.
-  if constexpr (kDenseBt && kSliceWidth == 64) return 4;
-  // dense_bt with gathered B rows at 32 columns: before sm_90, 4 bytes spilled at 56 registers (9 blocks).
-  if (kDenseBt && kSliceWidth == 32 && kRows != kImplicitRows && cc < 90) return 8;
   // fp16 A, fp32 B at 64 columns in one stage: on sm_80, whose shared memory admits 4 blocks, 8-12 bytes spilled
   // at 128 registers; 3 blocks.
   if (kMode == OperandMode::f16_f32b && kSliceWidth == 64 && kStages == 1 && cc < 90) return 3;
