@@ -175,9 +175,12 @@ TEST_CASE("SpdSolver on several GPUs: the single-GPU iterations and residuals", 
         CHECK(report.iterations == reference.iterations);
         REQUIRE(report.relative_residual.size() == std::size_t(k));
         for (int c = 0; c < k; ++c) {
-          // The same iteration up to the order of the sums: residuals agree to a few digits.
+          // The same iteration up to the order of the sums (the preconditioner's fp32 products, the Gram matrices
+          // summed over ranks). Residuals near rtol decide the stop and agree to a few digits; those far below it
+          // (the last iteration often lands at rtol / 100) keep only their order of magnitude: the bound is 5% of
+          // the larger of the residual and rtol.
           const double mine = report.relative_residual[std::size_t(c)], one = reference.relative_residual[std::size_t(c)];
-          CHECK(std::abs(mine - one) <= 0.05 * one + 1e-12);
+          CHECK(std::abs(mine - one) <= 0.05 * std::max(one, options.rtol));
           CHECK(report.relative_residual[std::size_t(c)] == solved.reports[0].relative_residual[std::size_t(c)]);
         }
       }

@@ -111,5 +111,5 @@ TEST_CASE("every tile kernel of the kernel table runs and matches float64", "[gp
       }
       ++ran;
     }
-  CHECK(ran == 172);
+  CHECK(ran == 108);  // every tile entry of the table (test_kernel_table.cpp counts them on the CPU)
 }
