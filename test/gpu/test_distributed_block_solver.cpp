@@ -179,8 +179,11 @@ TEST_CASE("SpdSolver on several GPUs: the single-GPU iterations and residuals", 
           // summed over ranks). Residuals near rtol decide the stop and agree to a few digits; those far below it
           // (the last iteration often lands at rtol / 100) keep only their order of magnitude: the bound is 5% of
           // the larger of the residual and rtol.
+          // A METIS partition renumbers A, so the preconditioner's tiles (and their fp16 rounding) differ from one
+          // GPU's: there only the iteration count and the true residual below rtol (checked below) carry over.
           const double mine = report.relative_residual[std::size_t(c)], one = reference.relative_residual[std::size_t(c)];
-          CHECK(std::abs(mine - one) <= 0.05 * std::max(one, options.rtol));
+          if (method == PartitionMethod::contiguous) CHECK(std::abs(mine - one) <= 0.05 * std::max(one, options.rtol));
+          CHECK(mine <= options.rtol);
           CHECK(report.relative_residual[std::size_t(c)] == solved.reports[0].relative_residual[std::size_t(c)]);
         }
       }
