@@ -274,8 +274,8 @@ template <typename OutT, int kCols>
 __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int32_t row, int exponent, int col0,
                                                 float (&acc)[kCols]) {
   OutT* c = static_cast<OutT*>(p.c) + std::size_t(row) * p.ldc + col0;
-  // Without row scaling the multiplier is alpha itself: at n = 1 (a row per few lanes) forming alpha * 2^0 per row
-  // cost the 40^3 mesh 6% (one H200, 2026-11-28, the A/B against 705e80e).
+  // Without row scaling the multiplier is alpha itself (no alpha * 2^0 to form per row: at n = 1 a row is a few
+  // lanes' work and its epilogue a visible share of it).
   const int e = p.slot_exponent ? exponent : 0;
   const OutputRun run{row, col0, p.slot_exponent ? row_multiplier(p.alpha, e) : p.alpha, e,
                       kCols == 8 && reinterpret_cast<std::uintptr_t>(c) % 16 == 0};
