@@ -78,239 +78,269 @@ void rayleigh_ritz(const Eigen::MatrixXd& h, const Eigen::MatrixXd& g, int k, bo
   coefficients = s.asDiagonal() * (basis * y);
 }
 
-}  // namespace
+/// One LOBPCG run on a space: the blocks' slots, the small buffer's regions and the Ritz values, and one member per
+/// step of an iteration. The blocks move between slots by relabelling, never by copies.
+class Lobpcg {
+ public:
+  Lobpcg(BlockSpace& space, int start, const LobpcgOptions& options)
+      : space_(space), options_(options), l_(space.layout()), reg_{l_.matrix[0], l_.kk()}, k_(space.k()),
+        mass_(options.generalized), x_(start), before_(space.counters()) {
+    if (l_.memory < kLobpcgMemory)
+      throw InvalidArgument("LOBPCG: the space has memory " + std::to_string(l_.memory) + ", it needs " +
+                            std::to_string(kLobpcgMemory));
+    if (!(options.tolerance > 0.0) || !(options.norm_estimate > 0.0))
+      throw InvalidArgument("LOBPCG: the tolerance and the norm estimate must be positive");
+    for (int s = 0; s < BlockSlots::count(l_.memory); ++s)
+      if (s != start) free_slots_.push_back(s);
+  }
 
-LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result_slot, const LobpcgOptions& options) {
-  const small::SmallLayout& l = space.layout();
-  const int k = space.k();
-  const bool mass = options.generalized;
-  if (l.memory < kLobpcgMemory)
-    throw InvalidArgument("LOBPCG: the space has memory " + std::to_string(l.memory) + ", it needs " +
-                          std::to_string(kLobpcgMemory));
-  if (!(options.tolerance > 0.0) || !(options.norm_estimate > 0.0))
-    throw InvalidArgument("LOBPCG: the tolerance and the norm estimate must be positive");
-  const auto clock_start = std::chrono::steady_clock::now();
-  const auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
-  };
-  const SpaceCounters before = space.counters();
-  const Regions reg{l.matrix[0], l.kk()};
-  const std::int64_t kk = l.kk();
-  LobpcgResult result;
+  LobpcgResult run(int& result_slot) {
+    start_ritz_pairs();
+    prepare_iterations();
+    for (int it = 0;; ++it) {
+      expand_basis(it);
+      if (decide(it)) break;
+      rayleigh_ritz_update();
+    }
+    result_.eigenvalues.assign(theta_.data(), theta_.data() + theta_.size());
+    result_slot = x_;
+    const SpaceCounters after = space_.counters();
+    result_.synchronizations = after.synchronizations - before_.synchronizations;
+    result_.inner_products = after.inner_products - before_.inner_products;
+    result_.outer_products = after.outer_products - before_.outer_products;
+    return result_;
+  }
 
-  // Slot bookkeeping: the blocks move between slots by relabelling, never by copies.
-  std::vector<int> free_slots;
-  for (int s = 0; s < BlockSlots::count(l.memory); ++s)
-    if (s != start) free_slots.push_back(s);
-  const auto take = [&] {
-    const int s = free_slots.back();
-    free_slots.pop_back();
+ private:
+  int take() {
+    const int s = free_slots_.back();
+    free_slots_.pop_back();
     return s;
-  };
-  const auto give = [&](int s) { free_slots.push_back(s); };
-  const auto read_matrix = [&](int region, int count) {
-    std::vector<double> v(std::size_t(count) * std::size_t(kk));
-    space.read_small(reg.at(region), count * kk, v.data());
+  }
+  void give(int s) { free_slots_.push_back(s); }
+  std::vector<double> read_matrix(int region, int count) {
+    std::vector<double> v(std::size_t(count) * std::size_t(l_.kk()));
+    space_.read_small(reg_.at(region), count * l_.kk(), v.data());
     return v;
-  };
-  const auto write_matrix = [&](int region, const Eigen::MatrixXd& m) { space.write_small(reg.at(region), column_major(m)); };
-
-  // M X (generalized), else X itself: the blocks M acts on are carried along as their own slots.
-  const auto replace = [&](int& slot, int region) {  // slot <- slot * (the k x k matrix at region)
+  }
+  void write_matrix(int region, const Eigen::MatrixXd& m) { space_.write_small(reg_.at(region), column_major(m)); }
+  /// slot <- slot * (the k x k matrix at region).
+  void replace(int& slot, int region) {
     const int t = take();
-    space.combine(t, false, {{slot, reg.at(region), 1.0}});
+    space_.combine(t, false, {{slot, reg_.at(region), 1.0}});
     give(slot);
     slot = t;
-  };
-  // The Cholesky factor L of a k x k Gram matrix X^T (M) X = L L^T, or an error naming why there is none.
-  const auto cholesky = [&](int left, int other, const char* what_fails) {
-    space.gram(left, {{other, reg.at(Regions::m_gram(0, 0))}});
+  }
+  /// M's block of `block` (generalized), else the block itself: the blocks M acts on are their own slots.
+  int m_of(int block, int m_block) const { return mass_ ? m_block : block; }
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start_).count();
+  }
+
+  /// The Cholesky factor L of a k x k Gram matrix left^T other = L L^T, or an error naming why there is none.
+  Eigen::MatrixXd cholesky(int left, int other, const char* what_fails) {
+    space_.gram(left, {{other, reg_.at(Regions::m_gram(0, 0))}});
     const std::vector<double> g0 = read_matrix(Regions::m_gram(0, 0), 1);
-    const Eigen::Map<const Eigen::MatrixXd> gram0(g0.data(), k, k);
+    const Eigen::Map<const Eigen::MatrixXd> gram0(g0.data(), k_, k_);
     Eigen::LLT<Eigen::MatrixXd> llt(gram0);
     if (llt.info() != Eigen::Success || !(gram0.diagonal().minCoeff() > 0.0)) throw InvalidArgument(what_fails);
     const Eigen::MatrixXd l_factor = llt.matrixL();
     if (!(l_factor.diagonal().cwiseAbs().minCoeff() > 1e-7 * l_factor.diagonal().cwiseAbs().maxCoeff()))
       throw InvalidArgument(what_fails);
     return l_factor;
-  };
-  int x = start;
-  Eigen::MatrixXd l_factor = cholesky(x, x, "LOBPCG: the starting block is rank deficient (a zero or dependent column)");
-  int mx = -1;
-  if (mass) {
-    // Full rank in the plain inner product, so a failing M-Gram matrix can only be M's fault.
-    mx = take();
-    space.multiply_mass(mx, x);
-    l_factor = cholesky(x, mx, "LOBPCG: M is not positive definite: X^T M X of the (full-rank) starting block has no "
-                            "Cholesky factor");
   }
-  // X (M-)orthonormal: X L^-T.
-  write_matrix(Regions::coef, l_factor.transpose().triangularView<Eigen::Upper>().solve(
-                                  Eigen::MatrixXd::Identity(k, k)));
-  replace(x, Regions::coef);
-  if (mass) replace(mx, Regions::coef);
-  int ax = take();
-  space.multiply(ax, x);
-  // The Ritz pairs of the start: X Q, (A X) Q.
-  space.gram(x, {{ax, reg.at(Regions::a_gram(0, 0))}});
-  const std::vector<double> h0 = read_matrix(Regions::a_gram(0, 0), 1);
-  Eigen::VectorXd theta;
-  Eigen::MatrixXd q;
-  rayleigh_ritz(Eigen::Map<const Eigen::MatrixXd>(h0.data(), k, k), Eigen::MatrixXd::Identity(k, k), k,
-                options.largest, false, theta, q);
-  write_matrix(Regions::coef, q);
-  replace(x, Regions::coef);
-  replace(ax, Regions::coef);
-  if (mass) replace(mx, Regions::coef);
 
-  // The status step measures |r_j| against b_norm2 = ||A||^2: relative = |r_j| / ||A||, active, scale = 1 / |r_j|.
-  space.write_small(l.column[small::b_norm2], std::vector<double>(std::size_t(k), options.norm_estimate *
-                                                                                  options.norm_estimate));
-  write_matrix(Regions::identity, Eigen::MatrixXd::Identity(k, k));
-  small::SmallStep status;
-  status.kind = small::StepKind::status;
-  status.tolerance = options.tolerance;
-  const int w = take(), aw = take(), mw = mass ? take() : w;
-  int p = -1, ap = -1, mp = -1;
-  const auto m_of = [&](int block, int m_block) { return mass ? m_block : block; };
-  // One read per iteration: the per-column vectors and the twelve Gram matrices, which lie in one range.
-  const std::int64_t read_first = l.column[0];
-  const std::int64_t read_count = reg.at(Regions::m_gram(2, 2)) + kk - read_first;
-  std::vector<double> buffer(static_cast<std::size_t>(read_count));
-  const auto column = [&](int c, int j) { return buffer[std::size_t(l.column[c] - read_first + j)]; };
-  const auto block = [&](int region) {
-    return Eigen::Map<const Eigen::MatrixXd>(buffer.data() + (reg.at(region) - read_first), k, k);
-  };
-
-  int it = 0;
-  for (;;) {
-    // R = A X - X Theta, its norms and the columns still active.
-    write_matrix(Regions::minus_theta, Eigen::MatrixXd((-theta).asDiagonal()));
-    const int r = take();
-    space.combine(r, false,
-                  {{ax, reg.at(Regions::identity), 1.0}, {m_of(x, mx), reg.at(Regions::minus_theta), 1.0}});
-    space.column_norms(r, l.column[small::r_norm2]);
-    status.iteration = it;
-    space.small_step(status);
-    if (options.chebyshev)
-      space.precondition_chebyshev(w, r, *options.chebyshev);
-    else if (options.jacobi)
-      space.precondition_jacobi(w, r);
-    else
-      space.precondition_identity(w, r);
-    give(r);
-    space.multiply(aw, w);
-    if (mass) space.multiply_mass(mw, w);
-    const bool have_p = p >= 0;
-    space.gram(x, {{ax, reg.at(Regions::a_gram(0, 0))}, {aw, reg.at(Regions::a_gram(0, 1))}});
-    space.gram(x, {{m_of(x, mx), reg.at(Regions::m_gram(0, 0))}, {m_of(w, mw), reg.at(Regions::m_gram(0, 1))}});
-    space.gram(w, {{aw, reg.at(Regions::a_gram(1, 1))}, {m_of(w, mw), reg.at(Regions::m_gram(1, 1))}});
-    if (have_p) {
-      space.gram(x, {{ap, reg.at(Regions::a_gram(0, 2))}, {m_of(p, mp), reg.at(Regions::m_gram(0, 2))}});
-      space.gram(w, {{ap, reg.at(Regions::a_gram(1, 2))}, {m_of(p, mp), reg.at(Regions::m_gram(1, 2))}});
-      space.gram(p, {{ap, reg.at(Regions::a_gram(2, 2))}, {m_of(p, mp), reg.at(Regions::m_gram(2, 2))}});
+  /// X (M-)orthonormal (X L^-T), A X, and the Ritz pairs of the start: X Q, (A X) Q, (M X) Q.
+  void start_ritz_pairs() {
+    Eigen::MatrixXd l_factor =
+        cholesky(x_, x_, "LOBPCG: the starting block is rank deficient (a zero or dependent column)");
+    if (mass_) {
+      // Full rank in the plain inner product, so a failing M-Gram matrix can only be M's fault.
+      mx_ = take();
+      space_.multiply_mass(mx_, x_);
+      l_factor = cholesky(x_, mx_, "LOBPCG: M is not positive definite: X^T M X of the (full-rank) starting block "
+                                   "has no Cholesky factor");
     }
-    space.read_small(read_first, read_count, buffer.data());
+    write_matrix(Regions::coef, l_factor.transpose().triangularView<Eigen::Upper>().solve(
+                                    Eigen::MatrixXd::Identity(k_, k_)));
+    replace(x_, Regions::coef);
+    if (mass_) replace(mx_, Regions::coef);
+    ax_ = take();
+    space_.multiply(ax_, x_);
+    space_.gram(x_, {{ax_, reg_.at(Regions::a_gram(0, 0))}});
+    const std::vector<double> h0 = read_matrix(Regions::a_gram(0, 0), 1);
+    Eigen::MatrixXd q;
+    rayleigh_ritz(Eigen::Map<const Eigen::MatrixXd>(h0.data(), k_, k_), Eigen::MatrixXd::Identity(k_, k_), k_,
+                  options_.largest, false, theta_, q);
+    write_matrix(Regions::coef, q);
+    replace(x_, Regions::coef);
+    replace(ax_, Regions::coef);
+    if (mass_) replace(mx_, Regions::coef);
+  }
 
-    // The residuals of the current pairs decide.
+  /// The status step's scale (it measures |r_j| against b_norm2 = ||A||^2: relative = |r_j| / ||A||, active,
+  /// scale = 1 / |r_j|), the identity, W's slots and the one read's range: the per-column vectors and the twelve
+  /// Gram matrices, which lie in one range.
+  void prepare_iterations() {
+    space_.write_small(l_.column[small::b_norm2],
+                       std::vector<double>(std::size_t(k_), options_.norm_estimate * options_.norm_estimate));
+    write_matrix(Regions::identity, Eigen::MatrixXd::Identity(k_, k_));
+    status_.kind = small::StepKind::status;
+    status_.tolerance = options_.tolerance;
+    w_ = take();
+    aw_ = take();
+    mw_ = mass_ ? take() : w_;
+    read_first_ = l_.column[0];
+    buffer_.resize(static_cast<std::size_t>(reg_.at(Regions::m_gram(2, 2)) + l_.kk() - read_first_));
+  }
+  double column(int c, int j) const { return buffer_[std::size_t(l_.column[c] - read_first_ + j)]; }
+  Eigen::Map<const Eigen::MatrixXd> block(int region) const {
+    return Eigen::Map<const Eigen::MatrixXd>(buffer_.data() + (reg_.at(region) - read_first_), k_, k_);
+  }
+
+  /// R = A X - (M) X Theta, its norms and the still-active columns, W = T R (converged columns get 0: soft locking),
+  /// A W (and M W), the Gram matrices of [X W P] with A and with M (or without), and the one read of them all.
+  void expand_basis(int it) {
+    write_matrix(Regions::minus_theta, Eigen::MatrixXd((-theta_).asDiagonal()));
+    const int r = take();
+    space_.combine(r, false,
+                   {{ax_, reg_.at(Regions::identity), 1.0}, {m_of(x_, mx_), reg_.at(Regions::minus_theta), 1.0}});
+    space_.column_norms(r, l_.column[small::r_norm2]);
+    status_.iteration = it;
+    space_.small_step(status_);
+    if (options_.chebyshev)
+      space_.precondition_chebyshev(w_, r, *options_.chebyshev);
+    else if (options_.jacobi)
+      space_.precondition_jacobi(w_, r);
+    else
+      space_.precondition_identity(w_, r);
+    give(r);
+    space_.multiply(aw_, w_);
+    if (mass_) space_.multiply_mass(mw_, w_);
+    const auto at = [&](int region) { return reg_.at(region); };
+    space_.gram(x_, {{ax_, at(Regions::a_gram(0, 0))}, {aw_, at(Regions::a_gram(0, 1))}});
+    space_.gram(x_, {{m_of(x_, mx_), at(Regions::m_gram(0, 0))}, {m_of(w_, mw_), at(Regions::m_gram(0, 1))}});
+    space_.gram(w_, {{aw_, at(Regions::a_gram(1, 1))}, {m_of(w_, mw_), at(Regions::m_gram(1, 1))}});
+    if (p_ >= 0) {
+      space_.gram(x_, {{ap_, at(Regions::a_gram(0, 2))}, {m_of(p_, mp_), at(Regions::m_gram(0, 2))}});
+      space_.gram(w_, {{ap_, at(Regions::a_gram(1, 2))}, {m_of(p_, mp_), at(Regions::m_gram(1, 2))}});
+      space_.gram(p_, {{ap_, at(Regions::a_gram(2, 2))}, {m_of(p_, mp_), at(Regions::m_gram(2, 2))}});
+    }
+    space_.read_small(read_first_, std::int64_t(buffer_.size()), buffer_.data());
+  }
+
+  /// The residuals of the current pairs decide: true to stop (converged, breakdown, a limit), with the message.
+  bool decide(int it) {
     double worst = 0.0;
     int converged = 0;
-    result.residual_norm.assign(std::size_t(k), 0.0);
-    for (int j = 0; j < k; ++j) {
+    result_.residual_norm.assign(std::size_t(k_), 0.0);
+    for (int j = 0; j < k_; ++j) {
       const double rel = column(small::relative, j);
-      result.residual_norm[std::size_t(j)] = rel * options.norm_estimate;
+      result_.residual_norm[std::size_t(j)] = rel * options_.norm_estimate;
       worst = std::max(worst, std::isfinite(rel) ? rel : HUGE_VAL);
-      converged += rel <= options.tolerance ? 1 : 0;
+      converged += rel <= options_.tolerance ? 1 : 0;
     }
-    result.history.push_back(worst);
-    result.converged = converged;
-    result.iterations = it;
+    result_.history.push_back(worst);
+    result_.converged = converged;
+    result_.iterations = it;
+    const std::string pairs = std::to_string(converged) + " of " + std::to_string(k_) + " pairs converged";
     if (!std::isfinite(worst)) {
-      result.stop = BlockStop::breakdown;
-      result.message = "stopped: breakdown: non-finite residual (overflow or NaN in the iteration)";
-      break;
+      result_.stop = BlockStop::breakdown;
+      result_.message = "stopped: breakdown: non-finite residual (overflow or NaN in the iteration)";
+    } else if (converged == k_) {
+      result_.stop = BlockStop::converged;
+      result_.message = "converged: all " + std::to_string(k_) + " pairs have |A x - lambda x| <= " +
+                        sci(options_.tolerance) + " ||A|| after " + std::to_string(it) + " iterations";
+    } else if (it >= options_.max_iterations) {
+      result_.stop = BlockStop::max_iterations;
+      result_.message = "stopped: reached the limit of " + std::to_string(options_.max_iterations) +
+                        " iterations with " + pairs + " (largest |r| / ||A|| " + sci(worst) + ")";
+    } else if (options_.time_limit_seconds > 0.0 && elapsed() > options_.time_limit_seconds) {
+      result_.stop = BlockStop::time_limit;
+      result_.message = "stopped: wall-clock limit reached after " + std::to_string(it) + " iterations with " + pairs;
+    } else {
+      return false;
     }
-    if (converged == k) {
-      result.stop = BlockStop::converged;
-      result.message = "converged: all " + std::to_string(k) + " pairs have |A x - lambda x| <= " +
-                       sci(options.tolerance) + " ||A|| after " + std::to_string(it) + " iterations";
-      break;
-    }
-    if (it >= options.max_iterations) {
-      result.stop = BlockStop::max_iterations;
-      result.message = "stopped: reached the limit of " + std::to_string(options.max_iterations) + " iterations with " +
-                       std::to_string(converged) + " of " + std::to_string(k) + " pairs converged (largest |r| / ||A|| " +
-                       sci(worst) + ")";
-      break;
-    }
-    if (options.time_limit_seconds > 0.0 && elapsed() > options.time_limit_seconds) {
-      result.stop = BlockStop::time_limit;
-      result.message = "stopped: wall-clock limit reached after " + std::to_string(it) + " iterations with " +
-                       std::to_string(converged) + " of " + std::to_string(k) + " pairs converged";
-      break;
-    }
+    return true;
+  }
 
-    // Rayleigh-Ritz on [X W P].
+  /// Rayleigh-Ritz on [X W P] and the new blocks from the old ones: [X W P] C for X and its W and P part for P.
+  void rayleigh_ritz_update() {
+    const bool have_p = p_ >= 0;
     const int m = have_p ? 3 : 2;
-    Eigen::MatrixXd h(m * k, m * k), g(m * k, m * k);
+    Eigen::MatrixXd h(m * k_, m * k_), g(m * k_, m * k_);
     for (int b = 0; b < m; ++b)
       for (int c = b; c < m; ++c) {
-        h.block(b * k, c * k, k, k) = block(Regions::a_gram(b, c));
-        g.block(b * k, c * k, k, k) = block(Regions::m_gram(b, c));
+        h.block(b * k_, c * k_, k_, k_) = block(Regions::a_gram(b, c));
+        g.block(b * k_, c * k_, k_, k_) = block(Regions::m_gram(b, c));
         if (c != b) {
-          h.block(c * k, b * k, k, k) = h.block(b * k, c * k, k, k).transpose();
-          g.block(c * k, b * k, k, k) = g.block(b * k, c * k, k, k).transpose();
+          h.block(c * k_, b * k_, k_, k_) = h.block(b * k_, c * k_, k_, k_).transpose();
+          g.block(c * k_, b * k_, k_, k_) = g.block(b * k_, c * k_, k_, k_).transpose();
         }
       }
     h = 0.5 * (h + h.transpose()).eval();
     Eigen::MatrixXd coefficients;
-    rayleigh_ritz(h, g, k, options.largest, mass, theta, coefficients);
-    for (int b = 0; b < m; ++b) write_matrix(Regions::coef + b, coefficients.block(b * k, 0, k, k));
-    const std::int64_t cx = reg.at(Regions::coef), cw = reg.at(Regions::coef + 1), cp = reg.at(Regions::coef + 2);
-    std::vector<CombineTerm> x_terms{{x, cx, 1.0}, {w, cw, 1.0}}, ax_terms{{ax, cx, 1.0}, {aw, cw, 1.0}};
-    std::vector<CombineTerm> p_terms{{w, cw, 1.0}}, ap_terms{{aw, cw, 1.0}};
+    rayleigh_ritz(h, g, k_, options_.largest, mass_, theta_, coefficients);
+    for (int b = 0; b < m; ++b) write_matrix(Regions::coef + b, coefficients.block(b * k_, 0, k_, k_));
+    const std::int64_t cx = reg_.at(Regions::coef), cw = reg_.at(Regions::coef + 1), cp = reg_.at(Regions::coef + 2);
+    std::vector<CombineTerm> x_terms{{x_, cx, 1.0}, {w_, cw, 1.0}}, ax_terms{{ax_, cx, 1.0}, {aw_, cw, 1.0}};
+    std::vector<CombineTerm> p_terms{{w_, cw, 1.0}}, ap_terms{{aw_, cw, 1.0}};
     if (have_p) {
-      x_terms.push_back({p, cp, 1.0});
-      ax_terms.push_back({ap, cp, 1.0});
-      p_terms.push_back({p, cp, 1.0});
-      ap_terms.push_back({ap, cp, 1.0});
+      x_terms.push_back({p_, cp, 1.0});
+      ax_terms.push_back({ap_, cp, 1.0});
+      p_terms.push_back({p_, cp, 1.0});
+      ap_terms.push_back({ap_, cp, 1.0});
     }
-    // New blocks from the old ones: [X W P] C for X and its (old) W and P part for P.
-    const auto update = [&](int& slot, const std::vector<CombineTerm>& terms, int& p_slot,
-                            const std::vector<CombineTerm>& p_terms_of) {
-      const int fresh = take(), fresh_p = take();
-      space.combine(fresh, false, terms);
-      space.combine(fresh_p, false, p_terms_of);
-      give(slot);
-      if (p_slot >= 0) give(p_slot);
-      slot = fresh;
-      p_slot = fresh_p;
-    };
-    update(x, x_terms, p, p_terms);
-    if (!mass) {
+    update(x_, x_terms, p_, p_terms);
+    if (!mass_) {
       // A X and A P by the same combinations: no product. Their drift from A times the combined blocks only touches
       // the A-Gram matrices, and the iteration converges to 1e-12 ||A|| with it.
-      update(ax, ax_terms, ap, ap_terms);
+      update(ax_, ax_terms, ap_, ap_terms);
     } else {
       // The generalized problem multiplies afresh instead: with carried M X and M P the M-Gram matrix is no longer
       // the Gram matrix of the blocks (the combinations cancel, the carried blocks keep the rounding), loses
       // definiteness and stalls the iteration (the largest pairs of a P1 Laplacian with its mass matrix stopped at
       // |r| = 3e-6 ||A||; with these products they reach 1e-12 ||A||). Four fp64 products more per iteration.
-      if (ap < 0) ap = take(), mp = take();
-      space.multiply(ax, x);
-      space.multiply(ap, p);
-      space.multiply_mass(mx, x);
-      space.multiply_mass(mp, p);
+      if (ap_ < 0) ap_ = take(), mp_ = take();
+      space_.multiply(ax_, x_);
+      space_.multiply(ap_, p_);
+      space_.multiply_mass(mx_, x_);
+      space_.multiply_mass(mp_, p_);
     }
-    ++it;
   }
-  result.eigenvalues.assign(theta.data(), theta.data() + theta.size());
-  result_slot = x;
-  const SpaceCounters after = space.counters();
-  result.synchronizations = after.synchronizations - before.synchronizations;
-  result.inner_products = after.inner_products - before.inner_products;
-  result.outer_products = after.outer_products - before.outer_products;
-  return result;
+  /// slot <- terms and p_slot <- p_terms_of, into fresh slots; the old ones are given back.
+  void update(int& slot, const std::vector<CombineTerm>& terms, int& p_slot,
+              const std::vector<CombineTerm>& p_terms_of) {
+    const int fresh = take(), fresh_p = take();
+    space_.combine(fresh, false, terms);
+    space_.combine(fresh_p, false, p_terms_of);
+    give(slot);
+    if (p_slot >= 0) give(p_slot);
+    slot = fresh;
+    p_slot = fresh_p;
+  }
+
+  BlockSpace& space_;
+  const LobpcgOptions& options_;
+  const small::SmallLayout& l_;
+  const Regions reg_;
+  const int k_;
+  const bool mass_;
+  std::vector<int> free_slots_;
+  int x_ = -1, ax_ = -1, mx_ = -1, w_ = -1, aw_ = -1, mw_ = -1, p_ = -1, ap_ = -1, mp_ = -1;
+  Eigen::VectorXd theta_;
+  small::SmallStep status_;
+  std::int64_t read_first_ = 0;
+  std::vector<double> buffer_;
+  const SpaceCounters before_;
+  const std::chrono::steady_clock::time_point clock_start_ = std::chrono::steady_clock::now();
+  LobpcgResult result_;
+};
+
+}  // namespace
+
+LobpcgResult block_lobpcg(BlockSpace& space, int start, int& result_slot, const LobpcgOptions& options) {
+  return Lobpcg(space, start, options).run(result_slot);
 }
 
 }  // namespace bcsr24::solver
