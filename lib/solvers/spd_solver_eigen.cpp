@@ -9,6 +9,25 @@
 
 namespace bcsr24::solvers {
 
+namespace {
+
+/// M of the generalized problem as the solver uses it ((M + M^T) / 2), after the checks that need no iteration: its
+/// size against A's, symmetry to `tolerance`, finite entries and a positive diagonal. Nothing for the standard
+/// problem (mass null).
+std::optional<SymmetricMatrix> checked_mass(const CsrMatrix* mass, const CsrMatrix& a, double tolerance,
+                                            const std::string& where) {
+  if (!mass) return std::nullopt;
+  if (mass->rows != a.rows || mass->cols != a.cols)
+    throw InvalidArgument(where + "M is " + std::to_string(mass->rows) + " x " + std::to_string(mass->cols) +
+                          ", A is " + std::to_string(a.rows) + " x " + std::to_string(a.cols));
+  SymmetricMatrix m = checked_symmetric(*mass, tolerance, where + "M");
+  const std::string diagonal = non_positive_diagonal(m.matrix);
+  if (!diagonal.empty()) throw InvalidArgument(where + "M is not positive definite: " + diagonal);
+  return m;
+}
+
+}  // namespace
+
 EigenReport SpdSolver::State::eigen(const CsrMatrix* mass, double* x, int ldx, int k, const EigenOptions& o,
                                     Stream stream, bool on_host) {
   const std::string where = on_host ? "SpdSolver::eigenpairs_host: " : "SpdSolver::eigenpairs: ";
@@ -25,18 +44,9 @@ EigenReport SpdSolver::State::eigen(const CsrMatrix* mass, double* x, int ldx, i
   if (o.max_iterations < 0 || !(o.time_limit_seconds >= 0.0) || o.chebyshev_degree < 1)
     throw InvalidArgument(where + "max_iterations, time_limit_seconds and chebyshev_degree must be >= 0, >= 0, >= 1");
   // M's checks come before any work on the device: a wrong M is the caller's error, not a breakdown.
-  std::optional<SymmetricMatrix> m;
-  double mass_check_seconds = 0.0;
-  if (mass) {
-    const auto start = Clock::now();
-    if (mass->rows != a.rows || mass->cols != a.cols)
-      throw InvalidArgument(where + "M is " + std::to_string(mass->rows) + " x " + std::to_string(mass->cols) +
-                            ", A is " + std::to_string(a.rows) + " x " + std::to_string(a.cols));
-    m = checked_symmetric(*mass, options.symmetry_tolerance, where + "M");
-    const std::string diagonal = non_positive_diagonal(m->matrix);
-    if (!diagonal.empty()) throw InvalidArgument(where + "M is not positive definite: " + diagonal);
-    mass_check_seconds = seconds_since(start);
-  }
+  const auto checks_start = Clock::now();
+  const std::optional<SymmetricMatrix> m = checked_mass(mass, a, options.symmetry_tolerance, where);
+  const double mass_check_seconds = mass ? seconds_since(checks_start) : 0.0;
   // The preconditioner approximates A^-1: for the smallest eigenvalues of a matrix with a positive diagonal only.
   Preconditioner used = o.preconditioner;
   if (o.largest || !not_positive_definite.empty()) used = Preconditioner::none;
