@@ -17,18 +17,10 @@ namespace bcsr24::solver {
 using json = nlohmann::json;
 using apps::UsageError;
 
-void add_options(CLI::App& app, Options& o) {
-  app.description(
-      "Solve A X = B for SPD A and several right-hand sides to a relative residual tolerance (default 1e-8), checked "
-      "with the true fp64 residual.\n"
-      "--solver block (default): flexible block CG in fp64 for all right-hand sides, preconditioned by a Chebyshev "
-      "polynomial of D^-1/2 A D^-1/2 (degree and interval from Lanczos steps) whose products run through bcsr24 "
-      "(--inner-precision split by default) or cuSPARSE CSR fp32 (--inner-backend); every scalar stays on the GPU and "
-      "the host waits once per iteration. --compare runs it with bcsr24, then with cuSPARSE fp32, then k "
-      "Jacobi-preconditioned CG solves in fp64 (--solver pcg alone).\n"
-      "--gpus P / --mpi: the same block solver with A and every block spread by rows over P GPUs (NCCL).\n"
-      "Exit status: 0 every run converged, 1 error, 2 bad arguments, 3 a run stopped without converging "
-      "(the report says why).");
+namespace {
+
+/// The matrix: read, or generated (mesh or diffusion problem) with its parameters; writing it out.
+void add_problem_options(CLI::App& app, Options& o) {
   auto* matrix = app.add_option("--matrix", o.matrix_path, "Matrix Market file of an SPD matrix");
   auto* mesh = app.add_option("--generate-mesh", o.mesh,
                               "Generate a 3D mesh matrix with NX x NY x NZ nodes instead (diagonally dominant SPD)")
@@ -68,6 +60,10 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--write-matrix", o.write_matrix,
                  "Also write the matrix (read or generated) to this Matrix Market file");
   app.add_flag("--write-only", o.write_only, "With --write-matrix: write it and stop");
+}
+
+/// The right-hand sides, the solver and its knobs, the launch and the reports.
+void add_solve_options(CLI::App& app, Options& o) {
   apps::add_checked(app, "--rhs", o.rhs, "Number of right-hand sides k", CLI::Range(1, small::kMaxColumns));
   apps::add_checked(app, "--rhs-kind", o.rhs_kind,
                     "a_times_random: B = A X_true with random X_true (the error is reported); random: random B",
@@ -169,6 +165,24 @@ void add_options(CLI::App& app, Options& o) {
       ->capture_default_str();
   app.add_option("--json", o.json_path, "Also write the results as JSON to this file");
   app.add_flag("--verbose", o.verbose, "Print every iteration");
+}
+
+}  // namespace
+
+void add_options(CLI::App& app, Options& o) {
+  app.description(
+      "Solve A X = B for SPD A and several right-hand sides to a relative residual tolerance (default 1e-8), checked "
+      "with the true fp64 residual.\n"
+      "--solver block (default): flexible block CG in fp64 for all right-hand sides, preconditioned by a Chebyshev "
+      "polynomial of D^-1/2 A D^-1/2 (degree and interval from Lanczos steps) whose products run through bcsr24 "
+      "(--inner-precision split by default) or cuSPARSE CSR fp32 (--inner-backend); every scalar stays on the GPU and "
+      "the host waits once per iteration. --compare runs it with bcsr24, then with cuSPARSE fp32, then k "
+      "Jacobi-preconditioned CG solves in fp64 (--solver pcg alone).\n"
+      "--gpus P / --mpi: the same block solver with A and every block spread by rows over P GPUs (NCCL).\n"
+      "Exit status: 0 every run converged, 1 error, 2 bad arguments, 3 a run stopped without converging "
+      "(the report says why).");
+  add_problem_options(app, o);
+  add_solve_options(app, o);
 }
 
 void validate(const Options& o) {

@@ -46,6 +46,46 @@ std::vector<double> small_buffer(BlockSpace& space, std::int64_t offset, std::in
   return out;
 }
 
+/// Whole solves on both spaces with the same settings (the same stop reason, similar histories and iteration
+/// counts) and the PCG baseline on both: the checks into `log`, the four reports returned.
+json compare_solves(const Problem& problem, const BlockRunSettings& settings, bool exact_b, CheckLog& log) {
+  std::printf("== solves (GPU space against CPU space, same settings)\n");
+  BlockRunSettings gpu_settings = settings;
+  gpu_settings.device = "gpu";
+  gpu_settings.timing = false;
+  gpu_settings.warm_up = false;
+  gpu_settings.verbose = false;
+  BlockRunSettings cpu_settings = gpu_settings;
+  cpu_settings.device = "cpu";
+  cpu_settings.cpu_rounding = exact_b ? BRounding::exact : BRounding::tiles;
+  const BlockRunReport on_gpu = run_block_solver(problem, gpu_settings);
+  const BlockRunReport on_cpu = run_block_solver(problem, cpu_settings);
+  std::printf("  GPU: %s\n  CPU: %s\n", on_gpu.result.message.c_str(), on_cpu.result.message.c_str());
+  const std::size_t rows = std::max(on_gpu.result.history.size(), on_cpu.result.history.size());
+  for (std::size_t i = 0; i < rows; ++i)
+    std::printf("  iteration %3zu: GPU %s  CPU %s\n", i + 1,
+                i < on_gpu.result.history.size() ? sci(on_gpu.result.history[i].max_relative).c_str() : "        -",
+                i < on_cpu.result.history.size() ? sci(on_cpu.result.history[i].max_relative).c_str() : "        -");
+  log.add("block solve: same stop reason (0 = same)", on_gpu.result.stop == on_cpu.result.stop ? 0.0 : 1.0, 0.0);
+  const double iterations = std::fabs(double(on_gpu.result.iterations - on_cpu.result.iterations)) /
+                            std::max(1.0, double(on_cpu.result.iterations));
+  log.add("block solve: iteration counts (relative difference)", iterations, exact_b ? 0.2 : 0.5);
+  log.add("block solve: host check of the GPU solution / tolerance", on_gpu.host.residual / settings.fcg.tolerance,
+          on_cpu.host.residual <= settings.fcg.tolerance ? 1.0 : HUGE_VAL);
+  if (on_gpu.chebyshev && on_cpu.chebyshev)
+    log.add("Chebyshev interval top b", std::fabs(on_gpu.chebyshev->polynomial.b / on_cpu.chebyshev->polynomial.b - 1.0),
+            exact_b ? 1e-3 : 2e-2);
+  PcgOptions pcg;
+  pcg.tolerance = settings.fcg.tolerance;
+  const PcgRunReport pcg_gpu = run_pcg_baseline(problem, "gpu", pcg, false, false);
+  const PcgRunReport pcg_cpu = run_pcg_baseline(problem, "cpu", pcg, false, false);
+  std::printf("  PCG GPU: %s\n  PCG CPU: %s\n", pcg_gpu.result.message.c_str(), pcg_cpu.result.message.c_str());
+  log.add("PCG: iteration counts (difference in status reads)",
+          std::fabs(double(pcg_gpu.result.iterations - pcg_cpu.result.iterations)) / pcg.check_every, 1.0);
+  return {{"gpu_block", block_report_json(on_gpu)}, {"cpu_block", block_report_json(on_cpu)},
+          {"gpu_pcg", pcg_report_json(pcg_gpu)}, {"cpu_pcg", pcg_report_json(pcg_cpu)}};
+}
+
 }  // namespace
 
 bool check_spaces(const Problem& problem, const BlockRunSettings& settings, json& out) {
@@ -167,43 +207,9 @@ bool check_spaces(const Problem& problem, const BlockRunSettings& settings, json
   compare_slot("PCG r", S::r, 1e-10);
   compare_slot("PCG p", S::p(0), 1e-10);
 
-  // Whole solves: the same stop reason and similar histories.
-  std::printf("== solves (GPU space against CPU space, same settings)\n");
-  BlockRunSettings gpu_settings = settings;
-  gpu_settings.device = "gpu";
-  gpu_settings.timing = false;
-  gpu_settings.warm_up = false;
-  gpu_settings.verbose = false;
-  BlockRunSettings cpu_settings = gpu_settings;
-  cpu_settings.device = "cpu";
-  cpu_settings.cpu_rounding = exact_b ? BRounding::exact : BRounding::tiles;
-  const BlockRunReport on_gpu = run_block_solver(problem, gpu_settings);
-  const BlockRunReport on_cpu = run_block_solver(problem, cpu_settings);
-  std::printf("  GPU: %s\n  CPU: %s\n", on_gpu.result.message.c_str(), on_cpu.result.message.c_str());
-  const std::size_t rows = std::max(on_gpu.result.history.size(), on_cpu.result.history.size());
-  for (std::size_t i = 0; i < rows; ++i)
-    std::printf("  iteration %3zu: GPU %s  CPU %s\n", i + 1,
-                i < on_gpu.result.history.size() ? sci(on_gpu.result.history[i].max_relative).c_str() : "        -",
-                i < on_cpu.result.history.size() ? sci(on_cpu.result.history[i].max_relative).c_str() : "        -");
-  log.add("block solve: same stop reason (0 = same)", on_gpu.result.stop == on_cpu.result.stop ? 0.0 : 1.0, 0.0);
-  const double iterations = std::fabs(double(on_gpu.result.iterations - on_cpu.result.iterations)) /
-                            std::max(1.0, double(on_cpu.result.iterations));
-  log.add("block solve: iteration counts (relative difference)", iterations, exact_b ? 0.2 : 0.5);
-  log.add("block solve: host check of the GPU solution / tolerance", on_gpu.host.residual / settings.fcg.tolerance,
-          on_cpu.host.residual <= settings.fcg.tolerance ? 1.0 : HUGE_VAL);
-  if (on_gpu.chebyshev && on_cpu.chebyshev)
-    log.add("Chebyshev interval top b", std::fabs(on_gpu.chebyshev->polynomial.b / on_cpu.chebyshev->polynomial.b - 1.0),
-            exact_b ? 1e-3 : 2e-2);
-  PcgOptions pcg;
-  pcg.tolerance = settings.fcg.tolerance;
-  const PcgRunReport pcg_gpu = run_pcg_baseline(problem, "gpu", pcg, false, false);
-  const PcgRunReport pcg_cpu = run_pcg_baseline(problem, "cpu", pcg, false, false);
-  std::printf("  PCG GPU: %s\n  PCG CPU: %s\n", pcg_gpu.result.message.c_str(), pcg_cpu.result.message.c_str());
-  log.add("PCG: iteration counts (difference in status reads)",
-          std::fabs(double(pcg_gpu.result.iterations - pcg_cpu.result.iterations)) / pcg.check_every, 1.0);
-  out = {{"checks", log.entries}, {"ok", log.ok}, {"gpu_block", block_report_json(on_gpu)},
-         {"cpu_block", block_report_json(on_cpu)}, {"gpu_pcg", pcg_report_json(pcg_gpu)},
-         {"cpu_pcg", pcg_report_json(pcg_cpu)}};
+  json solves = compare_solves(problem, settings, exact_b, log);
+  out = {{"checks", log.entries}, {"ok", log.ok}};
+  out.update(solves);
   std::printf("== space check: %s\n", log.ok ? "GPU and CPU spaces agree" : "MISMATCHES (see above)");
   return log.ok;
 }
