@@ -46,6 +46,14 @@ std::vector<double> small_buffer(BlockSpace& space, std::int64_t offset, std::in
   return out;
 }
 
+/// `count` values uniform in [-1, 1): the same inputs for both spaces.
+std::vector<double> uniform_values(std::mt19937_64& rng, std::size_t count) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(count);
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
 /// Whole solves on both spaces with the same settings (the same stop reason, similar histories and iteration
 /// counts) and the PCG baseline on both: the checks into `log`, the four reports returned.
 json compare_solves(const Problem& problem, const BlockRunSettings& settings, bool exact_b, CheckLog& log) {
@@ -104,21 +112,10 @@ bool check_spaces(const Problem& problem, const BlockRunSettings& settings, json
   BlockSpace* spaces[2] = {&gpu, &cpu};
   const small::SmallLayout& l = cpu.layout();
   std::mt19937_64 rng(7);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const auto random_block = [&] {
-    std::vector<double> v(std::size_t(problem.a.rows) * k);
-    for (double& x : v) x = u(rng);
-    return v;
-  };
-  const auto random_matrix = [&](int count) {
-    std::vector<double> v(std::size_t(count) * k * k);
-    for (double& x : v) x = u(rng);
-    return v;
-  };
   using S = BlockSlots;
   // Fill x, r, z, p(0), q(0), p(1) with the same random data on both sides, b = the problem's.
   for (int slot : {S::x, S::r, S::z, S::p(0), S::q(0), S::p(1), S::q(1)}) {
-    const std::vector<double> v = random_block();
+    const std::vector<double> v = uniform_values(rng, std::size_t(problem.a.rows) * k);
     for (BlockSpace* s : spaces) s->set_slot(slot, v);
   }
   for (BlockSpace* s : spaces) s->set_slot(S::b, problem.b);
@@ -133,7 +130,7 @@ bool check_spaces(const Problem& problem, const BlockRunSettings& settings, json
   compare_small("gram Z^T Q (two targets, one of them Z)", l.matrix[small::gram], 2 * l.kk(), 1e-12);
   for (BlockSpace* s : spaces) s->column_dots(S::x, S::r, l.column[small::dots]);
   compare_small("column dots", l.column[small::dots], k, 1e-12);
-  const std::vector<double> coefficients = random_matrix(2);
+  const std::vector<double> coefficients = uniform_values(rng, std::size_t(2) * k * k);
   for (BlockSpace* s : spaces) {
     s->write_small(l.matrix[small::work], std::vector<double>(coefficients.begin(), coefficients.begin() + l.kk()));
     s->write_small(l.matrix[small::work2], std::vector<double>(coefficients.begin() + l.kk(), coefficients.end()));
