@@ -21,6 +21,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/solvers.hpp"
 #include "bcsr24_testkit/diffusion.hpp"
+#include "rank_threads.hpp"
 #include "test_skip.hpp"
 
 using namespace bcsr24;
@@ -38,37 +39,8 @@ int device_count() {
   return count;
 }
 
-/// One communicator per GPU 0 .. P-1 of this process, destroyed with the object.
-struct Communicators {
-  std::vector<ncclComm_t> comms;
-  explicit Communicators(int ranks) : comms(static_cast<std::size_t>(ranks)) {
-    std::vector<int> devices(static_cast<std::size_t>(ranks));
-    for (int r = 0; r < ranks; ++r) devices[std::size_t(r)] = r;
-    REQUIRE(ncclCommInitAll(comms.data(), ranks, devices.data()) == ncclSuccess);
-  }
-  ~Communicators() {
-    for (ncclComm_t c : comms) ncclCommDestroy(c);
-  }
-  NcclCommunicator of(int r) const { return NcclCommunicator{comms[std::size_t(r)], r, int(comms.size())}; }
-};
-
-/// Runs body(rank) on one thread per rank, each with its device current; rethrows the first exception.
-void on_every_rank(int ranks, const std::function<void(int)>& body) {
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        if (cudaSetDevice(r) != cudaSuccess) throw std::runtime_error("cudaSetDevice failed");
-        body(r);
-      } catch (...) {
-        errors[std::size_t(r)] = std::current_exception();
-      }
-    });
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-}
+using test::Communicators;
+using test::on_every_rank;
 
 /// The 2-D log-normal diffusion problem of the issue, small: ill-conditioned enough for tens of iterations.
 CsrMatrix lognormal_2d(std::int32_t nx, std::int32_t ny) {
