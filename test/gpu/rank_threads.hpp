@@ -1,5 +1,5 @@
-// The distributed GPU tests' way to run P ranks in one process: one NCCL communicator per GPU (ncclCommInitAll over
-// devices 0 .. P-1) and one host thread per rank with its device current.
+// The distributed GPU tests' way to run P ranks in one process: the GPUs there are, one NCCL communicator per GPU
+// (ncclCommInitAll over devices 0 .. P-1) and one host thread per rank with its device current.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -16,6 +16,13 @@
 #include "bcsr24/halo_exchange.hpp"  // NcclCommunicator
 
 namespace bcsr24::test {
+
+/// GPUs this process sees (0 where CUDA cannot count them).
+inline int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
+  return count;
+}
 
 /// Communicators of ranks 0 .. ranks-1 on devices 0 .. ranks-1, destroyed with the object.
 struct Communicators {

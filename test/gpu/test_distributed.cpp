@@ -32,13 +32,8 @@ using namespace bcsr24;
 
 namespace {
 
-int device_count() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
-  return count;
-}
-
 using test::Communicators;
+using test::device_count;
 using test::on_every_rank;
 
 struct Product {

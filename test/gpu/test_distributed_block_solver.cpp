@@ -33,13 +33,8 @@ using bcsr24::solvers::StopReason;
 
 namespace {
 
-int device_count() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) return 0;
-  return count;
-}
-
 using test::Communicators;
+using test::device_count;
 using test::on_every_rank;
 
 /// The 2-D log-normal diffusion problem of the issue, small: ill-conditioned enough for tens of iterations.
