@@ -267,19 +267,27 @@ __device__ __forceinline__ float* csr_part_sums(const CsrSpmmParams& p, std::int
   return p.long_partials + ((unsigned(slot) * gridDim.y + blockIdx.y) * kCsrPassColumns + unsigned(chunk) * 8);
 }
 
-/// C[row, col0 .. col0 + kCols - 1] = alpha * acc (+ addends) + beta * C, columns >= n skipped (epilogue.cuh). A
-/// full, 16-byte aligned chunk of 8 is read and written with vector accesses (the common case: n % 8 == 0 and
-/// ldc % 4 == 0). `exponent`: the slot's row exponent (per-row scaling), loaded by the caller together with the row.
+/// C[row, col0 .. col0 + kCols - 1] = alpha * acc (+ addends) + beta * C, columns >= n skipped. A full, 16-byte
+/// aligned chunk of 8 is read and written with vector accesses (the common case: n % 8 == 0 and ldc % 4 == 0).
+/// `exponent`: the slot's row exponent (per-row scaling), loaded by the caller together with the row.
+///
+/// The scale step is the CSR kernel's own: a branch on the plan's row scaling (uniform over the launch), then
+/// 2^exponent, then alpha. With epilogue.cuh's per-row multiplier (alpha * 2^e formed and checked per row, a
+/// data-dependent branch) the one-column kernel ran 6-8% slower at n = 1 on a 14.8M-entry mesh (34.4 against
+/// 37.1 us, H200, 2026-11-28: same registers and loads, 26 more branches in its SASS; forming the multiplier
+/// earlier or calling ldexpf out of line did not help). The rest of the epilogue is the shared one.
 template <typename OutT, int kCols>
 __device__ __forceinline__ void write_row_chunk(const CsrSpmmParams& p, std::int32_t row, int exponent, int col0,
                                                 float (&acc)[kCols]) {
   OutT* c = static_cast<OutT*>(p.c) + std::size_t(row) * p.ldc + col0;
-  // Without row scaling the multiplier is alpha itself (no alpha * 2^0 to form per row: at n = 1 a row is a few
-  // lanes' work and its epilogue a visible share of it).
-  const int e = p.slot_exponent ? exponent : 0;
-  const OutputRun run{row, col0, p.slot_exponent ? row_multiplier(p.alpha, e) : p.alpha, e,
-                      kCols == 8 && reinterpret_cast<std::uintptr_t>(c) % 16 == 0};
-  write_output_run<kCols>(c, run, p.n, p.alpha, p.beta, p.addends, acc);
+  if (p.slot_exponent) {
+#pragma unroll
+    for (int e = 0; e < kCols; ++e) acc[e] = scale_by_power_of_two(acc[e], exponent);
+  }
+#pragma unroll
+  for (int e = 0; e < kCols; ++e) acc[e] *= p.alpha;
+  const OutputRun run{row, col0, p.alpha, 0, kCols == 8 && reinterpret_cast<std::uintptr_t>(c) % 16 == 0};
+  store_output_run<kCols>(c, run, p.n, p.beta, p.addends, acc);
 }
 
 /// The last step of a part of a row split by entries, run by warp 0 of the part's block after its lanes < chunks

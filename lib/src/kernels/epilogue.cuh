@@ -23,9 +23,9 @@ struct OutputRun {
   bool vector_access = false;
 };
 
-template <int kCount, typename OutT>
-__device__ __forceinline__ void write_output_run(OutT* out, const OutputRun& run, int n, float alpha, float beta,
-                                                 const OutputAddends& addends, float (&v)[kCount]) {
+/// The scale step alone: v *= run.multiplier, or alpha * (v * 2^exponent) where the multiplier is NaN.
+template <int kCount>
+__device__ __forceinline__ void scale_output_run(const OutputRun& run, float alpha, float (&v)[kCount]) {
   if (run.multiplier == run.multiplier) {
 #pragma unroll
     for (int e = 0; e < kCount; ++e) v[e] *= run.multiplier;
@@ -33,6 +33,13 @@ __device__ __forceinline__ void write_output_run(OutT* out, const OutputRun& run
 #pragma unroll
     for (int e = 0; e < kCount; ++e) v[e] = alpha * scale_by_power_of_two(v[e], run.exponent);
   }
+}
+
+/// The rest, for values already scaled (alpha A B): add the output addends, add beta C (C never read when
+/// beta == 0) and store, with one wide access where run.vector_access allows it. run.multiplier is not used.
+template <int kCount, typename OutT>
+__device__ __forceinline__ void store_output_run(OutT* out, const OutputRun& run, int n, float beta,
+                                                 const OutputAddends& addends, float (&v)[kCount]) {
   add_output_addends<kCount>(addends, run.row, run.col0, n, v);
   if constexpr (kCount > 1) {
     if (run.vector_access && run.col0 + kCount <= n) {
@@ -51,6 +58,14 @@ __device__ __forceinline__ void write_output_run(OutT* out, const OutputRun& run
     if (run.col0 + e >= n) break;
     store_output<OutT>(out + e, beta == 0.0f ? v[e] : v[e] + beta * load_output<OutT>(out + e));
   }
+}
+
+/// The whole epilogue: scale_output_run, then store_output_run.
+template <int kCount, typename OutT>
+__device__ __forceinline__ void write_output_run(OutT* out, const OutputRun& run, int n, float alpha, float beta,
+                                                 const OutputAddends& addends, float (&v)[kCount]) {
+  scale_output_run<kCount>(run, alpha, v);
+  store_output_run<kCount, OutT>(out, run, n, beta, addends, v);
 }
 
 }  // namespace bcsr24::kernels
