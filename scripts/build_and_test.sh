@@ -21,7 +21,8 @@ fi
 # objects while the libraries it links are still being built, which Makefiles do not (docs/KERNELS.md, "Build time").
 generator=()
 [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja > /dev/null && generator=(-G Ninja)
-cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${py_args[@]}" ${CMAKE_ARGS:-}
+# BCSR24_BUILD_TESTS=ON: a tree that scripts/setup.sh configured (tests off) gets its tests here.
+cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DBCSR24_BUILD_TESTS=ON "${py_args[@]}" ${CMAKE_ARGS:-}
 cmake --build "$build" -j"$(nproc)"
 # CTEST_PARALLEL_LEVEL=N in the environment runs N tests at a time (.ci/run does); on a GPU machine keep the default
 # (one at a time), since the GPU tests' timing cases assume the device to themselves.

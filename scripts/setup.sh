@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # First-time set-up on a Debian machine with the CUDA toolkit in /usr/local/cuda: install the Debian
-# dependencies (libopenmpi-dev: the optional MPI launch of the distributed mode), build everything, run spmm_run on a
-# bundled matrix, and install the Python package into the virtual environment .venv/ at the repository root.
+# dependencies (libopenmpi-dev: the optional MPI launch of the distributed mode), build the library, the programs and
+# the Python module for this machine's GPU, run spmm_run on a bundled matrix, and install the Python package into the
+# virtual environment .venv/ at the repository root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ $(id -u) -eq 0 ]]; then sudo=""; else sudo="sudo"; fi
@@ -17,8 +18,15 @@ export PATH="/usr/local/cuda/bin:$PATH"
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements-build.txt \
   -r python/requirements-test.txt
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBCSR24_PYTHON=ON -DPython_EXECUTABLE="$(pwd)/.venv/bin/python" \
-  ${CMAKE_ARGS:-}
+# One CUDA architecture: the GPU's own (nvidia-smi's compute capability), or sm_90 where there is no GPU. Every
+# architecture compiles the kernel table once more; CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=80;90" builds several.
+# The tests are left to scripts/build_and_test.sh, which builds them in the same tree.
+arch=90
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 || true)
+[[ $cap =~ ^([0-9]+)\.([0-9])$ ]] && arch=${BASH_REMATCH[1]}${BASH_REMATCH[2]}
+echo "setup: building for sm_$arch (GPU compute capability: ${cap:-none found})"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" -DBCSR24_BUILD_TESTS=OFF \
+  -DBCSR24_PYTHON=ON -DPython_EXECUTABLE="$(pwd)/.venv/bin/python" ${CMAKE_ARGS:-}
 cmake --build build -j"$(nproc)"
 build/apps/spmm_run data/xdys_1000x1000_2d3s.mtx --nmult 4
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
