@@ -6,7 +6,7 @@
 
 render reads the sweep (SWEEP/sweep.csv from scripts/sweep.py, with SWEEP/meta.json) and the CSVs of the
 benchmark steps of scripts/gpu_check.sh in DATA (bench, groups, floor, csr, balance, layouts, precision, heldout,
-model: bench_spmm --csv rows; floor_movement: bench_floor's table; distributed, solver, host, design_choices: tables
+model: bench_spmm --csv rows; floor_movement: bench_floor's table; spmv, distributed, solver, host, design_choices: tables
 kept as written), each with NAME.meta.json beside it (scripts/bench_meta.py: device, date, commit, command), and writes
 the document: every table names the command, device, date and commit of its data. A missing data file leaves its
 table out; a data file without its meta stops the run. Standard library only.
@@ -55,7 +55,7 @@ def render(data_dir, sweep_dir):
     sweep = bench_data(sweep_dir / "sweep.csv", sweep_dir / "meta.json")
     step = {name: bench_data(data_dir / f"{name}.csv", data_dir / f"{name}.meta.json") for name in STEP_FILES}
     generic = {}
-    for name in ("distributed", "solver", "host", "design_choices"):
+    for name in ("spmv", "distributed", "solver", "host", "design_choices"):
         path = data_dir / f"{name}.csv"
         if path.is_file():
             generic[name] = (path, Meta(data_dir / f"{name}.meta.json"))
@@ -82,7 +82,9 @@ def render(data_dir, sweep_dir):
     lines += balance_section(step["balance"])
     lines += cost_model_section()
     lines += measured_plans_section(step["model"])
-    texts = {"distributed": ("Distributed operator and solver",
+    texts = {"spmv": ("Matrix-vector products (n = 1)",
+                      "`auto` at n = 1 against the faster of cuSPARSE's SpMV on fp16 and fp32 CSR, same process."),
+             "distributed": ("Distributed operator and solver",
                              "`DistributedOperator` over two GPUs of one host against one GPU, same process and "
                              "problem (docs/DISTRIBUTED.md)."),
              "solver": ("Solver", "bcsr24::solvers against the same solver with cuSPARSE fp32 products and 16 "
