@@ -50,7 +50,7 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
                        const GpuCase& cfg) {
   const std::int32_t m = a.rows, k = a.cols, n = cfg.n;
   const std::int64_t ldb = n + cfg.ldb_pad, ldc = n + cfg.ldc_pad;
-  const bool half_out = cfg.output == OutputType::f16;
+  const bool half_out = cfg.output == ElementType::f16;
   std::mt19937_64 rng(cfg.seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
 

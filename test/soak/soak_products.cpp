@@ -30,20 +30,22 @@ using bcsr24::test::DeviceBytes;
 namespace {
 
 /// The B type a plan resolves `input` to on a matrix of `precision` (automatic: the matrix's 16-bit type).
-InputType resolved_input(Precision precision, InputType input) {
-  if (input != InputType::automatic) return input;
-  return precision == Precision::split ? InputType::f32 : precision == Precision::bf16 ? InputType::bf16 : InputType::f16;
+ElementType resolved_input(Precision precision, ElementType input) {
+  if (input != ElementType::automatic) return input;
+  return precision == Precision::split  ? ElementType::f32
+         : precision == Precision::bf16 ? ElementType::bf16
+                                        : ElementType::f16;
 }
 
 /// Whether make_plan must accept the combination (docs/API.md): the B types each precision takes, fp16 output
 /// only with fp16 A and fp16 B; every kernel takes every combination.
-bool plan_is_valid(Precision precision, InputType input, OutputType output) {
-  const InputType b = resolved_input(precision, input);
-  const bool b_ok = precision == Precision::fp16   ? (b == InputType::f16 || b == InputType::f32)
-                    : precision == Precision::bf16 ? (b == InputType::bf16 || b == InputType::f32)
-                                                   : b == InputType::f32;
-  const bool fp16_pair = precision == Precision::fp16 && b == InputType::f16;
-  return b_ok && (output == OutputType::f32 || fp16_pair);
+bool plan_is_valid(Precision precision, ElementType input, ElementType output) {
+  const ElementType b = resolved_input(precision, input);
+  const bool b_ok = precision == Precision::fp16   ? (b == ElementType::f16 || b == ElementType::f32)
+                    : precision == Precision::bf16 ? (b == ElementType::bf16 || b == ElementType::f32)
+                                                   : b == ElementType::f32;
+  const bool fp16_pair = precision == Precision::fp16 && b == ElementType::f16;
+  return b_ok && (output == ElementType::f32 || fp16_pair);
 }
 
 std::int32_t random_n(std::mt19937_64& rng) {
@@ -68,8 +70,8 @@ void check_product(const SparseOperator& op, const CsrMatrix& stored, const std:
                    const SpmmPlan& plan, Product pr, std::mt19937_64& rng, cudaStream_t stream, Tally& tally,
                    std::vector<Failure>& failures, const std::string& where) {
   const std::int32_t rows = op.rows(), cols = op.cols(), n = pr.n;
-  const InputType input = plan.input();
-  const bool f32_b = input == InputType::f32, f16_c = plan.output() == OutputType::f16;
+  const ElementType input = plan.input();
+  const bool f32_b = input == ElementType::f32, f16_c = plan.output() == ElementType::f16;
   const Precision precision = op.precision();
   std::vector<double> b_exact;
   std::vector<float> b32;
@@ -252,16 +254,16 @@ void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Ta
     const std::vector<KernelKind> kinds = all_kernels();
     const KernelKind kernel = kinds[rng() % kinds.size()];
     PlanOptions po;
-    const InputType inputs[] = {InputType::automatic, InputType::automatic, InputType::f16, InputType::bf16,
-                                InputType::f32};
+    const ElementType inputs[] = {ElementType::automatic, ElementType::automatic, ElementType::f16, ElementType::bf16,
+                                ElementType::f32};
     po.input = inputs[rng() % 5];
-    po.output = rng() % 4 == 0 ? OutputType::f16 : OutputType::f32;
+    po.output = rng() % 4 == 0 ? ElementType::f16 : ElementType::f32;
     po.allow_unaligned_b = rng() % 4 != 0;
     const std::int32_t n = random_n(rng);
     const bool valid = plan_is_valid(op->precision(), po.input, po.output);
     const std::string where = matrix + "; " + config + "; plan " + kernel_name(kernel) + ", B " +
-                              input_type_name(resolved_input(op->precision(), po.input)) + ", C " +
-                              (po.output == OutputType::f16 ? "fp16" : "fp32") +
+                              element_type_name(resolved_input(op->precision(), po.input)) + ", C " +
+                              (po.output == ElementType::f16 ? "fp16" : "fp32") +
                               (po.allow_unaligned_b ? "" : ", no workspace");
     std::optional<SpmmPlan> plan;
     try {
@@ -281,7 +283,7 @@ void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Ta
     ++tally.plans;
     const PlanReport& report = plan->report();
     tally.cover(std::string("plan ") + precision_name(op->precision()) + " " + kernel_name(kernel) + " B " +
-                input_type_name(plan->input()) + " C " + (po.output == OutputType::f16 ? "fp16" : "fp32"));
+                element_type_name(plan->input()) + " C " + (po.output == ElementType::f16 ? "fp16" : "fp32"));
     if (report.diagnostics.split_bands > 0) tally.cover("plans with split bands");
     if (report.csr_bands > 0 && report.tile_bands > 0) tally.cover("plans with tile and CSR bands");
     if (report.diagnostics.band_groups > 0) tally.cover("plans with band groups");
@@ -291,7 +293,7 @@ void run_case(std::uint64_t seed, std::int32_t max_rows, cudaStream_t stream, Ta
     for (int q = 0; q < products; ++q) {
       Product pr;
       pr.n = n;
-      const bool f32_b = plan->input() == InputType::f32;
+      const bool f32_b = plan->input() == ElementType::f32;
       const std::int64_t per_chunk = f32_b ? 4 : 8;
       pr.ldb = n + (rng() % 2 == 0 ? 0 : uniform(rng, 1, 9));
       pr.ldc = n + (rng() % 2 == 0 ? 0 : uniform(rng, 1, 5));
