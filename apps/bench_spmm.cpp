@@ -75,18 +75,18 @@ using bench_spmm::print_tuning_row;
 struct Variant {
   Precision precision = Precision::fp16;
   ScalingPolicy scaling = ScalingPolicy::per_row;
-  InputType input = InputType::automatic;
+  ElementType input = ElementType::automatic;
 };
 
 /// The variant a method name selects (the suffix), or `plain` for the plain kernel names.
 bool variant_of(const std::string& method, const Variant& plain, Variant& out, std::string& base) {
   struct Suffix { const char* text; Variant v; };
   const Suffix suffixes[] = {
-      {"_bf16_f32b", {Precision::bf16, ScalingPolicy::per_row, InputType::f32}},  // before "_f32b": longest first
-      {"_f32b", {Precision::fp16, ScalingPolicy::per_row, InputType::f32}},
-      {"_bf16", {Precision::bf16, ScalingPolicy::per_row, InputType::bf16}},
-      {"_split", {Precision::split, ScalingPolicy::per_row, InputType::f32}},
-      {"_matrix_scale", {Precision::fp16, ScalingPolicy::automatic, InputType::f16}},
+      {"_bf16_f32b", {Precision::bf16, ScalingPolicy::per_row, ElementType::f32}},  // before "_f32b": longest first
+      {"_f32b", {Precision::fp16, ScalingPolicy::per_row, ElementType::f32}},
+      {"_bf16", {Precision::bf16, ScalingPolicy::per_row, ElementType::bf16}},
+      {"_split", {Precision::split, ScalingPolicy::per_row, ElementType::f32}},
+      {"_matrix_scale", {Precision::fp16, ScalingPolicy::automatic, ElementType::f16}},
   };
   for (const Suffix& x : suffixes) {
     const std::string suffix = x.text;
@@ -362,17 +362,17 @@ bool prepare_library_method(const std::string& method, std::int32_t n, const Set
     print_tuning_row(n, method, m.plan->report());
   }
   SpmmPlan* plan = m.plan.get();
-  const InputType input = plan->input();
+  const ElementType input = plan->input();
   void* c = w.d_c.get();
-  if (input == InputType::f32) {
+  if (input == ElementType::f32) {
     if (!s.no_check) m.reference = &w.full_reference();
     const float* b = static_cast<const float*>(w.d_b_full.get());
     m.run = [plan, b, c, n](cudaStream_t st) {
       plan->run(b, n, static_cast<float*>(c), n, 1.0f, 0.0f, reinterpret_cast<Stream>(st));
     };
   } else {
-    if (input == InputType::bf16 && !s.no_check) m.reference = &w.bf16_reference();
-    const auto* b = static_cast<const fp16_t*>(input == InputType::bf16 ? w.d_b_bf16.get() : w.d_b16.get());
+    if (input == ElementType::bf16 && !s.no_check) m.reference = &w.bf16_reference();
+    const auto* b = static_cast<const fp16_t*>(input == ElementType::bf16 ? w.d_b_bf16.get() : w.d_b16.get());
     m.run = [plan, b, c, n](cudaStream_t st) { plan->run(b, n, c, n, 1.0f, 0.0f, reinterpret_cast<Stream>(st)); };
   }
   return true;
@@ -492,10 +492,7 @@ int run(Settings& s) {
   const CsrMatrix csr = s.source.load();
   Variant plain;
   plain.precision = precision_from_name(s.storage.precision);
-  plain.input = s.b_type_text == "fp16"   ? InputType::f16
-                : s.b_type_text == "bf16" ? InputType::bf16
-                : s.b_type_text == "fp32" ? InputType::f32
-                                          : InputType::automatic;
+  plain.input = element_type_from_name(s.b_type_text);
   OperatorOptions plain_options = s.storage.to_operator_options();
   Operators operators(csr, plain_options);
   const SparseOperator& op = operators.plain();

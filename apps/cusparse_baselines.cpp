@@ -22,8 +22,8 @@ namespace {
 
 void cusparse_check(cusparseStatus_t s, const char* call, int line) {
   if (s != CUSPARSE_STATUS_SUCCESS)
-    throw CusparseError(std::string(cusparseGetErrorString(s)) + " in " + call + " at cusparse_baselines.cpp:" +
-                        std::to_string(line));
+    throw CudaError(std::string(cusparseGetErrorString(s)) + " in " + call + " at cusparse_baselines.cpp:" +
+                    std::to_string(line));
 }
 #define CUDA_OK(x) check_cuda((x), #x, __FILE__, __LINE__)
 #define CUSPARSE_OK(x) cusparse_check((x), #x, __LINE__)
@@ -105,7 +105,7 @@ Baselines::Baselines(const CsrMatrix& a, std::int64_t dense_limit_bytes, std::in
   d.cols = a.cols;
   d.nnz = a.nnz();
   CUSPARSE_OK(cusparseCreate(&d.sp));
-  if (cublasCreate(&d.blas) != CUBLAS_STATUS_SUCCESS) throw CusparseError("cublasCreate failed");
+  if (cublasCreate(&d.blas) != CUBLAS_STATUS_SUCCESS) throw CudaError("cublasCreate failed");
   std::vector<float> v32(a.values.begin(), a.values.end());
   std::vector<fp16_t> v16(a.values.size());
   for (std::size_t i = 0; i < v16.size(); ++i) v16[i] = double_to_fp16(a.values[i]);
@@ -288,7 +288,7 @@ void Baselines::run(Baseline m, cudaStream_t stream) {
     const cublasStatus_t s = cublasGemmEx(d.blas, CUBLAS_OP_N, CUBLAS_OP_N, p.n, d.rows, d.cols, &alpha, p.b_ptr,
                                           CUDA_R_16F, p.n, d.dense16.p, CUDA_R_16F, d.cols, &beta, p.c_ptr, CUDA_R_32F,
                                           p.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    if (s != CUBLAS_STATUS_SUCCESS) throw CusparseError("cublasGemmEx failed with status " + std::to_string(int(s)));
+    if (s != CUBLAS_STATUS_SUCCESS) throw CudaError("cublasGemmEx failed with status " + std::to_string(int(s)));
     return;
   }
   CUSPARSE_OK(cusparseSetStream(d.sp, stream));

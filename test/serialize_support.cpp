@@ -103,10 +103,11 @@ void require_rejected(const std::string& path, const std::string& fragment) {
   try {
     load_bcsr24(path);
     FAIL("load_bcsr24 accepted a damaged file");
-  } catch (const FileFormatError& e) {
+  } catch (const ParseError& e) {
     const std::string what = e.what();
     CAPTURE(what);
     REQUIRE(what.find(path) != std::string::npos);
+    REQUIRE(e.line() == 0);
     if (!fragment.empty()) REQUIRE(what.find(fragment) != std::string::npos);
   }
 }

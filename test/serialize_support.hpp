@@ -60,7 +60,7 @@ struct FileOffsets {
 };
 FileOffsets v3_offsets(const Bcsr24Matrix& a);
 
-/// Expects load to fail with FileFormatError whose message names the file (and `fragment`, if given).
+/// Expects load to fail with a ParseError (line 0) whose message names the file (and `fragment`, if given).
 void require_rejected(const std::string& path, const std::string& fragment = "");
 
 }  // namespace bcsr24::test

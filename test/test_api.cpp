@@ -319,11 +319,11 @@ TEST_CASE("tuned choices are saved with the matrix and restored by from_file", "
   CHECK(bcsr24::detail::OperatorAccess::tuned(SparseOperator::from_file(plain.path.string())).all().empty());
 
   const std::vector<StoredChoice> stored = {
-      {TunedKey{128, bcsr24::InputType::f16, bcsr24::OutputType::f32, "NVIDIA H100 80GB HBM3"},
+      {TunedKey{128, bcsr24::ElementType::f16, bcsr24::ElementType::f32, "NVIDIA H100 80GB HBM3"},
        TunedChoice{BandPaths::tiles, true, TilePipeline::standard, true}, 29.5},
-      {TunedKey{1, bcsr24::InputType::f32, bcsr24::OutputType::f32, "NVIDIA H100 80GB HBM3"},
+      {TunedKey{1, bcsr24::ElementType::f32, bcsr24::ElementType::f32, "NVIDIA H100 80GB HBM3"},
        TunedChoice{BandPaths::hybrid, false, TilePipeline::deep, false}, 3.25},
-      {TunedKey{16, bcsr24::InputType::f16, bcsr24::OutputType::f16, "NVIDIA H200"},
+      {TunedKey{16, bcsr24::ElementType::f16, bcsr24::ElementType::f16, "NVIDIA H200"},
        TunedChoice{BandPaths::csr, true, TilePipeline::standard, false}, -1.0}};
   for (const StoredChoice& s : stored) bcsr24::detail::OperatorAccess::tuned(op).store(s);
   op.save(tuned.path.string());

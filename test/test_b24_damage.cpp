@@ -1,5 +1,5 @@
 // Exhaustive damage to .b24 files: every single-byte change and every truncation of small files of each
-// version (version 4's tuned-choice section included) is refused with a FileFormatError that names the file and
+// version (version 4's tuned-choice section included) is refused with a ParseError (line 0) that names the file and
 // says what is wrong; and every single-byte change with the checksum forged to match either is refused or loads a
 // matrix that passes every check.
 // Variants are loaded from memory (detail::load_bcsr24_bytes, the checks load_bcsr24 runs), so thousands of
@@ -46,15 +46,15 @@ void expect_refused(const std::vector<unsigned char>& bytes, std::size_t size, c
   try {
     detail::load_bcsr24_bytes(bytes.data(), size, name);
     outcome.note(variant + ": loaded");
-  } catch (const FileFormatError& e) {
+  } catch (const ParseError& e) {
     const std::string what = e.what();
-    const bool named = what.rfind(name + ": ", 0) == 0;
+    const bool named = what.rfind(name + ": ", 0) == 0 && e.file() == name && e.line() == 0;
     const bool says = what.find(expected) != std::string::npos ||
                       (alternative != nullptr && what.find(alternative) != std::string::npos);
     if (named && says) ++outcome.refused;
     else outcome.note(variant + ": unexpected message '" + what + "'");
   } catch (const std::exception& e) {
-    outcome.note(variant + ": not a FileFormatError: " + e.what());
+    outcome.note(variant + ": not a ParseError: " + e.what());
   }
 }
 
@@ -90,7 +90,7 @@ Outcome damage_everywhere(const std::vector<unsigned char>& original, const std:
 }
 
 /// Every single-byte change with the checksum forged to match: what a buggy or hostile writer could produce.
-/// Each variant is refused with a FileFormatError naming the file, or loads a matrix that passes the layout
+/// Each variant is refused with a ParseError naming the file, or loads a matrix that passes the layout
 /// checks and decodes (the loader's promise: what it accepts, the rest of the library can use).
 Outcome forged_everywhere(const std::vector<unsigned char>& original, const std::string& name,
                           std::int64_t& loaded) {
@@ -111,11 +111,11 @@ Outcome forged_everywhere(const std::vector<unsigned char>& original, const std:
         validate_csr(csr);
         for (const double v : csr.values)
           if (!std::isfinite(v)) outcome.note(variant + ": loaded a non-finite value");
-      } catch (const FileFormatError& e) {
+      } catch (const ParseError& e) {
         if (std::string(e.what()).rfind(name + ": ", 0) == 0) ++outcome.refused;
         else outcome.note(variant + ": message does not start with the name: " + e.what());
       } catch (const std::exception& e) {
-        outcome.note(variant + ": not a FileFormatError: " + e.what());
+        outcome.note(variant + ": not a ParseError: " + e.what());
       }
     }
     bytes[i] = original[i];
@@ -215,5 +215,5 @@ TEST_CASE("load_bcsr24 refuses a directory and a device instead of reading them"
   const std::string dir = fs::temp_directory_path().string();
   CHECK_THROWS_WITH(load_bcsr24(dir), Catch::StartsWith(dir + ": ") && Catch::Contains("is a directory"));
   CHECK_THROWS_WITH(load_bcsr24("/dev/zero"), Catch::StartsWith("/dev/zero: ") && Catch::Contains("not a regular file"));
-  CHECK_THROWS_AS(load_bcsr24(dir), FileFormatError);
+  CHECK_THROWS_AS(load_bcsr24(dir), ParseError);
 }

@@ -174,7 +174,7 @@ TEST_CASE("every width in n = 1..9, 127..130, 255, 256: slices, CSR shapes and p
       CHECK(std::int64_t(slices - 1) * w < n);
       // The kernel-table entry an automatic plan looks up, on an assumed H100 (132 SMs of sm_90; no device here):
       // it exists and an SM holds it; a forced deep pipeline is standard where the table has no deep entry.
-      const kernels::TileKernelKey key{KernelKind::split_pipelined, mode, w, TilePipeline::standard, OutputType::f32,
+      const kernels::TileKernelKey key{KernelKind::split_pipelined, mode, w, TilePipeline::standard, ElementType::f32,
                                        BRowIndex::implicit, false};
       CHECK(kernels::tile_blocks_per_sm(kernels::tile_kernel(key), kernels::sm_limits(90)) >= 1);
       const detail::TileLaunch deep =
@@ -334,7 +334,7 @@ TEST_CASE("CSR lanes per row at n >= 8: the fewest that fill the device, at most
 TEST_CASE("a plan's DRAM bytes: the bytes of A its report counts, B once, C once", "[cost][metrics]") {
   PlanReport plan;
   plan.n = 8;
-  plan.input = InputType::f16;
+  plan.input = ElementType::f16;
   plan.diagnostics.sparse24_bytes = 1000;
   plan.diagnostics.dense_bytes = 200;
   plan.diagnostics.csr_bytes = 30;
@@ -343,14 +343,14 @@ TEST_CASE("a plan's DRAM bytes: the bytes of A its report counts, B once, C once
   CHECK(plan_dram_bytes(plan, 100, 50) == 1234.0 + 800.0 + 3200.0);
   CHECK(plan_dram_bytes(plan, 100, 50, 2) == 1234.0 + 800.0 + 1600.0);      // fp16 C
   CHECK(plan_dram_bytes(plan, 100, 50, 4, true) == 1234.0 + 800.0 + 6400.0);  // beta != 0: C read too
-  plan.input = InputType::f32;
+  plan.input = ElementType::f32;
   CHECK(plan_dram_bytes(plan, 100, 50) == 1234.0 + 1600.0 + 3200.0);
   // The operands' part is the one spmm_cost counts (fp16 B): a plan of every stored tile moves what min_bytes says.
   TileCensus census;
   census.sparse24_bytes = 1000;
   census.dense_bytes = 200;
   census.row_order_bytes = 34;
-  plan.input = InputType::f16;
+  plan.input = ElementType::f16;
   CHECK(spmm_cost(census, 100, 50, 8).min_bytes == plan_dram_bytes(plan, 100, 50));
   CHECK(operand_bytes(100, 50, 8, 2, 4, false) == 4000.0);
 }

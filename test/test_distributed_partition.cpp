@@ -21,6 +21,9 @@
 #include "test_support.hpp"
 
 using namespace bcsr24;
+using bcsr24::detail::kMaxPartitionCost;
+using bcsr24::detail::PartitionCost;
+using bcsr24::detail::partition_rows_by_bytes;
 
 namespace {
 

@@ -15,9 +15,13 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
+#include "distributed/halo_plan.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
+using bcsr24::detail::PartitionCost;
+using bcsr24::detail::partition_rows_by_bytes;
+using bcsr24::detail::RankBlock;
 using bcsr24::test::scattered_csr;
 using bcsr24::test::test_seed;
 

@@ -19,9 +19,17 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
+#include "distributed/halo_plan.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
+using bcsr24::detail::build_send_plan;
+using bcsr24::detail::extract_rows;
+using bcsr24::detail::HaloSendPlan;
+using bcsr24::detail::kMaxPartitionCost;
+using bcsr24::detail::partition_rows_by_bytes;
+using bcsr24::detail::RankBlock;
+using bcsr24::detail::split_rank_rows;
 
 namespace {
 

@@ -42,9 +42,9 @@ const OperandMode kModes[] = {OperandMode::f16, OperandMode::bf16, OperandMode::
                               OperandMode::split_f32b};
 
 /// Output types a plan allows with a mode (SpmmPlan: fp16 C only with fp16 A and fp16 B).
-std::vector<OutputType> outputs_of(OperandMode mode) {
-  if (mode == OperandMode::f16) return {OutputType::f32, OutputType::f16};
-  return {OutputType::f32};
+std::vector<ElementType> outputs_of(OperandMode mode) {
+  if (mode == OperandMode::f16) return {ElementType::f32, ElementType::f16};
+  return {ElementType::f32};
 }
 
 }  // namespace
@@ -80,7 +80,7 @@ TEST_CASE("every tile kernel a plan can ask for is in the table", "[kernel_table
   for (const KernelKind kind : {KernelKind::split_pipelined})
     for (const OperandMode mode : kModes) {
       for (std::int32_t n = 1; n <= 256; ++n)
-        for (const OutputType out : outputs_of(mode))
+        for (const ElementType out : outputs_of(mode))
           for (const BRowIndex rows : {BRowIndex::implicit, BRowIndex::full})
             for (const bool split : {false, true}) {
               kernels::TileKernelKey key{kind, mode, kernels::slice_width_for(n, mode), TilePipeline::standard, out,
@@ -108,7 +108,7 @@ TEST_CASE("every CSR kernel a plan can ask for is in the table", "[kernel_table]
   std::set<const kernels::CsrKernel*> asked;
   const double means[] = {0.0, 1.0, 3.9, 4.0, 7.9, 8.0, 15.0, 16.0, 31.0, 32.0, 64.0, 127.0, 128.0, 1000.0};
   for (const OperandMode mode : kModes)
-    for (const OutputType out : outputs_of(mode))
+    for (const ElementType out : outputs_of(mode))
       for (std::int32_t n = 1; n <= 300; ++n)
         for (const double mean : means)
           for (const std::int64_t rows : {std::int64_t(1), std::int64_t(100000), std::int64_t(1) << 31}) {
@@ -126,7 +126,7 @@ TEST_CASE("block slots per SM: the H100 budgets, and the A100's own shared memor
   CHECK(kernels::sm_limits(80).shared_bytes == 164 * 1024);
   CHECK(kernels::sm_limits(89).shared_bytes == 100 * 1024);
   auto blocks = [](KernelKind kind, OperandMode mode, int width, TilePipeline pipeline, int cc) {
-    const kernels::TileKernelKey key{kind, mode, width, pipeline, OutputType::f32, BRowIndex::implicit, false};
+    const kernels::TileKernelKey key{kind, mode, width, pipeline, ElementType::f32, BRowIndex::implicit, false};
     return kernels::tile_blocks_per_sm(kernels::tile_kernel(key), kernels::sm_limits(cc));
   };
   const auto split = KernelKind::split_pipelined;

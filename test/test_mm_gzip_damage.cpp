@@ -122,10 +122,11 @@ TEST_CASE("a .mtx.gz cut at every length is a ParseError at the line where the t
       bcsr24::read_matrix_market_from_memory(gz.data(), size, kName);
       outcome.note(variant + ": loaded");
       continue;
-    } catch (const bcsr24::UnsupportedMatrixError& e) {
-      outcome.note(variant + ": UnsupportedMatrixError: " + e.what());
-      continue;
     } catch (const bcsr24::ParseError& e) {
+      if (e.problem().find("not supported") != std::string::npos) {  // a gzip prefix is never refused on purpose
+        outcome.note(variant + ": refused as unsupported: " + e.what());
+        continue;
+      }
       if (e.file() != kName) {
         outcome.note(variant + ": names '" + e.file() + "'");
         continue;

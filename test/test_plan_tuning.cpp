@@ -280,7 +280,7 @@ TEST_CASE("tuning: stored choices are found by n, types and device; descriptions
   using experimental::BandPaths;
   using experimental::TilePipeline;
   detail::TunedChoices store;
-  const detail::TunedKey a{128, InputType::f16, OutputType::f32, "NVIDIA H100 80GB HBM3"};
+  const detail::TunedKey a{128, ElementType::f16, ElementType::f32, "NVIDIA H100 80GB HBM3"};
   detail::TunedKey b = a;
   b.n = 32;
   const TunedChoice tiles{BandPaths::tiles, true, TilePipeline::standard, true};
@@ -294,7 +294,7 @@ TEST_CASE("tuning: stored choices are found by n, types and device; descriptions
   other.device = "NVIDIA A100-SXM4-80GB";
   CHECK_FALSE(store.find(other));
   other = a;
-  other.output = OutputType::f16;
+  other.output = ElementType::f16;
   CHECK_FALSE(store.find(other));
   store.store({a, hybrid, 25.0});  // replaces
   CHECK(store.all().size() == 2u);

@@ -18,6 +18,7 @@
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
 #include "bcsr24/precision.hpp"
+#include "bcsr24/spmm_plan.hpp"
 #include "format/reference.hpp"
 #include "test_support.hpp"
 
@@ -176,6 +177,13 @@ TEST_CASE("precision names round-trip and unknown names are refused", "[precisio
     CHECK(what.find("fp32") != std::string::npos);
     CHECK(what.find("fp16, bf16 or split") != std::string::npos);
   }
+}
+
+TEST_CASE("element type names round-trip and unknown names are refused", "[precision]") {
+  for (const ElementType t : {ElementType::automatic, ElementType::f16, ElementType::bf16, ElementType::f32})
+    CHECK(element_type_from_name(element_type_name(t)) == t);
+  CHECK(std::string(element_type_name(ElementType::automatic)) == "auto");
+  BCSR24_CHECK_INVALID(element_type_from_name("fp64"), "unknown element type 'fp64' (expected auto, fp16, bf16 or fp32)");
 }
 
 TEST_CASE("per-row scaling keeps every row, whatever its scale, in every precision and layout", "[precision][scaling]") {

@@ -1,4 +1,4 @@
-// .b24 files: bit-exact round trips, and every kind of damage rejected with FileFormatError naming the file; the
+// .b24 files: bit-exact round trips, and every kind of damage rejected with a ParseError (line 0) naming the file; the
 // tuned-choice section of version 4. The fields versions 2 and 3 added, and reading versions 1 and 2:
 // test_b24_versions.cpp.
 #include <catch2/catch.hpp>

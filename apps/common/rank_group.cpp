@@ -23,7 +23,7 @@ namespace bcsr24::ranks {
 
 void check_nccl(ncclResult_t status, const char* call, const char* file, int line) {
   if (status != ncclSuccess)
-    throw NcclError(std::string(call) + " failed: " + ncclGetErrorString(status) + " (" + file + ":" +
+    throw CudaError(std::string(call) + " failed: " + ncclGetErrorString(status) + " (" + file + ":" +
                     std::to_string(line) + ")");
 }
 

@@ -16,7 +16,7 @@
 
 namespace bcsr24::ranks {
 
-/// @throw NcclError naming the call and place.
+/// @throw CudaError naming the NCCL call and place.
 void check_nccl(ncclResult_t status, const char* call, const char* file, int line);
 #define RANKS_NCCL(call) ::bcsr24::ranks::check_nccl((call), #call, __FILE__, __LINE__)
 
@@ -74,7 +74,7 @@ using RankFunction = std::function<void(HostGroup& group, ncclComm_t comm, int d
 /// failure is rethrown as Error("rank r: ...") after every thread ended; the others stop at their next barrier.
 /// A rank left waiting inside an NCCL operation for the failed one never returns: after a grace period the
 /// process exits with status `stuck_exit_status`, saying so on stderr under `program`'s name.
-/// @throw NcclError if the communicators cannot be made; Error for a failed rank.
+/// @throw CudaError if the communicators cannot be made; Error for a failed rank.
 void run_rank_threads(int ranks, const RankFunction& body, const char* program, int stuck_exit_status);
 
 #ifdef BCSR24_HAS_MPI
@@ -101,7 +101,7 @@ class MpiGroup final : public HostGroup {
 /// --mpi: runs `body` as this process's rank of `session` (Launch::mpi, after select_devices): rank 0 makes the
 /// NCCL id and broadcasts it over MPI, every process joins with ncclCommInitRank on its session device. Collective:
 /// every process calls it.
-/// @throw NcclError if the communicator cannot be made; whatever `body` throws.
+/// @throw CudaError if the communicator cannot be made; whatever `body` throws.
 void run_mpi_rank(const Session& session, const RankFunction& body);
 #endif
 

@@ -111,7 +111,7 @@ int predict(const apps::MatrixSource& source, PredictOptions& o) {
     // The tile kernel as an automatic plan looks it up (split_pipelined, fp32 C, the layout's B rows), its depth
     // and long-band split from the kernel table's blocks per SM on the assumed device.
     const kernels::TileKernelKey key{KernelKind::split_pipelined, mode, width, TilePipeline::standard,
-                                     OutputType::f32, host.b_row_index(), false};
+                                     ElementType::f32, host.b_row_index(), false};
     const std::int32_t tiles_per_part =
         detail::tile_launch_for(stats, n, key, device.multiprocessors, kernels::sm_limits(device.compute_capability),
                                 TilePipeline::automatic, true)

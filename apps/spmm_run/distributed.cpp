@@ -215,7 +215,7 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
       DistributedOperator::from_global(*job.a, NcclCommunicator{comm, rank, group.size()}, options);
   const bool f32_b = fp32_b(job);
   PlanOptions plan_options;
-  plan_options.input = f32_b ? InputType::f32 : InputType::f16;
+  plan_options.input = f32_b ? ElementType::f32 : ElementType::f16;
   plan_options.tuning = job.tuning;
   plan_options.tuning_budget_ms = job.tuning_budget_ms;
   const DistributedPlan plan = op.make_plan(job.n, plan_options);
@@ -240,9 +240,11 @@ void rank_main(const DistributedJob& job, HostGroup& group, ncclComm_t comm, int
   };
   auto multiply = [&](DistributedStages stages) {
     if (f32_b)
-      plan.run(static_cast<const float*>(operands.b.get()), n, c, n, job.alpha, job.beta, stream.get(), stages);
+      experimental::run_stages(plan, stages, static_cast<const float*>(operands.b.get()), n, c, n, job.alpha, job.beta,
+                               stream.get());
     else
-      plan.run(static_cast<const fp16_t*>(operands.b.get()), n, c, n, job.alpha, job.beta, stream.get(), stages);
+      experimental::run_stages(plan, stages, static_cast<const fp16_t*>(operands.b.get()), n, c, n, job.alpha,
+                               job.beta, stream.get());
   };
 
   // The checked run: the whole product from a poisoned (or C0) C, gathered on rank 0 when it checks.
@@ -290,7 +292,7 @@ Baseline run_baseline(const DistributedJob& job, int device, bool keep_c) {
     op.upload();
     const bool f32_b = fp32_b(job);
     PlanOptions plan_options;
-    plan_options.input = f32_b ? InputType::f32 : InputType::f16;
+    plan_options.input = f32_b ? ElementType::f32 : ElementType::f16;
     plan_options.tuning = job.tuning;
     plan_options.tuning_budget_ms = job.tuning_budget_ms;
     const SpmmPlan plan = op.make_plan(job.n, KernelKind::automatic, plan_options);

@@ -67,7 +67,7 @@ struct DistributedJob {
 /// @param check on the root: compares the gathered C (empty: no check, C is not gathered); ignored elsewhere
 /// @return on the root, the "distributed" section of the JSON report (also printed as text when
 ///         job.text_output); null on other processes.
-/// @throw bcsr24::Error (CudaError, NcclError, InvalidArgument ...) with the failing rank named.
+/// @throw bcsr24::Error (CudaError for CUDA and NCCL calls, InvalidArgument ...) with the failing rank named.
 nlohmann::ordered_json run_distributed(const Session& session, const DistributedJob& job,
                                        const CheckFunction& check);
 

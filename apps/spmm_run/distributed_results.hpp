@@ -11,9 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "bcsr24/distributed_operator.hpp"
+#include "bcsr24_experimental/distributed_stages.hpp"
 #include "distributed.hpp"
 
 namespace bcsr24::spmm_run::dist {
+
+using experimental::DistributedStages;
 
 struct Stage {
   DistributedStages stages;

@@ -87,8 +87,8 @@ std::vector<json> run_gpu_kernels(const Options& options, const SparseOperator& 
 
   const CudaStream stream;
   PlanOptions plan_options;
-  plan_options.output = fp16_out ? OutputType::f16 : OutputType::f32;
-  plan_options.input = f32_b ? InputType::f32 : InputType::f16;
+  plan_options.output = fp16_out ? ElementType::f16 : ElementType::f32;
+  plan_options.input = f32_b ? ElementType::f32 : ElementType::f16;
   options.tuning.apply(plan_options);
   const float alpha = float(options.alpha), beta = float(options.beta);
   auto multiply = [&](const SpmmPlan& plan, cudaStream_t s) {

@@ -147,7 +147,7 @@ Json plan_json(const PlanReport& r) {
   return {{"kernel", kernel_name(r.kernel)},
           {"n", r.n},
           {"precision", precision_name(r.precision)},
-          {"input", input_type_name(r.input)},
+          {"input", element_type_name(r.input)},
           {"tile_bands", r.tile_bands},
           {"csr_bands", r.csr_bands},
           {"vector_bands", r.vector_bands},

@@ -17,7 +17,7 @@ namespace bcsr24::solver::device {
 
 inline void cusparse_check(cusparseStatus_t status, const char* call, const char* file, int line) {
   if (status != CUSPARSE_STATUS_SUCCESS)
-    throw CusparseError(std::string(cusparseGetErrorString(status)) + " in " + where(call, file, line));
+    throw CudaError(std::string(cusparseGetErrorString(status)) + " in " + where(call, file, line));
 }
 
 }  // namespace bcsr24::solver::device

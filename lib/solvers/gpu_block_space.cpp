@@ -201,8 +201,8 @@ GpuBlockSpace::GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k
     s.inner32 = link->inner_product(inner, s.kp, reinterpret_cast<Stream>(s.stream));
   } else if (inner.backend == InnerBackend::bcsr24) {
     PlanOptions options;
-    options.output = OutputType::f32;
-    options.input = InputType::f32;
+    options.output = ElementType::f32;
+    options.input = ElementType::f32;
     options.allow_unaligned_b = false;  // every fp32 block starts 256-byte aligned with rows of kp (a multiple of 8)
     s.plan = std::make_unique<SpmmPlan>(inner.op->make_plan(s.kp, KernelKind::automatic, options));
   } else if (inner.backend == InnerBackend::cusparse_csr_f32) {

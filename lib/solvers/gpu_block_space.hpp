@@ -73,7 +73,7 @@ class GpuBlockSpace final : public BlockSpace {
   ///        the link's (outer is ignored), every reduction is summed over the ranks, and the Lanczos start vectors
   ///        follow the caller's numbering; null: the whole A on this GPU. Kept by reference.
   /// @throw NotSupported without a usable GPU, or for a cuSPARSE product without `foreign`; InvalidArgument as
-  ///        CpuBlockSpace; CudaError / CusparseError.
+  ///        CpuBlockSpace; CudaError.
   GpuBlockSpace(const CsrMatrix& a, const InnerMatrix& inner, int k, int memory, int lanczos_steps,
                 bool timing = true, OuterProduct outer = OuterProduct::csr_kernel,
                 const ForeignProducts& foreign = {}, RankLink* link = nullptr);

@@ -1,6 +1,6 @@
 // RankLink over NCCL: sums by ncclAllReduce on the space's stream, the fp64 product as the local part's CSR product
-// while bcsr24's HaloExchange moves the halo rows, then the halo part's; the inner product through the rank's
-// DistributedPlan (its own exchange overlapped the same way).
+// while the library's HaloExchange (distributed/halo_exchange.hpp) moves the halo rows, then the halo part's; the
+// inner product through the rank's DistributedPlan (its own exchange overlapped the same way).
 #include "nccl_rank_link.hpp"
 
 #include <cuda_runtime_api.h>
@@ -12,6 +12,8 @@
 #include "bcsr24/distributed_operator.hpp"
 #include "bcsr24/error.hpp"
 #include "block_space_kernels.hpp"
+#include "distributed/halo_exchange.hpp"
+#include "distributed/halo_plan.hpp"
 #include "gpu_support.hpp"
 
 namespace bcsr24::solver {
@@ -19,9 +21,13 @@ namespace bcsr24::solver {
 namespace {
 
 using namespace device;  // gpu_support.hpp
+using bcsr24::detail::HaloElement;
+using bcsr24::detail::HaloExchange;
+using bcsr24::detail::HaloExchangePlan;
+using bcsr24::detail::RankBlock;
 
 void nccl_ok(ncclResult_t status, const char* call) {
-  if (status != ncclSuccess) throw NcclError(std::string(call) + " failed: " + ncclGetErrorString(status));
+  if (status != ncclSuccess) throw CudaError(std::string(call) + " failed: " + ncclGetErrorString(status));
 }
 
 cudaStream_t cuda(Stream stream) { return reinterpret_cast<cudaStream_t>(stream); }
@@ -94,8 +100,8 @@ class DistributedInnerProduct final : public ForeignProduct {
  private:
   static PlanOptions options() {
     PlanOptions o;
-    o.input = InputType::f32;
-    o.output = OutputType::f32;
+    o.input = ElementType::f32;
+    o.output = ElementType::f32;
     o.allow_unaligned_b = false;  // the space's fp32 blocks start 256-byte aligned with rows of a multiple of 8
     return o;
   }
@@ -109,7 +115,7 @@ class NcclRankLink final : public RankLink {
   NcclRankLink(const CsrMatrix& rows_of_rank, const RowPartition& rows, const std::vector<std::int32_t>& order,
                const NcclCommunicator& comm)
       : comm_(comm),
-        block_(split_rank_rows(rows_of_rank, comm.rank, rows, rows)),
+        block_(bcsr24::detail::split_rank_rows(rows_of_rank, comm.rank, rows, rows)),
         exchange_(block_, rows, comm) {
     const std::int32_t begin = rows.begin(comm.rank), count = rows.count(comm.rank);
     if (!order.empty() && order.size() != std::size_t(rows.size()))

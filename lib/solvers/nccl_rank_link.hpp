@@ -7,7 +7,7 @@
 
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/distributed_partition.hpp"
-#include "bcsr24/halo_exchange.hpp"
+#include "bcsr24/communicator.hpp"
 #include "rank_link.hpp"
 
 namespace bcsr24::solver {
@@ -16,7 +16,7 @@ namespace bcsr24::solver {
 /// @param rows_of_rank this rank's rows of A in the solver's numbering (global columns in that numbering)
 /// @param rows the partition of that numbering (the same on every rank); a rank without rows is refused
 /// @param order solver row -> caller row (empty: the same numbering)
-/// @throw InvalidArgument for a rank without rows or inconsistent sizes; NcclError / CudaError.
+/// @throw InvalidArgument for a rank without rows or inconsistent sizes; CudaError.
 std::unique_ptr<RankLink> make_nccl_rank_link(const CsrMatrix& rows_of_rank, const RowPartition& rows,
                                               const std::vector<std::int32_t>& order, const NcclCommunicator& comm);
 

@@ -9,6 +9,7 @@
 #include "bcsr24/matrix_market.hpp"
 #ifdef BCSR24_HAS_NCCL
 #include "distributed/agreed_partition.hpp"
+#include "distributed/halo_plan.hpp"
 #include "nccl_rank_link.hpp"
 #endif
 #include "spd_solver_state.hpp"
@@ -112,7 +113,7 @@ SpdSolver::SpdSolver(const CsrMatrix& a, const NcclCommunicator& comm, const Spd
                                                used);
   if (used == PartitionMethod::contiguous) {
     share->order.clear();  // the caller's numbering
-    share->rows = extract_rows(st.a, st.partition.begin(comm.rank), st.partition.end(comm.rank));
+    share->rows = bcsr24::detail::extract_rows(st.a, st.partition.begin(comm.rank), st.partition.end(comm.rank));
   } else {
     share->rows = extract_permuted_rows(st.a, share->order, invert_permutation(share->order),
                                         st.partition.begin(comm.rank), st.partition.end(comm.rank));

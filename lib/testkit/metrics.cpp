@@ -26,7 +26,7 @@ double plan_dram_bytes(const PlanReport& plan, std::int64_t rows, std::int64_t c
                        bool reads_c) {
   const experimental::PlanDiagnostics& d = plan.diagnostics;
   const double a_bytes = double(d.sparse24_bytes + d.dense_bytes + d.csr_bytes + d.vector_bytes);
-  const int b_element_bytes = plan.input == InputType::f32 ? 4 : 2;
+  const int b_element_bytes = plan.input == ElementType::f32 ? 4 : 2;
   return a_bytes + operand_bytes(rows, cols, plan.n, b_element_bytes, c_element_bytes, reads_c);
 }
 

@@ -6,7 +6,7 @@
 
 namespace bcsr24 {
 
-ModeArithmetic mode_arithmetic(Precision precision, InputType input) {
+ModeArithmetic mode_arithmetic(Precision precision, ElementType input) {
   ModeArithmetic m{};
   switch (precision) {
     case Precision::fp16: m.u_a = std::ldexp(1.0, -11); m.s_a = std::ldexp(1.0, -25); break;
@@ -21,8 +21,8 @@ ModeArithmetic mode_arithmetic(Precision precision, InputType input) {
   if (precision != Precision::bf16) m.min_normal_a = std::ldexp(1.0, -14);
   // 16-bit B goes to the tensor cores as given. fp32 B is staged to fp16 with its block's largest magnitude in
   // [2^14, 2^15): a staged subnormal's charge, gamma 2^-29 of the column's largest, is far inside s_b.
-  if (input == InputType::f16) m.min_normal_b = std::ldexp(1.0, -14);
-  if (input == InputType::f32) {
+  if (input == ElementType::f16) m.min_normal_b = std::ldexp(1.0, -14);
+  if (input == ElementType::f32) {
     // fp16 staging: the block's largest magnitude sits in [2^14, 2^15), so a value's subnormal error is at most
     // 2^-25 * 2^(e_block) <= 2^-39 of the column's largest; bf16 keeps fp32's exponent range.
     switch (precision) {
@@ -34,7 +34,7 @@ ModeArithmetic mode_arithmetic(Precision precision, InputType input) {
   return m;
 }
 
-ModeArithmetic stored_matrix_arithmetic(Precision precision, InputType input) {
+ModeArithmetic stored_matrix_arithmetic(Precision precision, ElementType input) {
   ModeArithmetic m = mode_arithmetic(precision, input);
   m.u_a = 0.0;
   // Storing costs nothing more against the stored matrix, but split mode's products still drop A_lo B_lo: where the

@@ -10,11 +10,10 @@ Importing needs no GPU, driver or CUDA Python package: the CUDA runtime is linke
 """
 
 from . import _bcsr24
-from .errors import (CudaError, Error, FileFormatError, LibraryError, NotSupportedError, ParseError, RangeError,
-                     SizeLimitError, UnsupportedMatrixError)
+from .errors import CudaError, Error, LibraryError, NotSupportedError, ParseError, RangeError, SizeLimitError
+from .errors import FileFormatError, UnsupportedMatrixError  # deprecated aliases of ParseError
 
-_bcsr24._set_error_classes(ParseError, UnsupportedMatrixError, FileFormatError, NotSupportedError, CudaError,
-                           RangeError, SizeLimitError, LibraryError)
+_bcsr24._set_error_classes(ParseError, NotSupportedError, CudaError, RangeError, SizeLimitError, LibraryError)
 
 from ._operator import SparseOperator  # noqa: E402
 from ._plan import Plan  # noqa: E402

@@ -28,7 +28,7 @@ _KERNELS = ("auto", "split_pipelined", "csr_cuda_cores")
 _TUNINGS = ("measure", "model")  # bcsr24::Tuning
 _INT32_MAX = 2**31 - 1
 
-# The B dtypes each stored precision multiplies (bcsr24::InputType): its own 16-bit type, or float32 converted
+# The B dtypes each stored precision multiplies (bcsr24::ElementType): its own 16-bit type, or float32 converted
 # while staged; split precision needs float32 (its B is split into hi + lo too).
 _B_DTYPES = {"fp16": ("float32", "float16"), "bf16": ("float32", "bfloat16"), "split": ("float32",)}
 
@@ -213,7 +213,7 @@ class SparseOperator:
         extension; a .b24 keeps its own precision, layout and order, and the options are not used).
 
         pattern_values: ``"ones"`` or ``"random"`` (uniform in [-1, 1), reproducible from ``seed``) for pattern
-        files. @raise FileNotFoundError, bcsr24.ParseError (file, line, problem), bcsr24.FileFormatError.
+        files. @raise FileNotFoundError, bcsr24.ParseError (file, line, problem; line 0 for a bad .b24 file).
         """
         opts = _options(precision, scaling, layout, reorder, threads)
         path = os.fspath(path)

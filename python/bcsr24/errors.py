@@ -7,15 +7,17 @@ C++ (bcsr24/error.hpp)                      Python
 ==========================================  =============================================================
 InvalidArgument                             ValueError (a wrong dtype or array type found in Python: TypeError)
 OutOfMemory                                 MemoryError
-ParseError (malformed Matrix Market)        bcsr24.ParseError(ValueError): .file, .line (1-based; 0 when the
-                                            problem is not tied to a line), .problem
-UnsupportedMatrixError (complex field)      bcsr24.UnsupportedMatrixError(ParseError)
-FileFormatError (bad .b24)                  bcsr24.FileFormatError(ValueError)
+ParseError                                  bcsr24.ParseError(ValueError): a malformed Matrix Market file, one the
+                                            reader refuses (complex values, vectors) or a bad .b24 file; .file,
+                                            .line (1-based; 0 when not tied to a line, as for .b24), .problem
 RangeError (values beyond the precision)    bcsr24.RangeError(ValueError)
 SizeLimitError (beyond 32-bit indices)      bcsr24.SizeLimitError(ValueError)
 NotSupported (no usable GPU, ...)           bcsr24.NotSupportedError(RuntimeError)
-CudaError                                   bcsr24.CudaError(RuntimeError)
-other bcsr24::Error (cuSPARSE, NCCL)        bcsr24.Error(RuntimeError)
+CudaError (CUDA runtime, cuSPARSE, NCCL)    bcsr24.CudaError(RuntimeError)
+other bcsr24::Error                         bcsr24.LibraryError(RuntimeError)
+(deprecated names)                          bcsr24.UnsupportedMatrixError, bcsr24.FileFormatError: aliases of
+                                            bcsr24.ParseError (the C++ classes were folded into ParseError), kept
+                                            so that existing ``except`` clauses still work
 ==========================================  =============================================================
 
 A missing file is FileNotFoundError. All the bcsr24-specific classes also derive from :class:`bcsr24.Error`, so
@@ -28,23 +30,17 @@ class Error(Exception):
 
 
 class LibraryError(Error, RuntimeError):
-    """A bcsr24::Error of no more specific kind (cuSPARSE, NCCL)."""
+    """A bcsr24::Error of no more specific kind (e.g. a .b24 file that cannot be written)."""
 
 
 class ParseError(Error, ValueError):
-    """A malformed Matrix Market file. ``file``, ``line`` (1-based, 0 when not tied to a line), ``problem``."""
+    """An input file that cannot be read: a malformed Matrix Market file, one the reader refuses on purpose (complex
+    values, vector objects, compressions other than gzip), or a truncated, corrupted or foreign .b24 file. ``file``,
+    ``line`` (1-based, 0 when not tied to a line), ``problem``."""
 
     file = ""
     line = 0
     problem = ""
-
-
-class UnsupportedMatrixError(ParseError):
-    """A Matrix Market file the reader refuses on purpose (complex values)."""
-
-
-class FileFormatError(Error, ValueError):
-    """A .b24 file that is truncated, corrupted or of another version."""
 
 
 class RangeError(Error, ValueError):
@@ -60,4 +56,9 @@ class NotSupportedError(Error, RuntimeError):
 
 
 class CudaError(Error, RuntimeError):
-    """A CUDA runtime call failed; the message names the call."""
+    """A CUDA runtime, cuSPARSE/cuBLAS or NCCL call failed; the message names the call."""
+
+
+# Deprecated: the C++ library folded these into ParseError. Kept as aliases so that code catching them still works.
+UnsupportedMatrixError = ParseError
+FileFormatError = ParseError

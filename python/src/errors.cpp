@@ -16,7 +16,7 @@ namespace {
 
 // Borrowed for the life of the interpreter (the package module holds them); set by _set_error_classes.
 struct ErrorClasses {
-  nb::object parse, unsupported_matrix, file_format, not_supported, cuda, range, size_limit, library;
+  nb::object parse, not_supported, cuda, range, size_limit, library;
 };
 ErrorClasses& classes() {
   static ErrorClasses* c = new ErrorClasses();  // never destroyed: the translator may run during shutdown
@@ -48,12 +48,8 @@ void translate(const std::exception_ptr& p, void*) {
   const ErrorClasses& c = classes();
   try {
     std::rethrow_exception(p);
-  } catch (const UnsupportedMatrixError& e) {
-    raise_parse(c.unsupported_matrix, e);
-  } catch (const ParseError& e) {
+  } catch (const ParseError& e) {  // Matrix Market and .b24 files alike
     raise_parse(c.parse, e);
-  } catch (const FileFormatError& e) {
-    raise(c.file_format, PyExc_ValueError, e.what());
   } catch (const InvalidArgument& e) {
     PyErr_SetString(PyExc_ValueError, e.what());
   } catch (const OutOfMemory& e) {
@@ -66,7 +62,7 @@ void translate(const std::exception_ptr& p, void*) {
     raise(c.not_supported, PyExc_RuntimeError, e.what());
   } catch (const CudaError& e) {
     raise(c.cuda, PyExc_RuntimeError, e.what());
-  } catch (const Error& e) {  // CusparseError, NcclError and anything added later
+  } catch (const Error& e) {  // anything of no more specific kind
     raise(c.library, PyExc_RuntimeError, e.what());
   }
 }
@@ -77,11 +73,8 @@ void bind_errors(nb::module_& m) {
   nb::register_exception_translator(translate);
   m.def(
       "_set_error_classes",
-      [](nb::object parse, nb::object unsupported_matrix, nb::object file_format, nb::object not_supported,
-         nb::object cuda, nb::object range, nb::object size_limit, nb::object library) {
-        classes() =
-            ErrorClasses{parse, unsupported_matrix, file_format, not_supported, cuda, range, size_limit, library};
-      },
+      [](nb::object parse, nb::object not_supported, nb::object cuda, nb::object range, nb::object size_limit,
+         nb::object library) { classes() = ErrorClasses{parse, not_supported, cuda, range, size_limit, library}; },
       "Hands the package's exception classes to the C++ translator (called once by bcsr24/__init__.py).");
 }
 

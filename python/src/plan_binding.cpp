@@ -27,7 +27,7 @@ struct PyPlan {
            std::uintptr_t stream, std::int64_t count) const {
     DeviceGuard guard(device);
     const Stream s = reinterpret_cast<Stream>(stream);
-    if (plan.input() == InputType::f32) {
+    if (plan.input() == ElementType::f32) {
       const float* bp = reinterpret_cast<const float*>(b);
       float* cp = reinterpret_cast<float*>(c);
       for (std::int64_t i = 0; i < count; ++i) plan.run(bp, ldb, cp, ldc, alpha, beta, s);
@@ -39,16 +39,16 @@ struct PyPlan {
   }
 };
 
-InputType input_from_name(const std::string& name) {
-  if (name == "float32") return InputType::f32;
-  if (name == "float16") return InputType::f16;
-  if (name == "bfloat16") return InputType::bf16;
+ElementType input_from_name(const std::string& name) {
+  if (name == "float32") return ElementType::f32;
+  if (name == "float16") return ElementType::f16;
+  if (name == "bfloat16") return ElementType::bf16;
   throw InvalidArgument("b_dtype must be float32, float16 or bfloat16, got " + name);
 }
 
-OutputType output_from_name(const std::string& name) {
-  if (name == "float32") return OutputType::f32;
-  if (name == "float16") return OutputType::f16;
+ElementType output_from_name(const std::string& name) {
+  if (name == "float32") return ElementType::f32;
+  if (name == "float16") return ElementType::f16;
   throw InvalidArgument("out_dtype must be float32 or float16, got " + name);
 }
 

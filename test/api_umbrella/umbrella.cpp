@@ -16,17 +16,14 @@ constexpr bool all_complete() {
   return ((sizeof(T) > 0) && ...);
 }
 static_assert(all_complete<bcsr24::Error, bcsr24::InvalidArgument, bcsr24::NotSupported, bcsr24::SizeLimitError,
-                           bcsr24::OutOfMemory, bcsr24::ParseError, bcsr24::UnsupportedMatrixError,
-                           bcsr24::FileFormatError, bcsr24::RangeError, bcsr24::CudaError, bcsr24::CusparseError,
-                           bcsr24::NcclError, bcsr24::Precision, bcsr24::fp16_t, bcsr24::CsrMatrix,
-                           bcsr24::MatrixMarketInfo, bcsr24::MatrixMarketOptions,
-                           bcsr24::MatrixMarketOptions::PatternValues,
+                           bcsr24::OutOfMemory, bcsr24::ParseError, bcsr24::RangeError, bcsr24::CudaError,
+                           bcsr24::Precision, bcsr24::fp16_t, bcsr24::CsrMatrix, bcsr24::MatrixMarketInfo,
+                           bcsr24::MatrixMarketOptions, bcsr24::MatrixMarketOptions::PatternValues,
                            bcsr24::ScalingPolicy, bcsr24::TileLayout, bcsr24::Reordering, bcsr24::OperatorOptions,
                            bcsr24::Fp16Scaling, bcsr24::TileCensus, bcsr24::LayoutReport, bcsr24::SparseOperator,
-                           bcsr24::Stream, bcsr24::KernelKind, bcsr24::OutputType, bcsr24::InputType,
-                           bcsr24::PlanOptions, bcsr24::PlanReport, bcsr24::OutputAddend, bcsr24::SpmmPlan,
-                           bcsr24::DeviceInfo, bcsr24::experimental::PlanDiagnostics,
-                           bcsr24::experimental::PlanCandidate>());
+                           bcsr24::Stream, bcsr24::KernelKind, bcsr24::ElementType, bcsr24::Tuning, bcsr24::PlanOptions,
+                           bcsr24::PlanReport, bcsr24::OutputAddend, bcsr24::SpmmPlan, bcsr24::DeviceInfo,
+                           bcsr24::experimental::PlanDiagnostics, bcsr24::experimental::PlanCandidate>());
 static_assert(!std::is_copy_constructible_v<bcsr24::SparseOperator> && std::is_move_constructible_v<bcsr24::SparseOperator>,
               "an operator owns its device copy: move-only");
 static_assert(!std::is_copy_constructible_v<bcsr24::SpmmPlan> && std::is_move_constructible_v<bcsr24::SpmmPlan>,

@@ -35,79 +35,71 @@ struct DeviceBytes {
   DeviceBytes& operator=(const DeviceBytes&) = delete;
 };
 
-}  // namespace
+/// B (compact for the reference, strided with NaN in the padding for the GPU) and C0 (NaN poison when beta == 0:
+/// it must be overwritten, never read; random values otherwise), compact and at ldc as uploaded.
+struct HostOperands {
+  std::vector<std::uint16_t> b, b_strided;
+  std::vector<float> c0, c_init;
+};
 
-DeviceMatrix upload_all(const Bcsr24Matrix& host) { return DeviceMatrix(host, UploadOptions{CsrCopy::all}); }
-
-SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel, const PlanOptions& options,
-                   const PlanKnobs& knobs) {
-  PlanOptions model = options;
-  model.tuning = Tuning::model;
-  return detail::PlanAccess::make(dev, n, kernel, model, knobs);
-}
-
-GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
-                       const GpuCase& cfg) {
-  const std::int32_t m = a.rows, k = a.cols, n = cfg.n;
-  const std::int64_t ldb = n + cfg.ldb_pad, ldc = n + cfg.ldc_pad;
-  const bool half_out = cfg.output == OutputType::f16;
-  std::mt19937_64 rng(cfg.seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-
-  // B: compact copy for the reference, strided copy (with garbage in the padding) for the GPU.
-  const std::vector<std::uint16_t> b = random_fp16(k, n, cfg.seed * 7919 + 1);
-  std::vector<std::uint16_t> b_strided(static_cast<std::size_t>(std::max<std::int64_t>(k * ldb, 1)),
-                                       double_to_fp16(std::numeric_limits<double>::quiet_NaN()));
+HostOperands make_operands(std::int32_t m, std::int32_t k, std::int64_t ldb, std::int64_t ldc, const GpuCase& cfg,
+                           std::mt19937_64& rng, std::uniform_real_distribution<double>& dist) {
+  const std::int32_t n = cfg.n;
+  const bool half_out = cfg.output == ElementType::f16;
+  HostOperands ops;
+  ops.b = random_fp16(k, n, cfg.seed * 7919 + 1);
+  ops.b_strided.assign(static_cast<std::size_t>(std::max<std::int64_t>(k * ldb, 1)),
+                       double_to_fp16(std::numeric_limits<double>::quiet_NaN()));
   for (std::int64_t r = 0; r < k; ++r)
-    for (std::int32_t j = 0; j < n; ++j) b_strided[r * ldb + j] = b[r * n + j];
-
-  // C0: NaN poison when beta == 0 (must be overwritten, never read), random values otherwise.
-  const std::size_t c_count = static_cast<std::size_t>(std::max<std::int64_t>(m * ldc, 1));
-  std::vector<float> c0(static_cast<std::size_t>(m) * n);
-  std::vector<float> c_init(c_count, std::numeric_limits<float>::quiet_NaN());
+    for (std::int32_t j = 0; j < n; ++j) ops.b_strided[r * ldb + j] = ops.b[r * n + j];
+  ops.c0.resize(static_cast<std::size_t>(m) * n);
+  ops.c_init.assign(static_cast<std::size_t>(std::max<std::int64_t>(m * ldc, 1)),
+                    std::numeric_limits<float>::quiet_NaN());
   for (std::int32_t i = 0; i < m; ++i)
     for (std::int32_t j = 0; j < n; ++j) {
       float v = cfg.beta == 0.0 ? std::numeric_limits<float>::quiet_NaN() : float(dist(rng));
       if (half_out) v = fp16_to_float(float_to_fp16(v));
-      c0[std::size_t(i) * n + j] = v;
-      c_init[std::size_t(i) * ldc + j] = v;
+      ops.c0[std::size_t(i) * n + j] = v;
+      ops.c_init[std::size_t(i) * ldc + j] = v;
     }
+  return ops;
+}
 
-  const std::size_t elem = half_out ? 2 : 4;
-  DeviceBytes d_b((b_strided.size() + cfg.b_offset) * 2);
-  DeviceBytes d_c(c_count * elem);
-  auto* b_dev = static_cast<std::uint16_t*>(d_b.ptr) + cfg.b_offset;
-  check_cuda(cudaMemcpy(b_dev, b_strided.data(), b_strided.size() * 2, cudaMemcpyHostToDevice), "copy B");
-  auto upload_c = [&] {
-    if (half_out) {
-      std::vector<std::uint16_t> h(c_count);
-      for (std::size_t i = 0; i < c_count; ++i) h[i] = float_to_fp16(c_init[i]);
-      check_cuda(cudaMemcpy(d_c.ptr, h.data(), c_count * 2, cudaMemcpyHostToDevice), "copy C");
-    } else {
-      check_cuda(cudaMemcpy(d_c.ptr, c_init.data(), c_count * 4, cudaMemcpyHostToDevice), "copy C");
-    }
-  };
+/// A case's addends: random fp32 D_t with scales that are not powers of two; the first with a padded, odd leading
+/// dimension (the kernels' scalar path), the second packed (their vector loads where n allows).
+struct Addends {
+  static constexpr float kScale[2] = {0.75f, -1.3f};
+  std::int64_t ld[2] = {0, 0};
+  std::vector<std::vector<float>> values;
+  std::vector<std::unique_ptr<DeviceBytes>> device;
+  std::vector<OutputAddend> list;
 
-  // Addends: random fp32 D_t with scales that are not powers of two; the first with a padded, odd leading
-  // dimension (the kernels' scalar path), the second packed (their vector loads where n allows).
-  const float addend_scale[2] = {0.75f, -1.3f};
-  const std::int64_t addend_ld[2] = {n + 3, n};
-  std::vector<std::vector<float>> addend_values(static_cast<std::size_t>(cfg.addends));
-  std::vector<std::unique_ptr<DeviceBytes>> addend_device;
-  std::vector<OutputAddend> addends;
-  for (int t = 0; t < cfg.addends; ++t) {
-    const std::int64_t ld = addend_ld[t];
-    std::vector<float>& d = addend_values[std::size_t(t)];
+  /// scale_t * D_t(i, j)
+  double term(int t, std::int32_t i, std::int32_t j) const {
+    return double(kScale[t]) * double(values[std::size_t(t)][std::size_t(i * ld[t] + j)]);
+  }
+};
+
+Addends make_addends(std::int32_t m, std::int32_t n, int count, std::mt19937_64& rng,
+                     std::uniform_real_distribution<double>& dist) {
+  Addends a;
+  a.ld[0] = n + 3;
+  a.ld[1] = n;
+  a.values.resize(static_cast<std::size_t>(count));
+  for (int t = 0; t < count; ++t) {
+    const std::int64_t ld = a.ld[t];
+    std::vector<float>& d = a.values[std::size_t(t)];
     d.assign(static_cast<std::size_t>(std::max<std::int64_t>(m * ld, 1)), std::numeric_limits<float>::quiet_NaN());
     for (std::int32_t i = 0; i < m; ++i)
       for (std::int32_t j = 0; j < n; ++j) d[std::size_t(i * ld + j)] = float(dist(rng));
-    addend_device.push_back(std::make_unique<DeviceBytes>(d.size() * 4));
-    check_cuda(cudaMemcpy(addend_device.back()->ptr, d.data(), d.size() * 4, cudaMemcpyHostToDevice), "copy D");
-    addends.push_back({static_cast<const float*>(addend_device.back()->ptr), ld, addend_scale[t]});
+    a.device.push_back(std::make_unique<DeviceBytes>(d.size() * 4));
+    check_cuda(cudaMemcpy(a.device.back()->ptr, d.data(), d.size() * 4, cudaMemcpyHostToDevice), "copy D");
+    a.list.push_back({static_cast<const float*>(a.device.back()->ptr), ld, Addends::kScale[t]});
   }
+  return a;
+}
 
-  PlanOptions options;
-  options.output = cfg.output;
+PlanKnobs knobs_of(const GpuCase& cfg) {
   PlanKnobs knobs;
   knobs.split_long_bands = cfg.split_long_bands;
   knobs.band_groups = cfg.band_groups;
@@ -115,43 +107,52 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
   knobs.tile_pipeline = cfg.tile_pipeline;
   knobs.vector_warps = cfg.vector_warps;
   knobs.vector_piece_steps = cfg.vector_piece_steps;
-  const SpmmPlan plan = make_plan(dev, n, kernel, options, knobs);
-  // Every run starts from the same poisoned C; the last one is checked, so state a run leaves behind in the
-  // plan (split-band counters) must be right for the next.
-  for (int run = 0; run < std::max(1, cfg.runs); ++run) {
-    upload_c();
-    if (cfg.addends > 0)
-      plan.run(b_dev, ldb, d_c.ptr, ldc, float(cfg.alpha), float(cfg.beta), addends.data(), cfg.addends, nullptr);
-    else
-      plan.run(b_dev, ldb, d_c.ptr, ldc, float(cfg.alpha), float(cfg.beta), nullptr);
-  }
-  check_cuda(cudaDeviceSynchronize(), "kernel");
+  return knobs;
+}
 
-  GpuCheck out;
-  out.c_initial = c_init;
-  out.c.resize(c_count);
+/// C uploaded as given (fp16 bits for fp16 output), `count` elements.
+void upload_c(void* d_c, const std::vector<float>& c, bool half_out) {
   if (half_out) {
-    std::vector<std::uint16_t> h(c_count);
-    check_cuda(cudaMemcpy(h.data(), d_c.ptr, c_count * 2, cudaMemcpyDeviceToHost), "copy C back");
-    for (std::size_t i = 0; i < c_count; ++i) out.c[i] = fp16_to_float(h[i]);
+    std::vector<std::uint16_t> h(c.size());
+    for (std::size_t i = 0; i < c.size(); ++i) h[i] = float_to_fp16(c[i]);
+    check_cuda(cudaMemcpy(d_c, h.data(), c.size() * 2, cudaMemcpyHostToDevice), "copy C");
   } else {
-    check_cuda(cudaMemcpy(out.c.data(), d_c.ptr, c_count * 4, cudaMemcpyDeviceToHost), "copy C back");
+    check_cuda(cudaMemcpy(d_c, c.data(), c.size() * 4, cudaMemcpyHostToDevice), "copy C");
   }
+}
 
-  // Reference in float64 from the original (unrounded) matrix and the fp16 B.
+/// C back from the device as floats (fp16 widened).
+std::vector<float> download_c(const void* d_c, std::size_t count, bool half_out) {
+  std::vector<float> c(count);
+  if (half_out) {
+    std::vector<std::uint16_t> h(count);
+    check_cuda(cudaMemcpy(h.data(), d_c, count * 2, cudaMemcpyDeviceToHost), "copy C back");
+    for (std::size_t i = 0; i < count; ++i) c[i] = fp16_to_float(h[i]);
+  } else {
+    check_cuda(cudaMemcpy(c.data(), d_c, count * 4, cudaMemcpyDeviceToHost), "copy C back");
+  }
+  return c;
+}
+
+/// Every output of out.c (rows x ldc) against the float64 reference alpha A B + beta C0 (+ the addends) from the
+/// original (unrounded) matrix and the fp16 B, within its bound; the padding columns must still hold their NaN.
+void compare_outputs(const CsrMatrix& a, const Bcsr24Matrix& host, const GpuCase& cfg, const HostOperands& ops,
+                     const Addends& addends, std::int64_t ldc, GpuCheck& out) {
+  const std::int32_t m = a.rows, k = a.cols, n = cfg.n;
+  const bool half_out = cfg.output == ElementType::f16;
   Eigen::MatrixXd bd(k, n);
   for (std::int32_t r = 0; r < k; ++r)
-    for (std::int32_t j = 0; j < n; ++j) bd(r, j) = fp16_to_float(b[std::size_t(r) * n + j]);
+    for (std::int32_t j = 0; j < n; ++j) bd(r, j) = fp16_to_float(ops.b[std::size_t(r) * n + j]);
   const Eigen::MatrixXd ab = to_eigen(a) * bd;
-  const std::vector<float> c0_for_bound = cfg.beta == 0.0 ? std::vector<float>() : c0;
+  const std::vector<float> c0_for_bound = cfg.beta == 0.0 ? std::vector<float>() : ops.c0;
   const std::vector<double> bound =
-      spmm_error_bound(a, n, b, cfg.alpha, cfg.beta, c0_for_bound, storage_rounding(host));
+      spmm_error_bound(a, n, ops.b, cfg.alpha, cfg.beta, c0_for_bound, storage_rounding(host));
 
   double err2 = 0.0, ref2 = 0.0, out2 = 0.0;
   for (std::int32_t i = 0; i < m; ++i)
     for (std::int32_t j = 0; j < n; ++j) {
       double ref = cfg.alpha * ab(i, j);
-      if (cfg.beta != 0.0) ref += cfg.beta * double(c0[std::size_t(i) * n + j]);
+      if (cfg.beta != 0.0) ref += cfg.beta * double(ops.c0[std::size_t(i) * n + j]);
       const double got = out.c[std::size_t(i) * ldc + j];
       double tol = bound[std::size_t(i) * n + j];
       if (cfg.addends > 0) {
@@ -160,10 +161,9 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
         // the beta step's rounding, which the product's bound charges on |alpha A B| + |beta C0| only, now also
         // covers the addends' part of the value it rounds: one more such rounding where beta != 0.
         double magnitude = std::fabs(cfg.alpha * ab(i, j)) + tol;
-        if (cfg.beta != 0.0) magnitude += std::fabs(cfg.beta * double(c0[std::size_t(i) * n + j]));
+        if (cfg.beta != 0.0) magnitude += std::fabs(cfg.beta * double(ops.c0[std::size_t(i) * n + j]));
         for (int t = 0; t < cfg.addends; ++t) {
-          const double term =
-              double(addend_scale[t]) * double(addend_values[std::size_t(t)][std::size_t(i * addend_ld[t] + j)]);
+          const double term = addends.term(t, i, j);
           ref += term;
           magnitude += std::fabs(term);
         }
@@ -189,6 +189,53 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
   for (std::int32_t i = 0; i < m; ++i)
     for (std::int64_t j = n; j < ldc; ++j)
       if (!std::isnan(out.c[std::size_t(i) * ldc + j])) ++out.violations;
+}
+
+}  // namespace
+
+DeviceMatrix upload_all(const Bcsr24Matrix& host) { return DeviceMatrix(host, UploadOptions{CsrCopy::all}); }
+
+SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel, const PlanOptions& options,
+                   const PlanKnobs& knobs) {
+  PlanOptions model = options;
+  model.tuning = Tuning::model;
+  return detail::PlanAccess::make(dev, n, kernel, model, knobs);
+}
+
+GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
+                       const GpuCase& cfg) {
+  const std::int32_t m = a.rows, k = a.cols, n = cfg.n;
+  const std::int64_t ldb = n + cfg.ldb_pad, ldc = n + cfg.ldc_pad;
+  const bool half_out = cfg.output == ElementType::f16;
+  std::mt19937_64 rng(cfg.seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  const HostOperands ops = make_operands(m, k, ldb, ldc, cfg, rng, dist);
+
+  const std::size_t c_count = ops.c_init.size(), elem = half_out ? 2 : 4;
+  DeviceBytes d_b((ops.b_strided.size() + cfg.b_offset) * 2);
+  DeviceBytes d_c(c_count * elem);
+  auto* b_dev = static_cast<std::uint16_t*>(d_b.ptr) + cfg.b_offset;
+  check_cuda(cudaMemcpy(b_dev, ops.b_strided.data(), ops.b_strided.size() * 2, cudaMemcpyHostToDevice), "copy B");
+  const Addends addends = make_addends(m, n, cfg.addends, rng, dist);
+
+  PlanOptions options;
+  options.output = cfg.output;
+  const SpmmPlan plan = make_plan(dev, n, kernel, options, knobs_of(cfg));
+  // Every run starts from the same poisoned C; the last one is checked, so state a run leaves behind in the
+  // plan (split-band counters) must be right for the next.
+  for (int run = 0; run < std::max(1, cfg.runs); ++run) {
+    upload_c(d_c.ptr, ops.c_init, half_out);
+    if (cfg.addends > 0)
+      plan.run(b_dev, ldb, d_c.ptr, ldc, float(cfg.alpha), float(cfg.beta), addends.list.data(), cfg.addends, nullptr);
+    else
+      plan.run(b_dev, ldb, d_c.ptr, ldc, float(cfg.alpha), float(cfg.beta), nullptr);
+  }
+  check_cuda(cudaDeviceSynchronize(), "kernel");
+
+  GpuCheck out;
+  out.c_initial = ops.c_init;
+  out.c = download_c(d_c.ptr, c_count, half_out);
+  compare_outputs(a, host, cfg, ops, addends, ldc, out);
   return out;
 }
 

@@ -21,7 +21,7 @@ struct GpuCase {
   std::int64_t ldb_pad = 0;       ///< ldb = n + ldb_pad
   std::int64_t ldc_pad = 0;       ///< ldc = n + ldc_pad
   std::int64_t b_offset = 0;      ///< B starts this many fp16 past an aligned allocation (0 = aligned)
-  OutputType output = OutputType::f32;
+  ElementType output = ElementType::f32;
   std::uint64_t seed = 1;
   bool split_long_bands = true;   ///< PlanKnobs::split_long_bands
   BandGroups band_groups = BandGroups::automatic;  ///< PlanKnobs::band_groups

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "bcsr24/halo_exchange.hpp"  // NcclCommunicator
+#include "bcsr24/communicator.hpp"
 
 namespace bcsr24::test {
 

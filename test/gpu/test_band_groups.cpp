@@ -91,7 +91,7 @@ TEST_CASE("band groups match float64: both tile kinds, every column slice, scala
     require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
     cfg.b_offset = 0;
     cfg.ldb_pad = 0;
-    cfg.output = OutputType::f16;
+    cfg.output = ElementType::f16;
     cfg.beta = 0.25;
     require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
     cfg.addends = 2;
@@ -160,7 +160,7 @@ TEST_CASE("band groups: what plans refuse and what automatic plans leave alone",
   const DeviceMatrix dev(host, UploadOptions{CsrCopy::candidates});
   CHECK_THROWS_AS(test::make_plan(dev, 64, KernelKind::csr_cuda_cores, {}, on), InvalidArgument);
   PlanOptions f32b;
-  f32b.input = InputType::f32;
+  f32b.input = ElementType::f32;
   CHECK_THROWS_AS(test::make_plan(dev, 64, KernelKind::split_pipelined, f32b, on), InvalidArgument);
   // Automatic: 32 bands make 2 groups, too few blocks for any GPU with more than a handful of SMs; the ladder's
   // split_pipelined runs one band per block unless asked.

@@ -120,8 +120,8 @@ struct Inputs {
 
 std::string describe(const std::vector<OperatorSource>& ops, const PlanConfig& p, const Inputs& in) {
   return ops[std::size_t(p.op)].name + ", n " + std::to_string(p.n) + ", " + kernel_name(p.kernel) + ", B " +
-         (p.options.input == InputType::f32 ? "fp32" : "16-bit") + ", C " +
-         (p.options.output == OutputType::f16 ? "fp16" : "fp32") + ", ldb " + std::to_string(in.ldb) + " (+" +
+         (p.options.input == ElementType::f32 ? "fp32" : "16-bit") + ", C " +
+         (p.options.output == ElementType::f16 ? "fp16" : "fp32") + ", ldb " + std::to_string(in.ldb) + " (+" +
          std::to_string(in.b_offset) + "), ldc " + std::to_string(in.ldc) + ", alpha " + std::to_string(in.alpha) +
          ", beta " + std::to_string(in.beta);
 }
@@ -141,8 +141,8 @@ PlanConfig random_plan(std::mt19937_64& rng, int op, Precision precision) {
                                          KernelKind::csr_cuda_cores};
   p.kernel = kinds[rng() % kinds.size()];
   const bool f32_b = precision == Precision::split || rng() % 2 == 0;
-  p.options.input = f32_b ? InputType::f32 : InputType::automatic;
-  p.options.output = precision == Precision::fp16 && !f32_b && rng() % 3 == 0 ? OutputType::f16 : OutputType::f32;
+  p.options.input = f32_b ? ElementType::f32 : ElementType::automatic;
+  p.options.output = precision == Precision::fp16 && !f32_b && rng() % 3 == 0 ? ElementType::f16 : ElementType::f32;
   p.options.allow_unaligned_b = rng() % 4 != 0;
   // The cost model's plan: a measured plan (the default) keeps whichever candidate ran fastest, which may differ
   // between the serial run and threads sharing the GPU, and candidates round differently. The tuner's own
@@ -153,7 +153,7 @@ PlanConfig random_plan(std::mt19937_64& rng, int op, Precision precision) {
 
 Inputs random_inputs(std::mt19937_64& rng, const PlanConfig& p) {
   Inputs in;
-  const bool f32_b = p.options.input == InputType::f32;
+  const bool f32_b = p.options.input == ElementType::f32;
   const std::int64_t per_chunk = f32_b ? 4 : 8;  // elements per 16 bytes
   if (p.options.allow_unaligned_b) {
     in.ldb = p.n + static_cast<std::int64_t>(rng() % 6);
@@ -177,15 +177,15 @@ struct Job {
   std::vector<std::unique_ptr<DeviceBytes>> b, c0;
   std::vector<std::vector<unsigned char>> expected;  // the serial run's C, byte for byte
   std::size_t c_bytes(std::size_t i, std::int32_t rows) const {
-    return std::size_t(rows) * std::size_t(inputs[i].ldc) * (plan.options.output == OutputType::f16 ? 2 : 4);
+    return std::size_t(rows) * std::size_t(inputs[i].ldc) * (plan.options.output == ElementType::f16 ? 2 : 4);
   }
 };
 
 void upload_inputs(Job& job, const SparseOperator& op, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  const bool f32_b = job.plan.options.input == InputType::f32;
-  const bool f16_c = job.plan.options.output == OutputType::f16;
+  const bool f32_b = job.plan.options.input == ElementType::f32;
+  const bool f16_c = job.plan.options.output == ElementType::f16;
   for (const Inputs& in : job.inputs) {
     const std::size_t b_count = std::size_t(in.b_offset + std::int64_t(op.cols()) * in.ldb);
     std::vector<unsigned char> b(b_count * (f32_b ? 4 : 2));
@@ -221,7 +221,7 @@ void upload_inputs(Job& job, const SparseOperator& op, std::uint64_t seed) {
 /// Enqueues one product of `plan` with input set `i` of `job` into C at `c` on `stream`.
 void enqueue(const SpmmPlan& plan, const Job& job, std::size_t i, void* c, cudaStream_t stream) {
   const Inputs& in = job.inputs[i];
-  if (job.plan.options.input == InputType::f32) {
+  if (job.plan.options.input == ElementType::f32) {
     const float* b = static_cast<const float*>(job.b[i]->ptr) + in.b_offset;
     plan.run(b, in.ldb, static_cast<float*>(c), in.ldc, in.alpha, in.beta, stream);
   } else {
@@ -392,7 +392,7 @@ TEST_CASE("threads sharing operators: every product bit-identical to a single-th
           for (std::int32_t col = 0; col < job.plan.n; ++col) {
             const std::size_t e = std::size_t(r) * std::size_t(in.ldc) + std::size_t(col);
             float v;
-            if (job.plan.options.output == OutputType::f16) {
+            if (job.plan.options.output == ElementType::f16) {
               fp16_t h;
               std::memcpy(&h, out.data() + e * 2, 2);
               v = fp16_to_float(h);

@@ -96,7 +96,7 @@ struct ProductBuffers {
 /// C = 1.5 A B - 0.5 C0 with seeded B and C0, returned byte for byte; B and C of the types the plan takes.
 std::vector<unsigned char> product(const SparseOperator& op, const SpmmPlan& plan, ProductBuffers& buffers) {
   const std::int32_t n = plan.n();
-  const bool f32_b = plan.input() == InputType::f32;
+  const bool f32_b = plan.input() == ElementType::f32;
   // B's rows 16 bytes apart at least, as a plan made without allow_unaligned_b requires (padding columns zero).
   const std::int64_t ldb = (std::int64_t(n) + 7) / 8 * 8;
   const std::size_t b_count = std::size_t(op.cols()) * std::size_t(ldb), c_count = std::size_t(op.rows()) * std::size_t(n);
@@ -110,7 +110,7 @@ std::vector<unsigned char> product(const SparseOperator& op, const SpmmPlan& pla
     b32[i] = std::int64_t(i % std::size_t(ldb)) < n ? float(dist(rng)) : 0.0f;
     b16[i] = op.precision() == Precision::bf16 ? double_to_bf16(b32[i]) : float_to_fp16(b32[i]);
   }
-  const bool f16_c = plan.output() == OutputType::f16;
+  const bool f16_c = plan.output() == ElementType::f16;
   std::vector<float> c0(c_count);
   std::vector<fp16_t> c0_16(c_count);
   for (std::size_t i = 0; i < c_count; ++i) {
@@ -239,9 +239,9 @@ TEST_CASE("every allocation of plan creation fails in turn: OutOfMemory, nothing
     PlanOptions options;
   };
   PlanOptions f32_b = model_plan(), strict = model_plan(), f16_out = model_plan();
-  f32_b.input = InputType::f32;  // fp32 B staged on unaligned input: the fp32 workspace
+  f32_b.input = ElementType::f32;  // fp32 B staged on unaligned input: the fp32 workspace
   strict.allow_unaligned_b = false;
-  f16_out.output = OutputType::f16;
+  f16_out.output = ElementType::f16;
   const std::vector<PlanCase> cases = {
       {"automatic n 8", 8, KernelKind::automatic, model_plan()},
       {"automatic n 130 fp32 B", 130, KernelKind::automatic, f32_b},
@@ -355,7 +355,7 @@ TEST_CASE("every allocation of a measured plan fails in turn: the model's plan o
   ProductBuffers buffers;
   const CsrMatrix a = mixed_matrix(test::test_seed(3514));
   PlanOptions measured;
-  measured.input = InputType::f32;  // unaligned fp32 B: candidates built without the workspace, the winner with it
+  measured.input = ElementType::f32;  // unaligned fp32 B: candidates built without the workspace, the winner with it
   for (const std::int32_t n : {8, 130}) {
     INFO("n = " << n);
     std::vector<unsigned char> model_bits;
@@ -431,7 +431,7 @@ TEST_CASE("uploads and plans beyond the memory budget are refused before allocat
   const SpmmPlan small = op.make_plan(8);
   const std::vector<unsigned char> small_bits = product(op, small, buffers);
   PlanOptions f32_b;
-  f32_b.input = InputType::f32;
+  f32_b.input = ElementType::f32;
   const MemoryState uploaded = memory_state();
   detail::set_device_allocation_budget(std::int64_t(op.cols()) * 256 * 4 / 2);
   require_out_of_memory([&] { (void)op.make_plan(256, KernelKind::automatic, f32_b); }, "the plan was not refused",
@@ -455,7 +455,7 @@ TEST_CASE("full device memory: an upload that does not fit is refused before all
   const SpmmPlan wide_plan = wide.make_plan(8);
   const std::vector<unsigned char> wide_bits = product(wide, wide_plan, buffers);
   PlanOptions f32_b;
-  f32_b.input = InputType::f32;
+  f32_b.input = ElementType::f32;
   {  // warm-up of the fp32-B kernels
     const SparseOperator twin = SparseOperator::from_csr(test::scattered_csr(64, 4000, 3, 7));
     (void)product(twin, twin.make_plan(256, KernelKind::automatic, f32_b), buffers);

@@ -23,12 +23,23 @@
 #include "bcsr24/half.hpp"
 #include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24/precision.hpp"
+#include "distributed/halo_exchange.hpp"
+#include "distributed/halo_plan.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "rank_threads.hpp"
 #include "test_skip.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
+using bcsr24::detail::DistributedAccess;
+using bcsr24::detail::extract_rows;
+using bcsr24::detail::halo_element_bytes;
+using bcsr24::detail::HaloElement;
+using bcsr24::detail::HaloExchange;
+using bcsr24::detail::HaloExchangePlan;
+using bcsr24::detail::partition_rows_by_bytes;
+using bcsr24::detail::RankBlock;
+using bcsr24::detail::split_rank_rows;
 
 namespace {
 
@@ -99,6 +110,8 @@ Product distributed_product(const CsrMatrix& a, int ranks, const RowPartition* r
     const std::int32_t row0 = row_partition.begin(r), col0 = col_partition.begin(r);
     out.local_rows[std::size_t(r)] = m;
     out.halo_rows[std::size_t(r)] = op.halo_rows();
+    if (DistributedAccess::halo_exchange(op).halo_rows() != op.halo_rows())  // the operator's own exchange
+      throw std::runtime_error("the operator's halo exchange receives other rows than the operator reports");
     // B with a padded leading dimension (ldb = n + 3), C with ldc = n + 1: the leading dimensions are honoured.
     const std::int64_t ldb = n + 3, ldc = n + 1;
     const std::size_t elem = f32 ? 4 : 2;
@@ -193,7 +206,7 @@ void check_case(const CsrMatrix& a, int ranks, const RowPartition* rows, const C
   // 16-bit B is given exactly; split takes fp32 B. Two more additions than one operator's product: the halo part's
   // sum added to the local part's.
   const test::ModeArithmetic m =
-      test::mode_arithmetic(cfg.precision, cfg.precision == Precision::split ? InputType::f32 : InputType::f16);
+      test::mode_arithmetic(cfg.precision, cfg.precision == Precision::split ? ElementType::f32 : ElementType::f16);
   const test::ModeCheck d = test::check_mode_product(a, cfg.n, b, c0, cfg.alpha, cfg.beta, dist.c, dist.exponent, m, 18);
   const test::ModeCheck s = test::check_mode_product(a, cfg.n, b, c0, cfg.alpha, cfg.beta, single.c, single.exponent, m, 18);
   INFO("P = " << ranks << ", " << precision_name(cfg.precision) << ", n = " << cfg.n << ", beta = " << cfg.beta
@@ -276,12 +289,13 @@ TEST_CASE("distributed plans refuse what they cannot do", "[distributed]") {
   const DistributedOperator op = DistributedOperator::from_global(a, comms.of(0));
   CHECK(op.halo_rows() == 0);
   CHECK(op.send_rows() == 0);
+  CHECK_FALSE(DistributedAccess::halo_exchange(op).moves_data());
   PlanOptions half_out;
-  half_out.output = OutputType::f16;
+  half_out.output = ElementType::f16;
   CHECK_THROWS_AS(op.make_plan(8, half_out), InvalidArgument);
   CHECK_THROWS_AS(op.make_plan(0), InvalidArgument);
   const DistributedPlan plan = op.make_plan(8);
-  CHECK(plan.input() == InputType::f16);
+  CHECK(plan.input() == ElementType::f16);
   float* c = nullptr;
   REQUIRE(cudaMalloc(reinterpret_cast<void**>(&c), std::size_t(a.rows) * 8 * 4) == cudaSuccess);
   CHECK_THROWS_AS(plan.run(static_cast<const float*>(c), 8, c, 8, 1.0f, 0.0f), InvalidArgument);  // fp32 B to fp16
@@ -500,7 +514,7 @@ TEST_CASE("DistributedPlan::run with addends: the terms in the local pass equal 
     on_every_rank(ranks, [&](int r) {
       const DistributedOperator op = DistributedOperator::from_global(a, comms.of(r), options);
       PlanOptions plan_options;
-      plan_options.input = InputType::f32;
+      plan_options.input = ElementType::f32;
       const DistributedPlan plan = op.make_plan(n, plan_options);
       const std::size_t count = std::size_t(op.local_rows()) * n;
       std::mt19937_64 rng(77 + std::uint64_t(r));

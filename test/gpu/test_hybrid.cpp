@@ -138,16 +138,16 @@ TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B,
     if (n >= 16) CHECK(plan.report().diagnostics.csr_long_blocks > plan.report().diagnostics.csr_long_rows);
     else CHECK(plan.report().diagnostics.csr_long_blocks == plan.report().diagnostics.csr_long_rows);
     CHECK(plan.report().csr_nnz == a.nnz());
-    for (const OutputType out : {OutputType::f32, OutputType::f16}) {
+    for (const ElementType out : {ElementType::f32, ElementType::f16}) {
       GpuCase cfg;
       cfg.n = n;
       cfg.output = out;
-      cfg.beta = out == OutputType::f16 ? 0.25 : 0.0;
+      cfg.beta = out == ElementType::f16 ? 0.25 : 0.0;
       cfg.ldb_pad = n % 2 ? 3 : 0;   // ldb % 8 != 0: the plan stages B
       cfg.b_offset = n == 16 ? 1 : 0;  // B not 16-byte aligned
       cfg.ldc_pad = 5;
       cfg.seed = seed + n;
-      INFO("n = " << n << (out == OutputType::f16 ? " fp16 out" : " fp32 out"));
+      INFO("n = " << n << (out == ElementType::f16 ? " fp16 out" : " fp32 out"));
       require_pass(run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg));
       require_pass(run_and_check(a, host, dev, KernelKind::automatic, cfg));
       // Output addends on every CSR row kind (long, medium, short), n from 1 to past 256.
@@ -200,17 +200,17 @@ TEST_CASE("CSR path: rows too long for their blocks are split by entries; the la
                 << " blocks, " << r.diagnostics.csr_split_rows << " split by entries");
     CHECK(r.diagnostics.csr_split_rows == 2);
     CHECK(r.diagnostics.csr_long_blocks >= 2 * 12);  // at least 12 parts of each full row
-    for (const OutputType out : {OutputType::f32, OutputType::f16}) {
+    for (const ElementType out : {ElementType::f32, ElementType::f16}) {
       GpuCase cfg;
       cfg.n = n;
       cfg.output = out;
       cfg.beta = n % 2 ? 0.5 : 0.0;
-      cfg.alpha = out == OutputType::f16 ? 0.25 : -1.5;
+      cfg.alpha = out == ElementType::f16 ? 0.25 : -1.5;
       cfg.ldc_pad = 3;
       cfg.seed = seed + n;
       cfg.addends = n == 8 ? 2 : (n == 263 ? 1 : 0);
       cfg.runs = 2;  // the part slots are written again: no state carried from one run to the next
-      INFO((out == OutputType::f16 ? "fp16 out" : "fp32 out"));
+      INFO((out == ElementType::f16 ? "fp16 out" : "fp32 out"));
       const auto first = run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg);
       require_pass(first);
       const auto second = run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg);
@@ -357,7 +357,7 @@ TEST_CASE("CSR path at n = 1: short rows in tiles cut at 1024 entries and 256 ro
   // row ends a run); 1000 rows of 64 sixteen to a tile.
   CHECK(report.diagnostics.csr_short_tiles >= 4 + 100 + 1000 / 16);
   for (const double beta : {0.0, 1.0, -0.5}) {
-    for (const OutputType output : {OutputType::f32, OutputType::f16}) {
+    for (const ElementType output : {ElementType::f32, ElementType::f16}) {
       GpuCase cfg;
       cfg.n = 1;
       cfg.beta = beta;
@@ -368,7 +368,7 @@ TEST_CASE("CSR path at n = 1: short rows in tiles cut at 1024 entries and 256 ro
       cfg.addends = beta < 0.0 ? 1 : 0;
       cfg.seed = seed + 2;
       cfg.runs = 2;
-      INFO("beta = " << beta << ", fp16 output " << (output == OutputType::f16));
+      INFO("beta = " << beta << ", fp16 output " << (output == ElementType::f16));
       const GpuCheck r = run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg);
       require_pass(r);
       if (beta == 1.0) {

@@ -43,19 +43,19 @@ Precision precision_of(OperandMode mode) {
                                                                       : Precision::fp16;
 }
 
-InputType input_of(OperandMode mode) {
-  return mode == OperandMode::f16 ? InputType::f16 : mode == OperandMode::bf16 ? InputType::bf16 : InputType::f32;
+ElementType input_of(OperandMode mode) {
+  return mode == OperandMode::f16 ? ElementType::f16 : mode == OperandMode::bf16 ? ElementType::bf16 : ElementType::f32;
 }
 
 /// fp32 C of a mode other than fp16-with-fp16-B: B random, C NaN (beta = 0), checked within the bound of the
 /// mode's arithmetic (gpu_harness.hpp).
 test::ModeCheck run_fp32_c(const CsrMatrix& a, const Bcsr24Matrix& host, const SpmmPlan& plan, std::int32_t n,
-                           InputType input, std::uint64_t seed) {
+                           ElementType input, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> b(std::size_t(a.cols) * n);
   for (float& v : b) v = dist(rng);
-  const bool f32 = input == InputType::f32;  // otherwise bf16 B for a bf16 matrix
+  const bool f32 = input == ElementType::f32;  // otherwise bf16 B for a bf16 matrix
   const test::GivenB given = test::given_b(b, f32, host.precision);
   const std::vector<float> c0(std::size_t(a.rows) * n, std::nanf(""));
   return test::run_mode_product(a, host, plan, n, f32, b, given, c0, 1.0, 0.0,

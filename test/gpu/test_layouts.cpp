@@ -70,7 +70,7 @@ TEST_CASE("gathered layouts: alpha, beta, leading dimensions, unaligned B, fp16 
     REQUIRE_FALSE(host.row_order.empty());
     const DeviceMatrix dev = test::upload_all(host);
     for (KernelKind kernel : all_kernels())
-      for (OutputType out : {OutputType::f32, OutputType::f16})
+      for (ElementType out : {ElementType::f32, ElementType::f16})
         for (std::int32_t n : {5, 24, 40}) {
           GpuCase cfg;
           cfg.n = n;
@@ -81,7 +81,8 @@ TEST_CASE("gathered layouts: alpha, beta, leading dimensions, unaligned B, fp16 
           cfg.ldc_pad = 5;
           cfg.b_offset = n == 24 ? 1 : 0;
           cfg.seed = seed + n;
-          INFO(describe(host) << " " << kernel_name(kernel) << " n=" << n << (out == OutputType::f16 ? " fp16" : " fp32"));
+          INFO(describe(host) << " " << kernel_name(kernel) << " n=" << n
+                              << (out == ElementType::f16 ? " fp16" : " fp32"));
           require_pass(run_and_check(a, host, dev, kernel, cfg));
         }
   }

@@ -60,10 +60,10 @@ CsrMatrix wide_range_matrix(std::int32_t rows, std::int32_t cols, std::uint64_t 
 /// Runs `kernel` on `dev` with B given as fp32 (`b`) or as its 16-bit rounding, C poisoned, and compares with
 /// the float64 product of the original `a` and the B the kernel was given. The plan's report goes to `report`.
 test::ModeCheck run_mode(const CsrMatrix& a, const Bcsr24Matrix& host, const DeviceMatrix& dev, KernelKind kernel,
-                         InputType input, std::int32_t n, const std::vector<float>& b, double alpha, double beta,
+                         ElementType input, std::int32_t n, const std::vector<float>& b, double alpha, double beta,
                          std::uint64_t seed, TilePipeline pipeline, PlanReport& report,
                          BandGroups groups = BandGroups::automatic) {
-  const bool f32 = input == InputType::f32;
+  const bool f32 = input == ElementType::f32;
   // The B the kernel sees, exactly, in double: fp32 as given, or rounded to the matrix's 16-bit type.
   const test::GivenB given = test::given_b(b, f32, host.precision);
   std::mt19937_64 rng(seed);
@@ -112,9 +112,9 @@ DeviceMatrix with_csr_of_every_band(const Bcsr24Matrix& host) {
 }
 
 /// The B types a plan of `precision` takes: fp32, and (not in split precision) the matrix's own 16-bit type.
-std::vector<InputType> b_types(Precision precision) {
-  std::vector<InputType> inputs{InputType::f32};
-  if (precision != Precision::split) inputs.push_back(InputType::automatic);
+std::vector<ElementType> b_types(Precision precision) {
+  std::vector<ElementType> inputs{ElementType::f32};
+  if (precision != Precision::split) inputs.push_back(ElementType::automatic);
   return inputs;
 }
 
@@ -129,7 +129,7 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
     for (const TileLayout layout : {TileLayout::aligned, TileLayout::condensed}) {
       const Bcsr24Matrix host = stored_per_row(a, layout, precision);
       const DeviceMatrix dev = with_csr_of_every_band(host);
-      for (const InputType input : b_types(precision))
+      for (const ElementType input : b_types(precision))
         for (const KernelKind kernel : {KernelKind::split_pipelined, KernelKind::csr_cuda_cores, KernelKind::automatic})
           // Slices of 8, 16, 32 and 64. 12 and 44: ldb = n is a multiple of 4, so fp32 B is read in place, and
           // its last 8-column chunk has 4 columns: B's last row ends inside it (the CSR kernel once read past it;
@@ -140,18 +140,18 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
               for (const TilePipeline pipeline : kPipelines) {
                 // Forcing the depth matters for the tile kernel only: the other kernels run it once (automatic).
                 if (kernel != KernelKind::split_pipelined && pipeline != TilePipeline::automatic) continue;
-                INFO(precision_name(precision) << " " << layout_name(layout) << " B " << input_type_name(input) << " "
+                INFO(precision_name(precision) << " " << layout_name(layout) << " B " << element_type_name(input) << " "
                                                << kernel_name(kernel) << " n " << n << " beta " << beta << " pipeline "
                                                << experimental::tile_pipeline_name(pipeline));
                 // fp16 B as given must fit fp16 (the caller's job); fp32 B may span 1e12 between columns.
-                const double decades = input == InputType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;
+                const double decades = input == ElementType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;
                 const std::vector<float> b = scaled_b(a.cols, n, decades, seed + std::uint64_t(n));
                 PlanReport report;
                 const test::ModeCheck r =
                     run_mode(a, host, dev, kernel, input, n, b, 1.5, beta, seed + 7, pipeline, report);
                 // fp32 B with fp16 or bf16 A at 32+ columns has two depths; this matrix's 21 bands fit in one
                 // wave of the deep pipeline, so automatic takes it. Everywhere else there is one (standard).
-                const bool two_depths = input == InputType::f32 && precision != Precision::split && n > 16;
+                const bool two_depths = input == ElementType::f32 && precision != Precision::split && n > 16;
                 if (kernel == KernelKind::split_pipelined) {
                   const bool deep = two_depths && pipeline != TilePipeline::standard;
                   CHECK(report.diagnostics.deep_tile_pipeline == deep);
@@ -192,10 +192,10 @@ TEST_CASE("n = 1 short-row tiles keep every precision and B type within its boun
   for (const Precision precision : {Precision::fp16, Precision::bf16, Precision::split}) {
     const Bcsr24Matrix host = stored_per_row(a, TileLayout::automatic, precision);
     const DeviceMatrix dev = with_csr_of_every_band(host);
-    for (const InputType input : b_types(precision))
+    for (const ElementType input : b_types(precision))
       for (const double beta : {0.0, -0.5}) {
-        INFO(precision_name(precision) << " B " << input_type_name(input) << " beta " << beta);
-        const double decades = input == InputType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;
+        INFO(precision_name(precision) << " B " << element_type_name(input) << " beta " << beta);
+        const double decades = input == ElementType::automatic && precision == Precision::fp16 ? 2.0 : 6.0;
         const std::vector<float> b = scaled_b(a.cols, 1, decades, seed + 3);
         PlanReport report;
         const test::ModeCheck r = run_mode(a, host, dev, KernelKind::csr_cuda_cores, input, 1, b, 1.5, beta, seed + 7,
@@ -226,7 +226,7 @@ TEST_CASE("band groups keep every 16-bit precision within its bound", "[gpu][pre
         INFO(precision_name(precision) << " n " << n << " beta " << beta);
         const std::vector<float> b = scaled_b(a.cols, n, precision == Precision::fp16 ? 2.0 : 6.0, seed + std::uint64_t(n));
         PlanReport report;
-        const test::ModeCheck r = run_mode(a, host, dev, KernelKind::split_pipelined, InputType::automatic, n, b,
+        const test::ModeCheck r = run_mode(a, host, dev, KernelKind::split_pipelined, ElementType::automatic, n, b,
                                            1.5, beta, seed + 9, TilePipeline::automatic, report, BandGroups::on);
         CHECK(report.diagnostics.band_groups == 2);  // 21 bands: 16 + 5
         CHECK(report.diagnostics.band_group_steps > 0);
@@ -243,20 +243,26 @@ TEST_CASE("plans refuse a B type or kernel the matrix's precision does not take"
   bf16_options.precision = Precision::bf16;
   const DeviceMatrix bf16_dev = test::upload_all(convert_to_bcsr24(a, bf16_options));
   PlanOptions f16_b;
-  f16_b.input = InputType::f16;
+  f16_b.input = ElementType::f16;
   CHECK_THROWS_AS(test::make_plan(bf16_dev, 8, KernelKind::automatic, f16_b), InvalidArgument);
 
   ConvertOptions split_options;
   split_options.precision = Precision::split;
   const DeviceMatrix split_dev(convert_to_bcsr24(a, split_options), UploadOptions{});
   PlanOptions half_b;
-  half_b.input = InputType::f16;
+  half_b.input = ElementType::f16;
   CHECK_THROWS_AS(test::make_plan(split_dev, 8, KernelKind::automatic, half_b), InvalidArgument);
   PlanOptions half_out;
-  half_out.output = OutputType::f16;
+  half_out.output = ElementType::f16;
   CHECK_THROWS_AS(test::make_plan(split_dev, 8, KernelKind::automatic, half_out), InvalidArgument);
+  for (const ElementType not_output : {ElementType::automatic, ElementType::bf16}) {  // B types only
+    PlanOptions bad_out;
+    bad_out.output = not_output;
+    CHECK_THROWS_WITH(test::make_plan(bf16_dev, 8, KernelKind::automatic, bad_out),
+                      Catch::Contains("is not an output type (expected fp32 or fp16)"));
+  }
   const SpmmPlan plan = test::make_plan(split_dev, 8);  // automatic input: fp32 for split
-  CHECK(plan.input() == InputType::f32);
+  CHECK(plan.input() == ElementType::f32);
   float* c = nullptr;
   REQUIRE(cudaMalloc(reinterpret_cast<void**>(&c), 64 * 8 * 4) == cudaSuccess);
   fp16_t* b16 = nullptr;

@@ -81,12 +81,12 @@ TEST_CASE("long bands split over several blocks: every tile kernel, exact and bi
   SECTION("fp16 output and automatic plans") {
     GpuCase cfg;
     cfg.n = 24;
-    cfg.output = OutputType::f16;
+    cfg.output = ElementType::f16;
     cfg.beta = -1.0;
     cfg.runs = 2;
     cfg.seed = seed + 1;
     require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
-    cfg.output = OutputType::f32;
+    cfg.output = ElementType::f32;
     for (const std::int32_t n : {8, 64}) {
       cfg.n = n;
       INFO("auto, n = " << n << ": " << test::make_plan(dev, n).report().reason);

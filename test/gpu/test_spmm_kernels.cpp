@@ -71,7 +71,7 @@ TEST_CASE("alpha, beta, leading dimensions, unaligned B and fp16 output", "[gpu]
   const Scalars scalars[] = {{1, 0}, {2.5, 0}, {-0.75, 0.5}, {1, 1}, {0.5, -2}};
   for (KernelKind kernel : all_kernels())
     for (const Scalars& sc : scalars)
-      for (OutputType out : {OutputType::f32, OutputType::f16})
+      for (ElementType out : {ElementType::f32, ElementType::f16})
         for (std::int32_t n : {5, 24, 40}) {
           GpuCase cfg;
           cfg.n = n;
@@ -85,7 +85,7 @@ TEST_CASE("alpha, beta, leading dimensions, unaligned B and fp16 output", "[gpu]
           cfg.b_offset = n == 24 ? 1 : 0;  // misaligned pointer
           cfg.seed = seed + n;
           INFO(kernel_name(kernel) << " alpha " << sc.alpha << " beta " << sc.beta << " n " << n
-                                   << (out == OutputType::f16 ? " fp16 out" : " fp32 out"));
+                                   << (out == ElementType::f16 ? " fp16 out" : " fp32 out"));
           require_pass(run_and_check(p.csr, p.host, p.dev, kernel, cfg));
         }
 }

@@ -54,7 +54,7 @@ std::vector<float> run_plan(const SpmmPlan& plan, const SparseOperator& op, cons
 }
 
 detail::TunedKey key_of(std::int32_t n) {
-  return detail::TunedKey{n, InputType::f16, OutputType::f32, query_device().name};
+  return detail::TunedKey{n, ElementType::f16, ElementType::f32, query_device().name};
 }
 
 PlanOptions measured(double budget_ms) {
@@ -223,7 +223,7 @@ TEST_CASE("measured plans: the budget, the stored choice, the model as fallback"
     CHECK(other.report().diagnostics.candidates.size() >= 2);
     // fp16 output is another key.
     PlanOptions half = measured(200.0);
-    half.output = OutputType::f16;
+    half.output = ElementType::f16;
     CHECK(op.make_plan(16, KernelKind::automatic, half).report().diagnostics.candidates.size() >= 2);
   }
   SECTION("scratch operands that do not fit: the model's plan, and the report says why") {

@@ -173,7 +173,7 @@ TEST_CASE("narrow vectors: warps walk many windows, long windows split into part
         cfg.vector_piece_steps = sched.piece_steps;
         cfg.alpha = n % 2 ? -1.5 : 1.0;
         cfg.beta = n == 13 ? 0.5 : n == 100 ? 1.0 : 0.0;  // beta == 1: the schedule without the empty windows
-        cfg.output = n == 8 && sched.warps == 3 ? OutputType::f16 : OutputType::f32;
+        cfg.output = n == 8 && sched.warps == 3 ? ElementType::f16 : ElementType::f32;
         cfg.addends = n == 64 && sched.warps == 37 ? 2 : 0;
         cfg.ldc_pad = n == 64 ? 5 : 0;
         cfg.runs = 2;  // the split windows' counters are reset for the next run
@@ -211,7 +211,7 @@ TEST_CASE("narrow vectors: fp16 C, beta == 1 with empty bands, output addends", 
         cfg.seed = seed + std::uint64_t(n) + std::uint64_t(variant);
         cfg.paths = paths;
         if (variant == 0) {
-          cfg.output = OutputType::f16;
+          cfg.output = ElementType::f16;
           cfg.beta = -0.75;
         } else if (variant == 1) {
           cfg.beta = 1.0;
@@ -294,11 +294,11 @@ TEST_CASE("narrow vectors: bf16 matrices with bf16 B stay within the bound of th
         for (float& v : c0) v = dist(rng);
         const GivenB given = given_b(b, false, precision);
         const SpmmPlan plan = make_plan(dev, n, KernelKind::automatic, {}, paths_knob(paths));
-        CHECK(plan.input() == (precision == Precision::bf16 ? InputType::bf16 : InputType::f16));
+        CHECK(plan.input() == (precision == Precision::bf16 ? ElementType::bf16 : ElementType::f16));
         if (paths == BandPaths::vectors) CHECK(plan.report().vector_bands == host.tile_rows);
         if (a.rows == 1003) CHECK(plan.report().vector_bands > 0);
         const ModeCheck r = run_mode_product(a, host, plan, n, false, b, given, c0, 1.25, -0.5,
-                                             mode_arithmetic(precision, InputType::automatic));
+                                             mode_arithmetic(precision, ElementType::automatic));
         CHECK(r.checked == std::int64_t(a.rows) * n);
         CHECK(r.violations == 0);
         CHECK(r.output_norm > 0.0);
@@ -320,7 +320,7 @@ TEST_CASE("narrow vectors refuse split precision, fp32 B and other kernels", "[g
   CHECK_THROWS_AS(make_plan(without, 8, KernelKind::automatic, {}, paths_knob(BandPaths::vectors)), InvalidArgument);
   const DeviceMatrix dev = upload_with_vectors(host);
   PlanOptions f32_b;
-  f32_b.input = InputType::f32;
+  f32_b.input = ElementType::f32;
   CHECK_THROWS_AS(make_plan(dev, 8, KernelKind::automatic, f32_b, paths_knob(BandPaths::vectors)), InvalidArgument);
   CHECK_THROWS_AS(make_plan(dev, 8, KernelKind::split_pipelined, {}, paths_knob(BandPaths::vectors)), InvalidArgument);
   // Through the operator, paths = vectors uploads what it needs; split precision is refused by name.

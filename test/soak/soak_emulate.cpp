@@ -42,7 +42,7 @@ void emulate_case(std::uint64_t seed, std::int32_t max_rows, std::int64_t index,
     draw_b(rng, cols, n, f32_b, op->precision(), b_exact, b32, b16);
     const float alpha = 1.0f;
     const std::vector<float> got = soak::emulate_tile_product(host, n, f32_b, b32, b16, alpha);
-    const InputType input = f32_b ? InputType::f32 : InputType::f16;
+    const ElementType input = f32_b ? ElementType::f32 : ElementType::f16;
     const ProductBound pb = product_bound(stored, n, b_exact, {}, alpha, 0.0, exponents,
                                           stored_matrix_arithmetic(op->precision(), input), kExtraTerms);
     std::int64_t bad = 0;

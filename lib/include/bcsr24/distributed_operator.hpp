@@ -9,12 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "bcsr24/communicator.hpp"
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/distributed_partition.hpp"
-#include "bcsr24/halo_exchange.hpp"
 #include "bcsr24/sparse_operator.hpp"
+#include "bcsr24/spmm_plan.hpp"
 
 namespace bcsr24 {
+
+/// Checks that `comm` is non-null, that its rank and size match the NCCL communicator, and that its device is
+/// the current CUDA device. @throw InvalidArgument naming what differs; CudaError if NCCL cannot be queried.
+void check_communicator(const NcclCommunicator& comm, const char* who);
 
 /// Options of a distributed operator: the single-GPU options for both parts of every rank (precision, scaling,
 /// tile layout and reordering apply to the local part and the halo part separately), and the partition.
@@ -22,7 +27,7 @@ struct DistributedOptions {
   OperatorOptions part;
   /// Row split: balanced by these per-entry and per-row bytes (the default: bcsr24's device bytes per stored
   /// entry at ~50% tile fill plus the row's share of the CSR fallback).
-  PartitionCost cost{8, 8};
+  detail::PartitionCost cost{8, 8};
   /// How from_global and from_file assign rows to ranks: METIS parts (renumbered, see row_order()) when the
   /// library has METIS and A is square, else contiguous ranges of the caller's numbering. from_rank_rows takes
   /// the caller's partition as it is.
@@ -30,6 +35,10 @@ struct DistributedOptions {
 };
 
 class DistributedPlan;
+
+namespace detail {
+struct DistributedAccess;  // the library's own way in (the halo exchange, measuring stages)
+}
 
 /// This rank's share of C = alpha * A * B + beta * C. Rank r owns rows row_partition().begin(r) .. end(r) of A and
 /// C, and rows col_partition().begin(r) .. end(r) of B (the same partition for a square A). Its rows are split into
@@ -42,7 +51,7 @@ class DistributedOperator {
  public:
   /// Every rank passes its own rows, with global column indices (rows_of_rank.rows = row_partition.count(rank),
   /// rows_of_rank.cols = global columns). The partitions must be the same on every rank.
-  /// @throw InvalidArgument for inconsistent sizes or partitions; CudaError / NcclError for failed calls.
+  /// @throw InvalidArgument for inconsistent sizes or partitions; CudaError for failed CUDA or NCCL calls.
   static DistributedOperator from_rank_rows(const CsrMatrix& rows_of_rank, const RowPartition& row_partition,
                                             const RowPartition& col_partition, const NcclCommunicator& comm,
                                             const DistributedOptions& options = {});
@@ -95,9 +104,6 @@ class DistributedOperator {
   /// Device bytes of both parts and the send-row index (plans add their buffers).
   std::int64_t device_bytes() const;
   const NcclCommunicator& communicator() const noexcept;
-  /// The exchange of B's halo rows. A caller may make its own plans on it (e.g. fp64 vectors of a solver whose
-  /// rows are distributed like B), valid while the operator lives.
-  const HaloExchange& halo_exchange() const noexcept;
 
   /// A plan for n columns of B; collective only in that every rank must make one before running it.
   DistributedPlan make_plan(std::int32_t n, const PlanOptions& options = {}) const;
@@ -107,14 +113,7 @@ class DistributedOperator {
   explicit DistributedOperator(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
   friend class DistributedPlan;
-};
-
-/// Which parts of a distributed product to run (for measuring; every rank must pass the same value).
-enum class DistributedStages {
-  all,           ///< exchange overlapped with the local product, then the halo product: the product
-  local_only,    ///< the local part's product alone (C = alpha * A_local * B_owned + beta * C)
-  exchange_only,  ///< pack and exchange the halo rows of B, no product
-  halo_only       ///< the halo part's product alone on the halo rows of the last exchange (C += alpha * A_halo * B_halo)
+  friend struct detail::DistributedAccess;
 };
 
 /// The buffers and plans of one distributed product width. run() is collective: every rank calls it with its own
@@ -131,19 +130,19 @@ class DistributedPlan {
   /// C_rank = alpha * A_rank * B + beta * C_rank. b: this rank's owned_cols() x n rows of B, row-major, ldb >= n,
   /// 16-bit (the parts' type: fp16 or bf16 bits). c: local_rows() x n floats, ldc >= n. beta == 0 does not read C.
   void run(const fp16_t* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
-           Stream stream = nullptr, DistributedStages stages = DistributedStages::all) const;
-  /// The same with fp32 B (a plan made with InputType::f32, or any plan of a split operator).
+           Stream stream = nullptr) const;
+  /// The same with fp32 B (a plan made with input ElementType::f32, or any plan of a split operator).
   void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
-           Stream stream = nullptr, DistributedStages stages = DistributedStages::all) const;
+           Stream stream = nullptr) const;
   /// C_rank = alpha * A_rank * B + sum_t addends[t].scale * D_t + beta * C_rank (SpmmPlan::run's addends, D_t this
   /// rank's rows): the addends ride in the local part's pass (or, on a rank without local entries, in the halo
-  /// part's after C is scaled by beta), so the update costs no pass of its own. The whole product only.
+  /// part's after C is scaled by beta), so the update costs no pass of its own.
   /// @throw InvalidArgument as run() and SpmmPlan::run with addends, or for addends on a rank without entries.
   void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
            const OutputAddend* addends, int count, Stream stream = nullptr) const;
 
   std::int32_t n() const noexcept;
-  InputType input() const noexcept;
+  ElementType input() const noexcept;
   /// Bytes this rank sends and receives per product.
   std::int64_t bytes_sent() const noexcept;
   std::int64_t bytes_received() const noexcept;
@@ -158,6 +157,7 @@ class DistributedPlan {
   explicit DistributedPlan(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   friend class DistributedOperator;
+  friend struct detail::DistributedAccess;
 };
 
 }  // namespace bcsr24

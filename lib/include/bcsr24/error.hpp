@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace bcsr24 {
 
@@ -39,16 +40,20 @@ class OutOfMemory : public SizeLimitError {
   using SizeLimitError::SizeLimitError;
 };
 
-/// A Matrix Market file is malformed. Carries the file name and 1-based line number.
+/// An input file is malformed or not readable as what it claims to be: a Matrix Market file (malformed, or a
+/// feature the reader refuses on purpose: complex values, vector objects, compressions other than gzip) or a
+/// preprocessed-matrix file (.b24: truncated, corrupted or of another version). Carries the file name, the 1-based
+/// line number (0 when the problem is not tied to a line, as for every .b24 problem) and the problem; the message
+/// is "file:line: problem", or "file: problem" for line 0.
 class ParseError : public Error {
  public:
   ParseError(std::string file, std::int64_t line, const std::string& problem)
-      : Error(file + ":" + std::to_string(line) + ": " + problem),
+      : Error(file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + problem),
         file_(std::move(file)),
         line_(line),
         problem_(problem) {}
   const std::string& file() const noexcept { return file_; }
-  /// 1-based line number; 0 when the problem is not tied to a line (e.g. unreadable file).
+  /// 1-based line number; 0 when the problem is not tied to a line (an unreadable or .b24 file).
   std::int64_t line() const noexcept { return line_; }
   const std::string& problem() const noexcept { return problem_; }
 
@@ -58,38 +63,15 @@ class ParseError : public Error {
   std::string problem_;
 };
 
-/// A ParseError for features the reader deliberately rejects (complex fields).
-class UnsupportedMatrixError : public ParseError {
- public:
-  using ParseError::ParseError;
-};
-
-/// A preprocessed-matrix file (.b24) is truncated, corrupted or of another version.
-class FileFormatError : public Error {
- public:
-  using Error::Error;
-};
-
 /// Values cannot be represented in fp16 under the chosen scaling policy.
 class RangeError : public Error {
  public:
   using Error::Error;
 };
 
-/// A CUDA runtime call failed; the message names the call, file and line. (A failed allocation is OutOfMemory.)
+/// A CUDA runtime, cuSPARSE/cuBLAS or NCCL call failed; the message names the call, file and line (and, for NCCL,
+/// its reason). A failed allocation is OutOfMemory.
 class CudaError : public Error {
- public:
-  using Error::Error;
-};
-
-/// A cuSPARSE / cuBLAS call failed; the message names the call, file and line.
-class CusparseError : public Error {
- public:
-  using Error::Error;
-};
-
-/// An NCCL call of the distributed operator failed; the message names the call, file, line and NCCL's reason.
-class NcclError : public Error {
  public:
   using Error::Error;
 };

@@ -31,8 +31,8 @@ struct MatrixMarketOptions {
 
 /// Reads a Matrix Market file (plain, or gzip when the content is gzip-compressed).
 /// Symmetric, skew-symmetric and hermitian-on-real files are expanded; duplicates are summed.
-/// @throw ParseError (file, 1-based line, problem) for malformed content;
-///        UnsupportedMatrixError for complex fields; SizeLimitError when dims/nnz exceed 32-bit indices.
+/// @throw ParseError (file, 1-based line, problem) for malformed content and for what the reader refuses on purpose
+///        (complex fields, vector objects); SizeLimitError when dims/nnz exceed 32-bit indices.
 CsrMatrix read_matrix_market(const std::string& path, const MatrixMarketOptions& options = {},
                              MatrixMarketInfo* info = nullptr);
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "bcsr24/communicator.hpp"
 #include "bcsr24/csr_matrix.hpp"
 #include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/error.hpp"
-#include "bcsr24/halo_exchange.hpp"  // NcclCommunicator
 #include "bcsr24/precision.hpp"
 #include "bcsr24/spmm_plan.hpp"  // Stream
 
@@ -154,7 +154,7 @@ class SpdSolver {
   /// every solve are collective (every rank, the same arguments but its own rows). Needs the library built with
   /// NCCL; solve_host and the eigensolver run on one GPU only.
   /// @throw InvalidArgument as above, or for a rank that would own no rows (fewer rows than ranks);
-  ///        NotSupported without NCCL in this build; NcclError / CudaError.
+  ///        NotSupported without NCCL in this build; CudaError (CUDA or NCCL).
   SpdSolver(const CsrMatrix& a, const NcclCommunicator& comm, const SpdOptions& options = {});
   /// Reads a Matrix Market file (ParseError and the above).
   static SpdSolver from_file(const std::string& path, const SpdOptions& options = {});

@@ -36,8 +36,8 @@ class SparseOperator {
   /// Reads a Matrix Market file (.mtx, or gzip content such as .mtx.gz) or a preprocessed .b24 file (by
   /// extension), then converts it. For .b24 files the conversion options are not used: the file's are, and the
   /// tuned choices the file holds are the operator's.
-  /// @throw ParseError / UnsupportedMatrixError for a malformed or complex Matrix Market file (file and line);
-  ///        FileFormatError for a bad .b24 file; SizeLimitError beyond 32-bit indices;
+  /// @throw ParseError for a malformed or complex Matrix Market file (file and line) or a bad .b24 file (line 0);
+  ///        SizeLimitError beyond 32-bit indices;
   ///        RangeError if values exceed the precision's range under ScalingPolicy::none.
   static SparseOperator from_file(const std::string& path, const OperatorOptions& options = {});
 

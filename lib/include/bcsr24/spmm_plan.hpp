@@ -30,19 +30,21 @@ const char* kernel_name(KernelKind kind) noexcept;
 KernelKind kernel_from_name(const std::string& name);
 std::vector<KernelKind> all_kernels();
 
-/// Output element type.
-enum class OutputType { f32, f16 };
-
-/// Element type of B that a plan's run() takes.
-enum class InputType {
-  automatic,  ///< the matrix's own 16-bit type (fp16, or bf16 for a bf16 matrix); fp32 for Precision::split
-  f16,        ///< fp16 (Precision::fp16 only)
-  bf16,       ///< bf16 (Precision::bf16 only)
-  f32,        ///< fp32, read by the kernels directly: converted while staged into shared memory (fp16 with a
+/// Element type of B (PlanOptions::input) and of C (PlanOptions::output).
+enum class ElementType {
+  automatic,  ///< B: the matrix's own 16-bit type (fp16, or bf16 for a bf16 matrix); fp32 for Precision::split.
+              ///< Not an output type.
+  f16,        ///< B: fp16 (Precision::fp16 only). C: fp16 bits (fp16 A and B only)
+  bf16,       ///< B: bf16 (Precision::bf16 only). Not an output type.
+  f32,        ///< B: fp32, read by the kernels directly: converted while staged into shared memory (fp16 with a
               ///< power-of-two scale per tile and column, so no column overflows or flushes; bf16; or fp16
               ///< hi + lo for Precision::split). No pass over B before the product. Output must be f32.
+              ///< C: float (the default).
 };
-const char* input_type_name(InputType type) noexcept;
+/// "auto", "fp16", "bf16", "fp32".
+const char* element_type_name(ElementType type) noexcept;
+/// @throw InvalidArgument for an unknown name, listing the accepted ones.
+ElementType element_type_from_name(const std::string& name);
 
 /// How an automatic plan is chosen (docs/API.md, "Measured plans").
 enum class Tuning {
@@ -54,9 +56,10 @@ const char* tuning_name(Tuning tuning) noexcept;
 
 /// Choices fixed when a plan is made.
 struct PlanOptions {
-  OutputType output = OutputType::f32;
+  /// C's element type: f32 or f16 (make_plan refuses automatic and bf16 with InvalidArgument).
+  ElementType output = ElementType::f32;
   /// B's element type; automatic takes the matrix's 16-bit type (fp32 for Precision::split).
-  InputType input = InputType::automatic;
+  ElementType input = ElementType::automatic;
   /// Keep a workspace of cols(A) x round_up(n, 8) elements so that B with any pointer alignment and any ldb
   /// works (it is copied there first). When false, run() requires B 16-byte aligned with ldb a multiple of 16
   /// bytes and throws InvalidArgument otherwise; no workspace is allocated. A plan that runs only the CSR kernel
@@ -135,7 +138,7 @@ struct PlanReport {
   KernelKind kernel = KernelKind::automatic;
   std::int32_t n = 0;
   Precision precision = Precision::fp16;  ///< the matrix's
-  InputType input = InputType::f16;       ///< B's element type (never automatic)
+  ElementType input = ElementType::f16;   ///< B's element type (never automatic)
   std::int32_t tile_bands = 0, csr_bands = 0;  ///< bands (16-row tile rows) on each path
   /// Bands on the narrow-vector tensor-core path (8x1 column vectors per 8-row window, docs/KERNELS.md).
   std::int32_t vector_bands = 0;
@@ -189,16 +192,16 @@ class SpmmPlan {
 
   /// C = alpha * A * B + beta * C, as one or two kernel launches on `stream` that write disjoint rows of C
   /// (bit-identical from run to run). B: device memory, cols(A) x n, row-major, ldb >= n. C: device, rows(A) x n,
-  /// row-major, ldc >= n, float (OutputType::f32) or fp16 bits (OutputType::f16). beta == 0 does not read C;
+  /// row-major, ldc >= n, float (ElementType::f32) or fp16 bits (ElementType::f16). beta == 0 does not read C;
   /// beta == 1 does not touch the rows of C that A has no entries in (report().empty_bands: no work is launched
   /// for those bands). The operator must outlive the plan, and B and C must not overlap.
-  /// 16-bit B: fp16 bits (InputType::f16) or bf16 bits (InputType::bf16), as the plan was made for.
+  /// 16-bit B: fp16 bits (ElementType::f16) or bf16 bits (ElementType::bf16), as the plan was made for.
   /// @throw InvalidArgument for null pointers, short leading dimensions, the wrong B type, unaligned B when the
   ///        plan was made without allow_unaligned_b, or when another CUDA device than the operator's is current;
   ///        CudaError if the launch fails.
   void run(const fp16_t* b, std::int64_t ldb, void* c, std::int64_t ldc, float alpha, float beta,
            Stream stream = nullptr) const;
-  /// The same with fp32 B (a plan made with InputType::f32, or automatic on a split matrix); C is float.
+  /// The same with fp32 B (a plan made with input ElementType::f32, or automatic on a split matrix); C is float.
   /// Unaligned B (not 16-byte aligned or ldb % 4 != 0) is copied to the workspace first, as for 16-bit B.
   void run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
            Stream stream = nullptr) const;
@@ -215,8 +218,8 @@ class SpmmPlan {
 
   std::int32_t n() const noexcept;
   KernelKind kernel() const noexcept;
-  OutputType output() const noexcept;
-  InputType input() const noexcept;  ///< never automatic
+  ElementType output() const noexcept;
+  ElementType input() const noexcept;  ///< never automatic
   /// Device bytes of the plan's workspace (0 without allow_unaligned_b) and work lists.
   std::int64_t workspace_bytes() const noexcept;
   /// How the plan splits the work between tiles and CSR. Never throws.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstddef>
 #include <filesystem>
 #include <mutex>
@@ -98,9 +99,11 @@ void check_host_matrix(const Bcsr24Matrix& m) {
   if (const std::string problem = detail::layout_problem(m); !problem.empty()) throw InvalidArgument(where + problem);
 }
 
-// A stored choice's enums are written as their codes (format/serialize.hpp lists them).
-static_assert(int(InputType::f16) == 1 && int(InputType::bf16) == 2 && int(InputType::f32) == 3, "B type codes");
-static_assert(int(OutputType::f32) == 0 && int(OutputType::f16) == 1, "output type codes");
+// A stored choice's enums are written as their codes (format/serialize.hpp lists them). B types are ElementType's own
+// values; output types keep the codes of the files written when they had an enum of their own (0 fp32, 1 fp16).
+static_assert(int(ElementType::f16) == 1 && int(ElementType::bf16) == 2 && int(ElementType::f32) == 3, "B type codes");
+std::uint8_t output_code(ElementType output) { return output == ElementType::f16 ? 1 : 0; }
+ElementType output_from_code(std::uint8_t code) { return code == 1 ? ElementType::f16 : ElementType::f32; }
 static_assert(int(BandPaths::tiles) == 1 && int(BandPaths::csr) == 2 && int(BandPaths::hybrid) == 3 &&
                   int(BandPaths::vectors) == 4 && int(BandPaths::hybrid_vectors) == 5,
               "paths codes");
@@ -112,7 +115,7 @@ std::vector<B24TunedChoice> file_choices(const std::vector<detail::StoredChoice>
     B24TunedChoice c;
     c.n = s.key.n;
     c.input = static_cast<std::uint8_t>(s.key.input);
-    c.output = static_cast<std::uint8_t>(s.key.output);
+    c.output = output_code(s.key.output);
     c.paths = static_cast<std::uint8_t>(s.choice.paths);
     c.split_long_bands = s.choice.split_long_bands ? 1 : 0;
     c.tile_pipeline = static_cast<std::uint8_t>(s.choice.tile_pipeline);
@@ -129,7 +132,7 @@ std::vector<detail::StoredChoice> stored_choices(const std::vector<B24TunedChoic
   std::vector<detail::StoredChoice> out;
   for (const B24TunedChoice& c : file) {
     detail::StoredChoice s;
-    s.key = detail::TunedKey{c.n, static_cast<InputType>(c.input), static_cast<OutputType>(c.output), c.device};
+    s.key = detail::TunedKey{c.n, static_cast<ElementType>(c.input), output_from_code(c.output), c.device};
     s.choice.paths = static_cast<BandPaths>(c.paths);
     s.choice.split_long_bands = c.split_long_bands != 0;
     s.choice.tile_pipeline = static_cast<TilePipeline>(c.tile_pipeline);

@@ -14,8 +14,10 @@ constexpr detail::Named<KernelKind> kKernels[] = {{KernelKind::automatic, "auto"
                                                   {KernelKind::split_pipelined, "split_pipelined"},
                                                   {KernelKind::csr_cuda_cores, "csr_cuda_cores"}};
 constexpr detail::Named<Tuning> kTunings[] = {{Tuning::model, "model"}, {Tuning::measure, "measure"}};
-constexpr detail::Named<InputType> kInputTypes[] = {
-    {InputType::automatic, "auto"}, {InputType::f16, "fp16"}, {InputType::bf16, "bf16"}, {InputType::f32, "fp32"}};
+constexpr detail::Named<ElementType> kElementTypes[] = {{ElementType::automatic, "auto"},
+                                                        {ElementType::f16, "fp16"},
+                                                        {ElementType::bf16, "bf16"},
+                                                        {ElementType::f32, "fp32"}};
 
 }  // namespace
 
@@ -29,7 +31,10 @@ KernelKind kernel_from_name(const std::string& name) { return detail::value_in(k
 
 const char* tuning_name(Tuning tuning) noexcept { return detail::name_in(kTunings, tuning); }
 
-const char* input_type_name(InputType type) noexcept { return detail::name_in(kInputTypes, type); }
+const char* element_type_name(ElementType type) noexcept { return detail::name_in(kElementTypes, type); }
+ElementType element_type_from_name(const std::string& name) {
+  return detail::value_in(kElementTypes, name, "element type");
+}
 
 namespace experimental {
 

@@ -108,7 +108,7 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& 
   // pieces (the tiles, the vectors; CSR unless n < 8): a workspace of the plan's storage.
   needs_aligned_b = run_tiles || run_vectors || (run_csr && !csr_shape.scalar_b);
   if (options.allow_unaligned_b && needs_aligned_b) {
-    const std::size_t element = options.input == InputType::f32 ? sizeof(float) : sizeof(std::uint16_t);
+    const std::size_t element = options.input == ElementType::f32 ? sizeof(float) : sizeof(std::uint16_t);
     storage.add_workspace<unsigned char>(staging_elements() * element, [this](unsigned char* d) { staged_b = d; });
   }
   t = Clock::now();
@@ -121,14 +121,14 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& 
 }
 
 std::size_t SpmmPlan::Impl::staging_elements() {
-  const int per_chunk = options.input == InputType::f32 ? 4 : 8;  // values per 16-byte load
+  const int per_chunk = options.input == ElementType::f32 ? 4 : 8;  // values per 16-byte load
   staged_ld = (std::int64_t(n) + per_chunk - 1) / per_chunk * per_chunk;
   return static_cast<std::size_t>(std::int64_t(a->cols) * staged_ld);
 }
 
 void SpmmPlan::Impl::allow_unaligned_b() {
   if (needs_aligned_b) {
-    const std::size_t element = options.input == InputType::f32 ? sizeof(float) : sizeof(std::uint16_t);
+    const std::size_t element = options.input == ElementType::f32 ? sizeof(float) : sizeof(std::uint16_t);
     staged_b_own = detail::DeviceBuffer<unsigned char>(staging_elements() * element);
     staged_b = staged_b_own.get();
   }

@@ -28,36 +28,40 @@ namespace bcsr24 {
 namespace {
 
 /// The operand mode of a matrix precision and a requested B type; refuses the combinations that do not exist.
-kernels::OperandMode operand_mode(Precision precision, InputType input, OutputType output, InputType& resolved) {
+kernels::OperandMode operand_mode(Precision precision, ElementType input, ElementType output, ElementType& resolved) {
   using kernels::OperandMode;
+  if (output != ElementType::f32 && output != ElementType::f16)
+    throw InvalidArgument(std::string("SpmmPlan: output type ") + element_type_name(output) +
+                          " is not an output type (expected fp32 or fp16)");
   resolved = input;
-  if (input == InputType::automatic)
-    resolved = precision == Precision::split ? InputType::f32
-                                             : precision == Precision::bf16 ? InputType::bf16 : InputType::f16;
+  if (input == ElementType::automatic)
+    resolved = precision == Precision::split  ? ElementType::f32
+               : precision == Precision::bf16 ? ElementType::bf16
+                                              : ElementType::f16;
   OperandMode mode = OperandMode::f16;
   bool ok = true;
   switch (precision) {
     case Precision::fp16:
-      ok = resolved != InputType::bf16;
-      mode = resolved == InputType::f32 ? OperandMode::f16_f32b : OperandMode::f16;
+      ok = resolved != ElementType::bf16;
+      mode = resolved == ElementType::f32 ? OperandMode::f16_f32b : OperandMode::f16;
       break;
     case Precision::bf16:
-      ok = resolved != InputType::f16;
-      mode = resolved == InputType::f32 ? OperandMode::bf16_f32b : OperandMode::bf16;
+      ok = resolved != ElementType::f16;
+      mode = resolved == ElementType::f32 ? OperandMode::bf16_f32b : OperandMode::bf16;
       break;
     case Precision::split:
-      ok = resolved == InputType::f32;
+      ok = resolved == ElementType::f32;
       mode = OperandMode::split_f32b;
       break;
   }
   if (!ok)
     throw InvalidArgument(std::string("SpmmPlan: a ") + precision_name(precision) + " matrix does not take " +
-                          input_type_name(resolved) + " B (" +
+                          element_type_name(resolved) + " B (" +
                           (precision == Precision::split ? "split precision needs fp32 B"
                                                          : std::string("use ") + precision_name(precision) +
                                                                " or fp32 B") +
                           ")");
-  if (mode != OperandMode::f16 && output != OutputType::f32)
+  if (mode != OperandMode::f16 && output != ElementType::f32)
     throw InvalidArgument(std::string("SpmmPlan: ") + kernels::operand_mode_name(mode) +
                           " writes fp32 C only (fp16 output exists for fp16 A with fp16 B)");
   return mode;
@@ -264,7 +268,7 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
   DraftCache own_cache;
   DraftCache& shared = cache != nullptr ? *cache : own_cache;
   PlanDraft d;
-  InputType input = InputType::f16;
+  ElementType input = ElementType::f16;
   d.mode = operand_mode(m.precision, options.input, options.output, input);
   d.kernel = kernel;
   d.n = n;

@@ -239,11 +239,11 @@ class PlanTuner {
 
   ScratchOperands scratch_operands() const {
     ScratchOperands s;
-    s.f32_b = model_.options.input == InputType::f32;
+    s.f32_b = model_.options.input == ElementType::f32;
     const int per_chunk = s.f32_b ? 4 : 8;
     s.ldb = options_.allow_unaligned_b ? n_ : (std::int64_t(n_) + per_chunk - 1) / per_chunk * per_chunk;
     s.staged = s.ldb % per_chunk != 0;
-    const std::int64_t b_element = s.f32_b ? 4 : 2, c_element = options_.output == OutputType::f16 ? 2 : 4;
+    const std::int64_t b_element = s.f32_b ? 4 : 2, c_element = options_.output == ElementType::f16 ? 2 : 4;
     s.b_bytes = std::max<std::int64_t>(16, std::int64_t(m_.cols) * s.ldb * b_element);
     s.c_bytes = std::max<std::int64_t>(16, std::int64_t(m_.rows) * n_ * c_element);
     const std::int64_t staging_bytes =
@@ -340,7 +340,7 @@ class PlanTuner {
       BCSR24_CUDA_CHECK(cudaMemcpyAsync(arena.get() + images_at, lists_image.data(), lists_image.size(),
                                         cudaMemcpyHostToDevice, stream->get()));
     fill_scratch_b(arena.get(), static_cast<std::size_t>(std::int64_t(m_.cols) * s.ldb), s.f32_b,
-                   model_.options.input == InputType::bf16, b_block, stream->get());
+                   model_.options.input == ElementType::bf16, b_block, stream->get());
     return {arena.get(), arena.get() + c_at, reinterpret_cast<std::uint32_t*>(arena.get() + hold_word_at)};
   }
 

@@ -179,8 +179,8 @@ class TuningRounds {
 /// the operator's), and the device by name.
 struct TunedKey {
   std::int32_t n = 0;
-  InputType input = InputType::f16;  ///< resolved (never automatic)
-  OutputType output = OutputType::f32;
+  ElementType input = ElementType::f16;  ///< resolved (never automatic)
+  ElementType output = ElementType::f32;
   std::string device;
   bool operator==(const TunedKey& o) const {
     return n == o.n && input == o.input && output == o.output && device == o.device;

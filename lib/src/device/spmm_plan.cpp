@@ -25,8 +25,8 @@ SpmmPlan& SpmmPlan::operator=(SpmmPlan&&) noexcept = default;
 
 std::int32_t SpmmPlan::n() const noexcept { return impl_->n; }
 KernelKind SpmmPlan::kernel() const noexcept { return impl_->kernel; }
-OutputType SpmmPlan::output() const noexcept { return impl_->options.output; }
-InputType SpmmPlan::input() const noexcept { return impl_->options.input; }
+ElementType SpmmPlan::output() const noexcept { return impl_->options.output; }
+ElementType SpmmPlan::input() const noexcept { return impl_->options.input; }
 std::int64_t SpmmPlan::workspace_bytes() const noexcept {
   const Impl& p = *impl_;
   return std::int64_t(p.staged_b_own.bytes() + p.storage.bytes());
@@ -36,10 +36,10 @@ const PlanReport& SpmmPlan::report() const noexcept { return impl_->report; }
 namespace {
 
 /// Null pointers, short leading dimensions and the plan's B type, for either run().
-void check_run_arguments(const DeviceMatrix::Impl& a, std::int32_t n, InputType plan_input, bool f32_b, const void* b,
+void check_run_arguments(const DeviceMatrix::Impl& a, std::int32_t n, ElementType plan_input, bool f32_b, const void* b,
                          std::int64_t ldb, const void* c, std::int64_t ldc) {
-  if (f32_b != (plan_input == InputType::f32))
-    throw InvalidArgument(std::string("SpmmPlan::run: the plan takes ") + input_type_name(plan_input) + " B, not " +
+  if (f32_b != (plan_input == ElementType::f32))
+    throw InvalidArgument(std::string("SpmmPlan::run: the plan takes ") + element_type_name(plan_input) + " B, not " +
                           (f32_b ? "fp32" : "16-bit") + " (PlanOptions::input)");
   if (c == nullptr && a.rows > 0) throw InvalidArgument("SpmmPlan::run: C is null");
   if (b == nullptr && a.cols > 0) throw InvalidArgument("SpmmPlan::run: B is null");
@@ -114,7 +114,7 @@ void SpmmPlan::Impl::run(const BElement* b, std::int64_t ldb, void* c, std::int6
                           ") first");
   if (a->rows == 0) return;
   const kernels::OutputAddends checked = checked_addends(
-      addends, count, a->rows, n, c, ldc, options.output == OutputType::f16 ? sizeof(std::uint16_t) : sizeof(float));
+      addends, count, a->rows, n, c, ldc, options.output == ElementType::f16 ? sizeof(std::uint16_t) : sizeof(float));
 
   kernels::SpmmParams k = params;
   k.addends = checked;
@@ -180,7 +180,7 @@ void SpmmPlan::Impl::launch(kernels::SpmmParams k, std::int64_t ldb_used, const 
     const bool as_given = csr_shape.scalar_b;
     c.b = as_given ? static_cast<const std::uint16_t*>(b_as_given) : k.b;
     c.b_f32 = as_given ? static_cast<const float*>(b_as_given) : k.b_f32;
-    if (options.input == InputType::f32) c.b = nullptr; else c.b_f32 = nullptr;
+    if (options.input == ElementType::f32) c.b = nullptr; else c.b_f32 = nullptr;
     c.ldb = as_given ? ldb_as_given : ldb_used;
     c.c = k.c;
     c.ldc = k.ldc;

@@ -13,14 +13,22 @@
 
 #include "bcsr24/error.hpp"
 #include "bcsr24/matrix_market.hpp"
+#include "bcsr24_experimental/distributed_stages.hpp"
 #include "device/cuda_check.hpp"
 #include "device/cuda_owners.hpp"
 #include "device/device_buffer.hpp"
+#include "distributed/halo_exchange.hpp"
+#include "distributed/halo_plan.hpp"
 #include "kernels/halo_pack.hpp"
 #include "agreed_partition.hpp"
 #include "nccl_check.hpp"
 
 namespace bcsr24 {
+
+using detail::HaloElement;
+using detail::HaloExchange;
+using detail::HaloExchangePlan;
+using experimental::DistributedStages;
 
 namespace {
 
@@ -31,12 +39,12 @@ std::unique_ptr<SparseOperator> make_part(const CsrMatrix& part, const OperatorO
   return op;
 }
 
-InputType resolved_input(InputType requested, Precision precision) {
-  if (requested != InputType::automatic) return requested;
+ElementType resolved_input(ElementType requested, Precision precision) {
+  if (requested != ElementType::automatic) return requested;
   switch (precision) {
-    case Precision::split: return InputType::f32;
-    case Precision::bf16: return InputType::bf16;
-    default: return InputType::f16;
+    case Precision::split: return ElementType::f32;
+    case Precision::bf16: return ElementType::bf16;
+    default: return ElementType::f16;
   }
 }
 
@@ -68,8 +76,9 @@ namespace {
 /// ranks throw too instead of waiting. The checks every rank can make alone (square A, METIS in this build) have
 /// run on every rank before (partition_rows's own checks are deterministic), so no rank enters the broadcast
 /// alone.
-RowPartition broadcast_metis_partition(const CsrMatrix& a, const NcclCommunicator& comm, const PartitionCost& cost,
-                                       std::vector<std::int32_t>& new_to_old, PartitionMethod& used) {
+RowPartition broadcast_metis_partition(const CsrMatrix& a, const NcclCommunicator& comm,
+                                       const detail::PartitionCost& cost, std::vector<std::int32_t>& new_to_old,
+                                       PartitionMethod& used) {
   const std::size_t offsets = at(comm.size) + 1;
   std::vector<std::int32_t> message(1 + offsets + at(a.rows), 0);
   std::string failure;
@@ -107,7 +116,8 @@ RowPartition broadcast_metis_partition(const CsrMatrix& a, const NcclCommunicato
 }  // namespace
 
 RowPartition agreed_partition(const CsrMatrix& a, const NcclCommunicator& comm, PartitionMethod method,
-                              const PartitionCost& cost, std::vector<std::int32_t>& new_to_old, PartitionMethod& used) {
+                              const detail::PartitionCost& cost, std::vector<std::int32_t>& new_to_old,
+                              PartitionMethod& used) {
   if (comm.size < 1 || comm.rank < 0 || comm.rank >= comm.size)
     throw InvalidArgument("DistributedOperator: rank " + std::to_string(comm.rank) + " of " +
                           std::to_string(comm.size) + " is not a place in a communicator");
@@ -157,7 +167,7 @@ DistributedOperator DistributedOperator::from_rank_rows(const CsrMatrix& rows_of
   if (row_partition.ranks() != comm.size)
     throw InvalidArgument("DistributedOperator: the row partition has " + std::to_string(row_partition.ranks()) +
                           " ranks, the communicator " + std::to_string(comm.size));
-  const RankBlock block = split_rank_rows(rows_of_rank, comm.rank, row_partition, col_partition);
+  const detail::RankBlock block = detail::split_rank_rows(rows_of_rank, comm.rank, row_partition, col_partition);
   auto s = std::make_unique<State>();
   s->comm = comm;
   s->rows = row_partition;
@@ -187,7 +197,7 @@ DistributedOperator DistributedOperator::from_global(const CsrMatrix& a, const N
   const RowPartition cols = a.rows == a.cols ? rows : uniform_partition(a.cols, comm.size);
   if (used == PartitionMethod::contiguous) {
     DistributedOperator op =
-        from_rank_rows(extract_rows(a, rows.begin(comm.rank), rows.end(comm.rank)), rows, cols, comm, options);
+        from_rank_rows(detail::extract_rows(a, rows.begin(comm.rank), rows.end(comm.rank)), rows, cols, comm, options);
     return op;
   }
   const std::vector<std::int32_t> old_to_new = invert_permutation(new_to_old);
@@ -219,7 +229,6 @@ std::int64_t DistributedOperator::local_nnz() const noexcept { return state_->lo
 std::int64_t DistributedOperator::halo_nnz() const noexcept { return state_->halo_nnz; }
 std::int32_t DistributedOperator::halo_rows() const noexcept { return state_->halo_rows; }
 std::int32_t DistributedOperator::send_rows() const noexcept { return state_->exchange->send_rows(); }
-const HaloExchange& DistributedOperator::halo_exchange() const noexcept { return *state_->exchange; }
 PartitionMethod DistributedOperator::partition_method() const noexcept { return state_->partition; }
 const std::vector<std::int32_t>& DistributedOperator::row_order() const noexcept { return state_->row_order; }
 std::int64_t DistributedOperator::rank_nnz(int r) const {
@@ -249,16 +258,16 @@ std::int64_t DistributedOperator::device_bytes() const {
 struct DistributedPlan::Impl {
   const DistributedOperator::State* op = nullptr;
   std::int32_t n = 0;
-  InputType input = InputType::f16;
+  ElementType input = ElementType::f16;
   std::unique_ptr<SpmmPlan> local, halo;
   std::unique_ptr<HaloExchangePlan> exchange;  // B rows in the parts' input type
 
   void run(const void* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
-           cudaStream_t stream, DistributedStages stages, InputType given, const OutputAddend* addends = nullptr,
+           cudaStream_t stream, DistributedStages stages, ElementType given, const OutputAddend* addends = nullptr,
            int count = 0) const {
-    if (given == InputType::f32 ? input != InputType::f32 : input == InputType::f32)
-      throw InvalidArgument(std::string("DistributedPlan::run: the plan takes ") + input_type_name(input) +
-                            " B, run() was given " + (given == InputType::f32 ? "fp32" : "16-bit") + " B");
+    if (given == ElementType::f32 ? input != ElementType::f32 : input == ElementType::f32)
+      throw InvalidArgument(std::string("DistributedPlan::run: the plan takes ") + element_type_name(input) +
+                            " B, run() was given " + (given == ElementType::f32 ? "fp32" : "16-bit") + " B");
     if (ldb < n || ldc < n)
       throw InvalidArgument("DistributedPlan::run: ldb " + std::to_string(ldb) + " and ldc " + std::to_string(ldc) +
                             " must be >= n = " + std::to_string(n));
@@ -297,9 +306,9 @@ struct DistributedPlan::Impl {
 
   void run_part(const SpmmPlan& plan, const void* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha,
                 float beta, cudaStream_t stream, const OutputAddend* addends = nullptr, int count = 0) const {
-    if (input == InputType::f32 && count > 0)
+    if (input == ElementType::f32 && count > 0)
       plan.run(static_cast<const float*>(b), ldb, c, ldc, alpha, beta, addends, count, stream);
-    else if (input == InputType::f32)
+    else if (input == ElementType::f32)
       plan.run(static_cast<const float*>(b), ldb, c, ldc, alpha, beta, stream);
     else
       plan.run(static_cast<const fp16_t*>(b), ldb, c, ldc, alpha, beta, stream);
@@ -313,7 +322,7 @@ DistributedPlan::~DistributedPlan() = default;
 
 DistributedPlan DistributedOperator::make_plan(std::int32_t n, const PlanOptions& options) const {
   if (n < 1) throw InvalidArgument("DistributedOperator::make_plan: n = " + std::to_string(n) + ", needs n >= 1");
-  if (options.output != OutputType::f32)
+  if (options.output != ElementType::f32)
     throw InvalidArgument("DistributedOperator::make_plan: distributed products write fp32 C (the halo part adds "
                           "into the local part's sums)");
   const State& s = *state_;
@@ -325,20 +334,20 @@ DistributedPlan DistributedOperator::make_plan(std::int32_t n, const PlanOptions
   part_options.input = p->input;
   if (s.local) p->local = std::make_unique<SpmmPlan>(s.local->make_plan(n, KernelKind::automatic, part_options));
   if (s.halo) p->halo = std::make_unique<SpmmPlan>(s.halo->make_plan(n, KernelKind::automatic, part_options));
-  const HaloElement element = p->input == InputType::f32   ? HaloElement::f32
-                              : p->input == InputType::bf16 ? HaloElement::bf16
+  const HaloElement element = p->input == ElementType::f32   ? HaloElement::f32
+                              : p->input == ElementType::bf16 ? HaloElement::bf16
                                                             : HaloElement::f16;
   p->exchange = std::make_unique<HaloExchangePlan>(s.exchange->make_plan(n, element));
   return DistributedPlan(std::move(p));
 }
 
 void DistributedPlan::run(const fp16_t* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
-                          Stream stream, DistributedStages stages) const {
-  impl_->run(b, ldb, c, ldc, alpha, beta, stream, stages, InputType::f16);
+                          Stream stream) const {
+  impl_->run(b, ldb, c, ldc, alpha, beta, stream, DistributedStages::all, ElementType::f16);
 }
 void DistributedPlan::run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
-                          Stream stream, DistributedStages stages) const {
-  impl_->run(b, ldb, c, ldc, alpha, beta, stream, stages, InputType::f32);
+                          Stream stream) const {
+  impl_->run(b, ldb, c, ldc, alpha, beta, stream, DistributedStages::all, ElementType::f32);
 }
 
 void DistributedPlan::run(const float* b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
@@ -346,11 +355,11 @@ void DistributedPlan::run(const float* b, std::int64_t ldb, float* c, std::int64
   if (count < 0 || count > kMaxOutputAddends || (count > 0 && !addends))
     throw InvalidArgument("DistributedPlan::run: " + std::to_string(count) + " addends (at most " +
                           std::to_string(kMaxOutputAddends) + ", non-null)");
-  impl_->run(b, ldb, c, ldc, alpha, beta, stream, DistributedStages::all, InputType::f32, addends, count);
+  impl_->run(b, ldb, c, ldc, alpha, beta, stream, DistributedStages::all, ElementType::f32, addends, count);
 }
 
 std::int32_t DistributedPlan::n() const noexcept { return impl_->n; }
-InputType DistributedPlan::input() const noexcept { return impl_->input; }
+ElementType DistributedPlan::input() const noexcept { return impl_->input; }
 std::int64_t DistributedPlan::bytes_sent() const noexcept { return impl_->exchange->bytes_sent(); }
 std::int64_t DistributedPlan::bytes_received() const noexcept { return impl_->exchange->bytes_received(); }
 std::int64_t DistributedPlan::device_bytes() const noexcept {
@@ -364,6 +373,27 @@ const PlanReport* DistributedPlan::local_report() const noexcept {
 }
 const PlanReport* DistributedPlan::halo_report() const noexcept {
   return impl_->halo ? &impl_->halo->report() : nullptr;
+}
+
+// --- the library's own way in, and the experimental stages
+
+const HaloExchange& detail::DistributedAccess::halo_exchange(const DistributedOperator& op) noexcept {
+  return *op.state_->exchange;
+}
+
+void detail::DistributedAccess::run_stages(const DistributedPlan& plan, DistributedStages stages, const void* b,
+                                           bool f32_b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha,
+                                           float beta, Stream stream) {
+  plan.impl_->run(b, ldb, c, ldc, alpha, beta, stream, stages, f32_b ? ElementType::f32 : ElementType::f16);
+}
+
+void experimental::run_stages(const DistributedPlan& plan, DistributedStages stages, const fp16_t* b,
+                              std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta, Stream stream) {
+  detail::DistributedAccess::run_stages(plan, stages, b, false, ldb, c, ldc, alpha, beta, stream);
+}
+void experimental::run_stages(const DistributedPlan& plan, DistributedStages stages, const float* b,
+                              std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta, Stream stream) {
+  detail::DistributedAccess::run_stages(plan, stages, b, true, ldb, c, ldc, alpha, beta, stream);
 }
 
 }  // namespace bcsr24

@@ -1,7 +1,7 @@
 // HaloExchange and HaloExchangePlan: halo requests exchanged once over NCCL at construction (counts, then the
 // lists); per exchange, a gather kernel packs the rows peers need and one grouped NCCL send/recv per peer runs on
 // the plan's communication stream, ordered after the caller's stream by an event.
-#include "bcsr24/halo_exchange.hpp"
+#include "distributed/halo_exchange.hpp"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "bcsr24/distributed_operator.hpp"  // check_communicator
 #include "bcsr24/error.hpp"
 #include "device/cuda_check.hpp"
 #include "device/cuda_owners.hpp"
@@ -20,10 +21,25 @@
 
 namespace bcsr24 {
 
-using detail::make_event;
-using detail::make_stream;
-using detail::OwnedEvent;
-using detail::OwnedStream;
+void check_communicator(const NcclCommunicator& comm, const char* who) {
+  if (!comm.comm) throw InvalidArgument(std::string(who) + ": the NCCL communicator is null");
+  int count = 0, rank = 0;
+  BCSR24_NCCL_CHECK(ncclCommCount(comm.comm, &count));
+  BCSR24_NCCL_CHECK(ncclCommUserRank(comm.comm, &rank));
+  if (count != comm.size || rank != comm.rank)
+    throw InvalidArgument(std::string(who) + ": the communicator has rank " + std::to_string(rank) + " of " +
+                          std::to_string(count) + ", but rank " + std::to_string(comm.rank) + " of " +
+                          std::to_string(comm.size) + " was passed");
+  int comm_device = -1, device = -1;
+  BCSR24_NCCL_CHECK(ncclCommCuDevice(comm.comm, &comm_device));
+  BCSR24_CUDA_CHECK(cudaGetDevice(&device));
+  if (comm_device != device)
+    throw InvalidArgument(std::string(who) + ": the communicator of rank " + std::to_string(rank) +
+                          " is on CUDA device " + std::to_string(comm_device) + " but device " +
+                          std::to_string(device) + " is current; call cudaSetDevice first");
+}
+
+namespace detail {
 
 namespace {
 
@@ -94,24 +110,6 @@ std::vector<std::vector<std::int32_t>> exchange_requests(const RankBlock& block,
 }
 
 }  // namespace
-
-void check_communicator(const NcclCommunicator& comm, const char* who) {
-  if (!comm.comm) throw InvalidArgument(std::string(who) + ": the NCCL communicator is null");
-  int count = 0, rank = 0;
-  BCSR24_NCCL_CHECK(ncclCommCount(comm.comm, &count));
-  BCSR24_NCCL_CHECK(ncclCommUserRank(comm.comm, &rank));
-  if (count != comm.size || rank != comm.rank)
-    throw InvalidArgument(std::string(who) + ": the communicator has rank " + std::to_string(rank) + " of " +
-                          std::to_string(count) + ", but rank " + std::to_string(comm.rank) + " of " +
-                          std::to_string(comm.size) + " was passed");
-  int comm_device = -1, device = -1;
-  BCSR24_NCCL_CHECK(ncclCommCuDevice(comm.comm, &comm_device));
-  BCSR24_CUDA_CHECK(cudaGetDevice(&device));
-  if (comm_device != device)
-    throw InvalidArgument(std::string(who) + ": the communicator of rank " + std::to_string(rank) +
-                          " is on CUDA device " + std::to_string(comm_device) + " but device " +
-                          std::to_string(device) + " is current; call cudaSetDevice first");
-}
 
 int halo_element_bytes(HaloElement element) noexcept {
   switch (element) {
@@ -272,5 +270,7 @@ std::int64_t HaloExchangePlan::bytes_received() const noexcept {
 std::int64_t HaloExchangePlan::device_bytes() const noexcept {
   return std::int64_t(impl_->send_buffer.bytes() + impl_->halo_buffer.bytes());
 }
+
+}  // namespace detail
 
 }  // namespace bcsr24

@@ -1,6 +1,6 @@
 // The halo of a rank: its rows split into local and halo parts by column owner, and the send plans that are
 // the transpose of the ranks' receive lists.
-#include "bcsr24/distributed_partition.hpp"
+#include "distributed/halo_plan.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -11,7 +11,7 @@
 
 #include "bcsr24/error.hpp"
 
-namespace bcsr24 {
+namespace bcsr24::detail {
 
 namespace {
 
@@ -180,8 +180,6 @@ RankBlock split_rank_rows(const CsrMatrix& rows_of_rank, int rank, const RowPart
   return block;
 }
 
-namespace detail {
-
 std::vector<RankBlock> split_matrix(const CsrMatrix& a, const RowPartition& row_partition,
                                     const RowPartition& col_partition) {
   validate_partition(row_partition, a.rows, "split_matrix: row partition");
@@ -194,8 +192,6 @@ std::vector<RankBlock> split_matrix(const CsrMatrix& a, const RowPartition& row_
                                      col_partition));
   return blocks;
 }
-
-}  // namespace detail
 
 HaloSendPlan build_send_plan(int me, const RowPartition& col_partition,
                              const std::vector<std::vector<std::int32_t>>& requested_global_by_peer) {
@@ -245,8 +241,6 @@ HaloSendPlan build_send_plan(int me, const RowPartition& col_partition,
   return plan;
 }
 
-namespace detail {
-
 std::vector<HaloSendPlan> build_all_send_plans(const std::vector<RankBlock>& blocks,
                                                const RowPartition& col_partition) {
   validate_partition(col_partition, col_partition.size(), "build_all_send_plans: column partition");
@@ -282,6 +276,4 @@ std::int64_t halo_exchange_bytes(const std::vector<RankBlock>& blocks, std::int3
   return halo_rows * row_bytes;
 }
 
-}  // namespace detail
-
-}  // namespace bcsr24
+}  // namespace bcsr24::detail

@@ -70,7 +70,7 @@ void symmetric_graph(const CsrMatrix& a, std::vector<idx_t>& xadj, std::vector<i
 
 /// Vertex weights: the row's bytes under `cost`, divided by the costs' common factor, and scaled down (rounding
 /// up, never below 1) when the total would not leave METIS's sums room in idx_t.
-std::vector<idx_t> vertex_weights(const CsrMatrix& a, const PartitionCost& cost) {
+std::vector<idx_t> vertex_weights(const CsrMatrix& a, const detail::PartitionCost& cost) {
   const std::int64_t common = std::gcd(cost.bytes_per_entry, cost.bytes_per_row);  // > 0: not both zero
   const std::int64_t per_entry = cost.bytes_per_entry / common, per_row = cost.bytes_per_row / common;
   std::vector<std::int64_t> bytes(at(a.rows));
@@ -98,7 +98,7 @@ const char* metis_status_name(int status) {
 
 }  // namespace
 
-std::vector<std::int32_t> metis_row_parts(const CsrMatrix& a, int ranks, const PartitionCost& cost) {
+std::vector<std::int32_t> metis_row_parts(const CsrMatrix& a, int ranks, const detail::PartitionCost& cost) {
   std::vector<idx_t> xadj, adjncy;
   symmetric_graph(a, xadj, adjncy);
   std::vector<idx_t> vwgt = vertex_weights(a, cost);
@@ -129,7 +129,7 @@ std::vector<std::int32_t> metis_row_parts(const CsrMatrix& a, int ranks, const P
 
 #else
 
-std::vector<std::int32_t> metis_row_parts(const CsrMatrix&, int, const PartitionCost&) {
+std::vector<std::int32_t> metis_row_parts(const CsrMatrix&, int, const detail::PartitionCost&) {
   throw NotSupported("partition method metis: this build of bcsr24 has no METIS (configure with "
                      "-DBCSR24_WITH_METIS=ON and libmetis-dev installed), use contiguous");
 }

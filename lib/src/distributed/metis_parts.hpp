@@ -19,6 +19,6 @@ constexpr int kMetisSeed = 54;
 /// Preconditions (checked by partition_rows): a square and valid, ranks >= 2, a.rows > ranks.
 /// @throw NotSupported without METIS in this build; SizeLimitError when the graph does not fit METIS's 32-bit
 ///        indices; Error when METIS reports a failure.
-std::vector<std::int32_t> metis_row_parts(const CsrMatrix& a, int ranks, const PartitionCost& cost);
+std::vector<std::int32_t> metis_row_parts(const CsrMatrix& a, int ranks, const detail::PartitionCost& cost);
 
 }  // namespace bcsr24::distributed

@@ -1,5 +1,5 @@
-// BCSR24_NCCL_CHECK: every NCCL call of the distributed layer, turned into an NcclError with the call, file and
-// line (the NCCL counterpart of BCSR24_CUDA_CHECK).
+// BCSR24_NCCL_CHECK: every NCCL call of the distributed layer, turned into a CudaError with the call, file, line
+// and NCCL's reason (the NCCL counterpart of BCSR24_CUDA_CHECK).
 #pragma once
 
 #include <nccl.h>
@@ -11,7 +11,7 @@
 namespace bcsr24::distributed {
 
 [[noreturn]] inline void throw_nccl_error(ncclResult_t status, const char* call, const char* file, int line) {
-  throw NcclError(std::string(call) + " failed (" + file + ":" + std::to_string(line) +
+  throw CudaError(std::string(call) + " failed (" + file + ":" + std::to_string(line) +
                   "): " + ncclGetErrorString(status));
 }
 

@@ -28,11 +28,11 @@ void check_ranks(int ranks, const char* function) {
     throw InvalidArgument(std::string(function) + ": ranks is " + std::to_string(ranks) + ", needs at least 1");
 }
 
-void check_cost(const PartitionCost& cost) {
+void check_cost(const detail::PartitionCost& cost) {
   const auto check = [](std::int64_t bytes, const char* name) {
-    if (bytes < 0 || bytes > kMaxPartitionCost)
+    if (bytes < 0 || bytes > detail::kMaxPartitionCost)
       throw InvalidArgument(std::string("partition_rows_by_bytes: ") + name + " is " + std::to_string(bytes) +
-                            ", outside 0 .. " + std::to_string(kMaxPartitionCost));
+                            ", outside 0 .. " + std::to_string(detail::kMaxPartitionCost));
   };
   check(cost.bytes_per_entry, "bytes_per_entry");
   check(cost.bytes_per_row, "bytes_per_row");
@@ -94,6 +94,8 @@ RowPartition uniform_partition(std::int32_t n, int ranks) {
   return p;
 }
 
+namespace detail {
+
 RowPartition partition_rows_by_bytes(std::int32_t rows, const std::int32_t* row_ptr, int ranks,
                                      const PartitionCost& cost) {
   check_ranks(ranks, "partition_rows_by_bytes");
@@ -140,5 +142,7 @@ RowPartition partition_rows_by_bytes(const CsrMatrix& a, int ranks, const Partit
                           std::to_string(a.rows) + " rows");
   return partition_rows_by_bytes(a.rows, a.row_ptr.data(), ranks, cost);
 }
+
+}  // namespace detail
 
 }  // namespace bcsr24

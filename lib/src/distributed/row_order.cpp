@@ -60,13 +60,13 @@ bool metis_available() noexcept {
 #endif
 }
 
-RowPartition partition_rows(const CsrMatrix& a, int ranks, PartitionMethod method, const PartitionCost& cost,
+RowPartition partition_rows(const CsrMatrix& a, int ranks, PartitionMethod method, const detail::PartitionCost& cost,
                             std::vector<std::int32_t>& new_to_old, PartitionMethod* used) {
   const bool square = a.rows == a.cols;
   if (method == PartitionMethod::automatic)
     method = metis_available() && square ? PartitionMethod::metis : PartitionMethod::contiguous;
   // The byte-balanced split checks ranks, the cost and row_ptr, whichever method runs.
-  RowPartition contiguous = partition_rows_by_bytes(a, ranks, cost);
+  RowPartition contiguous = detail::partition_rows_by_bytes(a, ranks, cost);
   if (method == PartitionMethod::metis) {
     if (!square)
       throw InvalidArgument("partition method metis: A is " + std::to_string(a.rows) + " x " + std::to_string(a.cols) +

@@ -21,7 +21,7 @@ std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
 
 /// Row pointers start at 0, are monotone and end at the list's tile count.
 void check_row_ptr(const std::string& path, const TileList& list, const char* name) {
-  const auto fail = [&](const std::string& why) { throw FileFormatError(path + ": " + name + " list: " + why); };
+  const auto fail = [&](const std::string& why) { throw ParseError(path, 0, std::string(name) + " list: " + why); };
   if (list.row_ptr.front() != 0) fail("row_ptr[0] is " + std::to_string(list.row_ptr.front()) + ", expected 0");
   for (std::size_t tr = 0; tr + 1 < list.row_ptr.size(); ++tr) {
     const std::int32_t begin = list.row_ptr[tr], end = list.row_ptr[tr + 1];
@@ -37,7 +37,7 @@ void check_row_ptr(const std::string& path, const TileList& list, const char* na
 /// [0, tile_cols). Condensed layout: ordinals in [0, tiles of the band in both lists). Needs both lists'
 /// row_ptr checked.
 void check_col_idx(const std::string& path, const Bcsr24Matrix& a, const TileList& list, const char* name) {
-  const auto fail = [&](const std::string& why) { throw FileFormatError(path + ": " + name + " list: " + why); };
+  const auto fail = [&](const std::string& why) { throw ParseError(path, 0, std::string(name) + " list: " + why); };
   const bool condensed = a.layout == TileLayout::condensed;
   for (std::int32_t tr = 0; tr < a.tile_rows; ++tr) {
     const std::int32_t begin = list.row_ptr[at(tr)], end = list.row_ptr[at(tr) + 1];
@@ -70,8 +70,8 @@ void check_lists_disjoint(const std::string& path, const Bcsr24Matrix& a) {
       const std::int32_t cs = a.sparse24.col_idx[at(s)];
       const std::int32_t cd = a.dense.col_idx[at(d)];
       if (cs == cd)
-        throw FileFormatError(path + ": tile (" + std::to_string(tr) + ", " + std::to_string(cs) +
-                              ") is stored in both the 2:4 and the dense list");
+        throw ParseError(path, 0, "tile (" + std::to_string(tr) + ", " + std::to_string(cs) +
+                                      ") is stored in both the 2:4 and the dense list");
       if (cs < cd) ++s; else ++d;
     }
   }
@@ -84,10 +84,11 @@ void check_tile_contents(const std::string& path, const Bcsr24Matrix& a) {
   for (const std::vector<fp16_t>* values : {&a.sparse24.values, &a.sparse24.values_lo, &a.dense.values, &a.dense.values_lo})
     for (const fp16_t v : *values)
       if (is_stored_non_finite(a.precision, v))
-        throw FileFormatError(path + ": a stored value is infinite or NaN (read as " + precision_name(a.precision) + ")");
+        throw ParseError(path, 0, std::string("a stored value is infinite or NaN (read as ") +
+                                      precision_name(a.precision) + ")");
   for (std::int64_t t = 0; t < a.sparse24.tiles(); ++t)
     if (!sparse24_metadata_valid(a.sparse24.metadata.data() + t * kSparseTileMetaWords))
-      throw FileFormatError(path + ": 2:4 tile " + std::to_string(t) + " has a metadata nibble mma.sp rejects");
+      throw ParseError(path, 0, "2:4 tile " + std::to_string(t) + " has a metadata nibble mma.sp rejects");
 
   const std::int32_t last_rows = a.rows - (a.tile_rows - 1) * kTileRows;  // rows used in the last tile row
   const std::int32_t last_cols = a.cols - (a.tile_cols - 1) * kTileCols;  // columns used in the last tile column
@@ -111,8 +112,8 @@ void check_tile_contents(const std::string& path, const Bcsr24Matrix& a) {
           for (int c = 0; c < kTileCols; ++c)
             if ((r >= used_rows || padding_col[at(c)]) &&
                 is_stored_nonzero(a.precision, tile[at(r * kTileCols + c)], tile_lo[at(r * kTileCols + c)]))
-              throw FileFormatError(
-                  path + ": " + name + " tile (" + std::to_string(tr) + ", " + std::to_string(tc) +
+              throw ParseError(
+                  path, 0, std::string(name) + " tile (" + std::to_string(tr) + ", " + std::to_string(tc) +
                   ") has a nonzero outside the matrix (tile row " + std::to_string(r) + ", tile column " +
                   std::to_string(c) +
                   (r >= used_rows ? std::string(": a padding row)")

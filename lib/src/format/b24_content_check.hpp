@@ -8,7 +8,7 @@
 
 namespace bcsr24::detail {
 
-/// Throws FileFormatError (the message starts with `path`) for the first problem: row_ptr not starting at 0,
+/// Throws ParseError (line 0; the message starts with `path`) for the first problem: row_ptr not starting at 0,
 /// not monotone or not ending at the tile count; a col_idx out of range or not strictly increasing within a tile
 /// row; a tile in both lists; an inf/NaN stored value; an invalid metadata nibble; a nonzero in the padding.
 /// Needs every array sized as the header says (row_ptr tile_rows + 1, values per tile, b_rows 0 or 32 per tile).

@@ -148,18 +148,19 @@ struct FileDescriptor {
 std::vector<unsigned char> read_whole_file(const std::string& path) {
   FileDescriptor file;
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) throw FileFormatError(path + ": cannot open .b24 file: " + std::strerror(errno));
+  if (file.fd < 0) throw ParseError(path, 0, std::string("cannot open .b24 file: ") + std::strerror(errno));
   struct stat st {};
-  if (::fstat(file.fd, &st) != 0) throw FileFormatError(path + ": cannot stat the file: " + std::strerror(errno));
+  if (::fstat(file.fd, &st) != 0)
+    throw ParseError(path, 0, std::string("cannot stat the file: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    throw FileFormatError(path + (S_ISDIR(st.st_mode) ? ": is a directory" : ": is not a regular file") +
-                          ", not a .b24 file");
+    throw ParseError(path, 0, std::string(S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file") +
+                                  ", not a .b24 file");
   std::vector<unsigned char> bytes(static_cast<std::size_t>(st.st_size));
   std::size_t used = 0;
   while (used < bytes.size()) {
     const ::ssize_t got = ::read(file.fd, bytes.data() + used, bytes.size() - used);
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw FileFormatError(path + ": read error: " + std::strerror(errno));
+    if (got < 0) throw ParseError(path, 0, std::string("read error: ") + std::strerror(errno));
     if (got == 0) break;  // shrank since fstat: what is there is checked like any short file
     used += static_cast<std::size_t>(got);
   }
@@ -308,7 +309,7 @@ SizeCheck check_sizes(const Header& h, const unsigned char* bytes, std::size_t h
 
 /// A .b24 file's problem as the error the loader throws.
 [[noreturn]] void fail_load(const std::string& name, const std::string& why) {
-  throw FileFormatError(name + ": " + why);
+  throw ParseError(name, 0, why);
 }
 
 /// The magic, the version and the room for the version's header and trailer; returns the version.

@@ -23,7 +23,7 @@ inline constexpr std::uint32_t kB24VersionWithoutChoices = 3;
 inline constexpr std::uint32_t kB24OldestFileVersion = 1;
 
 /// A measured plan's choice as the file stores it (the operator's detail::StoredChoice): for which n, B type
-/// (InputType code: 1 fp16, 2 bf16, 3 fp32), output type (OutputType: 0 fp32, 1 fp16) and device name, the knobs
+/// (ElementType code: 1 fp16, 2 bf16, 3 fp32), output type (its own codes: 0 fp32, 1 fp16) and device name, the knobs
 /// that rebuild the plan (BandPaths: 1 tiles, 2 csr, 3 hybrid; TilePipeline: 1 standard, 2 deep; two flags) and
 /// the median measured when it was chosen (-1: none).
 struct B24TunedChoice {
@@ -43,7 +43,7 @@ void save_bcsr24(const std::string& path, const Bcsr24Matrix& a, const std::vect
 
 /// Reads versions kB24OldestFileVersion .. kB24FileVersion; the tuned choices of a version-4 file go to `choices`
 /// (cleared first) where given.
-/// @throw FileFormatError for a missing, truncated, corrupted (checksum or structure) or unknown-version file;
+/// @throw ParseError (line 0) for a missing, truncated, corrupted (checksum or structure) or unknown-version file;
 ///        the message starts with the file name.
 Bcsr24Matrix load_bcsr24(const std::string& path, std::vector<B24TunedChoice>* choices = nullptr);
 

@@ -13,7 +13,7 @@ namespace bcsr24::detail {
 
 /// The bytes of a whole .b24 file (any size, any content). Same checks and messages as load_bcsr24, each
 /// starting with `name`; a version-4 file's tuned choices go to `choices` (cleared first) where given.
-/// @throw FileFormatError for anything load_bcsr24 refuses.
+/// @throw ParseError (line 0) for anything load_bcsr24 refuses.
 Bcsr24Matrix load_bcsr24_bytes(const unsigned char* bytes, std::size_t size, const std::string& name,
                                std::vector<B24TunedChoice>* choices = nullptr);
 

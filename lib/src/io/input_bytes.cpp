@@ -82,8 +82,8 @@ Compression detect_compression(const char* data, std::size_t size) noexcept {
 void reject_unsupported_compression(Compression c, const std::string& name) {
   const char* what = c == Compression::bzip2 ? "bzip2" : c == Compression::xz ? "xz" : c == Compression::zstd ? "zstd" : nullptr;
   if (what == nullptr) return;
-  throw UnsupportedMatrixError(name, 0,
-                               std::string(what) + "-compressed input is not supported (only gzip is); decompress it first");
+  throw ParseError(name, 0,
+                   std::string(what) + "-compressed input is not supported (only gzip is); decompress it first");
 }
 
 namespace {

@@ -40,7 +40,7 @@ Compression detect_compression(const char* data, std::size_t size) noexcept;
 ///        text where it breaks off, or line 0 when no text came out).
 std::vector<char> gunzip(const char* data, std::size_t size, const std::string& name);
 
-/// Throws UnsupportedMatrixError (line 0) for compressions we recognise but do not inflate.
+/// Throws ParseError (line 0) for compressions we recognise but do not inflate.
 void reject_unsupported_compression(Compression c, const std::string& name);
 
 }  // namespace bcsr24::io

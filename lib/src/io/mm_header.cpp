@@ -90,8 +90,8 @@ const char* parse_banner(const char* p, const char* end, const std::string& name
 
   // Well-formed but not for us: say so precisely rather than "bad banner".
   if (is_vector)
-    throw UnsupportedMatrixError(name, 1, "Matrix Market vector files are not supported; bcsr24 reads the 'matrix' object only");
-  if (info.field == MmField::complex) throw UnsupportedMatrixError(name, 1, "complex matrices are not supported");
+    throw ParseError(name, 1, "Matrix Market vector files are not supported; bcsr24 reads the 'matrix' object only");
+  if (info.field == MmField::complex) throw ParseError(name, 1, "complex matrices are not supported");
   if (info.field == MmField::pattern && info.format == MmFormat::array)
     throw_parse_error(name, 1, "the 'pattern' field is only valid with the 'coordinate' format");
   if (info.field == MmField::pattern && info.symmetry != MmSymmetry::general && info.symmetry != MmSymmetry::symmetric)

@@ -35,7 +35,7 @@ struct MmHeader {
 
 /// Parses and checks the banner and size line, and refuses what bcsr24 does not read (vectors, complex)
 /// and sizes beyond 32-bit indices before anything is allocated for the body.
-/// @throw ParseError / UnsupportedMatrixError / SizeLimitError, each naming `name` and the line.
+/// @throw ParseError (also for vectors and complex values) / SizeLimitError, each naming `name` and the line.
 MmHeader parse_header(const char* data, std::size_t size, const std::string& name);
 
 /// Line number to report for a problem found at end of input: the last line that exists, rather than the

@@ -261,10 +261,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 /// The kernel instantiation of a mode and output type.
 using GroupKernel = void (*)(const BandGroupParams, const CUtensorMap);
-GroupKernel choose(OperandMode mode, OutputType out) {
+GroupKernel choose(OperandMode mode, ElementType out) {
   if (mode == OperandMode::f16)
-    return out == OutputType::f16 ? bcsr24_band_group_kernel<false, __half> : bcsr24_band_group_kernel<false, float>;
-  if (mode == OperandMode::bf16 && out == OutputType::f32) return bcsr24_band_group_kernel<true, float>;
+    return out == ElementType::f16 ? bcsr24_band_group_kernel<false, __half> : bcsr24_band_group_kernel<false, float>;
+  if (mode == OperandMode::bf16 && out == ElementType::f32) return bcsr24_band_group_kernel<true, float>;
   throw InvalidArgument(std::string("band groups: no kernel for operand mode ") + operand_mode_name(mode) +
                         " with this output type (16-bit A and B, fp32 C; fp16 C with fp16 A and B)");
 }
@@ -295,12 +295,12 @@ bool band_groups_supported(OperandMode mode, int device) {
   return major >= 9 && block_shared >= kSharedBytes;
 }
 
-void configure_band_group_kernel(OperandMode mode, OutputType out) {
+void configure_band_group_kernel(OperandMode mode, ElementType out) {
   BCSR24_CUDA_CHECK(
       cudaFuncSetAttribute(choose(mode, out), cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
 }
 
-void launch_band_group_kernel(OperandMode mode, OutputType out, const BandGroupParams& params,
+void launch_band_group_kernel(OperandMode mode, ElementType out, const BandGroupParams& params,
                               const std::uint16_t* b, std::int32_t k, std::uint32_t b_pitch, BandGroupBMap& map,
                               cudaStream_t stream) {
   static_assert(sizeof(CUtensorMap) == sizeof(map.descriptor) && alignof(CUtensorMap) <= alignof(BandGroupBMap),

@@ -74,7 +74,7 @@ struct BandGroupParams {
 bool band_groups_supported(OperandMode mode, int device);
 
 /// Sets the kernel's shared-memory attribute (once per plan).
-void configure_band_group_kernel(OperandMode mode, OutputType out);
+void configure_band_group_kernel(OperandMode mode, ElementType out);
 
 /// The TMA descriptor of B (a CUtensorMap) for one pointer, pitch and shape. The plan keeps the last one, so
 /// that runs on the same B (a solver's usual case) do not encode it again on the host.
@@ -90,7 +90,7 @@ struct BandGroupBMap {
 /// Enqueues the kernel over params.n_groups x params.n_slices blocks. `b`: 16-byte aligned, pitch a multiple
 /// of 16 bytes (the plan stages B otherwise); rows >= k and columns >= n read as zero. `map` is re-encoded
 /// only when b, pitch, k, n or the mode differ from the ones it holds.
-void launch_band_group_kernel(OperandMode mode, OutputType out, const BandGroupParams& params,
+void launch_band_group_kernel(OperandMode mode, ElementType out, const BandGroupParams& params,
                               const std::uint16_t* b, std::int32_t k, std::uint32_t b_pitch, BandGroupBMap& map,
                               cudaStream_t stream);
 

@@ -13,7 +13,7 @@ namespace bcsr24::kernels {
 
 namespace {
 
-const char* output_name(OutputType out) { return out == OutputType::f16 ? "fp16" : "fp32"; }
+const char* output_name(ElementType out) { return out == ElementType::f16 ? "fp16" : "fp32"; }
 
 template <typename Entry, typename Key>
 const Entry* find(const KernelTablePart<Entry>* parts, std::size_t part_count, const Key& key) noexcept {

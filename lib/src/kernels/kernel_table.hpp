@@ -21,7 +21,7 @@ struct TileKernelKey {
   OperandMode mode = OperandMode::f16;
   int slice_width = 8;                              ///< 8, 16, 32 or 64 (slice_width_for)
   TilePipeline pipeline = TilePipeline::standard;   ///< standard or deep (resolved by the plan)
-  OutputType output = OutputType::f32;
+  ElementType output = ElementType::f32;
   BRowIndex b_rows = BRowIndex::implicit;
   bool split_bands = false;                         ///< the schedule has parts of split bands
 };
@@ -39,7 +39,7 @@ struct TileKernel {
 /// What a plan asks of the CSR kernel.
 struct CsrKernelKey {
   OperandMode mode = OperandMode::f16;
-  OutputType output = OutputType::f32;
+  ElementType output = ElementType::f32;
   CsrShape shape;
 };
 

@@ -12,11 +12,11 @@
 
 namespace bcsr24::kernels {
 
-/// The OutputType of a kernel's C++ output type (float or __half).
+/// The ElementType of a kernel's C++ output type (float or __half).
 template <typename OutT>
-constexpr OutputType output_type_of() {
+constexpr ElementType output_type_of() {
   static_assert(std::is_same_v<OutT, float> || std::is_same_v<OutT, __half>, "C is fp32 or fp16");
-  return std::is_same_v<OutT, __half> ? OutputType::f16 : OutputType::f32;
+  return std::is_same_v<OutT, __half> ? ElementType::f16 : ElementType::f32;
 }
 
 /// 2^e as a float, for -126 <= e <= 127 (built from the bits: exact, no libm call).

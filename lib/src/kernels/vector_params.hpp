@@ -100,13 +100,13 @@ constexpr std::int32_t vector_slices(std::int32_t n) { return (n + kVectorSliceC
 /// Warps of the kernel resident on the current device at once for width n (its SMs times the blocks per SM its
 /// registers and n's shared memory allow, times kVectorWarps): the plan gives each slice that many warps / slices.
 /// @throw InvalidArgument for a mode the kernel does not take; CudaError from the occupancy query.
-std::int64_t vector_resident_warps(OperandMode mode, OutputType out, std::int32_t n, int multiprocessors);
+std::int64_t vector_resident_warps(OperandMode mode, ElementType out, std::int32_t n, int multiprocessors);
 
 /// Enqueues the kernel over ceil(warps / kVectorWarps) x slices blocks (nothing when there are no warps or
 /// n == 0); checks the launch without synchronising.
 /// @throw InvalidArgument for a mode the kernel does not take; SizeLimitError beyond one launch's blocks.
-void launch_vector_kernel(OperandMode mode, OutputType out, const VectorSpmmParams& params, cudaStream_t stream);
+void launch_vector_kernel(OperandMode mode, ElementType out, const VectorSpmmParams& params, cudaStream_t stream);
 /// Loads the kernel launch_vector_kernel would launch, where it is not loaded yet (what its first launch would do).
-void load_vector_kernel(OperandMode mode, OutputType out);
+void load_vector_kernel(OperandMode mode, ElementType out);
 
 }  // namespace bcsr24::kernels

@@ -263,18 +263,18 @@ __global__ void __launch_bounds__(kVectorWarps * kWarp, kMinBlocks)
 
 using VectorKernelFn = void (*)(VectorSpmmParams);
 
-VectorKernelFn choose(OperandMode mode, OutputType out) {
+VectorKernelFn choose(OperandMode mode, ElementType out) {
   if (mode == OperandMode::f16)
-    return out == OutputType::f16 ? vector_spmm_kernel<false, __half> : vector_spmm_kernel<false, float>;
-  if (mode == OperandMode::bf16 && out == OutputType::f32) return vector_spmm_kernel<true, float>;
+    return out == ElementType::f16 ? vector_spmm_kernel<false, __half> : vector_spmm_kernel<false, float>;
+  if (mode == OperandMode::bf16 && out == ElementType::f32) return vector_spmm_kernel<true, float>;
   throw InvalidArgument(std::string("narrow-vector kernel: no instantiation for ") + operand_mode_name(mode) + " with " +
-                        (out == OutputType::f16 ? "fp16" : "fp32") +
+                        (out == ElementType::f16 ? "fp16" : "fp32") +
                         " C (it takes fp16 or bf16 A with B of the same type; fp16 C with fp16 only)");
 }
 
 }  // namespace
 
-std::int64_t vector_resident_warps(OperandMode mode, OutputType out, std::int32_t n, int multiprocessors) {
+std::int64_t vector_resident_warps(OperandMode mode, ElementType out, std::int32_t n, int multiprocessors) {
   const VectorKernelFn fn = choose(mode, out);
   int blocks = 0;
   BCSR24_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -282,12 +282,12 @@ std::int64_t vector_resident_warps(OperandMode mode, OutputType out, std::int32_
   return std::int64_t(std::max(blocks, 1)) * kVectorWarps * std::max(multiprocessors, 1);
 }
 
-void load_vector_kernel(OperandMode mode, OutputType out) {
+void load_vector_kernel(OperandMode mode, ElementType out) {
   cudaFuncAttributes attributes;
   BCSR24_CUDA_CHECK(cudaFuncGetAttributes(&attributes, choose(mode, out)));
 }
 
-void launch_vector_kernel(OperandMode mode, OutputType out, const VectorSpmmParams& params, cudaStream_t stream) {
+void launch_vector_kernel(OperandMode mode, ElementType out, const VectorSpmmParams& params, cudaStream_t stream) {
   const VectorKernelFn fn = choose(mode, out);
   if (params.warps == 0 || params.n == 0) return;
   const std::int64_t blocks = (std::int64_t(params.warps) + kVectorWarps - 1) / kVectorWarps;

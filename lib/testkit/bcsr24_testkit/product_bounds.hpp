@@ -25,12 +25,12 @@ struct ModeArithmetic {
 };
 
 /// The terms of `precision` with B given as `input` (16-bit B is exact: u_b = s_b = 0).
-ModeArithmetic mode_arithmetic(Precision precision, InputType input);
+ModeArithmetic mode_arithmetic(Precision precision, ElementType input);
 
 /// The same against the matrix as stored (SparseOperator::stored_csr, reference_spmm): storing A costs nothing
 /// more (u_a = 0, and s_a = 0 but for split mode's A_lo B_lo, which a subnormal or zero high part leaves at
 /// 2^-36 2^e |b|: pass the rows' exponents); staging B, the dropped split term and the accumulation remain.
-ModeArithmetic stored_matrix_arithmetic(Precision precision, InputType input);
+ModeArithmetic stored_matrix_arithmetic(Precision precision, ElementType input);
 
 /// The float64 value of alpha * A * B + beta * C0 for every output (rows x n, leading dimension n) and the bound
 /// of `m` on a kernel's difference from it: row i stored with exponent row_exponent[i] (empty: 0 for every row),

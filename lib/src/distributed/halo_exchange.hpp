@@ -1,31 +1,29 @@
 // HaloExchange: the per-product movement of B rows between ranks that a row-distributed sparse product needs,
-// over NCCL, for any element type. DistributedOperator uses it for its 16-bit or fp32 B; a solver uses the same
-// pattern for its own fp64 or fp32 vectors (the true residual, a CSR reference product), so every product of a
-// distributed code moves exactly the rows its matrix needs. Built only with NCCL (BCSR24_HAS_NCCL).
+// over NCCL, for any element type. DistributedOperator uses it for its 16-bit or fp32 B; the distributed solver's
+// rank link uses the same pattern for its fp64 vectors (the true residual, a CSR reference product), so every
+// product of a distributed code moves exactly the rows its matrix needs. Built only with NCCL (BCSR24_HAS_NCCL);
+// the library's own, not installed (the solvers library and the tests reach it through the build tree).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include "bcsr24/spmm_plan.hpp"
+#include "bcsr24/communicator.hpp"
 #include "bcsr24/distributed_partition.hpp"
-
-struct ncclComm;  // = ncclComm_t without including nccl.h
+#include "bcsr24/spmm_plan.hpp"
+#include "distributed/halo_plan.hpp"
 
 namespace bcsr24 {
 
-/// A communicator the caller created: an NCCL communicator and this process's (or thread's) place in it. The
-/// CUDA device current when an object is built on it must be the communicator's device.
-struct NcclCommunicator {
-  ncclComm* comm = nullptr;  ///< ncclComm_t
-  int rank = 0;
-  int size = 1;
-};
+class DistributedOperator;
+class DistributedPlan;
 
-/// Checks that `comm` is non-null, that its rank and size match the NCCL communicator, and that its device is
-/// the current CUDA device. @throw InvalidArgument naming what differs; NcclError if NCCL cannot be queried.
-void check_communicator(const NcclCommunicator& comm, const char* who);
+namespace experimental {
+enum class DistributedStages;
+}
+
+namespace detail {
 
 /// Element types a halo exchange moves.
 enum class HaloElement { f16, bf16, f32, f64 };
@@ -42,7 +40,7 @@ class HaloExchangePlan;
 class HaloExchange {
  public:
   /// @param block this rank's split rows (split_rank_rows with the same partitions on every rank)
-  /// @throw InvalidArgument for a block of another rank or inconsistent requests; NcclError / CudaError.
+  /// @throw InvalidArgument for a block of another rank or inconsistent requests; CudaError (CUDA or NCCL).
   HaloExchange(const RankBlock& block, const RowPartition& col_partition, const NcclCommunicator& comm);
   HaloExchange(HaloExchange&&) noexcept;
   HaloExchange& operator=(HaloExchange&&) noexcept;
@@ -83,7 +81,7 @@ class HaloExchangePlan {
   /// the plan's communication stream first waits for the work `stream` has enqueued so far (b written), then
   /// packs the rows and runs one grouped NCCL send/recv. Collective: every rank calls it, in the same order
   /// relative to its other NCCL calls. Returns at once; nothing happens when moves_data() is false.
-  /// @throw InvalidArgument for ldb < n or a null b on a rank that sends; NcclError / CudaError.
+  /// @throw InvalidArgument for ldb < n or a null b on a rank that sends; CudaError (CUDA or NCCL).
   void start(const void* b, std::int64_t ldb, Stream stream) const;
   /// Makes `stream` wait (on the device) until the halo rows of the last start() have arrived.
   void wait(Stream stream) const;
@@ -103,5 +101,20 @@ class HaloExchangePlan {
   std::unique_ptr<Impl> impl_;
   friend class HaloExchange;
 };
+
+/// The library's way into a distributed operator and its plans beyond the public API: the halo exchange of an
+/// operator (for objects that move vectors distributed like B), and a plan's run with only some of its stages
+/// (experimental::run_stages, for measuring).
+struct DistributedAccess {
+  /// The exchange of `op`'s halo rows of B, valid while `op` lives; plans made on it may move other element types
+  /// (e.g. fp64 vectors of a solver whose rows are distributed like B).
+  static const HaloExchange& halo_exchange(const DistributedOperator& op) noexcept;
+  /// DistributedPlan::run limited to `stages` (b: fp32 when f32_b, else 16-bit bits).
+  static void run_stages(const DistributedPlan& plan, experimental::DistributedStages stages, const void* b,
+                         bool f32_b, std::int64_t ldb, float* c, std::int64_t ldc, float alpha, float beta,
+                         Stream stream);
+};
+
+}  // namespace detail
 
 }  // namespace bcsr24
