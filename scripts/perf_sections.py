@@ -59,15 +59,15 @@ def intro(sources, sweep):
         lines.insert(-1, f"- Device: {common} for {devices.count(common)} of the {len(sources)} data files; the "
                          "others name theirs under each table.")
     lines += ["## Reproduce", "",
-              "`scripts/gpu_check.sh OUT` on a GPU machine runs the steps (`STEPS=\"sweep report\"` a few); its "
-              "`report` step renders `OUT/PERFORMANCE.md` from the new data and the committed data of the other "
-              "steps. To update this file from such a run, on a checkout of the measured commit:", "",
+              "`scripts/gpu_check.sh OUT` runs the steps (`STEPS=\"sweep report\"` a few) and renders "
+              "`OUT/PERFORMANCE.md` from its data and the committed data. To update this file, on a checkout of the "
+              "measured commit:", "",
               "```",
               "python3 scripts/perf_report.py collect OUT [--commit SHA]   # OUT's data into docs/data, docs/sweep",
               "python3 scripts/perf_report.py render                       # docs/PERFORMANCE.md",
               "```", "",
-              "ctest's `perf_doc` fails when this file differs from what `render` makes of the committed data.", "",
-              "### Data", "", "Command, device and date are under each table.", ""]
+              "ctest's `perf_doc` checks that this file is what `render` makes of the data.", "",
+              "### Data", ""]
     rows = []
     for relpath, meta in sources:
         source = f"transcribed from {meta.get('transcribed').replace('docs/', '')}" if meta.get("transcribed") \
