@@ -82,7 +82,7 @@ def render(data_dir, sweep_dir):
     lines += balance_section(step["balance"])
     lines += cost_model_section()
     lines += measured_plans_section(step["model"])
-    texts = {"spmv": ("SpMV (n = 1)", "Against the faster cuSPARSE SpMV (fp16 or fp32 CSR), same run."),
+    texts = {"spmv": ("SpMV (n = 1)", "Against the faster cuSPARSE SpMV (fp16, fp32 CSR), same run."),
              "distributed": ("Distributed operator and solver",
                              "`DistributedOperator` over two GPUs of one host against one GPU, same process and "
                              "problem (docs/DISTRIBUTED.md)."),
