@@ -25,8 +25,11 @@ arch=90
 cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 || true)
 [[ $cap =~ ^([0-9]+)\.([0-9])$ ]] && arch=${BASH_REMATCH[1]}${BASH_REMATCH[2]}
 echo "setup: building for sm_$arch (GPU compute capability: ${cap:-none found})"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" -DBCSR24_BUILD_TESTS=OFF \
-  -DBCSR24_PYTHON=ON -DPython_EXECUTABLE="$(pwd)/.venv/bin/python" ${CMAKE_ARGS:-}
+# Ninja where it is installed and the folder is new (as scripts/build_and_test.sh): it overlaps the targets' compiles.
+generator=()
+[[ ! -f build/CMakeCache.txt ]] && command -v ninja > /dev/null && generator=(-G Ninja)
+cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+  -DBCSR24_BUILD_TESTS=OFF -DBCSR24_PYTHON=ON -DPython_EXECUTABLE="$(pwd)/.venv/bin/python" ${CMAKE_ARGS:-}
 cmake --build build -j"$(nproc)"
 build/apps/spmm_run data/xdys_1000x1000_2d3s.mtx --nmult 4
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
