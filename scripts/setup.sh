@@ -9,7 +9,7 @@ if [[ $(id -u) -eq 0 ]]; then sudo=""; else sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
-  cmake g++ make libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev zlib1g-dev libmetis-dev libopenmpi-dev python3 python3-dev python3-venv python3-matplotlib >/dev/null
+  cmake ninja-build g++ make libeigen3-dev catch2 libcli11-dev nlohmann-json3-dev zlib1g-dev libmetis-dev libopenmpi-dev python3 python3-dev python3-venv python3-matplotlib >/dev/null
 export PATH="/usr/local/cuda/bin:$PATH"
 # The Python package (docs/PYTHON.md) is built by the same CMake tree as the library and programs, so every CUDA
 # kernel compiles once: .venv gets the build and test requirements first (nanobind, numpy, scipy, pytest from PyPI),
