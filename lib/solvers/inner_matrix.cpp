@@ -5,22 +5,26 @@
 #include <cmath>
 
 #include "bcsr24/error.hpp"
+#include "format/name_table.hpp"
 
 namespace bcsr24::solver {
 
+namespace {
+
+constexpr bcsr24::detail::Named<InnerBackend> kBackends[] = {{InnerBackend::bcsr24, "bcsr24"},
+                                                             {InnerBackend::cusparse_csr_f32, "cusparse_csr_f32"},
+                                                             {InnerBackend::none, "none"}};
+/// The backends a name may ask for: every one but `none`.
+constexpr bcsr24::detail::Named<InnerBackend> kChoosableBackends[] = {kBackends[0], kBackends[1]};
+
+}  // namespace
+
 const char* inner_backend_name(InnerBackend backend) noexcept {
-  switch (backend) {
-    case InnerBackend::bcsr24: return "bcsr24";
-    case InnerBackend::cusparse_csr_f32: return "cusparse_csr_f32";
-    case InnerBackend::none: return "none";
-  }
-  return "unknown";
+  return bcsr24::detail::name_in(kBackends, backend, "unknown");
 }
 
 InnerBackend inner_backend_from_name(const std::string& name) {
-  if (name == "bcsr24") return InnerBackend::bcsr24;
-  if (name == "cusparse_csr_f32") return InnerBackend::cusparse_csr_f32;
-  throw InvalidArgument("unknown inner backend '" + name + "' (bcsr24, cusparse_csr_f32)");
+  return bcsr24::detail::value_in(kChoosableBackends, name, "inner backend");
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "bcsr24/matrix_market.hpp"
+#include "format/name_table.hpp"
 #ifdef BCSR24_HAS_NCCL
 #include "distributed/agreed_partition.hpp"
 #include "distributed/halo_plan.hpp"
@@ -17,30 +18,28 @@
 
 namespace bcsr24::solvers {
 
+namespace {
+
+constexpr bcsr24::detail::Named<Preconditioner> kPreconditioners[] = {
+    {Preconditioner::chebyshev, "chebyshev"}, {Preconditioner::jacobi, "jacobi"}, {Preconditioner::none, "none"}};
+constexpr bcsr24::detail::Named<StopReason> kStopReasons[] = {{StopReason::converged, "converged"},
+                                                              {StopReason::max_iterations, "max_iterations"},
+                                                              {StopReason::stagnation, "stagnation"},
+                                                              {StopReason::breakdown, "breakdown"},
+                                                              {StopReason::time_limit, "time_limit"}};
+
+}  // namespace
+
 const char* preconditioner_name(Preconditioner preconditioner) noexcept {
-  switch (preconditioner) {
-    case Preconditioner::chebyshev: return "chebyshev";
-    case Preconditioner::jacobi: return "jacobi";
-    case Preconditioner::none: return "none";
-  }
-  return "unknown";
+  return bcsr24::detail::name_in(kPreconditioners, preconditioner, "unknown");
 }
 
 Preconditioner preconditioner_from_name(const std::string& name) {
-  for (Preconditioner p : {Preconditioner::chebyshev, Preconditioner::jacobi, Preconditioner::none})
-    if (name == preconditioner_name(p)) return p;
-  throw InvalidArgument("unknown preconditioner '" + name + "' (chebyshev, jacobi, none)");
+  return bcsr24::detail::value_in(kPreconditioners, name, "preconditioner");
 }
 
 const char* stop_reason_name(StopReason reason) noexcept {
-  switch (reason) {
-    case StopReason::converged: return "converged";
-    case StopReason::max_iterations: return "max_iterations";
-    case StopReason::stagnation: return "stagnation";
-    case StopReason::breakdown: return "breakdown";
-    case StopReason::time_limit: return "time_limit";
-  }
-  return "unknown";
+  return bcsr24::detail::name_in(kStopReasons, reason, "unknown");
 }
 
 namespace {

@@ -9,11 +9,16 @@
 
 #include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/error.hpp"
+#include "format/name_table.hpp"
 #include "metis_parts.hpp"
 
 namespace bcsr24 {
 
 namespace {
+
+constexpr detail::Named<PartitionMethod> kMethods[] = {{PartitionMethod::automatic, "automatic"},
+                                                       {PartitionMethod::contiguous, "contiguous"},
+                                                       {PartitionMethod::metis, "metis"}};
 
 std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
 
@@ -37,19 +42,10 @@ RowPartition order_by_part(const std::vector<std::int32_t>& part, int ranks, std
 
 }  // namespace
 
-const char* partition_method_name(PartitionMethod method) noexcept {
-  switch (method) {
-    case PartitionMethod::automatic: return "automatic";
-    case PartitionMethod::contiguous: return "contiguous";
-    case PartitionMethod::metis: return "metis";
-  }
-  return "?";
-}
+const char* partition_method_name(PartitionMethod method) noexcept { return detail::name_in(kMethods, method); }
 
 PartitionMethod partition_method_from_name(const std::string& name) {
-  for (const PartitionMethod m : {PartitionMethod::automatic, PartitionMethod::contiguous, PartitionMethod::metis})
-    if (name == partition_method_name(m)) return m;
-  throw InvalidArgument("unknown partition method '" + name + "': expected automatic, contiguous or metis");
+  return detail::value_in(kMethods, name, "partition method");
 }
 
 bool metis_available() noexcept {

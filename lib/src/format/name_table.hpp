@@ -1,5 +1,6 @@
 // One table of (value, name) pairs per enum, and the two look-ups every enum's names need: so that each spelling
-// is written once (option_names.cpp, precision.cpp, device/kernel_names.cpp).
+// is written once (option_names.cpp, precision.cpp, device/kernel_names.cpp,
+// distributed/row_order.cpp, and the solvers' inner_matrix.cpp and spd_solver.cpp).
 #pragma once
 
 #include <cstddef>
