@@ -26,26 +26,37 @@ using solvers::SolveOptions;
 using solvers::SolveReport;
 using solvers::SpdSolver;
 
-SolveOptions make_options(double rtol, double atol, int max_iterations, double time_limit, bool initial_guess,
-                          const std::string& preconditioner, int degree, const std::string& inner_precision) {
-  SolveOptions o;
-  o.rtol = rtol;
-  o.atol = atol;
+/// The options a solve and an eigenvalue computation share (SolveOptions, EigenOptions): the iteration and time
+/// limits and the preconditioner, whose names are checked here.
+template <class Options>
+Options run_options(int max_iterations, double time_limit, const std::string& preconditioner, int degree,
+                    const std::string& inner_precision) {
+  Options o;
   o.max_iterations = max_iterations;
   o.time_limit_seconds = time_limit;
-  o.initial_guess = initial_guess;
   o.preconditioner = solvers::preconditioner_from_name(preconditioner);
   o.chebyshev_degree = degree;
   o.inner_precision = precision_from_name(inner_precision);
   return o;
 }
 
-nb::dict report_dict(const SolveReport& r) {
+SolveOptions make_options(double rtol, double atol, int max_iterations, double time_limit, bool initial_guess,
+                          const std::string& preconditioner, int degree, const std::string& inner_precision) {
+  auto o = run_options<SolveOptions>(max_iterations, time_limit, preconditioner, degree, inner_precision);
+  o.rtol = rtol;
+  o.atol = atol;
+  o.initial_guess = initial_guess;
+  return o;
+}
+
+/// The fields a solve's and an eigenvalue computation's reports share (SolveReport, EigenReport), under the same
+/// keys: why and when it stopped, the residuals' history and the time and products it took.
+template <class Report>
+nb::dict run_dict(const Report& r) {
   nb::dict d;
   d["stop"] = solvers::stop_reason_name(r.stop);
   d["message"] = r.message;
   d["iterations"] = r.iterations;
-  d["relative_residual"] = r.relative_residual;
   d["residual_norm"] = r.residual_norm;
   d["history"] = r.history;
   d["seconds"] = r.seconds;
@@ -56,6 +67,12 @@ nb::dict report_dict(const SolveReport& r) {
   d["products"] = r.products;
   d["host_synchronizations"] = r.host_synchronizations;
   d["preconditioner"] = solvers::preconditioner_name(r.preconditioner);
+  return d;
+}
+
+nb::dict report_dict(const SolveReport& r) {
+  nb::dict d = run_dict(r);
+  d["relative_residual"] = r.relative_residual;
   d["fallback_iteration"] = r.fallback_iteration;
   d["chebyshev"] = r.chebyshev;
   d["plan"] = r.plan;
@@ -64,35 +81,17 @@ nb::dict report_dict(const SolveReport& r) {
 
 solvers::EigenOptions eigen_options(double tol, int max_iterations, bool largest, double time_limit,
                                     const std::string& preconditioner, int degree, const std::string& inner_precision) {
-  solvers::EigenOptions o;
+  auto o = run_options<solvers::EigenOptions>(max_iterations, time_limit, preconditioner, degree, inner_precision);
   o.tol = tol;
-  o.max_iterations = max_iterations;
   o.largest = largest;
-  o.time_limit_seconds = time_limit;
-  o.preconditioner = solvers::preconditioner_from_name(preconditioner);
-  o.chebyshev_degree = degree;
-  o.inner_precision = precision_from_name(inner_precision);
   return o;
 }
 
 nb::dict eigen_dict(const solvers::EigenReport& r) {
-  nb::dict d;
-  d["stop"] = solvers::stop_reason_name(r.stop);
-  d["message"] = r.message;
-  d["iterations"] = r.iterations;
+  nb::dict d = run_dict(r);
   d["converged_pairs"] = r.converged;
   d["eigenvalues"] = r.eigenvalues;
-  d["residual_norm"] = r.residual_norm;
   d["norm_estimate"] = r.norm_estimate;
-  d["history"] = r.history;
-  d["seconds"] = r.seconds;
-  d["setup_seconds"] = r.setup_seconds;
-  d["spectrum_seconds"] = r.spectrum_seconds;
-  d["product_seconds"] = r.product_seconds;
-  d["product_share"] = r.product_share;
-  d["products"] = r.products;
-  d["host_synchronizations"] = r.host_synchronizations;
-  d["preconditioner"] = solvers::preconditioner_name(r.preconditioner);
   return d;
 }
 
