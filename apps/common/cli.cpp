@@ -58,6 +58,16 @@ std::vector<std::int32_t> parse_int_list(const std::string& text) {
   return out;
 }
 
+CLI::Option* add_distribution_options(CLI::App& app, int& gpus, bool& mpi, std::string& partition,
+                                      const DistributionHelp& help) {
+  CLI::Option* gpus_option = app.add_option("--gpus", gpus, help.gpus);
+  app.add_flag("--mpi", mpi, help.mpi)->excludes(gpus_option);
+  app.add_option("--partition", partition, help.partition)
+      ->check(CLI::IsMember({"automatic", "contiguous", "metis"}))
+      ->capture_default_str();
+  return gpus_option;
+}
+
 void StorageOptions::add_to(CLI::App& app, bool with_scaling) {
   struct Choice {
     const char* name;

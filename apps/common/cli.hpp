@@ -55,6 +55,18 @@ std::vector<std::string> split_list(const std::string& text);
 /// std::invalid_argument, which run_main reports).
 std::vector<std::int32_t> parse_int_list(const std::string& text);
 
+/// Help texts of the distributed options, in each program's words.
+struct DistributionHelp {
+  const char* gpus;
+  const char* mpi;
+  const char* partition;
+};
+
+/// --gpus P, --mpi (which excludes --gpus) and --partition automatic|contiguous|metis (its default shown): how a
+/// program spreads its work over GPUs. Returns the --gpus option, for the program's own checks.
+CLI::Option* add_distribution_options(CLI::App& app, int& gpus, bool& mpi, std::string& partition,
+                                      const DistributionHelp& help);
+
 /// --precision, --scaling, --layout and --reorder, as text until to_operator_options() maps them (so that
 /// CLI11 checks the names and --help lists them).
 struct StorageOptions {

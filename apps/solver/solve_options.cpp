@@ -146,23 +146,18 @@ void add_solve_options(CLI::App& app, Options& o) {
   apps::add_checked(app, "--device", o.device,
                     "gpu, or cpu (same algorithm, bcsr24 products emulated; small matrices only)",
                     CLI::IsMember({"gpu", "cpu"}));
-  CLI::Option* gpus =
-      app.add_option("--gpus", o.gpus,
-                     "The block solver distributed by rows over GPUs 0..P-1 of this host (SpdSolver with an NCCL "
-                     "communicator, one thread and rank each; halo exchange beside the local products, one NCCL "
-                     "all-reduce per reduction). 1 runs the distributed code on one GPU. Needs a build with NCCL")
-          ->check(CLI::PositiveNumber);
-  app.add_flag("--mpi", o.mpi,
-               "The distributed solve with one MPI process per GPU (mpirun -np P): each process takes device "
-               "local rank % device count of its host, reads or generates the whole matrix and keeps its rows; "
-               "rank 0 prints. Needs a build with NCCL and MPI")
-      ->excludes(gpus);
-  app.add_option("--partition", o.partition,
-                 "--gpus / --mpi: how rows are assigned to ranks: metis (METIS parts minimising the halo; the solve "
-                 "runs on the renumbered system, the solution is returned in the file's numbering), contiguous "
-                 "(ranges of the file's numbering), automatic (metis when this build has METIS)")
-      ->check(CLI::IsMember({"automatic", "contiguous", "metis"}))
-      ->capture_default_str();
+  apps::add_distribution_options(
+      app, o.gpus, o.mpi, o.partition,
+      {"The block solver distributed by rows over GPUs 0..P-1 of this host (SpdSolver with an NCCL communicator, "
+       "one thread and rank each; halo exchange beside the local products, one NCCL all-reduce per reduction). 1 "
+       "runs the distributed code on one GPU. Needs a build with NCCL",
+       "The distributed solve with one MPI process per GPU (mpirun -np P): each process takes device local rank % "
+       "device count of its host, reads or generates the whole matrix and keeps its rows; rank 0 prints. Needs a "
+       "build with NCCL and MPI",
+       "--gpus / --mpi: how rows are assigned to ranks: metis (METIS parts minimising the halo; the solve runs on "
+       "the renumbered system, the solution is returned in the file's numbering), contiguous (ranges of the "
+       "file's numbering), automatic (metis when this build has METIS)"})
+      ->check(CLI::PositiveNumber);
   app.add_option("--json", o.json_path, "Also write the results as JSON to this file");
   app.add_flag("--verbose", o.verbose, "Print every iteration");
 }

@@ -89,19 +89,15 @@ void add_options(CLI::App& app, Options& options) {
                "Evict A and B from the GPU's L2 (by reading a buffer of twice its size) before each timed "
                "repetition, as bench_spmm does (default on; --no-flush times with A and B left in L2 by the "
                "previous run)");
-  auto* gpus = app.add_option("--gpus", options.gpus,
-                              "Distributed mode: spread A over P GPUs (devices 0..P-1), one host thread per GPU, "
-                              "NCCL between them; times each stage against one GPU (needs a build with NCCL)");
-  app.add_flag("--mpi", options.mpi,
-               "Distributed mode under MPI: mpirun -np P spmm_run ... --mpi, one process per GPU (device: local rank "
-               "% device count); needs a build with NCCL and MPI")
-      ->excludes(gpus);
-  app.add_option("--partition", options.partition,
-                 "Distributed modes: how rows are assigned to ranks: metis (METIS parts minimising the halo, rows "
-                 "renumbered inside the operator), contiguous (ranges of the file's numbering), automatic (metis when "
-                 "this build has METIS)")
-      ->check(CLI::IsMember({"automatic", "contiguous", "metis"}))
-      ->capture_default_str();
+  apps::add_distribution_options(
+      app, options.gpus, options.mpi, options.partition,
+      {"Distributed mode: spread A over P GPUs (devices 0..P-1), one host thread per GPU, NCCL between them; times "
+       "each stage against one GPU (needs a build with NCCL)",
+       "Distributed mode under MPI: mpirun -np P spmm_run ... --mpi, one process per GPU (device: local rank % device "
+       "count); needs a build with NCCL and MPI",
+       "Distributed modes: how rows are assigned to ranks: metis (METIS parts minimising the halo, rows renumbered "
+       "inside the operator), contiguous (ranges of the file's numbering), automatic (metis when this build has "
+       "METIS)"});
   app.add_flag("--baseline,!--no-baseline", options.baseline,
                "Distributed modes: also time the whole matrix on one GPU (device 0, or rank 0's) for the speedup and "
                "memory ratio (default on)");
