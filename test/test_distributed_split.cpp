@@ -62,14 +62,6 @@ CsrMatrix with_explicit_zeros(CsrMatrix a) {
   return a;
 }
 
-std::vector<double> random_dense(std::int32_t rows, std::int32_t cols, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<double> b(at(rows) * at(cols));
-  for (double& x : b) x = value(rng);
-  return b;
-}
-
 /// Checks one rank's block on its own: shapes, CSR invariants, halo columns sorted and foreign, receive slices
 /// owned by their peer, and every row rebuilt exactly (columns and values, explicit zeros included) from the
 /// two parts.
@@ -181,7 +173,7 @@ void check_distributed_product(const CsrMatrix& a, const RowPartition& rp, const
 
   // The exchange. B is cols x n, row-major; rank q owns B rows [cp.begin(q), cp.end(q)).
   const std::int32_t n = kDenseCols;
-  const std::vector<double> b = random_dense(a.cols, n, seed);
+  const std::vector<double> b = test::random_dense(a.cols, n, seed);
   std::vector<std::vector<double>> send_buffer(at(ranks));
   for (int q = 0; q < ranks; ++q)
     for (const std::int32_t local_row : plans[at(q)].send_rows)

@@ -38,6 +38,14 @@ Eigen::SparseMatrix<double, Eigen::RowMajor> to_eigen(const CsrMatrix& a) {
   return m;
 }
 
+std::vector<double> random_dense(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  std::vector<double> out(static_cast<std::size_t>(rows * cols));
+  for (double& v : out) v = value(rng);
+  return out;
+}
+
 std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);

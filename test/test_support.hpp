@@ -96,6 +96,9 @@ void require_same_tiles(const TileList& a, const TileList& b);
 /// row, values in [-1, 1) and never 0.
 void require_valid_generated(const CsrMatrix& a);
 
+/// Random float64 matrix rows x cols (row-major, ld = cols), values uniform in [-1, 1).
+std::vector<double> random_dense(std::int64_t rows, std::int64_t cols, std::uint64_t seed);
+
 /// Random fp16 matrix rows x cols (row-major, ld = cols), values uniform in [-1, 1) rounded to fp16.
 std::vector<std::uint16_t> random_fp16(std::int64_t rows, std::int64_t cols, std::uint64_t seed);
 

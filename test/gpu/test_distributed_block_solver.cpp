@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -23,6 +22,7 @@
 #include "bcsr24_testkit/diffusion.hpp"
 #include "rank_threads.hpp"
 #include "test_skip.hpp"
+#include "test_support.hpp"
 
 using namespace bcsr24;
 using bcsr24::solvers::SolveOptions;
@@ -47,14 +47,6 @@ CsrMatrix lognormal_2d(std::int32_t nx, std::int32_t ny) {
   spec.sigma = 2.0;
   spec.seed = 3;
   return generate_diffusion_matrix(spec);
-}
-
-std::vector<double> random_block(std::int32_t rows, int k, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  std::vector<double> b(std::size_t(rows) * std::size_t(k));
-  for (double& v : b) v = value(rng);
-  return b;
 }
 
 struct Solved {
@@ -120,7 +112,7 @@ std::vector<double> host_relative_residuals(const CsrMatrix& a, const std::vecto
 TEST_CASE("SpdSolver on several GPUs: the single-GPU iterations and residuals", "[distributed][solver]") {
   const CsrMatrix a = lognormal_2d(150, 131);  // 19650 rows
   const int k = 4;
-  const std::vector<double> b = random_block(a.rows, k, 17);
+  const std::vector<double> b = test::random_dense(a.rows, k, 17);
   SolveOptions options;
   options.rtol = 1e-8;
 
