@@ -151,6 +151,25 @@ DeviceBandVectors upload_vectors(const detail::BandVectors& v, std::int32_t tile
   return d;
 }
 
+/// 0 .. tile_rows - 1: every band of `host`.
+std::vector<std::int32_t> every_band(const Bcsr24Matrix& host) {
+  std::vector<std::int32_t> bands(static_cast<std::size_t>(host.tile_rows));
+  for (std::int32_t b = 0; b < host.tile_rows; ++b) bands[static_cast<std::size_t>(b)] = b;
+  return bands;
+}
+
+/// `upload(part)` once the device has room for it: `what` (and `purpose`, what needs it) name the part in the
+/// memory check's refusal and, with its size, in an OutOfMemory from the upload itself.
+template <class Part, class Upload>
+auto upload_whole(const Part& part, const std::string& what, const char* purpose, const Upload& upload) {
+  detail::check_device_memory(part.bytes(), what + " (" + purpose + ")");
+  try {
+    return upload(part);
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory("uploading " + what + " (" + detail::byte_size_text(part.bytes()) + "): " + e.what());
+  }
+}
+
 }  // namespace
 
 DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -223,33 +242,22 @@ DeviceMatrix::DeviceMatrix(const Bcsr24Matrix& host, const UploadOptions& option
 void DeviceMatrix::add_csr_of_every_band(const Bcsr24Matrix& host) {
   Impl& d = *impl_;
   if (d.csr_of_every_band() != nullptr) return;
-  std::vector<std::int32_t> bands(static_cast<std::size_t>(host.tile_rows));
-  for (std::int32_t b = 0; b < host.tile_rows; ++b) bands[static_cast<std::size_t>(b)] = b;
-  require_current_device("SparseOperator::make_plan (the CSR rows of every band)");
-  const detail::BandCsr csr = detail::extract_band_csr(host, bands);
-  detail::check_device_memory(csr.bytes(), "the CSR rows of every band (csr_cuda_cores)");
-  try {
-    d.csr_every_band = upload_csr(csr, host.row_exponent, host.tile_rows);
-  } catch (const OutOfMemory& e) {
-    throw OutOfMemory("uploading the CSR rows of every band (" + detail::byte_size_text(csr.bytes()) +
-                      "): " + e.what());
-  }
+  const std::string what = "the CSR rows of every band";
+  require_current_device("SparseOperator::make_plan (" + what + ")");
+  d.csr_every_band = upload_whole(detail::extract_band_csr(host, every_band(host)), what, "csr_cuda_cores",
+                                  [&](const detail::BandCsr& csr) {
+                                    return upload_csr(csr, host.row_exponent, host.tile_rows);
+                                  });
 }
 
 void DeviceMatrix::add_vectors_of_every_band(const Bcsr24Matrix& host) {
   Impl& d = *impl_;
   if (d.vectors_of_every_band() != nullptr) return;
-  std::vector<std::int32_t> bands(static_cast<std::size_t>(host.tile_rows));
-  for (std::int32_t b = 0; b < host.tile_rows; ++b) bands[static_cast<std::size_t>(b)] = b;
-  require_current_device("SparseOperator::make_plan (the narrow vectors of every band)");
-  const detail::BandVectors v = detail::extract_band_vectors(host, bands);  // refuses split precision
-  detail::check_device_memory(v.bytes(), "the narrow vectors of every band (paths = vectors)");
-  try {
-    d.vectors_every_band = upload_vectors(v, host.tile_rows);
-  } catch (const OutOfMemory& e) {
-    throw OutOfMemory("uploading the narrow vectors of every band (" + detail::byte_size_text(v.bytes()) +
-                      "): " + e.what());
-  }
+  const std::string what = "the narrow vectors of every band";
+  require_current_device("SparseOperator::make_plan (" + what + ")");
+  d.vectors_every_band = upload_whole(detail::extract_band_vectors(host, every_band(host)),  // refuses split precision
+                                      what, "paths = vectors",
+                                      [&](const detail::BandVectors& v) { return upload_vectors(v, host.tile_rows); });
 }
 
 int DeviceMatrix::device() const noexcept { return impl_->device; }
