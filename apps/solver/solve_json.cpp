@@ -165,14 +165,14 @@ json comparison_json(const std::vector<BlockRunReport>& blocks, const std::vecto
   j["reference"] = first.label;
   j["reference_converged"] = first.result.stop == BlockStop::converged;
   json others = json::array();
-  for (std::size_t i = 1; i < blocks.size(); ++i)
-    others.push_back({{"label", blocks[i].label},
-                      {"converged", blocks[i].result.stop == BlockStop::converged},
-                      {"speedup", first.solve_seconds > 0 ? blocks[i].solve_seconds / first.solve_seconds : 0.0}});
-  for (const PcgRunReport& r : baselines)
+  // Every other run (block solver or baseline alike) against the first block run.
+  const auto add = [&](const auto& r) {
     others.push_back({{"label", r.label},
                       {"converged", r.result.stop == BlockStop::converged},
                       {"speedup", first.solve_seconds > 0 ? r.solve_seconds / first.solve_seconds : 0.0}});
+  };
+  for (std::size_t i = 1; i < blocks.size(); ++i) add(blocks[i]);
+  for (const PcgRunReport& r : baselines) add(r);
   j["speedups"] = others;
   return j;
 }
