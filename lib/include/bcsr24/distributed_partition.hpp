@@ -108,16 +108,27 @@ std::vector<std::int32_t> invert_permutation(const std::vector<std::int32_t>& pe
 CsrMatrix extract_permuted_rows(const CsrMatrix& a, const std::vector<std::int32_t>& new_to_old,
                                 const std::vector<std::int32_t>& old_to_new, std::int32_t begin, std::int32_t end);
 
+namespace detail {
+
+/// f(j, row) for each of rank `rank`'s rows: j its place in the operator's order (0 .. count - 1), row its place in
+/// the caller's numbering (new_to_old[begin + j]; begin + j for an empty new_to_old, the identity).
+template <class F>
+void for_each_rank_row(const RowPartition& partition, const std::vector<std::int32_t>& new_to_old, int rank, F&& f) {
+  const std::int32_t begin = partition.begin(rank), count = partition.count(rank);
+  for (std::int32_t j = 0; j < count; ++j)
+    f(std::int64_t{j}, new_to_old.empty() ? std::int64_t{begin + j} : new_to_old[static_cast<std::size_t>(begin + j)]);
+}
+
+}  // namespace detail
+
 /// Rank `rank`'s rows of a row-major block in the caller's numbering (x: rows x k, ld apart), in the operator's
 /// order: mine row j = x row new_to_old[begin + j]. An empty new_to_old means the identity (no renumbering).
 template <class T>
 void take_rank_rows(const T* x, std::int64_t ld, std::int32_t k, const RowPartition& partition,
                     const std::vector<std::int32_t>& new_to_old, int rank, T* mine, std::int64_t ld_mine) {
-  const std::int32_t begin = partition.begin(rank), count = partition.count(rank);
-  for (std::int32_t j = 0; j < count; ++j) {
-    const std::int64_t row = new_to_old.empty() ? begin + j : new_to_old[static_cast<std::size_t>(begin + j)];
+  detail::for_each_rank_row(partition, new_to_old, rank, [&](std::int64_t j, std::int64_t row) {
     for (std::int32_t c = 0; c < k; ++c) mine[j * ld_mine + c] = x[row * ld + c];
-  }
+  });
 }
 
 /// The inverse of take_rank_rows: writes rank `rank`'s rows (mine, in the operator's order) into their places of a
@@ -125,11 +136,9 @@ void take_rank_rows(const T* x, std::int64_t ld, std::int32_t k, const RowPartit
 template <class T>
 void put_rank_rows(const T* mine, std::int64_t ld_mine, std::int32_t k, const RowPartition& partition,
                    const std::vector<std::int32_t>& new_to_old, int rank, T* x, std::int64_t ld) {
-  const std::int32_t begin = partition.begin(rank), count = partition.count(rank);
-  for (std::int32_t j = 0; j < count; ++j) {
-    const std::int64_t row = new_to_old.empty() ? begin + j : new_to_old[static_cast<std::size_t>(begin + j)];
+  detail::for_each_rank_row(partition, new_to_old, rank, [&](std::int64_t j, std::int64_t row) {
     for (std::int32_t c = 0; c < k; ++c) x[row * ld + c] = mine[j * ld_mine + c];
-  }
+  });
 }
 
 /// n indices in `ranks` contiguous ranges whose sizes differ by at most one, the larger ones first. For the
