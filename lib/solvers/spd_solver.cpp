@@ -287,9 +287,7 @@ SolveReport SpdSolver::State::solve_on_gpu(const Value* b, int ldb, Value* x, in
     return not_positive_definite_report(st.not_positive_definite, o);
   }
   double setup_seconds = 0.0;
-  st.last.preprocess_seconds = st.last.upload_seconds = 0.0;  // set below by what this solve makes
-  const InnerEntry& entry = st.inner_for(o, setup_seconds);
-  const bool new_space = st.ensure_space(false, k, st.settings.fcg.memory, entry, setup_seconds);
+  const auto [entry, new_space] = st.prepare(o, false, k, st.settings.fcg.memory, setup_seconds);
   internal::GpuBlockSpace& space = *st.gpu;
   space.wait_for(stream);
   BlockTransfer transfer;
@@ -322,9 +320,7 @@ SolveReport SpdSolver::solve_host(const double* b, int ldb, double* x, int ldx, 
     return not_positive_definite_report(st.not_positive_definite, o);
   }
   double setup_seconds = 0.0;
-  st.last.preprocess_seconds = st.last.upload_seconds = 0.0;  // set below by what this solve makes
-  const InnerEntry& entry = st.inner_for(o, setup_seconds);
-  const bool new_space = st.ensure_space(true, k, st.settings.fcg.memory, entry, setup_seconds);
+  const auto [entry, new_space] = st.prepare(o, true, k, st.settings.fcg.memory, setup_seconds);
   internal::CpuBlockSpace& space = *st.cpu;
   // The CPU space holds n x k row-major blocks: the caller's rows of stride ld are packed and unpacked.
   const auto packed = [&](const double* from, int ld) {

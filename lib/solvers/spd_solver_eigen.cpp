@@ -55,9 +55,7 @@ EigenReport SpdSolver::State::eigen(const CsrMatrix* mass, double* x, int ldx, i
   as_solve.inner_precision = o.inner_precision;
   as_solve.chebyshev_degree = o.chebyshev_degree;
   double setup_seconds = mass_check_seconds;
-  last.preprocess_seconds = last.upload_seconds = 0.0;
-  const InnerEntry& entry = inner_for(as_solve, setup_seconds);
-  ensure_space(on_host, k, internal::kLobpcgMemory, entry, setup_seconds);
+  const InnerEntry& entry = prepare(as_solve, on_host, k, internal::kLobpcgMemory, setup_seconds).entry;
   internal::GpuBlockSpace* gpu_space = on_host ? nullptr : gpu.get();
   internal::BlockSpace* space = on_host ? static_cast<internal::BlockSpace*>(cpu.get()) : gpu_space;
   // M lives in the space for this call only (the space is shared with the solves).

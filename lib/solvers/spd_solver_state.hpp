@@ -198,6 +198,19 @@ struct SpdSolver::State {
 
   int lanczos_steps() const { return std::max(2, settings.polynomial.lanczos_steps); }
 
+  /// What a solve or an eigenvalue computation runs with (each call starts here): the inner operator for `o` and
+  /// the GPU (on_host false) or host space for k columns and `memory`. last's preprocess and upload times count
+  /// what this call makes; the time it takes is added to setup_seconds.
+  struct Prepared {
+    const InnerEntry& entry;
+    bool new_space;  ///< the space was made anew
+  };
+  Prepared prepare(const SolveOptions& o, bool on_host, int k, int memory, double& setup_seconds) {
+    last.preprocess_seconds = last.upload_seconds = 0.0;
+    const InnerEntry& entry = inner_for(o, setup_seconds);
+    return {entry, ensure_space(on_host, k, memory, entry, setup_seconds)};
+  }
+
   /// The GPU (on_host false) or host space for k columns and `memory`, made anew when what it was made for changed;
   /// the time that took is added to setup_seconds and last.upload_seconds. Returns whether it was made.
   bool ensure_space(bool on_host, int k, int memory, const InnerEntry& entry, double& setup_seconds) {
