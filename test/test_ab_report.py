@@ -18,20 +18,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from script_checks import check, exit_status
+
 OLD_COLUMNS = ["matrix", "rows", "cols", "nnz", "n", "method", "median_ms", "min_ms", "max_ms", "tflops_thesis",
                "tflops_useful", "bandwidth_gbs", "floor_fraction", "rel_error", "dense_tiles", "sparse24_tiles",
                "zero_tiles", "sparse24_share", "device", "layout"]
 NEW_COLUMNS = OLD_COLUMNS + ["predicted_us", "tuning_ms", "plan"]
 DEVICE = "NVIDIA H100 80GB HBM3"
 SHAPES = {"10d0s_16384": (16384, 16384, 26843545), "memplus": (17758, 17758, 126150)}
-
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print(f"FAILED: {what}")
 
 
 def write_csv(path, columns, rows, with_pass):
@@ -237,11 +231,7 @@ def main():
         check_unreadable_inputs(script, tmp, old_csv, new_csv)
         check_ab_compare(root, tmp)
 
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("ab_report: all checks passed")
-    return 0
+    return exit_status("ab_report")
 
 
 if __name__ == "__main__":

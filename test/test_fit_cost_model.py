@@ -16,13 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print(f"FAILED: {what}")
+from script_checks import check, exit_status
 
 
 def write(path, columns, rows):
@@ -56,11 +50,7 @@ def main():
               "below 1.0x: the cell whose only time is the model's plan, not the sweep's measured auto")
         only_fast = {k: v for k, v in cells.items() if k[0] != "A"}
         check("No cell below 1.0x." in "\n".join(fit.cusparse_section(only_fast)), "no cell below 1.0x is said")
-    if failures:
-        print(f"test_fit_cost_model.py: {len(failures)} check(s) failed")
-        return 1
-    print("test_fit_cost_model.py: passed")
-    return 0
+    return exit_status("test_fit_cost_model.py")
 
 
 if __name__ == "__main__":
