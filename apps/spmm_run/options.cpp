@@ -7,9 +7,9 @@
 
 #include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/spmm_plan.hpp"
+#include "cli_options.hpp"
 #ifdef BCSR24_HAS_NCCL
 #include "distributed.hpp"
-#include "cli_options.hpp"
 #endif
 
 namespace bcsr24::spmm_run {
