@@ -7,8 +7,9 @@
 // the B it was given (fp16 B: the fp16 values; bf16 B: the bf16 values; fp32 B: the full fp32 values).
 //
 // Precision variants, timed in the same run as the default: auto_f32b (fp16 A, fp32 B), auto_bf16 (bf16 A and B),
-// auto_bf16_f32b, auto_split (split A, fp32 B) and auto_matrix_scale (fp16 with one scale for the whole matrix
-// instead of one per row). --precision and --b-type set the precision of the plain methods.
+// auto_bf16_f32b, auto_split (split A, fp32 B), auto_matrix_scale (fp16 with one scale for the whole matrix
+// instead of one per row) and auto_c16 (fp16 C, rounded once from fp32 sums: what a peer writing fp16 C moves).
+// --precision and --b-type set the precision of the plain methods.
 //
 // auto is measured by default (--tuning measure, Tuning::measure: the cost model's best candidates timed on the
 // matrix, the fastest kept, within --tuning-budget) and its tuning printed: the budget and where it came from, each
@@ -40,6 +41,7 @@
 #include "bcsr24/device.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24/half.hpp"
+#include "bcsr24/matrix_market.hpp"
 #include "bcsr24/sparse_operator.hpp"
 #include "bcsr24_experimental/plan_knobs.hpp"
 #include "bcsr24_testkit/metrics.hpp"
@@ -71,11 +73,12 @@ using bench_spmm::print_matrix_summary;
 using bench_spmm::print_plan_row;
 using bench_spmm::print_tuning_row;
 
-/// What a bcsr24 method multiplies: the matrix's precision and scaling, and B's element type.
+/// What a bcsr24 method multiplies: the matrix's precision and scaling, B's element type and C's.
 struct Variant {
   Precision precision = Precision::fp16;
   ScalingPolicy scaling = ScalingPolicy::per_row;
   ElementType input = ElementType::automatic;
+  ElementType output = ElementType::f32;
 };
 
 /// The variant a method name selects (the suffix), or `plain` for the plain kernel names.
@@ -87,6 +90,9 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
       {"_bf16", {Precision::bf16, ScalingPolicy::per_row, ElementType::bf16}},
       {"_split", {Precision::split, ScalingPolicy::per_row, ElementType::f32}},
       {"_matrix_scale", {Precision::fp16, ScalingPolicy::automatic, ElementType::f16}},
+      // fp16 C (fp32 accumulation, rounded once at the store): half the output bytes, what a peer writing fp16 C
+      // moves; compared with it like for like.
+      {"_c16", {Precision::fp16, ScalingPolicy::per_row, ElementType::f16, ElementType::f16}},
   };
   for (const Suffix& x : suffixes) {
     const std::string suffix = x.text;
@@ -195,6 +201,7 @@ struct Settings {
   apps::MatrixSource source;
   apps::StorageOptions storage;
   std::string name, n_list = "8,32,128", methods_text = "all", csv_path, b_type_text = "auto";
+  std::string write_matrix_path;  // --write-matrix: the matrix as read or generated, for another harness to time
   int reps = 20, warmup = 5;
   apps::TuningOptions tuning;  // --tuning, --tuning-budget: how auto and its variants choose (not _model)
   bool no_check = false, no_flush = false;
@@ -215,7 +222,7 @@ void add_options(CLI::App& app, Settings& s) {
                  "force the bands' paths of auto (PlanKnobs::paths; _vectors: every band as narrow vectors on "
                  "tensor cores, _hybrid_vectors: the low-reuse bands), e.g. auto_vectors; _model makes auto's plan by the cost model alone (plain auto measures its "
                  "candidates, Tuning::measure); _f32b, _bf16, _bf16_f32b, _split and _matrix_scale select a "
-                 "precision variant; cusparse_spmv_f16 and cusparse_spmv_f32 (cusparseSpMV) run at n = 1 only")
+                 "precision variant, _c16 writes fp16 C (fp32 accumulation); cusparse_spmv_f16 and cusparse_spmv_f32 (cusparseSpMV) run at n = 1 only")
       ->capture_default_str();
   s.storage.add_to(app, false);
   app.add_option("--b-type", s.b_type_text,
@@ -227,6 +234,9 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--warmup", s.warmup, "untimed runs first")->capture_default_str();
   s.tuning.add_to(app);
   app.add_option("--csv", s.csv_path, "append one row per (n, method) to this CSV file");
+  app.add_option("--write-matrix", s.write_matrix_path,
+                 "also write the matrix as read or generated (e.g. --synth) to this Matrix Market file, so that "
+                 "another program (a peer's harness) can time the same matrix");
   app.add_flag("--no-check", s.no_check, "skip the float64 reference check");
   app.add_flag("--no-flush", s.no_flush, "do not flush L2 between timed runs");
 }
@@ -331,6 +341,7 @@ struct MethodRun {
   std::function<void(cudaStream_t)> run;
   std::unique_ptr<SpmmPlan> plan;
   const Reference* reference = nullptr;
+  bool c16 = false;  ///< C is fp16 bits (a _c16 method), not float
   bool thesis_layout = false;
 };
 
@@ -347,6 +358,7 @@ bool prepare_library_method(const std::string& method, std::int32_t n, const Set
   variant_of(strip_plan_suffix(method, knobs, tuning), plain, variant, base);
   PlanOptions plan_options;
   plan_options.input = variant.input;
+  plan_options.output = variant.output;
   s.tuning.apply(plan_options);
   plan_options.tuning = tuning;  // --tuning, or model for a _model method
   const SparseOperator& variant_op = operators.variant(variant);
@@ -363,6 +375,7 @@ bool prepare_library_method(const std::string& method, std::int32_t n, const Set
   }
   SpmmPlan* plan = m.plan.get();
   const ElementType input = plan->input();
+  m.c16 = plan->output() == ElementType::f16;
   void* c = w.d_c.get();
   if (input == ElementType::f32) {
     if (!s.no_check) m.reference = &w.full_reference();
@@ -424,7 +437,13 @@ double check_method(MethodRun& m, const CsrMatrix& csr, std::int32_t n, WidthOpe
   m.run(stream);
   BENCH_CUDA(cudaStreamSynchronize(stream));
   std::vector<float> c(std::size_t(csr.rows) * n);
-  BENCH_CUDA(cudaMemcpy(c.data(), w.d_c.get(), c.size() * 4, cudaMemcpyDeviceToHost));
+  if (m.c16) {
+    std::vector<fp16_t> bits(c.size());
+    BENCH_CUDA(cudaMemcpy(bits.data(), w.d_c.get(), bits.size() * 2, cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < c.size(); ++i) c[i] = fp16_to_float(bits[i]);
+  } else {
+    BENCH_CUDA(cudaMemcpy(c.data(), w.d_c.get(), c.size() * 4, cudaMemcpyDeviceToHost));
+  }
   double err = 0;
   for (std::size_t i = 0; i < c.size(); ++i) err += (double(c[i]) - reference.c[i]) * (double(c[i]) - reference.c[i]);
   return reference.norm > 0 ? std::sqrt(err) / reference.norm : std::sqrt(err);
@@ -450,7 +469,7 @@ void time_method(const RowContext& x, const std::string& method, std::int32_t n,
   const double floor_frac = (cost.min_bytes / kReferenceBandwidth) / sec;
   // The bytes the plan moves (bcsr24 methods only: a baseline has no plan report) against the copy rate.
   const SpmmPlan* plan = m.plan.get();
-  const double plan_bytes = plan ? plan_dram_bytes(plan->report(), x.csr.rows, x.csr.cols) : -1.0;
+  const double plan_bytes = plan ? plan_dram_bytes(plan->report(), x.csr.rows, x.csr.cols, m.c16 ? 2 : 4) : -1.0;
   const double plan_gbs = plan ? plan_bytes / sec * 1e-9 : -1.0;
   const double copy_fraction = plan && x.copy.bytes_per_s > 0 ? plan_bytes / sec / x.copy.bytes_per_s : -1.0;
   const auto cell = [](double value, const char* pattern) {
@@ -490,6 +509,7 @@ int run(Settings& s) {
 
   const bench::Stopwatch prep_watch;
   const CsrMatrix csr = s.source.load();
+  if (!s.write_matrix_path.empty()) write_matrix_market(s.write_matrix_path, csr);
   Variant plain;
   plain.precision = precision_from_name(s.storage.precision);
   plain.input = element_type_from_name(s.b_type_text);
