@@ -16,12 +16,10 @@
 #include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
 #include "distributed/halo_plan.hpp"
+#include "distributed_test_names.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::detail::PartitionCost;
-using bcsr24::detail::partition_rows_by_bytes;
-using bcsr24::detail::RankBlock;
 using bcsr24::test::scattered_csr;
 using bcsr24::test::test_seed;
 

@@ -20,16 +20,10 @@
 #include "bcsr24_testkit/mesh.hpp"
 #include "bcsr24_testkit/synthetic.hpp"
 #include "distributed/halo_plan.hpp"
+#include "distributed_test_names.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::detail::build_send_plan;
-using bcsr24::detail::extract_rows;
-using bcsr24::detail::HaloSendPlan;
-using bcsr24::detail::kMaxPartitionCost;
-using bcsr24::detail::partition_rows_by_bytes;
-using bcsr24::detail::RankBlock;
-using bcsr24::detail::split_rank_rows;
 
 namespace {
 
