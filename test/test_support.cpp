@@ -156,6 +156,10 @@ CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent
   return generate_xdys(XdYsSpec{rows, cols, dense_percent, sparse24_percent, seed});
 }
 
+CsrMatrix power_law_graph(std::int32_t rows, std::int32_t cols, std::int32_t degree, std::uint64_t seed) {
+  return generate_random_graph(RandomGraphSpec{rows, cols, degree, /*power_law=*/true, seed});
+}
+
 CsrMatrix csr_from_mask(std::int64_t rows, std::int64_t cols, const std::vector<char>& mask,
                         const std::function<double(std::int64_t, std::int64_t)>& value_at) {
   CsrMatrix a;
