@@ -182,6 +182,13 @@ void compare_outputs(const CsrMatrix& a, const Bcsr24Matrix& host, const GpuCase
 
 }  // namespace
 
+GpuCase width_case(std::int32_t n, std::uint64_t seed) {
+  GpuCase cfg;
+  cfg.n = n;
+  cfg.seed = seed + std::uint64_t(n);
+  return cfg;
+}
+
 DeviceMatrix upload_all(const Bcsr24Matrix& host) { return DeviceMatrix(host, UploadOptions{CsrCopy::all}); }
 
 SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel, const PlanOptions& options,

@@ -41,6 +41,9 @@ struct GpuCheck {
   std::int32_t first_bad_col = -1, last_bad_col = -1;  ///< columns of C with a violation, lowest and highest
 };
 
+/// A case of width n whose operands come from seed + n: each width of a loop over widths gets its own B and C.
+GpuCase width_case(std::int32_t n, std::uint64_t seed);
+
 /// The matrix on the device with every list every kernel needs (the all-dense list, CSR rows of every band).
 DeviceMatrix upload_all(const Bcsr24Matrix& host);
 /// The cost model's plan (Tuning::model, whatever `options` say) on an uploaded matrix, with the experimental
