@@ -14,14 +14,11 @@
 #include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/mesh.hpp"
-#include "bcsr24_testkit/synthetic.hpp"
 #include "distributed/halo_plan.hpp"
+#include "distributed_test_names.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::detail::PartitionCost;
-using bcsr24::detail::partition_rows_by_bytes;
-using bcsr24::detail::RankBlock;
 using bcsr24::test::scattered_csr;
 using bcsr24::test::test_seed;
 
@@ -204,12 +201,7 @@ TEST_CASE("METIS on a randomly numbered 2-D grid: a far smaller halo than the co
 
 TEST_CASE("METIS balances entries, not rows, on a power-law graph", "[distributed][metis]") {
   if (!metis_available()) return;
-  RandomGraphSpec spec;
-  spec.rows = 3000;
-  spec.degree = 6;
-  spec.power_law = true;
-  spec.seed = 5;
-  const CsrMatrix graph = generate_random_graph(spec);
+  const CsrMatrix graph = test::power_law_graph(3000, 0, 6, 5);
   for (const int ranks : {2, 4}) {
     CAPTURE(ranks);
     std::vector<std::int32_t> order;

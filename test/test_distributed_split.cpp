@@ -18,18 +18,11 @@
 #include "bcsr24/distributed_partition.hpp"
 #include "bcsr24/error.hpp"
 #include "bcsr24_testkit/mesh.hpp"
-#include "bcsr24_testkit/synthetic.hpp"
 #include "distributed/halo_plan.hpp"
+#include "distributed_test_names.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::detail::build_send_plan;
-using bcsr24::detail::extract_rows;
-using bcsr24::detail::HaloSendPlan;
-using bcsr24::detail::kMaxPartitionCost;
-using bcsr24::detail::partition_rows_by_bytes;
-using bcsr24::detail::RankBlock;
-using bcsr24::detail::split_rank_rows;
 
 namespace {
 
@@ -241,12 +234,6 @@ TEST_CASE("split, send plans and a simulated halo exchange reproduce A * B for P
   shuffled.order = NodeOrder::random;
   shuffled.stencil = 7;
   shuffled.seed = seed;
-  RandomGraphSpec wide;  // rectangular, more columns than rows, with a few long rows
-  wide.rows = 611;
-  wide.cols = 1237;
-  wide.degree = 5;
-  wide.power_law = true;
-  wide.seed = seed + 3;
 
   struct Case {
     const char* name;
@@ -256,7 +243,7 @@ TEST_CASE("split, send plans and a simulated halo exchange reproduce A * B for P
       {"random 1000 x 1000 with empty rows and columns", with_explicit_zeros(test::scattered_csr(1000, 1000, 8, seed))},
       {"3-D mesh 7x6x5, 2 dofs, 27-point, lexicographic", generate_mesh_matrix(mesh)},
       {"3-D mesh 5x6x5, 7-point, random node order", generate_mesh_matrix(shuffled)},
-      {"rectangular 611 x 1237, power-law rows", with_explicit_zeros(generate_random_graph(wide))},
+      {"rectangular 611 x 1237, power-law rows", with_explicit_zeros(test::power_law_graph(611, 1237, 5, seed + 3))},
       {"rectangular 1237 x 389", test::scattered_csr(1237, 389, 4, seed + 5)},
       {"5 x 7 (ranks > rows)", test::scattered_csr(5, 7, 3, seed + 6)}};
 

@@ -68,19 +68,24 @@ double worst_relative_residual(const CsrMatrix& a, const std::vector<double>& b,
   return worst;
 }
 
-/// The 1-D stencil [-1, 1, -1] on n points: a positive diagonal, eigenvalues 1 - 2 cos(t) on both sides of zero.
-CsrMatrix indefinite_stencil(std::int32_t n) {
+/// The n x n tridiagonal matrix with the entries value(i, j), |i - j| <= 1.
+template <class Value>
+CsrMatrix tridiagonal(std::int32_t n, const Value& value) {
   CsrMatrix a;
   a.rows = a.cols = n;
   for (std::int32_t i = 0; i < n; ++i) {
-    for (std::int32_t j : {i - 1, i, i + 1})
-      if (j >= 0 && j < n) {
-        a.col_idx.push_back(j);
-        a.values.push_back(j == i ? 1.0 : -1.0);
-      }
+    for (std::int32_t j = std::max(0, i - 1); j <= std::min(n - 1, i + 1); ++j) {
+      a.col_idx.push_back(j);
+      a.values.push_back(value(i, j));
+    }
     a.row_ptr.push_back(std::int32_t(a.col_idx.size()));
   }
   return a;
+}
+
+/// The 1-D stencil [-1, 1, -1] on n points: a positive diagonal, eigenvalues 1 - 2 cos(t) on both sides of zero.
+CsrMatrix indefinite_stencil(std::int32_t n) {
+  return tridiagonal(n, [](std::int32_t i, std::int32_t j) { return i == j ? 1.0 : -1.0; });
 }
 
 /// The solver's own residual and the independent one agree to rounding: allow the tolerance plus the rounding of
@@ -441,16 +446,7 @@ CsrMatrix line_mass_matrix(std::int32_t n) {
   }
   m(0, 0) += 0.5;  // the end points carry half an element more
   m(n - 1, n - 1) += 0.5;
-  CsrMatrix a;
-  a.rows = a.cols = n;
-  for (std::int32_t i = 0; i < n; ++i) {
-    for (std::int32_t j = std::max(0, i - 1); j <= std::min(n - 1, i + 1); ++j) {
-      a.col_idx.push_back(j);
-      a.values.push_back(m(i, j));
-    }
-    a.row_ptr.push_back(std::int32_t(a.col_idx.size()));
-  }
-  return a;
+  return tridiagonal(n, [&m](std::int32_t i, std::int32_t j) { return m(i, j); });
 }
 
 Eigen::MatrixXd dense(const CsrMatrix& a) {

@@ -156,6 +156,10 @@ CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent
   return generate_xdys(XdYsSpec{rows, cols, dense_percent, sparse24_percent, seed});
 }
 
+CsrMatrix power_law_graph(std::int32_t rows, std::int32_t cols, std::int32_t degree, std::uint64_t seed) {
+  return generate_random_graph(RandomGraphSpec{rows, cols, degree, /*power_law=*/true, seed});
+}
+
 CsrMatrix csr_from_mask(std::int64_t rows, std::int64_t cols, const std::vector<char>& mask,
                         const std::function<double(std::int64_t, std::int64_t)>& value_at) {
   CsrMatrix a;
@@ -196,24 +200,14 @@ void append_rows(CsrMatrix& a, const CsrMatrix& below) {
 }
 
 MeshSpec small_mesh_spec(int stencil, int dofs, NodeOrder order, std::uint64_t seed) {
-  MeshSpec spec;
-  spec.nx = 5;
-  spec.ny = 4;
-  spec.nz = 3;
-  spec.dofs_per_node = dofs;
-  spec.stencil = stencil;
-  spec.order = order;
+  MeshSpec spec{5, 4, 3, dofs, stencil, order};
   spec.seed = seed;
   return spec;
 }
 
 MeshSpec randomly_numbered_mesh(std::int32_t nx, std::int32_t ny, std::int32_t nz, std::int32_t dofs,
                                 std::uint64_t seed) {
-  MeshSpec spec;
-  spec.nx = nx;
-  spec.ny = ny;
-  spec.nz = nz;
-  spec.dofs_per_node = dofs;
+  MeshSpec spec{nx, ny, nz, dofs};
   spec.order = NodeOrder::random;
   spec.seed = seed;
   return spec;

@@ -46,6 +46,9 @@ CsrMatrix wide_band_csr();
 /// An XdYs matrix (synthetic.hpp): `dense_percent` of the tile positions dense, `sparse24_percent` 2:4.
 CsrMatrix xdys_matrix(std::int32_t rows, std::int32_t cols, double dense_percent, double sparse24_percent,
                       std::uint64_t seed);
+/// A random graph (synthetic.hpp) rows x cols (cols 0: square) with power-law row lengths of mean ~degree: a few
+/// very long rows among short ones.
+CsrMatrix power_law_graph(std::int32_t rows, std::int32_t cols, std::int32_t degree, std::uint64_t seed);
 
 /// Entries gathered one at a time, then made a matrix by csr_from_triplets.
 struct Triplets {

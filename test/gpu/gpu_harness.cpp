@@ -99,17 +99,6 @@ Addends make_addends(std::int32_t m, std::int32_t n, int count, std::mt19937_64&
   return a;
 }
 
-PlanKnobs knobs_of(const GpuCase& cfg) {
-  PlanKnobs knobs;
-  knobs.split_long_bands = cfg.split_long_bands;
-  knobs.band_groups = cfg.band_groups;
-  knobs.paths = cfg.paths;
-  knobs.tile_pipeline = cfg.tile_pipeline;
-  knobs.vector_warps = cfg.vector_warps;
-  knobs.vector_piece_steps = cfg.vector_piece_steps;
-  return knobs;
-}
-
 /// C uploaded as given (fp16 bits for fp16 output), `count` elements.
 void upload_c(void* d_c, const std::vector<float>& c, bool half_out) {
   if (half_out) {
@@ -193,6 +182,13 @@ void compare_outputs(const CsrMatrix& a, const Bcsr24Matrix& host, const GpuCase
 
 }  // namespace
 
+GpuCase width_case(std::int32_t n, std::uint64_t seed) {
+  GpuCase cfg;
+  cfg.n = n;
+  cfg.seed = seed + std::uint64_t(n);
+  return cfg;
+}
+
 DeviceMatrix upload_all(const Bcsr24Matrix& host) { return DeviceMatrix(host, UploadOptions{CsrCopy::all}); }
 
 SpmmPlan make_plan(const DeviceMatrix& dev, std::int32_t n, KernelKind kernel, const PlanOptions& options,
@@ -220,7 +216,7 @@ GpuCheck run_and_check(const CsrMatrix& a, const Bcsr24Matrix& host, const Devic
 
   PlanOptions options;
   options.output = cfg.output;
-  const SpmmPlan plan = make_plan(dev, n, kernel, options, knobs_of(cfg));
+  const SpmmPlan plan = make_plan(dev, n, kernel, options, static_cast<const PlanKnobs&>(cfg));
   // Every run starts from the same poisoned C; the last one is checked, so state a run leaves behind in the
   // plan (split-band counters) must be right for the next.
   for (int run = 0; run < std::max(1, cfg.runs); ++run) {

@@ -14,7 +14,9 @@
 
 namespace bcsr24::test {
 
-struct GpuCase {
+/// A product to run and check: width, scalars, operand layout and seed. It is the PlanKnobs of its plan too, so
+/// that a knob is declared once (in PlanKnobs) and a case passes straight to make_plan.
+struct GpuCase : PlanKnobs {
   std::int32_t n = 8;
   double alpha = 1.0;
   double beta = 0.0;
@@ -23,12 +25,6 @@ struct GpuCase {
   std::int64_t b_offset = 0;      ///< B starts this many fp16 past an aligned allocation (0 = aligned)
   ElementType output = ElementType::f32;
   std::uint64_t seed = 1;
-  bool split_long_bands = true;   ///< PlanKnobs::split_long_bands
-  BandGroups band_groups = BandGroups::automatic;  ///< PlanKnobs::band_groups
-  BandPaths paths = BandPaths::automatic;          ///< PlanKnobs::paths
-  TilePipeline tile_pipeline = TilePipeline::automatic;  ///< PlanKnobs::tile_pipeline
-  std::int32_t vector_warps = 0;        ///< PlanKnobs::vector_warps
-  std::int32_t vector_piece_steps = 0;  ///< PlanKnobs::vector_piece_steps
   int runs = 1;                   ///< runs of the same plan (C poisoned again before each); the last is checked
   int addends = 0;                ///< OutputAddends of the run (0 .. 2): random fp32 D_t, the first with ld = n + 3
 };
@@ -44,6 +40,9 @@ struct GpuCheck {
   std::vector<std::int32_t> violating_rows;  ///< rows of C with a violation, ascending (for the failure message)
   std::int32_t first_bad_col = -1, last_bad_col = -1;  ///< columns of C with a violation, lowest and highest
 };
+
+/// A case of width n whose operands come from seed + n: each width of a loop over widths gets its own B and C.
+GpuCase width_case(std::int32_t n, std::uint64_t seed);
 
 /// The matrix on the device with every list every kernel needs (the all-dense list, CSR rows of every band).
 DeviceMatrix upload_all(const Bcsr24Matrix& host);

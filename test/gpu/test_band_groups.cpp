@@ -57,9 +57,7 @@ TEST_CASE("band groups match float64: both tile kinds, every column slice, scala
         CHECK(plan.report().predicted_us > 0.0);
       }
 
-      GpuCase cfg;
-      cfg.n = n;
-      cfg.seed = seed + std::uint64_t(n);
+      GpuCase cfg = width_case(n, seed);
       cfg.band_groups = BandGroups::on;
       cfg.alpha = n == 192 ? -0.75 : 1.0;
       cfg.beta = n == 192 ? 0.5 : (n == 256 ? -1.0 : 0.0);
@@ -108,9 +106,7 @@ TEST_CASE("band groups on a mesh, refused on reordered layouts, and groups of ba
     const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::none));
     const DeviceMatrix dev = test::upload_all(host);
     for (const std::int32_t n : {64, 192}) {
-      GpuCase cfg;
-      cfg.n = n;
-      cfg.seed = seed + std::uint64_t(n);
+      GpuCase cfg = width_case(n, seed);
       cfg.band_groups = BandGroups::on;
       cfg.beta = n == 192 ? 2.0 : 0.0;
       require_pass(run_and_check(a, host, dev, KernelKind::split_pipelined, cfg));
@@ -191,9 +187,7 @@ TEST_CASE("band groups with several steps per tile column: right on every run, b
   // Fewer runs under compute-sanitizer, which slows every launch a hundredfold.
   const int repeats = std::getenv("CUDA_INJECTION64_PATH") != nullptr ? 3 : 25;
   for (const std::int32_t n : {64, 128, 256}) {
-    GpuCase cfg;
-    cfg.n = n;
-    cfg.seed = seed + std::uint64_t(n);
+    GpuCase cfg = width_case(n, seed);
     cfg.band_groups = BandGroups::on;
     cfg.paths = BandPaths::tiles;
     cfg.beta = n == 256 ? 0.5 : 0.0;  // (n = 127 gave wrong outputs in most runs: such widths are refused now)

@@ -31,7 +31,6 @@
 #include "bcsr24/half.hpp"
 #include "bcsr24/sparse_operator.hpp"
 #include "bcsr24_testkit/mesh.hpp"
-#include "bcsr24_testkit/synthetic.hpp"
 #include "cuda_memory.hpp"
 #include "test_support.hpp"
 
@@ -80,15 +79,9 @@ std::vector<OperatorSource> operator_sources(std::uint64_t seed) {
   // 2:4 and dense tiles with scattered entries between them, 16-bit or fp32 B, every kernel.
   out.push_back({"fp16 XdYs 333 x 451", test::xdys_matrix(333, 451, 12, 12, seed + 1), {}});
   {
-    RandomGraphSpec spec;
-    spec.rows = 517;
-    spec.cols = 517;
-    spec.degree = 6;
-    spec.power_law = true;
-    spec.seed = seed + 2;
     OperatorOptions options;
     options.precision = Precision::bf16;
-    out.push_back({"bf16 power-law graph 517", generate_random_graph(spec), options});
+    out.push_back({"bf16 power-law graph 517", test::power_law_graph(517, 517, 6, seed + 2), options});
   }
   {
     MeshSpec spec;

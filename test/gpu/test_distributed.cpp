@@ -25,6 +25,7 @@
 #include "bcsr24/precision.hpp"
 #include "distributed/halo_exchange.hpp"
 #include "distributed/halo_plan.hpp"
+#include "distributed_test_names.hpp"
 #include "gpu/gpu_harness.hpp"
 #include "rank_threads.hpp"
 #include "test_skip.hpp"
@@ -32,14 +33,10 @@
 
 using namespace bcsr24;
 using bcsr24::detail::DistributedAccess;
-using bcsr24::detail::extract_rows;
 using bcsr24::detail::halo_element_bytes;
 using bcsr24::detail::HaloElement;
 using bcsr24::detail::HaloExchange;
 using bcsr24::detail::HaloExchangePlan;
-using bcsr24::detail::partition_rows_by_bytes;
-using bcsr24::detail::RankBlock;
-using bcsr24::detail::split_rank_rows;
 
 namespace {
 

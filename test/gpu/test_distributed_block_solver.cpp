@@ -25,11 +25,7 @@
 #include "test_support.hpp"
 
 using namespace bcsr24;
-using bcsr24::solvers::SolveOptions;
-using bcsr24::solvers::SolveReport;
-using bcsr24::solvers::SpdOptions;
-using bcsr24::solvers::SpdSolver;
-using bcsr24::solvers::StopReason;
+using namespace bcsr24::solvers;
 
 namespace {
 

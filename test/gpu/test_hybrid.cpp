@@ -116,14 +116,10 @@ TEST_CASE("automatic plans split a mixed matrix between tiles and CSR and stay e
 TEST_CASE("CSR path: long and medium rows, empty rows, fp16 output, unaligned B, widths past 256", "[gpu][hybrid]") {
   const std::uint64_t seed = test::test_seed(1102);
   INFO("seed " << seed);
-  RandomGraphSpec spec;
-  spec.rows = 2999;  // not a multiple of 16: the last band has padding rows
-  spec.cols = 3001;
-  spec.degree = 9;
-  spec.power_law = true;  // rows of up to hundreds of entries: they get a warp or a block each
-  spec.seed = seed;
-  // One full row of 3,001 entries: more rounds than one block should take once the columns share its lanes.
-  const CsrMatrix a = with_full_row(generate_random_graph(spec), 1234);
+  // 2999 rows, not a multiple of 16: the last band has padding rows. Power-law rows of up to hundreds of entries get
+  // a warp or a block each; one full row of 3,001 entries takes more rounds than one block should take once the
+  // columns share its lanes.
+  const CsrMatrix a = with_full_row(test::power_law_graph(2999, 3001, 9, seed), 1234);
   const Bcsr24Matrix host = convert_to_bcsr24(a);
   const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   REQUIRE(dev.csr_bands() == host.tile_rows);
@@ -184,13 +180,7 @@ TEST_CASE("CSR path: rows too long for their blocks are split by entries; the la
   // zero.
   const std::uint64_t seed = test::test_seed(1103);
   INFO("seed " << seed);
-  RandomGraphSpec spec;
-  spec.rows = 1999;
-  spec.cols = 50001;
-  spec.degree = 5;
-  spec.power_law = true;
-  spec.seed = seed;
-  const CsrMatrix a = with_full_row(with_full_row(generate_random_graph(spec), 7), 1500);
+  const CsrMatrix a = with_full_row(with_full_row(test::power_law_graph(1999, 50001, 5, seed), 7), 1500);
   const Bcsr24Matrix host = convert_to_bcsr24(a);
   const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
   for (std::int32_t n : {1, 3, 8, 16, 64, 256, 263}) {
@@ -389,12 +379,7 @@ TEST_CASE("CSR path at n = 1: tiles of a row-reordered matrix write their rows t
   // slot's row comes from out_row. The graph's columns stay scattered, so the plan still takes tiles.
   const std::uint64_t seed = test::test_seed(1112);
   INFO("seed " << seed);
-  RandomGraphSpec spec;
-  spec.rows = 30001;
-  spec.degree = 6;
-  spec.power_law = true;
-  spec.seed = seed;
-  const CsrMatrix a = generate_random_graph(spec);
+  const CsrMatrix a = test::power_law_graph(30001, 0, 6, seed);
   const Bcsr24Matrix host = convert_to_bcsr24(a, test::convert_policy(TileLayout::aligned, Reordering::rcm));
   REQUIRE(host.reordering == Reordering::rcm);
   REQUIRE_FALSE(host.row_order.empty());

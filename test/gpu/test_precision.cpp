@@ -95,6 +95,15 @@ std::vector<float> scaled_b(std::int32_t k, std::int32_t n, double decades, std:
   return b;
 }
 
+/// Catch2 checks of a product of the matrix stored at `precision`: `outputs` compared, none outside its bound.
+void check_within_bound(const test::ModeCheck& r, std::int64_t outputs, Precision precision) {
+  CHECK(r.checked == outputs);
+  CHECK(r.violations == 0);
+  INFO("max error / bound " << r.max_ratio << ", relative error " << r.rel_error);
+  // Split mode is the fp32-accurate one: its normwise error is near fp32's, far below fp16's.
+  if (precision == Precision::split) CHECK(r.rel_error < 2e-6);
+}
+
 /// `a` stored at `precision` in `layout`, in file order; its wide range of values needs per-row scaling.
 Bcsr24Matrix stored_per_row(const CsrMatrix& a, TileLayout layout, Precision precision) {
   ConvertOptions options = test::convert_policy(layout, Reordering::none);
@@ -157,11 +166,7 @@ TEST_CASE("every precision and B type stays within the bound of its arithmetic",
                   CHECK(report.diagnostics.deep_tile_pipeline == deep);
                   if (two_depths) CHECK(report.diagnostics.tile_stages == (deep ? 2 : 1));
                 }
-                CHECK(r.checked == std::int64_t(a.rows) * n);
-                CHECK(r.violations == 0);
-                INFO("max error / bound " << r.max_ratio << ", relative error " << r.rel_error);
-                // Split mode is the fp32-accurate one: its normwise error is near fp32's, far below fp16's.
-                if (precision == Precision::split) CHECK(r.rel_error < 2e-6);
+                check_within_bound(r, std::int64_t(a.rows) * n, precision);
               }
     }
   }
@@ -202,10 +207,7 @@ TEST_CASE("n = 1 short-row tiles keep every precision and B type within its boun
                                            TilePipeline::automatic, report);
         CHECK(report.diagnostics.csr_short_tiles > 0);
         CHECK(report.diagnostics.csr_medium_rows == 1);
-        CHECK(r.checked == std::int64_t(a.rows));
-        CHECK(r.violations == 0);
-        INFO("max error / bound " << r.max_ratio << ", relative error " << r.rel_error);
-        if (precision == Precision::split) CHECK(r.rel_error < 2e-6);
+        check_within_bound(r, a.rows, precision);
       }
   }
 }
@@ -230,8 +232,7 @@ TEST_CASE("band groups keep every 16-bit precision within its bound", "[gpu][pre
                                            1.5, beta, seed + 9, TilePipeline::automatic, report, BandGroups::on);
         CHECK(report.diagnostics.band_groups == 2);  // 21 bands: 16 + 5
         CHECK(report.diagnostics.band_group_steps > 0);
-        CHECK(r.checked == std::int64_t(a.rows) * n);
-        CHECK(r.violations == 0);
+        check_within_bound(r, std::int64_t(a.rows) * n, precision);
         CHECK(r.output_norm > 0.0);
       }
   }

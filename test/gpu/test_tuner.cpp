@@ -20,7 +20,6 @@
 #include "bcsr24/sparse_operator.hpp"
 #include "bcsr24_experimental/plan_knobs.hpp"
 #include "bcsr24_testkit/structure_classes.hpp"
-#include "bcsr24_testkit/synthetic.hpp"
 #include "cuda_memory.hpp"
 #include "device/device_memory.hpp"
 #include "device/plan_access.hpp"
@@ -198,12 +197,7 @@ TEST_CASE("a measured plan is the candidate it names, bit for bit, correct and r
 TEST_CASE("measured plans: the budget, the stored choice, the model as fallback", "[gpu][tuner]") {
   const std::uint64_t seed = test::test_seed(3303);
   INFO("seed " << seed);
-  RandomGraphSpec spec;
-  spec.rows = 300000;
-  spec.degree = 8;
-  spec.power_law = true;
-  spec.seed = seed;
-  const CsrMatrix a = generate_random_graph(spec);
+  const CsrMatrix a = test::power_law_graph(300000, 0, 8, seed);
   const SparseOperator op = SparseOperator::from_csr(a);
   SECTION("a second plan of the same n and types reuses the stored choice; another n measures") {
     const SpmmPlan first = op.make_plan(16, KernelKind::automatic, measured(200.0));
@@ -268,12 +262,7 @@ TEST_CASE("measured plans: the budget, the stored choice, the model as fallback"
 
 TEST_CASE("measured plans stay within their budget", "[gpu][tuner][timing]") {
   // Wall-clock bounds: the sanitize step of gpu_check.sh leaves this test out ([timing]), the tools slow every call.
-  RandomGraphSpec spec;
-  spec.rows = 300000;
-  spec.degree = 8;
-  spec.power_law = true;
-  spec.seed = test::test_seed(3304);
-  const SparseOperator op = SparseOperator::from_csr(generate_random_graph(spec));
+  const SparseOperator op = SparseOperator::from_csr(test::power_law_graph(300000, 0, 8, test::test_seed(3304)));
   op.upload();
   const SpmmPlan plan = op.make_plan(64);
   const PlanReport& r = plan.report();

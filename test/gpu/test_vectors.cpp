@@ -130,9 +130,7 @@ TEST_CASE("narrow vectors: every band on vectors matches the float64 product", "
         CHECK(r.csr_bands == 0);
         CHECK(r.vector_nnz == m.a.nnz());  // values in [-1, 1) never flush
         CHECK(r.diagnostics.vector_bytes > 0);
-        GpuCase cfg;
-        cfg.n = n;
-        cfg.seed = seed + std::uint64_t(n);
+        GpuCase cfg = width_case(n, seed);
         cfg.paths = BandPaths::vectors;
         cfg.alpha = n % 2 ? -1.5 : 1.0;
         cfg.beta = n == 13 || n == 100 ? 0.5 : 0.0;
@@ -264,9 +262,7 @@ TEST_CASE("narrow vectors in hybrid plans: low-reuse bands on vectors, full band
     CHECK(r.tile_bands + r.csr_bands + r.vector_bands == host.tile_rows);
     CHECK(r.sparse24_nnz + r.dense_nnz + r.csr_nnz + r.vector_nnz == a.nnz());
     CHECK(r.reason.find("vectors") != std::string::npos);
-    GpuCase cfg;
-    cfg.n = n;
-    cfg.seed = seed + std::uint64_t(n);
+    GpuCase cfg = width_case(n, seed);
     cfg.paths = BandPaths::hybrid_vectors;
     cfg.beta = n == 40 ? 0.5 : 0.0;
     require_pass(run_and_check(a, host, dev, KernelKind::automatic, cfg));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bcsr24/error.hpp"
+#include "device/cuda_check.hpp"
 
 namespace bcsr24::distributed {
 
@@ -17,9 +18,5 @@ namespace bcsr24::distributed {
 
 }  // namespace bcsr24::distributed
 
-#define BCSR24_NCCL_CHECK(call)                                                                  \
-  do {                                                                                           \
-    const ncclResult_t bcsr24_nccl_status_ = (call);                                             \
-    if (bcsr24_nccl_status_ != ncclSuccess)                                                      \
-      ::bcsr24::distributed::throw_nccl_error(bcsr24_nccl_status_, #call, __FILE__, __LINE__);   \
-  } while (0)
+#define BCSR24_NCCL_CHECK(call) \
+  BCSR24_CHECKED_CALL(ncclResult_t, ncclSuccess, ::bcsr24::distributed::throw_nccl_error, call, #call)

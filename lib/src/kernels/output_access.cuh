@@ -1,5 +1,5 @@
-// Reading and writing one (or four) elements of C in its output type (fp32, or fp16 bits), and the per-row
-// multiplier that undoes row scaling on the way out; shared by the tile and CSR kernels.
+// Reading and writing elements of C in its output type (fp32, or fp16 bits): one at a time, or 2, 4 or 8 in one
+// access; and the per-row multiplier that undoes row scaling on the way out. Shared by the product kernels.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -79,114 +79,69 @@ template <>
 __device__ __forceinline__ void store_output<__half>(__half* p, float v) { *p = __float2half_rn(v); }
 
 
-/// Four consecutive elements at `p`, which is aligned to four elements (16 bytes for fp32, 8 for fp16).
-template <typename OutT>
-__device__ __forceinline__ void load_output4(const OutT* p, float (&v)[4]);
+/// The register type of one access to 4, 8 or 16 bytes of fp16 outputs.
+template <int kBytes>
+struct HalfAccess;
 template <>
-__device__ __forceinline__ void load_output4<float>(const float* p, float (&v)[4]) {
-  const float4 q = *reinterpret_cast<const float4*>(p);
-  v[0] = q.x;
-  v[1] = q.y;
-  v[2] = q.z;
-  v[3] = q.w;
-}
+struct HalfAccess<4> {
+  using Bits = unsigned;
+};
 template <>
-__device__ __forceinline__ void load_output4<__half>(const __half* p, float (&v)[4]) {
-  const uint2 bits = *reinterpret_cast<const uint2*>(p);
-  const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&bits.x));
-  const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&bits.y));
-  v[0] = lo.x;
-  v[1] = lo.y;
-  v[2] = hi.x;
-  v[3] = hi.y;
-}
-template <typename OutT>
-__device__ __forceinline__ void store_output4(OutT* p, const float (&v)[4]);
+struct HalfAccess<8> {
+  using Bits = uint2;
+};
 template <>
-__device__ __forceinline__ void store_output4<float>(float* p, const float (&v)[4]) {
-  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-}
-template <>
-__device__ __forceinline__ void store_output4<__half>(__half* p, const float (&v)[4]) {
-  const __half2 lo = __floats2half2_rn(v[0], v[1]);
-  const __half2 hi = __floats2half2_rn(v[2], v[3]);
-  uint2 bits;
-  bits.x = *reinterpret_cast<const unsigned*>(&lo);
-  bits.y = *reinterpret_cast<const unsigned*>(&hi);
-  *reinterpret_cast<uint2*>(p) = bits;
-}
+struct HalfAccess<16> {
+  using Bits = uint4;
+};
 
-/// Two adjacent outputs in one access; p is aligned to two elements.
-template <typename OutT>
-__device__ __forceinline__ void store_output2(OutT* p, const float (&v)[2]);
-template <>
-__device__ __forceinline__ void store_output2<float>(float* p, const float (&v)[2]) {
-  *reinterpret_cast<float2*>(p) = make_float2(v[0], v[1]);
-}
-template <>
-__device__ __forceinline__ void store_output2<__half>(__half* p, const float (&v)[2]) {
-  *reinterpret_cast<__half2*>(p) = __floats2half2_rn(v[0], v[1]);
-}
-template <typename OutT>
-__device__ __forceinline__ void load_output2(const OutT* p, float (&v)[2]);
-template <>
-__device__ __forceinline__ void load_output2<float>(const float* p, float (&v)[2]) {
-  const float2 q = *reinterpret_cast<const float2*>(p);
-  v[0] = q.x;
-  v[1] = q.y;
-}
-template <>
-__device__ __forceinline__ void load_output2<__half>(const __half* p, float (&v)[2]) {
-  const float2 q = __half22float2(*reinterpret_cast<const __half2*>(p));
-  v[0] = q.x;
-  v[1] = q.y;
-}
-
-/// Eight consecutive outputs, p aligned to 16 bytes: two 16-byte accesses for fp32, one for fp16.
-template <typename OutT>
-__device__ __forceinline__ void load_output8(const OutT* p, float (&v)[8]) {
-  if constexpr (std::is_same_v<OutT, float>) {
-    const float4 lo = reinterpret_cast<const float4*>(p)[0], hi = reinterpret_cast<const float4*>(p)[1];
-    v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
+/// kCount consecutive outputs, p aligned to kCount elements (16 bytes for 8). One access for fp16 (4, 8 or 16
+/// bytes) and for fp32 up to 4 outputs (8 or 16 bytes); fp32 at 8 outputs is two 16-byte accesses.
+template <int kCount, typename OutT>
+__device__ __forceinline__ void load_outputs(const OutT* p, float (&v)[kCount]) {
+  static_assert(kCount == 2 || kCount == 4 || kCount == 8, "vector accesses of 2, 4 or 8 outputs");
+  if constexpr (std::is_same_v<OutT, float> && kCount == 2) {
+    const float2 q = *reinterpret_cast<const float2*>(p);
+    v[0] = q.x;
+    v[1] = q.y;
+  } else if constexpr (std::is_same_v<OutT, float>) {
+#pragma unroll
+    for (int c = 0; c < kCount / 4; ++c) {
+      const float4 q = reinterpret_cast<const float4*>(p)[c];
+      v[4 * c] = q.x;
+      v[4 * c + 1] = q.y;
+      v[4 * c + 2] = q.z;
+      v[4 * c + 3] = q.w;
+    }
   } else {
-    const uint4 bits = *reinterpret_cast<const uint4*>(p);
+    using Bits = typename HalfAccess<kCount * 2>::Bits;
+    const Bits bits = *reinterpret_cast<const Bits*>(p);
     const __half2* h = reinterpret_cast<const __half2*>(&bits);
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
+    for (int q = 0; q < kCount / 2; ++q) {
       const float2 f = __half22float2(h[q]);
       v[2 * q] = f.x;
       v[2 * q + 1] = f.y;
     }
   }
 }
-template <typename OutT>
-__device__ __forceinline__ void store_output8(OutT* p, const float (&v)[8]) {
-  if constexpr (std::is_same_v<OutT, float>) {
-    reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
-    reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
-  } else {
-    uint4 bits;
-    __half2* h = reinterpret_cast<__half2*>(&bits);
-#pragma unroll
-    for (int q = 0; q < 4; ++q) h[q] = __floats2half2_rn(v[2 * q], v[2 * q + 1]);
-    *reinterpret_cast<uint4*>(p) = bits;
-  }
-}
-
-/// kCount consecutive outputs in one access (kCount 2, 4 or 8; p aligned to kCount elements, 16 bytes for 8).
-template <int kCount, typename OutT>
-__device__ __forceinline__ void load_outputs(const OutT* p, float (&v)[kCount]) {
-  static_assert(kCount == 2 || kCount == 4 || kCount == 8, "vector accesses of 2, 4 or 8 outputs");
-  if constexpr (kCount == 2) load_output2<OutT>(p, v);
-  if constexpr (kCount == 4) load_output4<OutT>(p, v);
-  if constexpr (kCount == 8) load_output8<OutT>(p, v);
-}
 template <int kCount, typename OutT>
 __device__ __forceinline__ void store_outputs(OutT* p, const float (&v)[kCount]) {
   static_assert(kCount == 2 || kCount == 4 || kCount == 8, "vector accesses of 2, 4 or 8 outputs");
-  if constexpr (kCount == 2) store_output2<OutT>(p, v);
-  if constexpr (kCount == 4) store_output4<OutT>(p, v);
-  if constexpr (kCount == 8) store_output8<OutT>(p, v);
+  if constexpr (std::is_same_v<OutT, float> && kCount == 2) {
+    *reinterpret_cast<float2*>(p) = make_float2(v[0], v[1]);
+  } else if constexpr (std::is_same_v<OutT, float>) {
+#pragma unroll
+    for (int c = 0; c < kCount / 4; ++c)
+      reinterpret_cast<float4*>(p)[c] = make_float4(v[4 * c], v[4 * c + 1], v[4 * c + 2], v[4 * c + 3]);
+  } else {
+    using Bits = typename HalfAccess<kCount * 2>::Bits;
+    Bits bits;
+    __half2* h = reinterpret_cast<__half2*>(&bits);
+#pragma unroll
+    for (int q = 0; q < kCount / 2; ++q) h[q] = __floats2half2_rn(v[2 * q], v[2 * q + 1]);
+    *reinterpret_cast<Bits*>(p) = bits;
+  }
 }
 
 }  // namespace bcsr24::kernels
