@@ -74,8 +74,7 @@ def main():
         c16 = f"{o['auto_c16']:.2f}" if "auto_c16" in o else "–"
         print(f"| {key[0]} | {key[1]} | {o['auto']:.2f} | {c16} | {best} | {p[best]:.2f} | {plain:.2f}x | {like:.2f}x |")
     print()
-    header = ["n", "matrices", "peer / auto (geomean; lowest)", "below 1.0", "like for like (geomean; lowest)",
-              "below 1.0 like for like"]
+    header = ["n", "matrices", "peer / auto", "below 1", "like for like", "below 1"]
     rows = []
     for n in sorted(by_n):
         row = [str(n), str(len(by_n[n]["plain"]))]

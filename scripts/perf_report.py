@@ -83,8 +83,8 @@ def render(data_dir, sweep_dir):
     lines += cost_model_section()
     lines += measured_plans_section(step["model"])
     texts = {"spmv": ("SpMV (n = 1)", "Against the faster cuSPARSE SpMV (fp16, fp32 CSR), same run."),
-             "peers": ("FlashSparse", "Its fastest finite 8x1 variant / `auto` (gpu_check.sh's `peer` step); like for "
-                                      "like: `auto_c16` (fp16 C) against its fp16-C variants."),
+             "peers": ("FlashSparse", "Fastest 8x1 variant / `auto` (geomean; lowest); like for like: `auto_c16` vs "
+                                      "fp16-C ones."),
              "distributed": ("Distributed operator and solver",
                              "`DistributedOperator` over two GPUs of one host against one GPU, same process and "
                              "problem (docs/DISTRIBUTED.md)."),
