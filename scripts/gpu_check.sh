@@ -457,15 +457,10 @@ if has peer; then
     python3 scripts/sweep.py --matrix-dir "$shared/suitesparse" --all-in-dir --min-nnz 10000 --n "$peer_n" \
       --methods auto,auto_c16 --reps "${BENCH_REPS:-20}" --bench "$build/apps/bench_spmm" --out "$out/peer_shared" \
       --no-plot 2>&1 | tail -n 2
-    mapfile -t peer_files < <(python3 - "$shared/suitesparse" <<'PY'
-import csv, sys
-from pathlib import Path
-folder = Path(sys.argv[1])
-for r in csv.DictReader(open(folder / "MANIFEST.tsv"), delimiter="\t"):
-    if int(r["nnz_full"]) >= 10000 and (folder / f"{r['name']}.mtx").is_file():
-        print(folder / f"{r['name']}.mtx")
-PY
-    )
+    # The kit on the shared matrices the sweep ran (its CSV's names are the files' stems).
+    shared_abs=$(cd "$shared/suitesparse" && pwd)
+    mapfile -t peer_files < <(tail -n +2 "$out/peer_shared/sweep.csv" | cut -d, -f1 | sort -u \
+                              | sed "s|.*|$shared_abs/&.mtx|")
     (cd "$PEER_KIT" && python3 bench_peer.py "${peer_files[@]}" "${peer_args[@]}" --csv "$out/peer_kit_shared.csv") \
       >> "$out/peer_kit.log" 2>&1 || echo "   peer kit failed on the shared matrices (peer_kit.log)"
     check peer_compare bash -o pipefail -c "python3 scripts/peer_compare.py --ours '$out/peer.csv' \
