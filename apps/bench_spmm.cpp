@@ -222,7 +222,8 @@ void add_options(CLI::App& app, Settings& s) {
                  "force the bands' paths of auto (PlanKnobs::paths; _vectors: every band as narrow vectors on "
                  "tensor cores, _hybrid_vectors: the low-reuse bands), e.g. auto_vectors; _model makes auto's plan by the cost model alone (plain auto measures its "
                  "candidates, Tuning::measure); _f32b, _bf16, _bf16_f32b, _split and _matrix_scale select a "
-                 "precision variant, _c16 writes fp16 C (fp32 accumulation); cusparse_spmv_f16 and cusparse_spmv_f32 (cusparseSpMV) run at n = 1 only")
+                 "precision variant, _c16 writes fp16 C (fp32 accumulation); cusparse_spmv_f16 and "
+                 "cusparse_spmv_f32 (cusparseSpMV) run at n = 1 only")
       ->capture_default_str();
   s.storage.add_to(app, false);
   app.add_option("--b-type", s.b_type_text,
