@@ -209,6 +209,75 @@ TEST_CASE("CSR path: rows too long for their blocks are split by entries; the la
   }
 }
 
+TEST_CASE("CSR path: short rows two to a group, with and without a list, odd counts, empty and skipped rows",
+          "[gpu][hybrid]") {
+  // Short rows in pairs (PlanKnobs::csr_short_pairs forced on: this matrix is too small for the automatic rule).
+  // 2,999 rows (an odd count: the last group has one row), rows of 0 to 3 entries, a full row (long) and some of
+  // 150 (medium): as a range over the copy's slots (csr_cuda_cores: a pair's rows of another class or empty with
+  // beta = 1 are skipped, its partner is not) and as a list (automatic hybrid: the list holds this plan's slots).
+  const std::uint64_t seed = test::test_seed(1111);
+  INFO("seed " << seed);
+  const CsrMatrix a = with_full_row(blocks_over_graph(160, 2839, 3001, 3, seed), 2001);
+  CsrMatrix b;
+  b.rows = a.rows;
+  b.cols = a.cols;
+  b.row_ptr.assign(std::size_t(a.rows) + 1, 0);
+  std::mt19937 rng(static_cast<std::uint32_t>(seed));
+  for (std::int32_t r = 0; r < a.rows; ++r) {
+    if (r >= 160 && r != 2001 && r % 211 == 5) {
+      for (std::int32_t k = 0; k < 150; ++k) {  // a medium row: columns r % 50 + 19 k, ascending, below 2,881
+        b.col_idx.push_back(r % 50 + 19 * k);
+        b.values.push_back(double(k % 7) / 8.0 - 0.375);
+      }
+    } else {
+      // The dense blocks and the full row whole; the graph's rows cut to their first 0..3 entries.
+      const std::int32_t keep = r < 160 || r == 2001 ? a.cols : std::int32_t(rng() % 4);
+      for (std::int32_t e = a.row_ptr[r]; e < a.row_ptr[r + 1] && e - a.row_ptr[r] < keep; ++e) {
+        b.col_idx.push_back(a.col_idx[e]);
+        b.values.push_back(a.values[e]);
+      }
+    }
+    b.row_ptr[std::size_t(r) + 1] = std::int32_t(b.col_idx.size());
+  }
+  const Bcsr24Matrix host = convert_to_bcsr24(b);
+  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
+  for (const KernelKind kernel : {KernelKind::csr_cuda_cores, KernelKind::automatic}) {
+    for (std::int32_t n : {8, 13, 40, 128, 263}) {
+      PlanKnobs pairs;
+      pairs.csr_short_pairs = 1;
+      const SpmmPlan plan = test::make_plan(dev, n, kernel, {}, pairs);
+      INFO("n = " << n << (kernel == KernelKind::automatic ? " automatic" : " csr_cuda_cores") << ": "
+                  << plan.report().csr_bands << " CSR bands");
+      if (kernel == KernelKind::csr_cuda_cores || plan.report().csr_bands > 0)
+        CHECK(plan.report().diagnostics.csr_short_pairs);
+      for (const double beta : {0.0, 1.0, -0.5}) {
+        GpuCase cfg;
+        cfg.csr_short_pairs = 1;
+        cfg.n = n;
+        cfg.beta = beta;
+        cfg.alpha = -1.25;
+        cfg.ldc_pad = 3;
+        cfg.ldb_pad = n == 13 ? 3 : 0;
+        cfg.output = n == 40 ? ElementType::f16 : ElementType::f32;
+        cfg.addends = n == 128 ? 2 : 0;
+        cfg.seed = seed + std::uint64_t(n);
+        cfg.runs = 2;
+        INFO("beta = " << beta);
+        const auto first = run_and_check(b, host, dev, kernel, cfg);
+        require_pass(first);
+        CHECK(same_bits(first.c, run_and_check(b, host, dev, kernel, cfg).c));
+      }
+    }
+  }
+  // Off where the path does not exist: fp32 B (the pair's sums would not fit the registers) and n < 8.
+  PlanOptions f32b;
+  f32b.input = ElementType::f32;
+  PlanKnobs pairs;
+  pairs.csr_short_pairs = 1;
+  CHECK_FALSE(test::make_plan(dev, 64, KernelKind::csr_cuda_cores, f32b, pairs).report().diagnostics.csr_short_pairs);
+  CHECK_FALSE(test::make_plan(dev, 5, KernelKind::csr_cuda_cores, {}, pairs).report().diagnostics.csr_short_pairs);
+}
+
 TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and long rows; beta = 1 keeps empty "
           "rows", "[gpu][hybrid]") {
   // Every band on CSR (csr_cuda_cores): the short rows' groups take their slots directly and skip the padding rows

@@ -64,6 +64,9 @@ struct PlanKnobs {
   /// Most K-steps of a narrow-vector work piece (longer windows are split, their parts added in part order);
   /// 0: automatic (device/vector_schedule.hpp).
   std::int32_t vector_piece_steps = 0;
+  /// CSR short rows two to a group (docs/KERNELS.md, "Short rows in pairs"): -1 automatic, 0 off, 1 on where the
+  /// kernel has the path (n >= 8 with 16-bit B; elsewhere it has no effect). Tests force it on small matrices.
+  std::int32_t csr_short_pairs = -1;
 };
 
 /// True when every knob has its default value (the only case in which Tuning::measure measures anything).

@@ -114,6 +114,7 @@ struct PlanDiagnostics {
   /// n = 1: tiles of consecutive short CSR rows, a thread block each (docs/KERNELS.md, "Short-row tiles at n = 1")
   std::int32_t csr_short_tiles = 0;
   int csr_chunks = 0, csr_nz_lanes = 0;  ///< CSR kernel shape (8-column chunks x lanes per row)
+  bool csr_short_pairs = false;  ///< CSR short rows two to a group (docs/KERNELS.md, "Short rows in pairs")
   double tiles_only_us = 0.0, csr_only_us = -1.0;  ///< the model's time of the alternatives (-1: not possible)
   std::vector<PlanCandidate> candidates;  ///< what a measured plan chose from (empty for the model)
   /// Products per timed run (PlanCandidate::runs): a short product is timed in batches run back to back between two

@@ -61,7 +61,8 @@ bool default_knobs(const PlanKnobs& knobs) noexcept {
   const PlanKnobs defaults;
   return knobs.split_long_bands == defaults.split_long_bands && knobs.tile_pipeline == defaults.tile_pipeline &&
          knobs.band_groups == defaults.band_groups && knobs.paths == defaults.paths &&
-         knobs.vector_warps == defaults.vector_warps && knobs.vector_piece_steps == defaults.vector_piece_steps;
+         knobs.vector_warps == defaults.vector_warps && knobs.vector_piece_steps == defaults.vector_piece_steps &&
+         knobs.csr_short_pairs == defaults.csr_short_pairs;
 }
 
 }  // namespace experimental

@@ -99,7 +99,7 @@ void SpmmPlan::Impl::build(const DeviceMatrix& matrix, const detail::PlanDraft& 
   build_tile_part(m, draft);
   build_times.tile_ms = since_ms(t);
   t = Clock::now();
-  build_csr_part(m, draft.to_csr);
+  build_csr_part(m, draft.to_csr, draft.knobs);
   build_times.csr_ms = since_ms(t);
   t = Clock::now();
   build_vector_part(m, draft.to_vectors, draft.knobs);

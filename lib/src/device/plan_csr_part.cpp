@@ -22,6 +22,7 @@ struct CsrRowSlots {
   std::vector<std::int32_t> long_slots, medium_slots, short_slots;
   std::vector<std::uint8_t> short_slot;  ///< tiles: which slots of the copy are this part's short rows
   std::size_t short_empty = 0;           ///< short rows without entries
+  std::int64_t short_rows = 0, short_entries = 0;
 };
 
 /// Short-row tiles (n = 1) and each tile slot's word.
@@ -74,6 +75,8 @@ CsrRowSlots classify_rows(const DeviceBandCsr& csr, const std::vector<std::uint8
       rows.medium_slots.push_back(slot);
     } else {
       rows.short_empty += entries == 0;
+      ++rows.short_rows;
+      rows.short_entries += entries;
       if (short_tiles)
         rows.short_slot[static_cast<std::size_t>(slot)] = 1;
       else if (!short_range)
@@ -199,7 +202,8 @@ LongBlocks make_long_blocks(const DeviceBandCsr& csr, const std::vector<std::int
 
 }  // namespace
 
-void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr) {
+void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr,
+                                    const PlanKnobs& knobs) {
   Impl& p = *this;
   const DeviceBandCsr& csr = *p.csr;
   // CSR part: the non-padding rows of the CSR bands; rows far longer than the rest get a block each. Two passes
@@ -247,7 +251,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
   sort_longest_first(csr, rows.long_slots);
   const LongBlocks long_blocks = make_long_blocks(csr, rows.long_slots, p.csr_shape);
   report.diagnostics.csr_split_rows += long_blocks.rows_split;
-  add_csr_lists(m, rows, short_tiles, long_blocks, classes);
+  add_csr_lists(m, rows, short_tiles, long_blocks, classes, knobs.csr_short_pairs);
   PlanDiagnostics& d = report.diagnostics;
   d.csr_long_rows = static_cast<std::int32_t>(rows.long_slots.size());
   d.csr_long_blocks = p.csr_params.long_count;
@@ -255,12 +259,14 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
   d.csr_short_tiles = p.csr_short_tiles ? p.csr_params.short_count : 0;
   d.csr_chunks = p.csr_shape.chunks;
   d.csr_nz_lanes = p.csr_shape.nz_lanes;
+  d.csr_short_pairs = p.csr_params.short_pairs != 0;
   const std::int64_t value_bytes = m.precision == Precision::split ? 4 : 2;
   d.csr_bytes = report.csr_nnz * (4 + value_bytes) + row_count * 12;
 }
 
 void SpmmPlan::Impl::add_csr_lists(const DeviceMatrix::Impl& m, const CsrRowSlots& rows, const ShortTiles& short_tiles,
-                                   const LongBlocks& long_blocks, const kernels::CsrRowClasses& classes) {
+                                   const LongBlocks& long_blocks, const kernels::CsrRowClasses& classes,
+                                   std::int32_t short_pairs_knob) {
   Impl& p = *this;
   const DeviceBandCsr& csr = *p.csr;
   p.csr_has_empty = rows.short_empty > 0;
@@ -314,6 +320,15 @@ void SpmmPlan::Impl::add_csr_lists(const DeviceMatrix::Impl& m, const CsrRowSlot
     p.storage.add(rows.short_slots, [&c](std::int32_t* d) { c.short_slots = d; });
     c.short_count = static_cast<std::int32_t>(rows.short_slots.size());
   }
+  // Short rows two to a group where a row alone leaves half of a round's loads idle (16-byte chunks).
+  const double short_lane_entries = rows.short_rows > 0 ? double(rows.short_entries) / double(rows.short_rows) /
+                                                              p.csr_shape.nz_lanes : 0.0;
+  const bool pairs_possible = !p.csr_shape.scalar_b && !p.csr_short_tiles && !reads_f32_b(p.mode);
+  const double short_threads = double(rows.short_rows) * p.csr_shape.chunks * p.csr_shape.nz_lanes;
+  const double resident_threads = double(m.multiprocessors) * kernels::kCsrChunkBlocksPerSm * kernels::kCsrBlockThreads;
+  c.short_pairs = pairs_possible && p.csr_shape.chunks >= kernels::kCsrPairMinChunks &&
+                  short_lane_entries <= kernels::kCsrPairMaxLaneEntries && short_threads >= resident_threads;
+  if (short_pairs_knob >= 0) c.short_pairs = short_pairs_knob > 0 && pairs_possible;
   c.k = m.cols;
   c.n = n;
 }

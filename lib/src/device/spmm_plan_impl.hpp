@@ -46,10 +46,11 @@ struct SpmmPlan::Impl {
   /// The tile bands' work lists, split-band workspace or band groups, and their kernel (device/plan_tile_part.cpp).
   void build_tile_part(const DeviceMatrix::Impl& m, const detail::PlanDraft& draft);
   /// The CSR bands' rows by length class and their kernel (device/plan_csr_part.cpp).
-  void build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr);
+  void build_csr_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_csr, const PlanKnobs& knobs);
   /// The CSR part's lists in the plan's storage and the CSR kernel's parameters (device/plan_csr_part.cpp).
   void add_csr_lists(const DeviceMatrix::Impl& m, const detail::CsrRowSlots& rows, const detail::ShortTiles& tiles,
-                     const detail::LongBlocks& long_blocks, const kernels::CsrRowClasses& classes);
+                     const detail::LongBlocks& long_blocks, const kernels::CsrRowClasses& classes,
+                     std::int32_t short_pairs_knob);
   /// The narrow-vector bands' windows, longest first, their schedule and workspace (device/plan_vector_part.cpp).
   void build_vector_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_vectors,
                          const PlanKnobs& knobs);

@@ -52,7 +52,7 @@ inline constexpr int kThreadCols = kRead == BRead::one_column ? 1 : 8;
 /// 8 loads per entry, 32 per round: ptxas spilled 16-20 bytes at 64 registers (4 blocks) and, with fp16 or bf16
 /// values, 4-8 bytes at 80 (3 blocks); unbounded they take 96, so they get 2 blocks.
 template <BRead kRead>
-inline constexpr int kMinBlocksPerSm = kRead == BRead::one_column ? 8 : (kRead == BRead::scalar ? 2 : 4);
+inline constexpr int kMinBlocksPerSm = kRead == BRead::one_column ? 8 : (kRead == BRead::scalar ? 2 : kCsrChunkBlocksPerSm);
 
 /// Eight consecutive columns of one B row: eight 16-bit values in one 16-byte word, or eight floats.
 struct F32Chunk {
@@ -427,6 +427,99 @@ __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::in
   }
 }
 
+/// acc_a += the first `len_a` entries of the stream, acc_b += the rest: a pair of short rows as one stream of
+/// `len_a + len_b` entries (entry j is row a's first_a + j, or row b's first_b + j - len_a), taken from `lane` on in
+/// steps of `stride`, in rounds of kUnroll independent loads like accumulate_entries. Two rows of two entries
+/// fill one round where each alone left half of it idle, and the pair pays one chain of dependent loads (its
+/// rows' starts, one round, B) where two groups paid one each. An entry's product goes to its own row's sums only
+/// (a branch, not a multiplication by zero: B may hold inf or NaN in a row the other row does not read).
+template <OperandMode kMode>
+__device__ __forceinline__ void accumulate_pair_entries(const CsrSpmmParams& p, const BElement<kMode>* b_cols,
+                                                        std::int32_t first_a, std::int32_t len_a, std::int32_t first_b,
+                                                        std::int32_t total, int lane, int stride, int cols_left,
+                                                        float (&acc_a)[8], float (&acc_b)[8]) {
+  const int cols = cols_left < 8 ? cols_left : 8;
+  auto entry = [&](std::int32_t j) { return j < len_a ? first_a + j : first_b + (j - len_a); };
+  for (std::int32_t j0 = lane; j0 < total; j0 += kUnroll * stride) {
+    std::int32_t rows[kUnroll];
+    float vals[kUnroll];
+    BChunk<kMode, BRead::chunk> bv[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int32_t j = j0 + u * stride;
+      const std::int32_t i = entry(j);
+      rows[u] = j < total ? __ldg(p.b_row + i) : 0;
+      vals[u] = j < total ? entry_value<kMode>(p, i) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      bv[u] = j0 + u * stride < total ? load_b_chunk<kMode, BRead::chunk>(p, b_cols, rows[u], cols)
+                                      : BChunk<kMode, BRead::chunk>{};
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (j0 + u * stride < len_a)
+        fma_chunk<kMode, BRead::chunk>(acc_a, vals[u], bv[u]);
+      else
+        fma_chunk<kMode, BRead::chunk>(acc_b, vals[u], bv[u]);
+    }
+  }
+}
+
+/// Short rows two to a group (CsrSpmmParams::short_pairs): group g of the launch takes items 2g and 2g + 1 as one
+/// stream of entries (accumulate_pair_entries), then sums and writes each row as short_rows does. The blocks take
+/// twice the rows; a row's sum order is fixed (bit-identical run to run), though not the unpaired one's.
+template <OperandMode kMode, int kChunks, int kNzLanes, typename OutT>
+__device__ __forceinline__ void short_row_pair(const CsrSpmmParams& p, const std::int32_t* slots, std::int32_t count,
+                                               std::int32_t block, int pass_col0) {
+  constexpr int kCols = 8;
+  constexpr int kGroup = kChunks * kNzLanes;
+  static_assert(kGroup <= kWarp && kWarp % kGroup == 0, "a row group lies inside one warp");
+  const int lane = threadIdx.x % kWarp;
+  const int in_group = threadIdx.x % kGroup;
+  const int chunk = in_group % kChunks;
+  const int nz_lane = in_group / kChunks;
+  const std::int64_t item_a = 2 * (std::int64_t(block) * (kCsrBlockThreads / kGroup) + threadIdx.x / kGroup);
+  if (item_a >= count) return;  // whole groups leave together
+  const bool has_b = item_a + 1 < count;
+  const unsigned group_mask = kGroup == kWarp ? 0xffffffffu : ((1u << kGroup) - 1u) << (lane / kGroup * kGroup);
+  const std::int32_t slot_a = slots ? slots[item_a] : static_cast<std::int32_t>(item_a);
+  const std::int32_t slot_b = !has_b ? slot_a : slots ? slots[item_a + 1] : slot_a + 1;
+  const std::int32_t first_a = p.row_ptr[slot_a], end_a = p.row_ptr[slot_a + 1];
+  const std::int32_t first_b = p.row_ptr[slot_b], end_b = p.row_ptr[slot_b + 1];
+  // Without a list a row that is not short (or, with short_min_entries 1, empty) is another unit's: it counts as
+  // empty here and is not written.
+  auto is_mine = [&](std::int32_t len) {
+    return slots != nullptr || (len >= p.short_min_entries && len <= p.short_max_entries);
+  };
+  const bool write_a = is_mine(end_a - first_a), write_b = has_b && is_mine(end_b - first_b);
+  if (!write_a && !write_b) return;  // the whole group
+  const std::int32_t len_a = write_a ? end_a - first_a : 0;
+  const std::int32_t total = len_a + (write_b ? end_b - first_b : 0);
+  const int col0 = pass_col0 + chunk * 8;
+  float acc_a[kCols] = {}, acc_b[kCols] = {};
+  if (col0 < p.n)
+    accumulate_pair_entries<kMode>(p, b_matrix<kMode>(p) + col0, first_a, len_a, first_b, total, nz_lane, kNzLanes,
+                                   p.n - col0, acc_a, acc_b);
+#pragma unroll
+  for (int offset = kChunks; offset < kGroup; offset <<= 1)
+#pragma unroll
+    for (int e = 0; e < kCols; ++e) {
+      acc_a[e] += __shfl_xor_sync(group_mask, acc_a[e], offset, kGroup);
+      acc_b[e] += __shfl_xor_sync(group_mask, acc_b[e], offset, kGroup);
+    }
+  if (nz_lane != 0 || col0 >= p.n) return;
+  if (write_a) {
+    const std::int32_t row = p.out_row[slot_a];
+    const int exponent = p.slot_exponent ? p.slot_exponent[slot_a] : 0;
+    if (row >= 0) write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc_a);
+  }
+  if (write_b) {
+    const std::int32_t row = p.out_row[slot_b];
+    const int exponent = p.slot_exponent ? p.slot_exponent[slot_b] : 0;
+    if (row >= 0) write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc_b);
+  }
+}
+
 /// n = 1: short-row tile `index` (CsrShortTile), a run of consecutive slots whose entries lie in one window of
 /// kCsrTileEntries entries starting at a multiple of 4. Thread t loads quad t of the window (the indices as one
 /// 16-byte load, the values as one 8-byte load: the loads of a warp are 512 and 256 consecutive bytes, whatever the
@@ -505,6 +598,13 @@ __global__ void __launch_bounds__(kCsrBlockThreads, kMinBlocksPerSm<kRead>) csr_
     if constexpr (kRead == BRead::one_column) {
       if (p.short_tiles) {
         short_row_tile<kMode, OutT>(p, short_block);
+        return;
+      }
+    }
+    // 16-bit B only: with fp32 B (8 registers a chunk) the pair's second sums spilled at 64 registers.
+    if constexpr (kRead == BRead::chunk && !reads_f32_b(kMode)) {
+      if (p.short_pairs) {
+        short_row_pair<kMode, kChunks, kNzLanes, OutT>(p, p.short_slots, p.short_count, short_block, pass_col0);
         return;
       }
     }

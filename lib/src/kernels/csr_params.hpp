@@ -70,6 +70,19 @@ static_assert(csr_tile_slot_exponent(csr_tile_slot_word(1024, 128, -kCsrTileMaxE
 /// and 27.0; a 27-point mesh 45.5 and 54.9; power_law 144.5 and 139.7, Andrews 10.2 and 9.6).
 inline constexpr double kCsrTileMinScattered = 0.5;
 
+/// Short rows go two to a group (CsrSpmmParams::short_pairs) where the groups have at least kCsrPairMinChunks
+/// chunks (n > 16), the short rows have at most kCsrPairMaxLaneEntries entries per lane on average (a pair fills
+/// one or two rounds of 4 loads), and their groups fill the device at least once (kCsrChunkBlocksPerSm blocks per
+/// SM): pairs halve the groups, which pays only where they queue. Measured with pairs forced on and off (run 22,
+/// H200, auto_csr, 2026-11-29): n = 128, short_rows:46500 with 1-3 entries a row 0.87-0.89x the time, circuit:1600000
+/// 0.83x, short_rows:2000000 0.79x, arrowhead:46500 0.93x; n = 32 0.85-0.96x (arrowhead 1.03x). Slower where
+/// excluded: every matrix at n = 8 (1.0-1.27x: fewer threads than the device holds, or bandwidth-bound already),
+/// rows of 8 entries and more (Andrews 1.34-1.42x, power_law 1.12-1.19x).
+inline constexpr int kCsrPairMinChunks = 4;
+inline constexpr double kCsrPairMaxLaneEntries = 3.0;
+/// Blocks per SM the 16-byte-chunk CSR kernels' registers allow (csr_kernel.cuh, kMinBlocksPerSm).
+inline constexpr int kCsrChunkBlocksPerSm = 4;
+
 /// A long row's share of chunks split by entries: its parts' slots are first_part_slot .. + parts - 1.
 struct CsrSplitRow {
   std::int32_t first_part_slot = 0;
@@ -93,6 +106,9 @@ struct CsrSpmmParams {
   // warp's or a long block's; 1 skips empty rows where the run leaves them as they are). Saves the list's 4 bytes
   // per row and one dependent load before a row's entries.
   std::int32_t short_min_entries = 0, short_max_entries = 0;
+  // n >= 8 (16-byte chunks): 1 = a group takes two short rows, items 2g and 2g + 1, as one stream of entries
+  // (csr_kernel.cuh, short_row_pair); the launch has half the groups.
+  std::int32_t short_pairs = 0;
   // n = 1: the short rows in tiles of consecutive slots (short_slots and the group fields unused; short_count
   // tiles). With short_min_entries 1 a tile leaves its empty rows' C as it is.
   const CsrShortTile* short_tiles = nullptr;
@@ -146,6 +162,10 @@ int csr_long_row_blocks(int chunks, std::int64_t entries);
 /// up to kCsrSplitParts of them, longer parts beyond, at most kCsrMaxRowParts parts.
 int csr_long_row_parts(int block_chunks, std::int64_t entries);
 inline constexpr int kCsrMaxRowParts = 1024;
+/// A row split by entries at kCsrSplitRowCapChunks chunks or more keeps at least kCsrSplitRowMinChunks chunks per
+/// block (csr_long_row_blocks).
+inline constexpr int kCsrSplitRowCapChunks = 16;
+inline constexpr int kCsrSplitRowMinChunks = 4;
 /// Parts of one round each a split row gets at most; longer rows get longer parts (csr_long_row_parts).
 inline constexpr int kCsrSplitParts = 64;
 

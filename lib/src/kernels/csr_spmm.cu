@@ -108,6 +108,14 @@ int csr_long_row_blocks(int chunks, std::int64_t entries) {
   // of ~210 (34.9 -> 13.2 us).
   int s = 1;
   while (s < chunks && entries > std::int64_t(kMaxRounds) * kUnroll * (kCsrBlockThreads / chunks) * s) s *= 2;
+  // A row split by entries anyway (csr_long_row_parts) gets its parallelism from its parts. At 16 or more chunks
+  // its blocks keep at least kCsrSplitRowMinChunks chunks each: a block of one chunk reads 16 bytes of each of 32
+  // B rows per warp load, half of each sector; of 4 chunks, 64 consecutive bytes. Run 23 (H200, auto_csr, 2026-11-29),
+  // blocks capped at chunks / 4 against not: n = 128, arrowhead:46500 26.5 -> 20.0 us, dense_rows:200000 229 ->
+  // 170 us; rajat01 (longest row 6,833 entries, not split) would have gone from 8.5 to 10.1 us, so rows that are
+  // not split keep their blocks. At n = 32 (4 chunks: one block) arrowhead went from 11.0 to 13.5 us: not capped.
+  if (chunks >= kCsrSplitRowCapChunks && csr_long_row_parts(chunks / s, entries) > 1)
+    s = std::min(s, chunks / kCsrSplitRowMinChunks);
   return s;
 }
 
@@ -136,7 +144,7 @@ void load_csr_kernel(const CsrKernel& kernel) {
 void launch_csr_kernel(const CsrKernel& kernel, const CsrSpmmParams& params, cudaStream_t stream) {
   if (params.long_count + params.medium_count + params.short_count == 0 || params.n == 0) return;
   const CsrShape& shape = kernel.key.shape;
-  const int rows_per_block = kCsrBlockThreads / (shape.chunks * shape.nz_lanes);
+  const int rows_per_block = kCsrBlockThreads / (shape.chunks * shape.nz_lanes) * (params.short_pairs ? 2 : 1);
   // Short rows: a block per tile at n = 1 with tiles, else kCsrBlockThreads / group rows a block.
   const std::int64_t short_blocks = params.short_tiles
                                         ? std::int64_t(params.short_count)
