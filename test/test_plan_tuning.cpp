@@ -181,6 +181,25 @@ TEST_CASE("tuning: short products are timed in batches; a batch's time less its 
   CHECK(detail::product_ms(0.100, 0.120, 4) < 1e-5);
 }
 
+TEST_CASE("tuning: a candidate's build is estimated part by part from the builds before it", "[tuning]") {
+  detail::BuildEstimate estimate;
+  CHECK(estimate.estimate_ms({100, 0, 0}) == 0.0);  // nothing built yet: nothing to go by
+  // Whole builds as on circuit:1600000 at n = 8 (H200, 2026-11-29: CSR 5.7 ms, tiles 7.0, the hybrid with vectors
+  // 16.4); their split into parts here is made up.
+  estimate.record({0, 100000, 0}, {0.0, 5.2, 0.0, 0.5});
+  CHECK(estimate.estimate_ms({0, 100000, 0}) == Approx(5.7));
+  CHECK(estimate.estimate_ms({0, 50000, 0}) == Approx(0.5 + 2.6));  // half the bands, the same overhead
+  // Tiles were never built: the largest whole build so far stands in for them.
+  CHECK(estimate.estimate_ms({100000, 0, 0}) == Approx(5.7));
+  estimate.record({100000, 0, 0}, {6.4, 0.0, 0.0, 0.6});
+  CHECK(estimate.estimate_ms({60000, 40000, 0}) == Approx(0.6 + 6.4 * 0.6 + 5.2 * 0.4));
+  // A hybrid with vectors: its vector part is new, so the largest build so far stands in (7.0; it then took 16.4).
+  CHECK(estimate.estimate_ms({60000, 0, 40000}) == Approx(7.0));
+  estimate.record({60000, 0, 40000}, {3.8, 0.0, 11.9, 0.7});
+  CHECK(estimate.estimate_ms({60000, 0, 40000}) == Approx(0.7 + 6.4 * 0.6 + 11.9));  // tiles at their dearest rate
+  CHECK(estimate.estimate_ms({0, 0, 0}) == Approx(0.7));
+}
+
 TEST_CASE("tuning rounds: a warm-up, then round-robin runs; the fastest median is kept", "[tuning]") {
   TuningRounds rounds({20.0, 30.0, 25.0}, 1000.0);
   const std::vector<std::size_t> runs = drive(rounds, {0.024, 0.020, 0.025});

@@ -23,6 +23,7 @@
 #include "device/plan_access.hpp"
 #include "device/plan_draft.hpp"
 #include "device/plan_storage.hpp"
+#include "device/spmm_plan_impl.hpp"
 #include "device/tuner_support.hpp"
 #include "kernels/cache_eviction.hpp"
 #include "kernels/spmm_params.hpp"
@@ -273,21 +274,35 @@ class PlanTuner {
     return t;
   }
 
-  /// Builds the candidates in measuring order (the model's first) while the budget holds the next build (as long as
-  /// the last one took) and a warm-up plus one timed round of every candidate built so far: on a large matrix the
-  /// builds, not the runs, are what a small budget cannot afford. Their lists get no device memory of their own:
-  /// place_candidates puts all of them in one allocation.
+  /// The bands a draft puts on each path (BuildEstimate).
+  static PlanParts parts_of(const PlanDraft& draft) {
+    PlanParts parts;
+    for (std::size_t b = 0; b < draft.to_csr.size(); ++b) {
+      const bool vector = b < draft.to_vectors.size() && draft.to_vectors[b];
+      parts.csr_bands += draft.to_csr[b] ? 1 : 0;
+      parts.vector_bands += vector ? 1 : 0;
+      parts.tile_bands += !draft.to_csr[b] && !vector ? 1 : 0;
+    }
+    return parts;
+  }
+
+  /// Builds the candidates in measuring order (the model's first) while the budget holds the next build (estimated
+  /// part by part from the builds before it: BuildEstimate) and a warm-up plus one timed round of every candidate
+  /// built so far: on a large matrix the builds, not the runs, are what a small budget cannot afford. Their lists get
+  /// no device memory of their own: place_candidates puts all of them in one allocation.
   void build_candidates(const ScratchOperands& s, const TimingSetup& t, std::vector<SpmmPlan>& plans,
                         std::vector<PlanCandidate>& measured) {
     plans.reserve(selected_.size());
-    double last_build_ms = 0.0, round_us = 0.0;
+    BuildEstimate estimate;
+    double round_us = 0.0;
     for (const std::size_t i : selected_) {
       // The warm-up (one product each, an eviction before it) and a timed round (a batch each, and the evictions
       // alone) of the candidates built so far and this one.
       const double next_round_us =
           round_us + (drafts_[i].draft.report.predicted_us + t.eviction_us) * (1 + t.products);
+      const PlanParts parts = parts_of(drafts_[i].draft);
       if (!plans.empty() &&
-          charged_ms() + last_build_ms + (next_round_us + t.eviction_us * t.products) / 1e3 > budget_.ms)
+          charged_ms() + estimate.estimate_ms(parts) + (next_round_us + t.eviction_us * t.products) / 1e3 > budget_.ms)
         break;
       PlanDraft draft = drafts_[i].draft;
       draft.options.allow_unaligned_b = options_.allow_unaligned_b && s.staged;
@@ -295,7 +310,10 @@ class PlanTuner {
       double loading_ms = 0.0;
       plans.push_back(PlanAccess::build(matrix_, draft, &loading_ms, true));
       times_.loading_ms += loading_ms;
-      last_build_ms = elapsed_ms() - before_ms - loading_ms;
+      const double last_build_ms = elapsed_ms() - before_ms - loading_ms;
+      const auto& part_ms = PlanAccess::impl(plans.back()).build_times;
+      estimate.record(parts, {part_ms.tile_ms, part_ms.csr_ms, part_ms.vector_ms,
+                              last_build_ms - part_ms.tile_ms - part_ms.csr_ms - part_ms.vector_ms});
       measured[plans.size() - 1].build_ms = last_build_ms;
       if (plans.size() == 1)
         model_build_ms_ = last_build_ms;

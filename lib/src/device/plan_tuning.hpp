@@ -109,6 +109,32 @@ int products_per_batch(double best_predicted_us);
 /// in the subtraction cannot give a time of zero or less.
 double product_ms(double batch_ms, double eviction_batch_ms, int batch);
 
+/// The bands a plan puts on each path: what its build's parts scale with (BuildEstimate).
+struct PlanParts {
+  std::int64_t tile_bands = 0, csr_bands = 0, vector_bands = 0;
+};
+/// Host time of one plan's build (less kernel loading), by part: the tile, CSR and vector parts' lists, and the rest
+/// (storage, upload).
+struct PartBuildTimes {
+  double tile_ms = 0.0, csr_ms = 0.0, vector_ms = 0.0, other_ms = 0.0;
+};
+/// A candidate's build time estimated from the builds before it, part by part. Candidates differ in which part
+/// holds the bands, and the parts cost differently per band: on circuit:1600000 at n = 8 the CSR plan took 5.7 ms,
+/// the tiles 7.0 and the hybrid with vectors 16.4 (H200, 2026-11-29). The rule before, the last build alone,
+/// underestimated the next, and the builds overran the budget that the timing needed. Per part: the largest time
+/// per band recorded so far. A part with bands that no recorded build had costs the largest whole build recorded
+/// (a guess: the vectors' first build can still exceed it, as above).
+class BuildEstimate {
+ public:
+  void record(const PlanParts& parts, const PartBuildTimes& times);
+  /// 0 before any record.
+  double estimate_ms(const PlanParts& parts) const;
+
+ private:
+  double tile_ms_per_band_ = -1.0, csr_ms_per_band_ = -1.0, vector_ms_per_band_ = -1.0;  // -1: no build had bands there
+  double other_ms_ = 0.0, largest_ms_ = 0.0;
+};
+
 /// Timed runs per candidate at most (the median of up to 7), and at least before one is dropped as slower.
 inline constexpr int kMaxTimedRounds = 7;
 inline constexpr int kRoundsBeforePruning = 2;
