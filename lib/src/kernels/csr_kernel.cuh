@@ -166,40 +166,61 @@ __device__ __forceinline__ void long_row(const CsrSpmmParams& p, int pass_col0) 
   }
 }
 
+/// A short-row group's thread: kChunks x kNzLanes threads of one warp, kCsrBlockThreads / that many groups a block.
+template <int kChunks, int kNzLanes>
+struct RowGroupThread {
+  static constexpr int kSize = kChunks * kNzLanes;
+  static_assert(kSize <= kWarp && kWarp % kSize == 0, "a row group lies inside one warp");
+  int chunk, nz_lane;
+  unsigned mask;        // the group's lanes
+  std::int64_t group;   // the group's place in the launch's short rows
+  __device__ __forceinline__ explicit RowGroupThread(std::int32_t block) {
+    const int lane = threadIdx.x % kWarp, in_group = threadIdx.x % kSize;
+    chunk = in_group % kChunks;
+    nz_lane = in_group / kChunks;
+    mask = kSize == kWarp ? 0xffffffffu : ((1u << kSize) - 1u) << (lane / kSize * kSize);
+    group = std::int64_t(block) * (kCsrBlockThreads / kSize) + threadIdx.x / kSize;
+  }
+  /// Sums a chunk's lanes (a fixed shuffle tree): nz_lane 0 holds the group's sums.
+  template <int kCols>
+  __device__ __forceinline__ void sum(float (&acc)[kCols]) const {
+#pragma unroll
+    for (int offset = kChunks; offset < kSize; offset <<= 1)
+#pragma unroll
+      for (int e = 0; e < kCols; ++e) acc[e] += __shfl_xor_sync(mask, acc[e], offset, kSize);
+  }
+};
+
+/// Writes slot `slot`'s sums to its row of C (none for a padding slot): the row and its exponent are two
+/// independent loads (the exponent is stored per slot, not per row).
+template <typename OutT, int kCols>
+__device__ __forceinline__ void write_slot_chunk(const CsrSpmmParams& p, std::int32_t slot, int col0,
+                                                 float (&acc)[kCols]) {
+  const std::int32_t row = p.out_row[slot];
+  const int exponent = p.slot_exponent ? p.slot_exponent[slot] : 0;
+  if (row >= 0) write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc);
+}
+
 /// Rows slots[...] of one block: kCsrBlockThreads / (kChunks * kNzLanes) of them, a group of threads each.
 template <OperandMode kMode, int kChunks, int kNzLanes, BRead kRead, typename OutT>
 __device__ __forceinline__ void short_rows(const CsrSpmmParams& p, const std::int32_t* slots, std::int32_t count,
                                            std::int32_t block, int pass_col0) {
   constexpr int kCols = kThreadCols<kRead>;
-  constexpr int kGroup = kChunks * kNzLanes;
-  static_assert(kGroup <= kWarp && kWarp % kGroup == 0, "a row group lies inside one warp");
-  const int lane = threadIdx.x % kWarp;
-  const int in_group = threadIdx.x % kGroup;
-  const int chunk = in_group % kChunks;
-  const int nz_lane = in_group / kChunks;
-  const std::int64_t item = std::int64_t(block) * (kCsrBlockThreads / kGroup) + threadIdx.x / kGroup;
+  const RowGroupThread<kChunks, kNzLanes> g(block);
+  const std::int64_t item = g.group;
   if (item >= count) return;  // whole groups leave together; their partners never wait on them
-  const unsigned group_mask =
-      kGroup == kWarp ? 0xffffffffu : ((1u << kGroup) - 1u) << (lane / kGroup * kGroup);
   // Without a list the group's slot is its item, skipped unless it is short (CsrSpmmParams::short_max_entries).
   const std::int32_t slot = slots ? slots[item] : static_cast<std::int32_t>(item);
   const std::int32_t first = p.row_ptr[slot], end = p.row_ptr[slot + 1];
   if (!slots && (end - first < p.short_min_entries || end - first > p.short_max_entries)) return;  // the whole group
-  const int col0 = pass_col0 + chunk * 8;
+  const int col0 = pass_col0 + g.chunk * 8;
   float acc[kCols] = {};
   if constexpr (kRead == BRead::one_column)
-    accumulate_quads<kMode>(p, first, end, nz_lane, kNzLanes, acc[0]);
+    accumulate_quads<kMode>(p, first, end, g.nz_lane, kNzLanes, acc[0]);
   else if (col0 < p.n)
-    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, first + nz_lane, end, kNzLanes, acc);
-#pragma unroll
-  for (int offset = kChunks; offset < kGroup; offset <<= 1)
-#pragma unroll
-    for (int e = 0; e < kCols; ++e) acc[e] += __shfl_xor_sync(group_mask, acc[e], offset, kGroup);
-  if (nz_lane == 0 && col0 < p.n) {
-    const std::int32_t row = p.out_row[slot];
-    const int exponent = p.slot_exponent ? p.slot_exponent[slot] : 0;  // not after the row: no load chain
-    if (row >= 0) write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc);
-  }
+    accumulate_entries<kMode, kRead>(p, b_matrix<kMode>(p) + col0, p.n - col0, first + g.nz_lane, end, kNzLanes, acc);
+  g.sum(acc);
+  if (g.nz_lane == 0 && col0 < p.n) write_slot_chunk<OutT, kCols>(p, slot, col0, acc);
 }
 
 /// Short rows two to a group (CsrSpmmParams::short_pairs): group g of the launch takes items 2g and 2g + 1 as one
@@ -209,16 +230,10 @@ template <OperandMode kMode, int kChunks, int kNzLanes, typename OutT>
 __device__ __forceinline__ void short_row_pair(const CsrSpmmParams& p, const std::int32_t* slots, std::int32_t count,
                                                std::int32_t block, int pass_col0) {
   constexpr int kCols = 8;
-  constexpr int kGroup = kChunks * kNzLanes;
-  static_assert(kGroup <= kWarp && kWarp % kGroup == 0, "a row group lies inside one warp");
-  const int lane = threadIdx.x % kWarp;
-  const int in_group = threadIdx.x % kGroup;
-  const int chunk = in_group % kChunks;
-  const int nz_lane = in_group / kChunks;
-  const std::int64_t item_a = 2 * (std::int64_t(block) * (kCsrBlockThreads / kGroup) + threadIdx.x / kGroup);
+  const RowGroupThread<kChunks, kNzLanes> g(block);
+  const std::int64_t item_a = 2 * g.group;
   if (item_a >= count) return;  // whole groups leave together
   const bool has_b = item_a + 1 < count;
-  const unsigned group_mask = kGroup == kWarp ? 0xffffffffu : ((1u << kGroup) - 1u) << (lane / kGroup * kGroup);
   const std::int32_t slot_a = slots ? slots[item_a] : static_cast<std::int32_t>(item_a);
   const std::int32_t slot_b = !has_b ? slot_a : slots ? slots[item_a + 1] : slot_a + 1;
   const std::int32_t first_a = p.row_ptr[slot_a], end_a = p.row_ptr[slot_a + 1];
@@ -232,29 +247,16 @@ __device__ __forceinline__ void short_row_pair(const CsrSpmmParams& p, const std
   if (!write_a && !write_b) return;  // the whole group
   const std::int32_t len_a = write_a ? end_a - first_a : 0;
   const std::int32_t total = len_a + (write_b ? end_b - first_b : 0);
-  const int col0 = pass_col0 + chunk * 8;
+  const int col0 = pass_col0 + g.chunk * 8;
   float acc_a[kCols] = {}, acc_b[kCols] = {};
   if (col0 < p.n)
-    accumulate_pair_entries<kMode>(p, b_matrix<kMode>(p) + col0, first_a, len_a, first_b, total, nz_lane, kNzLanes,
+    accumulate_pair_entries<kMode>(p, b_matrix<kMode>(p) + col0, first_a, len_a, first_b, total, g.nz_lane, kNzLanes,
                                    p.n - col0, acc_a, acc_b);
-#pragma unroll
-  for (int offset = kChunks; offset < kGroup; offset <<= 1)
-#pragma unroll
-    for (int e = 0; e < kCols; ++e) {
-      acc_a[e] += __shfl_xor_sync(group_mask, acc_a[e], offset, kGroup);
-      acc_b[e] += __shfl_xor_sync(group_mask, acc_b[e], offset, kGroup);
-    }
-  if (nz_lane != 0 || col0 >= p.n) return;
-  if (write_a) {
-    const std::int32_t row = p.out_row[slot_a];
-    const int exponent = p.slot_exponent ? p.slot_exponent[slot_a] : 0;
-    if (row >= 0) write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc_a);
-  }
-  if (write_b) {
-    const std::int32_t row = p.out_row[slot_b];
-    const int exponent = p.slot_exponent ? p.slot_exponent[slot_b] : 0;
-    if (row >= 0) write_row_chunk<OutT, kCols>(p, row, exponent, col0, acc_b);
-  }
+  g.sum(acc_a);
+  g.sum(acc_b);
+  if (g.nz_lane != 0 || col0 >= p.n) return;
+  if (write_a) write_slot_chunk<OutT, kCols>(p, slot_a, col0, acc_a);
+  if (write_b) write_slot_chunk<OutT, kCols>(p, slot_b, col0, acc_b);
 }
 
 /// n = 1: short-row tile `index` (CsrShortTile), a run of consecutive slots whose entries lie in one window of
