@@ -274,15 +274,12 @@ class PlanTuner {
     return t;
   }
 
-  /// The bands a draft puts on each path (BuildEstimate).
-  static PlanParts parts_of(const PlanDraft& draft) {
+  /// The bands a draft puts on each path (BuildEstimate): a band is on CSR, on vectors (never both) or on tiles.
+  static PlanParts parts_of(const Drafted& d) {
     PlanParts parts;
-    for (std::size_t b = 0; b < draft.to_csr.size(); ++b) {
-      const bool vector = b < draft.to_vectors.size() && draft.to_vectors[b];
-      parts.csr_bands += draft.to_csr[b] ? 1 : 0;
-      parts.vector_bands += vector ? 1 : 0;
-      parts.tile_bands += !draft.to_csr[b] && !vector ? 1 : 0;
-    }
+    parts.csr_bands = std::int64_t(d.bands_on_csr);
+    parts.vector_bands = std::count(d.draft.to_vectors.begin(), d.draft.to_vectors.end(), 1);
+    parts.tile_bands = std::int64_t(d.draft.to_csr.size()) - parts.csr_bands - parts.vector_bands;
     return parts;
   }
 
@@ -300,7 +297,7 @@ class PlanTuner {
       // alone) of the candidates built so far and this one.
       const double next_round_us =
           round_us + (drafts_[i].draft.report.predicted_us + t.eviction_us) * (1 + t.products);
-      const PlanParts parts = parts_of(drafts_[i].draft);
+      const PlanParts parts = parts_of(drafts_[i]);
       if (!plans.empty() &&
           charged_ms() + estimate.estimate_ms(parts) + (next_round_us + t.eviction_us * t.products) / 1e3 > budget_.ms)
         break;

@@ -20,13 +20,8 @@
 // fp32 B is read as it is (two 16-byte loads per chunk), so CUDA cores multiply it without any rounding of B.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
-#include <type_traits>
 
-#include "bcsr24/precision.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/csr_thread_loads.cuh"
 #include "kernels/epilogue.cuh"
