@@ -236,6 +236,13 @@ TEST_CASE("tuning rounds: slow candidates are dropped, and the model's choice is
     drive(rounds, {0.0100, 0.0099});
     CHECK(rounds.chosen() == 0);
     CHECK(rounds.reason().find("within 2% of candidate 2's 9.9 us") != std::string::npos);
+    CHECK(rounds.reason().find("kept: 10.0 us (median of 7 runs)") != std::string::npos);
+  }
+  SECTION("kept within 2%, timed in batches: the reason names the batch (run 27's failure: it did not)") {
+    TuningRounds rounds({10.0, 10.0}, 1000.0, 4);
+    drive(rounds, {0.0100, 0.0099});
+    CHECK(rounds.chosen() == 0);
+    CHECK(rounds.reason().find("(median of 7 runs of 4 products), within 2%") != std::string::npos);
   }
 }
 

@@ -48,6 +48,7 @@ Json diagnostics_json(const experimental::PlanDiagnostics& d) {
           {"csr_chunks", d.csr_chunks},
           {"csr_nz_lanes", d.csr_nz_lanes},
           {"csr_short_pairs", d.csr_short_pairs},
+          {"csr_short_run_rows", d.csr_short_run_rows},
           {"tiles_only_us", d.tiles_only_us},
           {"csr_only_us", d.csr_only_us},
           {"candidates", candidates},

@@ -3,6 +3,7 @@
 // CSR copy policies.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -16,66 +17,11 @@
 #include "bcsr24_testkit/synthetic.hpp"
 #include "cuda_memory.hpp"
 #include "gpu/gpu_harness.hpp"
+#include "gpu/mixed_matrices.hpp"
 #include "test_support.hpp"
 
 using namespace bcsr24;
 using namespace bcsr24::test;
-
-namespace {
-
-/// Rows [0, block_rows): dense 16 x 64 blocks on a diagonal (tiles reuse every B row 16 times); the rest: a
-/// random graph of `degree` scattered nonzeros per row over all columns, some rows left empty.
-CsrMatrix blocks_over_graph(std::int32_t block_rows, std::int32_t graph_rows, std::int32_t cols, std::int32_t degree,
-                            std::uint64_t seed) {
-  const CsrMatrix graph = generate_random_graph(RandomGraphSpec{graph_rows, cols, degree, /*power_law=*/false, seed});
-  CsrMatrix a;
-  a.rows = block_rows + graph_rows;
-  a.cols = cols;
-  a.row_ptr.assign(std::size_t(a.rows) + 1, 0);
-  for (std::int32_t r = 0; r < block_rows; ++r) {
-    const std::int32_t first = (r / 16 * 64) % (cols - 64);
-    for (std::int32_t c = first; c < first + 64; ++c) {
-      a.col_idx.push_back(c);
-      a.values.push_back(double((r * 7 + c * 3) % 17 - 8) / 8.0 + 0.0625);
-    }
-    a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
-  }
-  for (std::int32_t g = 0; g < graph_rows; ++g) {
-    const std::int32_t r = block_rows + g;
-    if (g % 29 != 3)  // an empty row now and then: it must still get beta * C
-      for (std::int32_t e = graph.row_ptr[g]; e < graph.row_ptr[g + 1]; ++e) {
-        a.col_idx.push_back(graph.col_idx[e]);
-        a.values.push_back(graph.values[e]);
-      }
-    a.row_ptr[std::size_t(r) + 1] = std::int32_t(a.col_idx.size());
-  }
-  return a;
-}
-
-/// `a` with row `row` replaced by a full row (every column): a row far longer than one block's lanes cover.
-CsrMatrix with_full_row(const CsrMatrix& a, std::int32_t row) {
-  CsrMatrix out;
-  out.rows = a.rows;
-  out.cols = a.cols;
-  out.row_ptr.assign(std::size_t(a.rows) + 1, 0);
-  for (std::int32_t r = 0; r < a.rows; ++r) {
-    if (r == row) {
-      for (std::int32_t c = 0; c < a.cols; ++c) {
-        out.col_idx.push_back(c);
-        out.values.push_back(double((c * 5) % 13 - 6) / 4.0 + 0.125);
-      }
-    } else {
-      for (std::int32_t e = a.row_ptr[r]; e < a.row_ptr[r + 1]; ++e) {
-        out.col_idx.push_back(a.col_idx[e]);
-        out.values.push_back(a.values[e]);
-      }
-    }
-    out.row_ptr[std::size_t(r) + 1] = std::int32_t(out.col_idx.size());
-  }
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("automatic plans split a mixed matrix between tiles and CSR and stay exact", "[gpu][hybrid]") {
   const std::uint64_t seed = test::test_seed(1101);
@@ -205,126 +151,6 @@ TEST_CASE("CSR path: rows too long for their blocks are split by entries; the la
       require_pass(first);
       const auto second = run_and_check(a, host, dev, KernelKind::csr_cuda_cores, cfg);
       CHECK(same_bits(first.c, second.c));  // parts added in a fixed order: the same bits every run
-    }
-  }
-}
-
-TEST_CASE("CSR path: short rows two to a group, with and without a list, odd counts, empty and skipped rows",
-          "[gpu][hybrid]") {
-  // Short rows in pairs (PlanKnobs::csr_short_pairs forced on: this matrix is too small for the automatic rule).
-  // 2,999 rows (an odd count: the last group has one row), rows of 0 to 3 entries, a full row (long) and some of
-  // 150 (medium): as a range over the copy's slots (csr_cuda_cores: a pair's rows of another class or empty with
-  // beta = 1 are skipped, its partner is not) and as a list (automatic hybrid: the list holds this plan's slots).
-  const std::uint64_t seed = test::test_seed(1111);
-  INFO("seed " << seed);
-  const CsrMatrix a = with_full_row(blocks_over_graph(160, 2839, 3001, 3, seed), 2001);
-  CsrMatrix b;
-  b.rows = a.rows;
-  b.cols = a.cols;
-  b.row_ptr.assign(std::size_t(a.rows) + 1, 0);
-  std::mt19937 rng(static_cast<std::uint32_t>(seed));
-  for (std::int32_t r = 0; r < a.rows; ++r) {
-    if (r >= 160 && r != 2001 && r % 211 == 5) {
-      for (std::int32_t k = 0; k < 150; ++k) {  // a medium row: columns r % 50 + 19 k, ascending, below 2,881
-        b.col_idx.push_back(r % 50 + 19 * k);
-        b.values.push_back(double(k % 7) / 8.0 - 0.375);
-      }
-    } else {
-      // The dense blocks and the full row whole; the graph's rows cut to their first 0..3 entries.
-      const std::int32_t keep = r < 160 || r == 2001 ? a.cols : std::int32_t(rng() % 4);
-      for (std::int32_t e = a.row_ptr[r]; e < a.row_ptr[r + 1] && e - a.row_ptr[r] < keep; ++e) {
-        b.col_idx.push_back(a.col_idx[e]);
-        b.values.push_back(a.values[e]);
-      }
-    }
-    b.row_ptr[std::size_t(r) + 1] = std::int32_t(b.col_idx.size());
-  }
-  const Bcsr24Matrix host = convert_to_bcsr24(b);
-  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
-  for (const KernelKind kernel : {KernelKind::csr_cuda_cores, KernelKind::automatic}) {
-    for (std::int32_t n : {8, 13, 40, 128, 263}) {
-      PlanKnobs pairs;
-      pairs.csr_short_pairs = 1;
-      const SpmmPlan plan = test::make_plan(dev, n, kernel, {}, pairs);
-      INFO("n = " << n << (kernel == KernelKind::automatic ? " automatic" : " csr_cuda_cores") << ": "
-                  << plan.report().csr_bands << " CSR bands");
-      if (kernel == KernelKind::csr_cuda_cores || plan.report().csr_bands > 0)
-        CHECK(plan.report().diagnostics.csr_short_pairs);
-      for (const double beta : {0.0, 1.0, -0.5}) {
-        GpuCase cfg;
-        cfg.csr_short_pairs = 1;
-        cfg.n = n;
-        cfg.beta = beta;
-        cfg.alpha = -1.25;
-        cfg.ldc_pad = 3;
-        cfg.ldb_pad = n == 13 ? 3 : 0;
-        cfg.output = n == 40 ? ElementType::f16 : ElementType::f32;
-        cfg.addends = n == 128 ? 2 : 0;
-        cfg.seed = seed + std::uint64_t(n);
-        cfg.runs = 2;
-        INFO("beta = " << beta);
-        const auto first = run_and_check(b, host, dev, kernel, cfg);
-        require_pass(first);
-        CHECK(same_bits(first.c, run_and_check(b, host, dev, kernel, cfg).c));
-      }
-    }
-  }
-  // Off where the path does not exist: fp32 B (the pair's sums would not fit the registers) and n < 8.
-  PlanOptions f32b;
-  f32b.input = ElementType::f32;
-  PlanKnobs pairs;
-  pairs.csr_short_pairs = 1;
-  CHECK_FALSE(test::make_plan(dev, 64, KernelKind::csr_cuda_cores, f32b, pairs).report().diagnostics.csr_short_pairs);
-  CHECK_FALSE(test::make_plan(dev, 5, KernelKind::csr_cuda_cores, {}, pairs).report().diagnostics.csr_short_pairs);
-}
-
-TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and long rows; beta = 1 keeps empty "
-          "rows", "[gpu][hybrid]") {
-  // Every band on CSR (csr_cuda_cores): the short rows' groups take their slots directly and skip the padding rows
-  // of the last band (1,999 rows), the rows of the medium and long classes and, with beta = 1, the empty rows.
-  const std::uint64_t seed = test::test_seed(1109);
-  INFO("seed " << seed);
-  const CsrMatrix a = with_full_row(blocks_over_graph(0, 1999, 3001, 6, seed), 1000);
-  // Some medium rows: 200 entries each, past the short rows' limit (32 at n < 8, 128 at n = 8 and 13, where small
-  // matrices get 8 lanes a row) and within a warp's (256 or more). At n = 33 (8 chunks of 4 lanes) a group's limit
-  // and a warp's are both 64: there they are long rows.
-  CsrMatrix b;
-  b.rows = a.rows;
-  b.cols = a.cols;
-  b.row_ptr.assign(std::size_t(a.rows) + 1, 0);
-  for (std::int32_t r = 0; r < a.rows; ++r) {
-    if (r % 97 == 11) {
-      for (std::int32_t c = r % 50; c < a.cols && c < r % 50 + 200 * 7; c += 7) {
-        b.col_idx.push_back(c);
-        b.values.push_back(double((r + c) % 13 - 6) / 4.0 + 0.125);
-      }
-    } else {
-      for (std::int32_t e = a.row_ptr[r]; e < a.row_ptr[r + 1]; ++e) {
-        b.col_idx.push_back(a.col_idx[e]);
-        b.values.push_back(a.values[e]);
-      }
-    }
-    b.row_ptr[std::size_t(r) + 1] = std::int32_t(b.col_idx.size());
-  }
-  const Bcsr24Matrix host = convert_to_bcsr24(b);
-  const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
-  for (std::int32_t n : {1, 5, 8, 13, 33}) {
-    const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores);
-    INFO("n = " << n << ": " << plan.report().diagnostics.csr_medium_rows << " medium rows, "
-                << plan.report().diagnostics.csr_long_rows << " long rows");
-    if (n <= 16) CHECK(plan.report().diagnostics.csr_medium_rows > 0);
-    else CHECK(plan.report().diagnostics.csr_long_rows > 1);
-    CHECK(plan.report().diagnostics.csr_long_rows >= 1);
-    for (const double beta : {0.0, 1.0, -0.5}) {
-      GpuCase cfg;
-      cfg.n = n;
-      cfg.beta = beta;
-      cfg.alpha = 0.75;
-      cfg.ldc_pad = 1;
-      cfg.seed = seed + std::uint64_t(n);
-      cfg.runs = 2;
-      INFO("beta = " << beta);
-      require_pass(run_and_check(b, host, dev, KernelKind::csr_cuda_cores, cfg));
     }
   }
 }

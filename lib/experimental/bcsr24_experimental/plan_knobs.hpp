@@ -67,6 +67,11 @@ struct PlanKnobs {
   /// CSR short rows two to a group (docs/KERNELS.md, "Short rows in pairs"): -1 automatic, 0 off, 1 on where the
   /// kernel has the path (n >= 8 with 16-bit B; elsewhere it has no effect). Tests force it on small matrices.
   std::int32_t csr_short_pairs = -1;
+  /// CSR short rows in runs of consecutive rows per group (docs/KERNELS.md, "Short rows in runs"): -1 automatic, 0
+  /// off, R >= 2 runs of R rows (at most 8 and fewer than the group's lanes) where the kernel has the path (16-bit B,
+  /// n >= 8, every slot of the CSR copy in the plan: short rows without a list; elsewhere no effect). Runs replace
+  /// pairs where both are asked for.
+  std::int32_t csr_short_run_rows = -1;
 };
 
 /// True when every knob has its default value (the only case in which Tuning::measure measures anything).

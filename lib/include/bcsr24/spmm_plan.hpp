@@ -115,6 +115,8 @@ struct PlanDiagnostics {
   std::int32_t csr_short_tiles = 0;
   int csr_chunks = 0, csr_nz_lanes = 0;  ///< CSR kernel shape (8-column chunks x lanes per row)
   bool csr_short_pairs = false;  ///< CSR short rows two to a group (docs/KERNELS.md, "Short rows in pairs")
+  /// CSR short rows taken this many at a time by a group, 0 = one (docs/KERNELS.md, "Short rows in runs")
+  std::int32_t csr_short_run_rows = 0;
   double tiles_only_us = 0.0, csr_only_us = -1.0;  ///< the model's time of the alternatives (-1: not possible)
   std::vector<PlanCandidate> candidates;  ///< what a measured plan chose from (empty for the model)
   /// Products per timed run (PlanCandidate::runs): a short product is timed in batches run back to back between two

@@ -62,7 +62,7 @@ bool default_knobs(const PlanKnobs& knobs) noexcept {
   return knobs.split_long_bands == defaults.split_long_bands && knobs.tile_pipeline == defaults.tile_pipeline &&
          knobs.band_groups == defaults.band_groups && knobs.paths == defaults.paths &&
          knobs.vector_warps == defaults.vector_warps && knobs.vector_piece_steps == defaults.vector_piece_steps &&
-         knobs.csr_short_pairs == defaults.csr_short_pairs;
+         knobs.csr_short_pairs == defaults.csr_short_pairs && knobs.csr_short_run_rows == defaults.csr_short_run_rows;
 }
 
 }  // namespace experimental

@@ -2,6 +2,7 @@
 // cores, sorted into long rows (a block each, or several for the longest), medium and short rows by the CSR
 // kernel's shape, and the kernel-table entry to launch.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -251,7 +252,7 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
   sort_longest_first(csr, rows.long_slots);
   const LongBlocks long_blocks = make_long_blocks(csr, rows.long_slots, p.csr_shape);
   report.diagnostics.csr_split_rows += long_blocks.rows_split;
-  add_csr_lists(m, rows, short_tiles, long_blocks, classes, knobs.csr_short_pairs);
+  add_csr_lists(m, rows, short_tiles, long_blocks, classes, knobs);
   PlanDiagnostics& d = report.diagnostics;
   d.csr_long_rows = static_cast<std::int32_t>(rows.long_slots.size());
   d.csr_long_blocks = p.csr_params.long_count;
@@ -260,13 +261,14 @@ void SpmmPlan::Impl::build_csr_part(const DeviceMatrix::Impl& m, const std::vect
   d.csr_chunks = p.csr_shape.chunks;
   d.csr_nz_lanes = p.csr_shape.nz_lanes;
   d.csr_short_pairs = p.csr_params.short_pairs != 0;
+  d.csr_short_run_rows = p.csr_params.short_run_rows;
   const std::int64_t value_bytes = m.precision == Precision::split ? 4 : 2;
   d.csr_bytes = report.csr_nnz * (4 + value_bytes) + row_count * 12;
 }
 
 void SpmmPlan::Impl::add_csr_lists(const DeviceMatrix::Impl& m, const CsrRowSlots& rows, const ShortTiles& short_tiles,
                                    const LongBlocks& long_blocks, const kernels::CsrRowClasses& classes,
-                                   std::int32_t short_pairs_knob) {
+                                   const PlanKnobs& knobs) {
   Impl& p = *this;
   const DeviceBandCsr& csr = *p.csr;
   p.csr_has_empty = rows.short_empty > 0;
@@ -328,7 +330,20 @@ void SpmmPlan::Impl::add_csr_lists(const DeviceMatrix::Impl& m, const CsrRowSlot
   const double resident_threads = double(m.multiprocessors) * kernels::kCsrChunkBlocksPerSm * kernels::kCsrBlockThreads;
   c.short_pairs = pairs_possible && p.csr_shape.chunks >= kernels::kCsrPairMinChunks &&
                   short_lane_entries <= kernels::kCsrPairMaxLaneEntries && short_threads >= resident_threads;
-  if (short_pairs_knob >= 0) c.short_pairs = short_pairs_knob > 0 && pairs_possible;
+  if (knobs.csr_short_pairs >= 0) c.short_pairs = knobs.csr_short_pairs > 0 && pairs_possible;
+  // Short rows in runs where they have no list, take at most two rounds of loads a lane on average, their groups
+  // have at least kCsrRunMinChunks chunks and queue for the device (kCsrRunMinWaves): they take the place of pairs
+  // there.
+  const int group_lanes = p.csr_shape.chunks * p.csr_shape.nz_lanes;
+  const int run_cap = std::min(kernels::kCsrRunMaxRows, group_lanes - 1);
+  const bool runs_possible = pairs_possible && p.csr_short_range && run_cap >= 2;
+  double run = 0.0;
+  if (runs_possible && rows.short_rows > 0 && p.csr_shape.chunks >= kernels::kCsrRunMinChunks &&
+      short_lane_entries <= kernels::kCsrRunMaxLaneEntries)
+    run = std::floor(double(c.short_count) * group_lanes / (kernels::kCsrRunMinWaves * resident_threads));
+  if (knobs.csr_short_run_rows >= 0) run = knobs.csr_short_run_rows;
+  c.short_run_rows = runs_possible && run >= 2.0 ? static_cast<std::int32_t>(std::min<double>(run, run_cap)) : 0;
+  if (c.short_run_rows > 0) c.short_pairs = 0;
   c.k = m.cols;
   c.n = n;
 }

@@ -270,8 +270,9 @@ std::string TuningRounds::reason() const {
     std::snprintf(line, sizeof line, "the model's choice measured fastest: %.1f us (median of %s)", median_us(0),
                   runs(0).c_str());
   else if (c == 0)
-    std::snprintf(line, sizeof line, "the model's choice kept: %.1f us, within %.0f%% of candidate %zu's %.1f us",
-                  median_us(0), kKeepModelMargin * 100.0, fastest + 1, median_us(fastest));
+    std::snprintf(line, sizeof line, "the model's choice kept: %.1f us (median of %s), within %.0f%% of candidate "
+                  "%zu's %.1f us", median_us(0), runs(0).c_str(), kKeepModelMargin * 100.0, fastest + 1,
+                  median_us(fastest));
   else if (!samples_[0].empty())
     std::snprintf(line, sizeof line, "candidate %zu measured fastest: %.1f us against the model's choice %.1f us "
                   "(medians of %s and %s)", c + 1, median_us(c), median_us(0), runs(c).c_str(), runs(0).c_str());

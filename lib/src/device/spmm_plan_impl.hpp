@@ -50,7 +50,7 @@ struct SpmmPlan::Impl {
   /// The CSR part's lists in the plan's storage and the CSR kernel's parameters (device/plan_csr_part.cpp).
   void add_csr_lists(const DeviceMatrix::Impl& m, const detail::CsrRowSlots& rows, const detail::ShortTiles& tiles,
                      const detail::LongBlocks& long_blocks, const kernels::CsrRowClasses& classes,
-                     std::int32_t short_pairs_knob);
+                     const PlanKnobs& knobs);
   /// The narrow-vector bands' windows, longest first, their schedule and workspace (device/plan_vector_part.cpp).
   void build_vector_part(const DeviceMatrix::Impl& m, const std::vector<std::uint8_t>& to_vectors,
                          const PlanKnobs& knobs);

@@ -167,10 +167,12 @@ struct RowGroupThread {
   static constexpr int kSize = kChunks * kNzLanes;
   static_assert(kSize <= kWarp && kWarp % kSize == 0, "a row group lies inside one warp");
   int chunk, nz_lane;
+  int in_group;         // chunk + nz_lane * kChunks
   unsigned mask;        // the group's lanes
   std::int64_t group;   // the group's place in the launch's short rows
   __device__ __forceinline__ explicit RowGroupThread(std::int32_t block) {
-    const int lane = threadIdx.x % kWarp, in_group = threadIdx.x % kSize;
+    const int lane = threadIdx.x % kWarp;
+    in_group = threadIdx.x % kSize;
     chunk = in_group % kChunks;
     nz_lane = in_group / kChunks;
     mask = kSize == kWarp ? 0xffffffffu : ((1u << kSize) - 1u) << (lane / kSize * kSize);
@@ -252,6 +254,63 @@ __device__ __forceinline__ void short_row_pair(const CsrSpmmParams& p, const std
   if (g.nz_lane != 0 || col0 >= p.n) return;
   if (write_a) write_slot_chunk<OutT, kCols>(p, slot_a, col0, acc_a);
   if (write_b) write_slot_chunk<OutT, kCols>(p, slot_b, col0, acc_b);
+}
+
+/// Short rows in runs (CsrSpmmParams::short_run_rows = R, short rows without a list only): group g takes the R
+/// consecutive slots from g * R on, one after the other, each summed and written as short_rows does it (the same
+/// rounds in the same order: the same bits). A row alone pays a chain of three dependent loads (its start, its
+/// entries, their B rows) before its stores; in a run the starts of all R rows come in one load (lane j of the group
+/// holds slot g * R + j's, R < the group's lanes), and the next row's first round of B-row indices is loaded while
+/// the current row's B rows are, so a row after the first costs about one memory latency instead of three. Rows
+/// that are not this unit's (medium, long, or empty ones that keep their C) are skipped, not written.
+template <OperandMode kMode, int kChunks, int kNzLanes, typename OutT>
+__device__ __forceinline__ void short_row_run(const CsrSpmmParams& p, std::int32_t block, int pass_col0) {
+  constexpr int kCols = 8;
+  using Group = RowGroupThread<kChunks, kNzLanes>;
+  const Group g(block);
+  const std::int64_t item0 = g.group * p.short_run_rows;
+  if (item0 >= p.short_count) return;  // whole groups leave together
+  const int rows = static_cast<int>(std::min<std::int64_t>(p.short_run_rows, p.short_count - item0));
+  const std::int32_t start = g.in_group <= rows ? p.row_ptr[item0 + g.in_group] : 0;
+  const int col0 = pass_col0 + g.chunk * 8;
+  const bool has_cols = col0 < p.n;  // lanes past n load nothing, but shuffle with their group
+  const BElement<kMode>* const b_cols = b_matrix<kMode>(p) + col0;
+  // Row r's entries from the starts; `end` is moved to `first` (nothing to load) where the row is another unit's or a
+  // lane has no columns, and `mine` says whether the row is written.
+  auto span = [&](int r, std::int32_t& first, std::int32_t& end) {
+    first = __shfl_sync(g.mask, start, r, Group::kSize);
+    end = __shfl_sync(g.mask, start, r + 1, Group::kSize);
+    const bool mine = end - first >= p.short_min_entries && end - first <= p.short_max_entries;
+    if (!mine || !has_cols) end = first;
+    return mine;
+  };
+  std::int32_t first, end;
+  bool mine = span(0, first, end);
+  std::int32_t b_rows[kUnroll];
+  load_round_rows<true>(p, first + g.nz_lane, end, kNzLanes, b_rows);
+  for (int r = 0; r < rows; ++r) {
+    std::int32_t next_first = 0, next_end = 0, next_b_rows[kUnroll] = {};
+    bool next_mine = false;
+    if (r + 1 < rows) {  // the whole group takes this branch
+      next_mine = span(r + 1, next_first, next_end);
+      load_round_rows<true>(p, next_first + g.nz_lane, next_end, kNzLanes, next_b_rows);
+    }
+    float acc[kCols] = {};
+    const std::int32_t i = first + g.nz_lane;
+    float vals[kUnroll];
+    load_round_values<kMode, true>(p, i, end, kNzLanes, vals);
+    fma_round<kMode, BRead::chunk, true>(p, b_cols, 8, b_rows, vals, i, end, kNzLanes, acc);
+    if (i + kUnroll * kNzLanes < end)
+      accumulate_entries<kMode, BRead::chunk>(p, b_cols, 8, i + kUnroll * kNzLanes, end, kNzLanes, acc);
+    g.sum(acc);
+    if (mine && has_cols && g.nz_lane == 0)
+      write_slot_chunk<OutT, kCols>(p, static_cast<std::int32_t>(item0 + r), col0, acc);
+    first = next_first;
+    end = next_end;
+    mine = next_mine;
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) b_rows[u] = next_b_rows[u];
+  }
 }
 
 /// n = 1: short-row tile `index` (CsrShortTile), a run of consecutive slots whose entries lie in one window of
@@ -337,6 +396,10 @@ __global__ void __launch_bounds__(kCsrBlockThreads, kMinBlocksPerSm<kRead>) csr_
     }
     // 16-bit B only: with fp32 B (8 registers a chunk) the pair's second sums spilled at 64 registers.
     if constexpr (kRead == BRead::chunk && !reads_f32_b(kMode)) {
+      if (p.short_run_rows > 1) {
+        short_row_run<kMode, kChunks, kNzLanes, OutT>(p, short_block, pass_col0);
+        return;
+      }
       if (p.short_pairs) {
         short_row_pair<kMode, kChunks, kNzLanes, OutT>(p, p.short_slots, p.short_count, short_block, pass_col0);
         return;

@@ -144,7 +144,8 @@ void load_csr_kernel(const CsrKernel& kernel) {
 void launch_csr_kernel(const CsrKernel& kernel, const CsrSpmmParams& params, cudaStream_t stream) {
   if (params.long_count + params.medium_count + params.short_count == 0 || params.n == 0) return;
   const CsrShape& shape = kernel.key.shape;
-  const int rows_per_block = kCsrBlockThreads / (shape.chunks * shape.nz_lanes) * (params.short_pairs ? 2 : 1);
+  const int rows_per_group = params.short_run_rows > 1 ? params.short_run_rows : params.short_pairs ? 2 : 1;
+  const int rows_per_block = kCsrBlockThreads / (shape.chunks * shape.nz_lanes) * rows_per_group;
   // Short rows: a block per tile at n = 1 with tiles, else kCsrBlockThreads / group rows a block.
   const std::int64_t short_blocks = params.short_tiles
                                         ? std::int64_t(params.short_count)

@@ -155,6 +155,38 @@ __device__ __forceinline__ BChunk<kMode, kRead> load_b_chunk(const CsrSpmmParams
   }
 }
 
+/// A round's B rows: entries i, i + stride, ... (kUnroll of them), those at or past `end` row 0 where kPartial.
+template <bool kPartial>
+__device__ __forceinline__ void load_round_rows(const CsrSpmmParams& p, std::int32_t i, std::int32_t end,
+                                                std::int32_t stride, std::int32_t (&rows)[kUnroll]) {
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) rows[u] = !kPartial || i + u * stride < end ? __ldg(p.b_row + i + u * stride) : 0;
+}
+
+/// A round's values of A, widened (zero past `end` where kPartial).
+template <OperandMode kMode, bool kPartial>
+__device__ __forceinline__ void load_round_values(const CsrSpmmParams& p, std::int32_t i, std::int32_t end,
+                                                  std::int32_t stride, float (&vals)[kUnroll]) {
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) vals[u] = !kPartial || i + u * stride < end ? entry_value<kMode>(p, i + u * stride) : 0.0f;
+}
+
+/// acc += a round's values times their B rows' chunks at `b_cols`, the B loads all issued before the first
+/// product; kPartial: entries past the row's end are zero values times zero B (adding nothing).
+template <OperandMode kMode, BRead kRead, bool kPartial>
+__device__ __forceinline__ void fma_round(const CsrSpmmParams& p, const BElement<kMode>* b_cols, int cols,
+                                          const std::int32_t (&rows)[kUnroll], const float (&vals)[kUnroll],
+                                          std::int32_t i, std::int32_t end, std::int32_t stride,
+                                          float (&acc)[kThreadCols<kRead>]) {
+  BChunk<kMode, kRead> bv[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u)
+    bv[u] = !kPartial || i + u * stride < end ? load_b_chunk<kMode, kRead>(p, b_cols, rows[u], cols)
+                                              : BChunk<kMode, kRead>{};
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) fma_chunk<kMode, kRead>(acc, vals[u], bv[u]);
+}
+
 /// acc += entries first, first + stride, ... < end of the row, times the 8 columns of B at `b_cols` (the
 /// first `cols_left` of them where fewer are left, the one with BRead::one_column). Entries go in rounds of kUnroll
 /// independent loads; the last, partial round is predicated rather than run one entry at a time, so the
@@ -165,24 +197,13 @@ __device__ __forceinline__ void accumulate_entries(const CsrSpmmParams& p, const
                                                    int cols_left, std::int32_t first, std::int32_t end,
                                                    std::int32_t stride, float (&acc)[kThreadCols<kRead>]) {
   const int cols = cols_left < 8 ? cols_left : 8;
-  // One round from entry i; kPartial: entries past the row's end are zero values times zero B (adding nothing).
   auto round = [&](std::int32_t i, auto partial) {
     constexpr bool kPartial = decltype(partial)::value;
     std::int32_t rows[kUnroll];
     float vals[kUnroll];
-    BChunk<kMode, kRead> bv[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const bool inside = !kPartial || i + u * stride < end;
-      rows[u] = inside ? __ldg(p.b_row + i + u * stride) : 0;
-      vals[u] = inside ? entry_value<kMode>(p, i + u * stride) : 0.0f;
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      bv[u] = !kPartial || i + u * stride < end ? load_b_chunk<kMode, kRead>(p, b_cols, rows[u], cols)
-                                                : BChunk<kMode, kRead>{};
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) fma_chunk<kMode, kRead>(acc, vals[u], bv[u]);
+    load_round_rows<kPartial>(p, i, end, stride, rows);
+    load_round_values<kMode, kPartial>(p, i, end, stride, vals);
+    fma_round<kMode, kRead, kPartial>(p, b_cols, cols, rows, vals, i, end, stride, acc);
   };
   std::int32_t i = first;
   for (; i + (kUnroll - 1) * stride < end; i += kUnroll * stride) round(i, std::false_type{});
