@@ -65,64 +65,64 @@ TEST_CASE("CSR path: short rows two to a group, with and without a list, odd cou
   CHECK_FALSE(test::make_plan(dev, 5, KernelKind::csr_cuda_cores, {}, pairs).report().diagnostics.csr_short_pairs);
 }
 
-TEST_CASE("CSR path: short rows in runs, the same bits as one row a group; odd counts, empty and skipped rows",
-          "[gpu][hybrid]") {
+TEST_CASE("CSR path: short rows in runs, with and without a list, the same bits as one row a group; odd counts, "
+          "empty and skipped rows", "[gpu][hybrid]") {
   // Short rows in runs (PlanKnobs::csr_short_run_rows forced: this matrix is too small for the automatic rule) on
-  // rows of 0 to 11 entries (several rounds a lane where a row has 1 lane), as a range over the copy's slots
-  // (csr_cuda_cores: rows of another class, padding and, with beta = 1, empty rows are skipped inside a run). A run
-  // sums each row in the order one group would, so the bits must equal those of runs off. Runs of 2, 3 and 8 rows
-  // (2,999 + padding slots: the last run is short).
+  // rows of 0 to 11 entries (several rounds a lane where a row has 1 lane): as a range over the copy's slots
+  // (csr_cuda_cores: rows of another class, padding and, with beta = 1, empty rows are skipped inside a run) and as
+  // a list (automatic hybrid: with beta = 1 the list of rows with entries). A run sums each row in the order one
+  // group would, so the bits must equal those of runs off. Runs of 2, 3 and 8 rows (the last run is short).
   const std::uint64_t seed = test::test_seed(1113);
   INFO("seed " << seed);
   const CsrMatrix b = short_rows_among_classes(seed, 11);
   const Bcsr24Matrix host = convert_to_bcsr24(b);
   const DeviceMatrix dev(host, UploadOptions{CsrCopy::all});
-  for (std::int32_t n : {8, 13, 40, 128, 263}) {
-    PlanKnobs off;
-    off.csr_short_run_rows = 0;
-    const SpmmPlan plain = test::make_plan(dev, n, KernelKind::csr_cuda_cores, {}, off);
-    const int group_lanes = plain.report().diagnostics.csr_chunks * plain.report().diagnostics.csr_nz_lanes;
-    for (const std::int32_t run : {2, 3, 8}) {
-      PlanKnobs runs;
-      runs.csr_short_run_rows = run;
-      const SpmmPlan plan = test::make_plan(dev, n, KernelKind::csr_cuda_cores, {}, runs);
-      const std::int32_t expected = std::min(run, std::min(8, group_lanes - 1));
-      INFO("n = " << n << ", runs of " << run << " asked, " << plan.report().diagnostics.csr_short_run_rows
-                  << " made (group of " << group_lanes << " lanes)");
-      CHECK(plan.report().diagnostics.csr_short_run_rows == (expected >= 2 ? expected : 0));
-      CHECK_FALSE(plan.report().diagnostics.csr_short_pairs);
-      for (const double beta : {0.0, 1.0, -0.5}) {
-        GpuCase cfg;
-        cfg.n = n;
-        cfg.beta = beta;
-        cfg.alpha = -1.25;
-        cfg.ldc_pad = 3;
-        cfg.ldb_pad = n == 13 ? 3 : 0;
-        cfg.output = n == 40 ? ElementType::f16 : ElementType::f32;
-        cfg.addends = n == 128 ? 2 : 0;
-        cfg.seed = seed + std::uint64_t(n);
-        cfg.runs = 2;
-        INFO("beta = " << beta);
-        cfg.csr_short_run_rows = 0;
-        const auto one = run_and_check(b, host, dev, KernelKind::csr_cuda_cores, cfg);
-        require_pass(one);
-        cfg.csr_short_run_rows = run;
-        const auto in_runs = run_and_check(b, host, dev, KernelKind::csr_cuda_cores, cfg);
-        require_pass(in_runs);
-        CHECK(same_bits(one.c, in_runs.c));
+  for (const KernelKind kernel : {KernelKind::csr_cuda_cores, KernelKind::automatic}) {
+    for (std::int32_t n : {8, 13, 40, 128, 263}) {
+      PlanKnobs off;
+      off.csr_short_run_rows = 0;
+      const PlanReport plain = test::make_plan(dev, n, kernel, {}, off).report();
+      const int group_lanes = plain.diagnostics.csr_chunks * plain.diagnostics.csr_nz_lanes;
+      for (const std::int32_t run : {2, 3, 8}) {
+        PlanKnobs runs;
+        runs.csr_short_run_rows = run;
+        const SpmmPlan plan = test::make_plan(dev, n, kernel, {}, runs);
+        const std::int32_t expected = plan.report().csr_bands > 0 ? std::min(run, std::min(8, group_lanes)) : 0;
+        INFO("n = " << n << (kernel == KernelKind::automatic ? " automatic, " : " csr_cuda_cores, ")
+                    << plan.report().csr_bands << " CSR bands: runs of " << run << " asked, "
+                    << plan.report().diagnostics.csr_short_run_rows << " made (group of " << group_lanes << " lanes)");
+        CHECK(plan.report().diagnostics.csr_short_run_rows == (expected >= 2 ? expected : 0));
+        CHECK_FALSE(plan.report().diagnostics.csr_short_pairs);
+        for (const double beta : {0.0, 1.0, -0.5}) {
+          GpuCase cfg;
+          cfg.n = n;
+          cfg.beta = beta;
+          cfg.alpha = -1.25;
+          cfg.ldc_pad = 3;
+          cfg.ldb_pad = n == 13 ? 3 : 0;
+          cfg.output = n == 40 ? ElementType::f16 : ElementType::f32;
+          cfg.addends = n == 128 ? 2 : 0;
+          cfg.seed = seed + std::uint64_t(n);
+          cfg.runs = 2;
+          INFO("beta = " << beta);
+          cfg.csr_short_run_rows = 0;
+          const auto one = run_and_check(b, host, dev, kernel, cfg);
+          require_pass(one);
+          cfg.csr_short_run_rows = run;
+          const auto in_runs = run_and_check(b, host, dev, kernel, cfg);
+          require_pass(in_runs);
+          CHECK(same_bits(one.c, in_runs.c));
+        }
       }
     }
   }
-  // Off where the path does not exist: fp32 B, n < 8, and short rows behind a list (a hybrid plan's CSR part).
+  // Off where the path does not exist: fp32 B and n < 8.
   PlanOptions f32b;
   f32b.input = ElementType::f32;
   PlanKnobs runs;
   runs.csr_short_run_rows = 4;
   CHECK(test::make_plan(dev, 64, KernelKind::csr_cuda_cores, f32b, runs).report().diagnostics.csr_short_run_rows == 0);
   CHECK(test::make_plan(dev, 5, KernelKind::csr_cuda_cores, {}, runs).report().diagnostics.csr_short_run_rows == 0);
-  const SpmmPlan hybrid = test::make_plan(dev, 128, KernelKind::automatic, {}, runs);
-  if (hybrid.report().csr_bands > 0 && hybrid.report().tile_bands > 0)
-    CHECK(hybrid.report().diagnostics.csr_short_run_rows == 0);
 }
 
 TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and long rows; beta = 1 keeps empty "

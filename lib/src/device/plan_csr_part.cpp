@@ -331,12 +331,11 @@ void SpmmPlan::Impl::add_csr_lists(const DeviceMatrix::Impl& m, const CsrRowSlot
   c.short_pairs = pairs_possible && p.csr_shape.chunks >= kernels::kCsrPairMinChunks &&
                   short_lane_entries <= kernels::kCsrPairMaxLaneEntries && short_threads >= resident_threads;
   if (knobs.csr_short_pairs >= 0) c.short_pairs = knobs.csr_short_pairs > 0 && pairs_possible;
-  // Short rows in runs where they have no list, take at most two rounds of loads a lane on average, their groups
-  // have at least kCsrRunMinChunks chunks and queue for the device (kCsrRunMinWaves): they take the place of pairs
-  // there.
+  // Short rows in runs where they take at most two rounds of loads a lane on average, their groups have at least
+  // kCsrRunMinChunks chunks and queue for the device (kCsrRunMinWaves): they take the place of pairs there.
   const int group_lanes = p.csr_shape.chunks * p.csr_shape.nz_lanes;
-  const int run_cap = std::min(kernels::kCsrRunMaxRows, group_lanes - 1);
-  const bool runs_possible = pairs_possible && p.csr_short_range && run_cap >= 2;
+  const int run_cap = std::min(kernels::kCsrRunMaxRows, group_lanes);
+  const bool runs_possible = pairs_possible && run_cap >= 2;
   double run = 0.0;
   if (runs_possible && rows.short_rows > 0 && p.csr_shape.chunks >= kernels::kCsrRunMinChunks &&
       short_lane_entries <= kernels::kCsrRunMaxLaneEntries)

@@ -256,13 +256,14 @@ __device__ __forceinline__ void short_row_pair(const CsrSpmmParams& p, const std
   if (write_b) write_slot_chunk<OutT, kCols>(p, slot_b, col0, acc_b);
 }
 
-/// Short rows in runs (CsrSpmmParams::short_run_rows = R, short rows without a list only): group g takes the R
-/// consecutive slots from g * R on, one after the other, each summed and written as short_rows does it (the same
-/// rounds in the same order: the same bits). A row alone pays a chain of three dependent loads (its start, its
-/// entries, their B rows) before its stores; in a run the starts of all R rows come in one load (lane j of the group
-/// holds slot g * R + j's, R < the group's lanes), and the next row's first round of B-row indices is loaded while
-/// the current row's B rows are, so a row after the first costs about one memory latency instead of three. Rows
-/// that are not this unit's (medium, long, or empty ones that keep their C) are skipped, not written.
+/// Short rows in runs (CsrSpmmParams::short_run_rows = R): group g takes items g * R .. g * R + R - 1 of the short
+/// rows (slots from the list, or the slots themselves without one), one after the other, each summed and written
+/// as short_rows does it (the same rounds in the same order: the same bits). A row alone pays a chain of three
+/// dependent loads (its start, its entries, their B rows; four behind a list) before its stores. In a run, lane j of
+/// the group loads item j's slot and entry range, all R at once, and the next row's first round of B-row indices is
+/// loaded while the current row's B rows are, so a row after the first costs about one memory latency instead of
+/// three. Without a list, rows that are not this unit's (medium, long, or empty ones that keep their C) are skipped,
+/// not written.
 template <OperandMode kMode, int kChunks, int kNzLanes, typename OutT>
 __device__ __forceinline__ void short_row_run(const CsrSpmmParams& p, std::int32_t block, int pass_col0) {
   constexpr int kCols = 8;
@@ -271,16 +272,22 @@ __device__ __forceinline__ void short_row_run(const CsrSpmmParams& p, std::int32
   const std::int64_t item0 = g.group * p.short_run_rows;
   if (item0 >= p.short_count) return;  // whole groups leave together
   const int rows = static_cast<int>(std::min<std::int64_t>(p.short_run_rows, p.short_count - item0));
-  const std::int32_t start = g.in_group <= rows ? p.row_ptr[item0 + g.in_group] : 0;
+  const bool listed = p.short_slots != nullptr;
+  std::int32_t lane_slot = 0, lane_first = 0, lane_end = 0;  // item in_group's (R <= the group's lanes)
+  if (g.in_group < rows) {
+    lane_slot = listed ? p.short_slots[item0 + g.in_group] : static_cast<std::int32_t>(item0 + g.in_group);
+    lane_first = p.row_ptr[lane_slot];
+    lane_end = p.row_ptr[lane_slot + 1];
+  }
   const int col0 = pass_col0 + g.chunk * 8;
   const bool has_cols = col0 < p.n;  // lanes past n load nothing, but shuffle with their group
   const BElement<kMode>* const b_cols = b_matrix<kMode>(p) + col0;
-  // Row r's entries from the starts; `end` is moved to `first` (nothing to load) where the row is another unit's or a
-  // lane has no columns, and `mine` says whether the row is written.
+  // Row r's entries; `end` is moved to `first` (nothing to load) where the row is another unit's or a lane has no
+  // columns, and the result says whether the row is written (a listed row always is).
   auto span = [&](int r, std::int32_t& first, std::int32_t& end) {
-    first = __shfl_sync(g.mask, start, r, Group::kSize);
-    end = __shfl_sync(g.mask, start, r + 1, Group::kSize);
-    const bool mine = end - first >= p.short_min_entries && end - first <= p.short_max_entries;
+    first = __shfl_sync(g.mask, lane_first, r, Group::kSize);
+    end = __shfl_sync(g.mask, lane_end, r, Group::kSize);
+    const bool mine = listed || (end - first >= p.short_min_entries && end - first <= p.short_max_entries);
     if (!mine || !has_cols) end = first;
     return mine;
   };
@@ -303,8 +310,8 @@ __device__ __forceinline__ void short_row_run(const CsrSpmmParams& p, std::int32
     if (i + kUnroll * kNzLanes < end)
       accumulate_entries<kMode, BRead::chunk>(p, b_cols, 8, i + kUnroll * kNzLanes, end, kNzLanes, acc);
     g.sum(acc);
-    if (mine && has_cols && g.nz_lane == 0)
-      write_slot_chunk<OutT, kCols>(p, static_cast<std::int32_t>(item0 + r), col0, acc);
+    const std::int32_t slot = __shfl_sync(g.mask, lane_slot, r, Group::kSize);
+    if (mine && has_cols && g.nz_lane == 0) write_slot_chunk<OutT, kCols>(p, slot, col0, acc);
     first = next_first;
     end = next_end;
     mine = next_mine;

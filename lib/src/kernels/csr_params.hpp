@@ -83,8 +83,8 @@ inline constexpr double kCsrPairMaxLaneEntries = 3.0;
 /// Short rows without a list go in runs of consecutive rows per group (CsrSpmmParams::short_run_rows) where the
 /// launch would otherwise hold kCsrRunMinWaves times the groups the device keeps resident: a run of R rows saves
 /// the groups R - 1 chains of dependent loads but makes R times fewer of them, so it pays only where they queue.
-/// R is what keeps that many waves, at most kCsrRunMaxRows and fewer than the group's lanes (the starts of a run's
-/// rows and the one after it come in one load, a lane each). Only at kCsrRunMinChunks chunks or more and where the
+/// R is what keeps that many waves, at most kCsrRunMaxRows and the group's lanes (a run's slots and entry ranges
+/// come in one load each, a lane per row). Only at kCsrRunMinChunks chunks or more and where the
 /// short rows average at most kCsrRunMaxLaneEntries entries a lane (what the run saves is a row's first round).
 /// Run 26-27 (H200, auto_csr, runs against none, 2026-11-29): n = 128 least_squares:72000 0.78x, circuit:1600000
 /// 0.83x, short_rows:2000000 0.97x (against pairs); n = 256 0.69x, 0.75x, 0.89x. At n = 32 pairs won on
@@ -123,8 +123,8 @@ struct CsrSpmmParams {
   // n >= 8 (16-byte chunks): 1 = a group takes two short rows, items 2g and 2g + 1, as one stream of entries
   // (csr_kernel.cuh, short_row_pair); the launch has half the groups.
   std::int32_t short_pairs = 0;
-  // n >= 8 (16-byte chunks), short rows without a list: > 1 = a group takes this many consecutive slots, items
-  // g * short_run_rows on, one after the other (csr_kernel.cuh, short_row_run); fewer than the group's lanes.
+  // n >= 8 (16-byte chunks): > 1 = a group takes this many short rows, items g * short_run_rows on, one after the
+  // other (csr_kernel.cuh, short_row_run); at most the group's lanes.
   std::int32_t short_run_rows = 0;
   // n = 1: the short rows in tiles of consecutive slots (short_slots and the group fields unused; short_count
   // tiles). With short_min_entries 1 a tile leaves its empty rows' C as it is.
