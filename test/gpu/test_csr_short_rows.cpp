@@ -17,6 +17,35 @@
 using namespace bcsr24;
 using namespace bcsr24::test;
 
+namespace {
+
+/// The product settings of the short-row cases at width n: alpha -1.25 and the given beta, padded C, a padded B at
+/// n = 13, fp16 C at n = 40, addends at n = 128, two runs per call.
+GpuCase short_rows_case(std::int32_t n, double beta, std::uint64_t seed) {
+  GpuCase cfg;
+  cfg.n = n;
+  cfg.beta = beta;
+  cfg.alpha = -1.25;
+  cfg.ldc_pad = 3;
+  cfg.ldb_pad = n == 13 ? 3 : 0;
+  cfg.output = n == 40 ? ElementType::f16 : ElementType::f32;
+  cfg.addends = n == 128 ? 2 : 0;
+  cfg.seed = seed + std::uint64_t(n);
+  cfg.runs = 2;
+  return cfg;
+}
+
+/// The diagnostics of csr_cuda_cores plans with `knobs` where the short-row paths do not exist: fp32 B (n = 64)
+/// and n < 8 (n = 5).
+std::vector<experimental::PlanDiagnostics> without_short_row_paths(const DeviceMatrix& dev, const PlanKnobs& knobs) {
+  PlanOptions f32b;
+  f32b.input = ElementType::f32;
+  return {test::make_plan(dev, 64, KernelKind::csr_cuda_cores, f32b, knobs).report().diagnostics,
+          test::make_plan(dev, 5, KernelKind::csr_cuda_cores, {}, knobs).report().diagnostics};
+}
+
+}  // namespace
+
 TEST_CASE("CSR path: short rows two to a group, with and without a list, odd counts, empty and skipped rows",
           "[gpu][hybrid]") {
   // Short rows in pairs (PlanKnobs::csr_short_pairs forced on: this matrix is too small for the automatic rule).
@@ -38,17 +67,8 @@ TEST_CASE("CSR path: short rows two to a group, with and without a list, odd cou
       if (kernel == KernelKind::csr_cuda_cores || plan.report().csr_bands > 0)
         CHECK(plan.report().diagnostics.csr_short_pairs);
       for (const double beta : {0.0, 1.0, -0.5}) {
-        GpuCase cfg;
+        GpuCase cfg = short_rows_case(n, beta, seed);
         cfg.csr_short_pairs = 1;
-        cfg.n = n;
-        cfg.beta = beta;
-        cfg.alpha = -1.25;
-        cfg.ldc_pad = 3;
-        cfg.ldb_pad = n == 13 ? 3 : 0;
-        cfg.output = n == 40 ? ElementType::f16 : ElementType::f32;
-        cfg.addends = n == 128 ? 2 : 0;
-        cfg.seed = seed + std::uint64_t(n);
-        cfg.runs = 2;
         INFO("beta = " << beta);
         const auto first = run_and_check(b, host, dev, kernel, cfg);
         require_pass(first);
@@ -57,12 +77,9 @@ TEST_CASE("CSR path: short rows two to a group, with and without a list, odd cou
     }
   }
   // Off where the path does not exist: fp32 B (the pair's sums would not fit the registers) and n < 8.
-  PlanOptions f32b;
-  f32b.input = ElementType::f32;
   PlanKnobs pairs;
   pairs.csr_short_pairs = 1;
-  CHECK_FALSE(test::make_plan(dev, 64, KernelKind::csr_cuda_cores, f32b, pairs).report().diagnostics.csr_short_pairs);
-  CHECK_FALSE(test::make_plan(dev, 5, KernelKind::csr_cuda_cores, {}, pairs).report().diagnostics.csr_short_pairs);
+  for (const experimental::PlanDiagnostics& d : without_short_row_paths(dev, pairs)) CHECK_FALSE(d.csr_short_pairs);
 }
 
 TEST_CASE("CSR path: short rows in runs, with and without a list, the same bits as one row a group; odd counts, "
@@ -94,16 +111,7 @@ TEST_CASE("CSR path: short rows in runs, with and without a list, the same bits 
         CHECK(plan.report().diagnostics.csr_short_run_rows == (expected >= 2 ? expected : 0));
         CHECK_FALSE(plan.report().diagnostics.csr_short_pairs);
         for (const double beta : {0.0, 1.0, -0.5}) {
-          GpuCase cfg;
-          cfg.n = n;
-          cfg.beta = beta;
-          cfg.alpha = -1.25;
-          cfg.ldc_pad = 3;
-          cfg.ldb_pad = n == 13 ? 3 : 0;
-          cfg.output = n == 40 ? ElementType::f16 : ElementType::f32;
-          cfg.addends = n == 128 ? 2 : 0;
-          cfg.seed = seed + std::uint64_t(n);
-          cfg.runs = 2;
+          GpuCase cfg = short_rows_case(n, beta, seed);
           INFO("beta = " << beta);
           cfg.csr_short_run_rows = 0;
           const auto one = run_and_check(b, host, dev, kernel, cfg);
@@ -117,12 +125,9 @@ TEST_CASE("CSR path: short rows in runs, with and without a list, the same bits 
     }
   }
   // Off where the path does not exist: fp32 B and n < 8.
-  PlanOptions f32b;
-  f32b.input = ElementType::f32;
   PlanKnobs runs;
   runs.csr_short_run_rows = 4;
-  CHECK(test::make_plan(dev, 64, KernelKind::csr_cuda_cores, f32b, runs).report().diagnostics.csr_short_run_rows == 0);
-  CHECK(test::make_plan(dev, 5, KernelKind::csr_cuda_cores, {}, runs).report().diagnostics.csr_short_run_rows == 0);
+  for (const experimental::PlanDiagnostics& d : without_short_row_paths(dev, runs)) CHECK(d.csr_short_run_rows == 0);
 }
 
 TEST_CASE("CSR path without a short-row list: padding, empty, short, medium and long rows; beta = 1 keeps empty "
