@@ -228,9 +228,10 @@ void add_options(CLI::App& app, Settings& s) {
                  "off (PlanKnobs::band_groups), e.g. auto_grouped; _tiles, _hybrid, _csr, _vectors and _hybrid_vectors "
                  "force the bands' paths of auto (PlanKnobs::paths; _vectors: every band as narrow vectors on "
                  "tensor cores, _hybrid_vectors: the low-reuse bands), e.g. auto_vectors; _runsR after the others "
-                 "sets the CSR short rows' runs (PlanKnobs::csr_short_run_rows, 0 off), e.g. auto_csr_runs4; _model makes auto's plan by the cost model alone (plain auto measures its "
-                 "candidates, Tuning::measure); _f32b, _bf16, _bf16_f32b, _split and _matrix_scale select a "
-                 "precision variant, _c16 writes fp16 C (fp32 accumulation); cusparse_spmv_f16 and "
+                 "sets the CSR short rows' runs (PlanKnobs::csr_short_run_rows, 0 off), e.g. auto_csr_runs4; _model "
+                 "makes auto's plan by the cost model alone (plain auto measures its candidates, Tuning::measure); "
+                 "_f32b, _bf16, _bf16_f32b, _split and _matrix_scale select a precision variant, _c16 writes fp16 C "
+                 "(fp32 accumulation); cusparse_spmv_f16 and "
                  "cusparse_spmv_f32 (cusparseSpMV) run at n = 1 only")
       ->capture_default_str();
   s.storage.add_to(app, false);

@@ -168,7 +168,8 @@ template <OperandMode kMode, bool kPartial>
 __device__ __forceinline__ void load_round_values(const CsrSpmmParams& p, std::int32_t i, std::int32_t end,
                                                   std::int32_t stride, float (&vals)[kUnroll]) {
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) vals[u] = !kPartial || i + u * stride < end ? entry_value<kMode>(p, i + u * stride) : 0.0f;
+  for (int u = 0; u < kUnroll; ++u)
+    vals[u] = !kPartial || i + u * stride < end ? entry_value<kMode>(p, i + u * stride) : 0.0f;
 }
 
 /// acc += a round's values times their B rows' chunks at `b_cols`, the B loads all issued before the first
