@@ -188,7 +188,7 @@ TEST_CASE("tuning: a candidate's build is estimated part by part from the builds
   // 16.4); their split into parts here is made up.
   estimate.record({0, 100000, 0}, {0.0, 5.2, 0.0, 0.5});
   CHECK(estimate.estimate_ms({0, 100000, 0}) == Approx(5.7));
-  CHECK(estimate.estimate_ms({0, 50000, 0}) == Approx(0.5 + 2.6));  // half the bands, the same overhead
+  CHECK(estimate.estimate_ms({0, 50000, 0}) == Approx(0.5 + 2.6));  // half the CSR bands, the same overhead
   // Tiles were never built: the largest whole build so far stands in for them.
   CHECK(estimate.estimate_ms({100000, 0, 0}) == Approx(5.7));
   estimate.record({100000, 0, 0}, {6.4, 0.0, 0.0, 0.6});
@@ -198,6 +198,16 @@ TEST_CASE("tuning: a candidate's build is estimated part by part from the builds
   estimate.record({60000, 0, 40000}, {3.8, 0.0, 11.9, 0.7});
   CHECK(estimate.estimate_ms({60000, 0, 40000}) == Approx(0.7 + 6.4 * 0.6 + 11.9));  // tiles at their dearest rate
   CHECK(estimate.estimate_ms({0, 0, 0}) == Approx(0.7));
+}
+
+TEST_CASE("tuning: the tile part's build is estimated per tile, not per band", "[tuning]") {
+  // As dense_rows:200000 at n = 32: the model's hybrid has one band of 6,250 tiles (split) on tiles and 12,499 bands
+  // on CSR; the tiles-only plan has 12,500 bands of 56,246 tiles. Times made up, of the measured order.
+  detail::BuildEstimate estimate;
+  estimate.record({6250, 12499, 0}, {0.3, 3.0, 0.0, 0.5});
+  const double tiles_only_ms = estimate.estimate_ms({56246, 0, 0});
+  CHECK(tiles_only_ms == Approx(0.5 + 0.3 * 56246.0 / 6250.0));
+  CHECK(tiles_only_ms < 5.0);  // per band it would have been 0.3 ms x 12,500: 3.75 s, past any budget
 }
 
 TEST_CASE("tuning rounds: a warm-up, then round-robin runs; the fastest median is kept", "[tuning]") {

@@ -274,12 +274,16 @@ class PlanTuner {
     return t;
   }
 
-  /// The bands a draft puts on each path (BuildEstimate): a band is on CSR, on vectors (never both) or on tiles.
-  static PlanParts parts_of(const Drafted& d) {
+  /// What a draft's build parts scale with (BuildEstimate): the tiles of its bands on tiles, its bands on CSR and on
+  /// vectors (a band is on one of the three).
+  PlanParts parts_of(const Drafted& d) const {
     PlanParts parts;
     parts.csr_bands = std::int64_t(d.bands_on_csr);
     parts.vector_bands = std::count(d.draft.to_vectors.begin(), d.draft.to_vectors.end(), 1);
-    parts.tile_bands = std::int64_t(d.draft.to_csr.size()) - parts.csr_bands - parts.vector_bands;
+    for (std::size_t b = 0; b < d.draft.to_csr.size() && b < m_.band_stats.size(); ++b) {
+      const bool on_vectors = b < d.draft.to_vectors.size() && d.draft.to_vectors[b] != 0;
+      if (d.draft.to_csr[b] == 0 && !on_vectors) parts.tiles += m_.band_stats[b].tiles();
+    }
     return parts;
   }
 

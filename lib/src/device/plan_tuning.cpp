@@ -104,10 +104,10 @@ double product_ms(double batch_ms, double eviction_batch_ms, int batch) {
 }
 
 void BuildEstimate::record(const PlanParts& parts, const PartBuildTimes& times) {
-  auto rate = [](double& per_band, double ms, std::int64_t bands) {
-    if (bands > 0) per_band = std::max(per_band, std::max(ms, 0.0) / double(bands));
+  auto rate = [](double& per_unit, double ms, std::int64_t units) {
+    if (units > 0) per_unit = std::max(per_unit, std::max(ms, 0.0) / double(units));
   };
-  rate(tile_ms_per_band_, times.tile_ms, parts.tile_bands);
+  rate(tile_ms_per_tile_, times.tile_ms, parts.tiles);
   rate(csr_ms_per_band_, times.csr_ms, parts.csr_bands);
   rate(vector_ms_per_band_, times.vector_ms, parts.vector_bands);
   other_ms_ = std::max(other_ms_, std::max(times.other_ms, 0.0));
@@ -119,11 +119,11 @@ double BuildEstimate::estimate_ms(const PlanParts& parts) const {
   if (largest_ms_ <= 0.0 && other_ms_ <= 0.0) return 0.0;
   double ms = other_ms_;
   bool unknown = false;
-  auto add = [&](double per_band, std::int64_t bands) {
-    if (bands <= 0) return;
-    if (per_band < 0.0) unknown = true; else ms += per_band * double(bands);
+  auto add = [&](double per_unit, std::int64_t units) {
+    if (units <= 0) return;
+    if (per_unit < 0.0) unknown = true; else ms += per_unit * double(units);
   };
-  add(tile_ms_per_band_, parts.tile_bands);
+  add(tile_ms_per_tile_, parts.tiles);
   add(csr_ms_per_band_, parts.csr_bands);
   add(vector_ms_per_band_, parts.vector_bands);
   return unknown ? std::max(ms, largest_ms_) : ms;

@@ -109,9 +109,13 @@ int products_per_batch(double best_predicted_us);
 /// in the subtraction cannot give a time of zero or less.
 double product_ms(double batch_ms, double eviction_batch_ms, int batch);
 
-/// The bands a plan puts on each path: what its build's parts scale with (BuildEstimate).
+/// What a plan's build parts scale with (BuildEstimate): the tiles of its bands on tiles (a band's tile work grows
+/// with its tiles where it is split, and bands differ by thousands of tiles), and its bands on CSR and on vectors.
+/// Per tile, not per band: on dense_rows:200000 at n = 32 the model's hybrid put one band of thousands of tiles on
+/// tiles, and that band's build time, taken per band for the 12,500 bands of the tiles-only plan, left no room to
+/// build it: the model's plan was kept untimed, 1.11x the tiles-only plan (H200, session 57).
 struct PlanParts {
-  std::int64_t tile_bands = 0, csr_bands = 0, vector_bands = 0;
+  std::int64_t tiles = 0, csr_bands = 0, vector_bands = 0;
 };
 /// Host time of one plan's build (less kernel loading), by part: the tile, CSR and vector parts' lists, and the rest
 /// (storage, upload).
@@ -131,7 +135,7 @@ class BuildEstimate {
   double estimate_ms(const PlanParts& parts) const;
 
  private:
-  double tile_ms_per_band_ = -1.0, csr_ms_per_band_ = -1.0, vector_ms_per_band_ = -1.0;  // -1: no build had bands there
+  double tile_ms_per_tile_ = -1.0, csr_ms_per_band_ = -1.0, vector_ms_per_band_ = -1.0;  // -1: no build had any there
   double other_ms_ = 0.0, largest_ms_ = 0.0;
 };
 
