@@ -1,9 +1,10 @@
 // GPU benchmark: every bcsr24 kernel and the cuSPARSE/cuBLAS baselines on one matrix, timed in one run.
 //
 // Method (gpu_timing.hpp): CUDA events around each multiply only; warm-up runs first; L2 flushed (a read of
-// twice its size, leaving no dirty lines behind) before every timed run so that matrices smaller than L2 are not measured from cache; median, min
-// and max over --reps runs. Each method's output is checked against a float64 product (cuSPARSE CSR fp64
-// on the same device) and its relative Frobenius error is printed next to its time: against the product with
+// twice its size, leaving no dirty lines behind) before every timed run so that matrices smaller than L2 are not
+// measured from cache; the methods of one width timed in two passes, in order and in reverse, half of --reps each;
+// median, min and max over the --reps runs. Each method's output is checked against a float64 product (cuSPARSE
+// CSR fp64 on the same device) and its relative Frobenius error is printed next to its time: against the product with
 // the B it was given (fp16 B: the fp16 values; bf16 B: the bf16 values; fp32 B: the full fp32 values).
 //
 // Precision variants, timed in the same run as the default: auto_f32b (fp16 A, fp32 B), auto_bf16 (bf16 A and B),
@@ -469,10 +470,11 @@ struct RowContext {
   std::ofstream& csv;
 };
 
-/// Times a prepared method and prints its row (and appends it to the CSV).
-void time_method(const RowContext& x, const std::string& method, std::int32_t n, MethodRun& m, const SpmmCost& cost,
-                 const TileCensus& method_census, double rel, bench::L2Flush* flush, cudaStream_t stream) {
-  const bench::Timings t = summarize(bench::time_gpu_runs(m.run, x.s.warmup, x.s.reps, flush, stream));
+/// Prints a timed method's row (and appends it to the CSV).
+void print_method_row(const RowContext& x, const std::string& method, std::int32_t n, const MethodRun& m,
+                      const SpmmCost& cost, const TileCensus& method_census, double rel,
+                      const std::vector<double>& milliseconds) {
+  const bench::Timings t = summarize(milliseconds);
   const double sec = t.median_ms * 1e-3;
   const double thesis = cost.thesis_flops / sec * 1e-12, useful = cost.useful_flops / sec * 1e-12;
   const double gbs = cost.min_bytes / sec * 1e-9;
@@ -564,14 +566,29 @@ int run(Settings& s) {
     if (n < 1) throw apps::UsageError("--n values must be >= 1");
     WidthOperands operands(csr, n, s.source.seed, baselines);
     const SpmmCost chosen_cost = spmm_cost(census, csr.rows, csr.cols, n);
-    for (const std::string& method : methods) {
+    // Every method of this width is prepared and checked first, then all are timed in two passes, in --methods
+    // order and in reverse (gpu_timing.hpp says why), and their rows printed in --methods order.
+    struct Prepared {
+      std::string method;
       MethodRun m;
-      if (!prepare_method(method, n, s, operators, plain, baselines, operands, m)) continue;
-      const TileCensus& method_census = m.thesis_layout ? operators.thesis().census() : census;
-      const SpmmCost cost = m.thesis_layout ? spmm_cost(method_census, csr.rows, csr.cols, n) : chosen_cost;
-      const double rel =
-          s.no_check ? std::numeric_limits<double>::quiet_NaN() : check_method(m, csr, n, operands, stream);
-      time_method(context, method, n, m, cost, method_census, rel, flush.get(), stream);
+      double rel = 0.0;
+    };
+    std::deque<Prepared> prepared;  // stable addresses: the runs' closures point into their plans
+    for (const std::string& method : methods) {
+      Prepared p{method, MethodRun{}, 0.0};
+      if (!prepare_method(method, n, s, operators, plain, baselines, operands, p.m)) continue;
+      p.rel = s.no_check ? std::numeric_limits<double>::quiet_NaN() : check_method(p.m, csr, n, operands, stream);
+      prepared.push_back(std::move(p));
+    }
+    std::vector<std::function<void(cudaStream_t)>> runs;
+    for (const Prepared& p : prepared) runs.push_back(p.m.run);
+    const std::vector<std::vector<double>> milliseconds =
+        bench::time_gpu_runs_both_orders(runs, s.warmup, s.reps, flush.get(), stream);
+    for (std::size_t k = 0; k < prepared.size(); ++k) {
+      const Prepared& p = prepared[k];
+      const TileCensus& method_census = p.m.thesis_layout ? operators.thesis().census() : census;
+      const SpmmCost cost = p.m.thesis_layout ? spmm_cost(method_census, csr.rows, csr.cols, n) : chosen_cost;
+      print_method_row(context, p.method, n, p.m, cost, method_census, p.rel, milliseconds[k]);
     }
   }
   return 0;

@@ -44,7 +44,8 @@ def intro(sources, sweep):
     warmup = sweep.meta.get("warmup", 5) if sweep else 5
     lines += [
         f"- `bench_spmm`: CUDA events around the multiply only; {warmup} warm-up runs, then {reps} timed runs, each "
-        "after an L2 eviction (a read of twice the L2 size); the median is shown (min, max and the error against a "
+        "after an L2 eviction (a read of twice the L2 size), half in --methods order, half in reverse; the median is "
+        "shown (min, max and the error against a "
         "float64 product, computed first with C poisoned by NaN, are in the CSVs).",
         "- B random in [-1, 1) (fp16; fp32 in the fp32-B modes), C fp32, alpha = 1, beta = 0. Times in us.",
         "- cuSPARSE `cusparseSpMM`, same process, matrix and B: CSR fp16 -> fp32, CSR fp32, BSR 16x16 fp16 -> fp32 "

@@ -60,6 +60,20 @@ std::vector<double> time_gpu_runs(const std::function<void(cudaStream_t)>& run, 
   return milliseconds;
 }
 
+std::vector<std::vector<double>> time_gpu_runs_both_orders(const std::vector<std::function<void(cudaStream_t)>>& runs,
+                                                           int warmup, int reps, const L2Flush* flush,
+                                                           cudaStream_t stream) {
+  std::vector<std::vector<double>> milliseconds(runs.size());
+  const int first = (reps + 1) / 2, second = reps - first;
+  for (std::size_t k = 0; k < runs.size(); ++k) milliseconds[k] = time_gpu_runs(runs[k], warmup, first, flush, stream);
+  if (second > 0)
+    for (std::size_t k = runs.size(); k-- > 0;) {
+      const std::vector<double> more = time_gpu_runs(runs[k], warmup, second, flush, stream);
+      milliseconds[k].insert(milliseconds[k].end(), more.begin(), more.end());
+    }
+  return milliseconds;
+}
+
 namespace {
 
 /// One measurement (copy_bandwidth): allocation failures shrink the buffers, anything else throws.

@@ -37,6 +37,20 @@ class L2Flush {
 std::vector<double> time_gpu_runs(const std::function<void(cudaStream_t)>& run, int warmup, int reps,
                                   const L2Flush* flush, cudaStream_t stream);
 
+/// As time_gpu_runs for several runs compared with each other: two passes over them, the first in order with half of
+/// `reps` each, the second in reverse order with the rest, each a call of time_gpu_runs (warm-up included). Why:
+/// consecutive calls of time_gpu_runs alternate between two medians ~0.35 us apart on products of ~5 us, whatever
+/// they run (one plan timed by six consecutive calls: 5.47 / 5.12 / 5.47 / 5.14 / 5.38 / 5.12 us, equal minima; an
+/// H200, session 57), so one call per run ranked runs of ~5 us by their place in the list. In the two passes every
+/// run has one call of each parity. Interleaving the runs instead (one of each per round) made a run's time depend on
+/// the run before it: a tile plan took 13% longer behind another method's kernel than behind its own (the same
+/// plan, the same minimum); the instruction cache, which the L2 eviction does not empty, is our guess.
+/// Returns the milliseconds per run, in order (first pass, then second).
+/// @throw CudaError
+std::vector<std::vector<double>> time_gpu_runs_both_orders(const std::vector<std::function<void(cudaStream_t)>>& runs,
+                                                           int warmup, int reps, const L2Flush* flush,
+                                                           cudaStream_t stream);
+
 /// What copy_bandwidth measured on one device.
 struct CopyBandwidth {
   double bytes_per_s = 0.0;  ///< (bytes read + bytes written) / time of the median copy; 0 where not measured
