@@ -573,7 +573,7 @@ int run(Settings& s) {
       MethodRun m;
       double rel = 0.0;
     };
-    std::deque<Prepared> prepared;  // stable addresses: the runs' closures point into their plans
+    std::vector<Prepared> prepared;  // moving one keeps its plan where it is: the closures hold the plan's address
     for (const std::string& method : methods) {
       Prepared p{method, MethodRun{}, 0.0};
       if (!prepare_method(method, n, s, operators, plain, baselines, operands, p.m)) continue;
