@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +34,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -114,13 +116,18 @@ bool variant_of(const std::string& method, const Variant& plain, Variant& out, s
 /// (PlanKnobs::band_groups), "_tiles", "_hybrid", "_csr", "_vectors" (every band as narrow vectors) and
 /// "_hybrid_vectors" (the low-reuse bands as narrow vectors) force the bands' paths (PlanKnobs::paths), and
 /// "_model" makes the plan by the cost model alone (Tuning::model; otherwise `tuning` stays as given: --tuning).
-/// Before any of those, "_runsR" sets PlanKnobs::csr_short_run_rows to R (0: off), e.g. auto_csr_runs4.
+/// Before any of those, numeric suffixes set a knob: "_runsR" PlanKnobs::csr_short_run_rows to R (0: off), e.g.
+/// auto_csr_runs4; "_piecesS" PlanKnobs::vector_piece_steps to S (0: automatic), e.g. auto_vectors_pieces8.
 std::string strip_plan_suffix(const std::string& method, PlanKnobs& options, Tuning& tuning) {
-  const std::size_t runs_at = method.rfind("_runs");
-  if (runs_at != std::string::npos && runs_at + 5 < method.size() &&
-      method.find_first_not_of("0123456789", runs_at + 5) == std::string::npos) {
-    options.csr_short_run_rows = std::stoi(method.substr(runs_at + 5));
-    return strip_plan_suffix(method.substr(0, runs_at), options, tuning);
+  const std::pair<const char*, std::int32_t PlanKnobs::*> numeric[] = {
+      {"_runs", &PlanKnobs::csr_short_run_rows}, {"_pieces", &PlanKnobs::vector_piece_steps}};
+  for (const auto& [text, knob] : numeric) {
+    const std::size_t at = method.rfind(text), digits = at + std::strlen(text);
+    if (at != std::string::npos && digits < method.size() && method.size() - digits <= 9 &&
+        method.find_first_not_of("0123456789", digits) == std::string::npos) {
+      options.*knob = std::stoi(method.substr(digits));
+      return strip_plan_suffix(method.substr(0, at), options, tuning);
+    }
   }
   struct Suffix {
     const char* text;
@@ -229,7 +236,9 @@ void add_options(CLI::App& app, Settings& s) {
                  "off (PlanKnobs::band_groups), e.g. auto_grouped; _tiles, _hybrid, _csr, _vectors and _hybrid_vectors "
                  "force the bands' paths of auto (PlanKnobs::paths; _vectors: every band as narrow vectors on "
                  "tensor cores, _hybrid_vectors: the low-reuse bands), e.g. auto_vectors; _runsR after the others "
-                 "sets the CSR short rows' runs (PlanKnobs::csr_short_run_rows, 0 off), e.g. auto_csr_runs4; _model "
+                 "sets the CSR short rows' runs (PlanKnobs::csr_short_run_rows, 0 off), e.g. auto_csr_runs4, and _piecesS "
+                 "the narrow vectors' most K-steps a work piece (PlanKnobs::vector_piece_steps), e.g. "
+                 "auto_vectors_pieces8; _model "
                  "makes auto's plan by the cost model alone (plain auto measures its candidates, Tuning::measure); "
                  "_f32b, _bf16, _bf16_f32b, _split and _matrix_scale select a precision variant, _c16 writes fp16 C "
                  "(fp32 accumulation); cusparse_spmv_f16 and "

@@ -136,13 +136,16 @@ TEST_CASE("narrow vectors decode to exactly the band's stored entries", "[vector
         const std::vector<detail::BandVectorCounts> counts = detail::band_vector_counts(host);
         const detail::BandVectors v = detail::extract_band_vectors(host, every);
         for (std::int32_t band = 0; band < host.tile_rows; ++band) {
-          std::int32_t vectors = 0, groups = 0;
+          std::int32_t vectors = 0, groups = 0, longest = 0;
           for (int h = 0; h < 2; ++h) {
             vectors += v.real_vectors[std::size_t(band * 2 + h)];
-            groups += v.group_ptr[std::size_t(band * 2 + h) + 1] - v.group_ptr[std::size_t(band * 2 + h)];
+            const std::int32_t window = v.group_ptr[std::size_t(band * 2 + h) + 1] - v.group_ptr[std::size_t(band * 2 + h)];
+            groups += window;
+            longest = std::max(longest, window);
           }
           CHECK(counts[std::size_t(band)].vectors == vectors);
           CHECK(counts[std::size_t(band)].groups == groups);
+          CHECK(counts[std::size_t(band)].longest_window_groups == longest);
         }
       }
 }

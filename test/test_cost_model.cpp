@@ -225,24 +225,51 @@ TEST_CASE("every width in n = 1..9, 127..130, 255, 256: slices, CSR shapes and p
   }
 }
 
-TEST_CASE("cost model: narrow vectors for the low-reuse bands, tiles for the full ones", "[cost_model][vectors]") {
-  // The vector constants are uncalibrated (cost_model.cpp): these are the orders the byte counts imply.
-  // A full band: every column in both windows, 32 groups; a banded circuit row block (3 per row): one group per
-  // window; a band of lonely nonzeros, 20 columns.
+TEST_CASE("cost model: the narrow-vector part follows its schedule", "[cost_model][vectors]") {
+  // A full band: every column in both windows, 32 groups (16 a window); a banded circuit row block (3 per row): one
+  // group per window; a band of lonely nonzeros, 20 columns.
   const detail::BandStats full = band(0, 8, 8 * 512), circuit = band(2, 0, 48), lonely = band(20, 0, 20);
-  const detail::BandVectorCounts full_vectors{512, 32}, circuit_vectors{20, 2}, lonely_vectors{20, 2};
-  for (const std::int32_t n : {8, 16, 32, 64, 128, 256}) {
+  const detail::BandVectorCounts full_vectors{512, 32, 16}, circuit_vectors{20, 2, 1}, lonely_vectors{20, 2, 1};
+  auto part = [](std::int32_t n, const std::vector<std::int32_t>& windows, std::int32_t fixed = 0) {
+    return detail::vector_part_ns(windows, context(n, true), fixed);
+  };
+  const std::vector<std::int32_t> short_windows(2000, 2);
+  for (const std::int32_t n : {1, 8, 16, 32, 64, 128, 256}) {
     INFO("n = " << n);
-    const detail::CostContext ctx = context(n, true);
-    CHECK(detail::tile_band_ns(full, ctx) < detail::vector_band_ns(full_vectors, ctx));
-    CHECK(detail::vector_band_ns(lonely_vectors, ctx) < detail::tile_band_ns(lonely, ctx));
-    CHECK(detail::vector_band_ns(circuit_vectors, ctx) < detail::tile_band_ns(circuit, ctx));
-    CHECK(detail::vector_band_latency_ns(circuit_vectors, ctx) > 0.0);
+    CHECK(part(n, {}) == 0.0);
+    // Few short windows: a launch and one warp's short chain, whatever their count (well under the resident warps).
+    CHECK(part(n, {1}) == part(n, std::vector<std::int32_t>(100, 1)));
+    // More steps never cost less; a long window costs more than many short ones of the same total, and less when
+    // the automatic split cuts it than when it is one piece.
+    std::vector<std::int32_t> with_long = short_windows;
+    with_long.push_back(400);
+    CHECK(part(n, with_long) > part(n, short_windows));
+    CHECK(part(n, with_long) < part(n, with_long, 400));
+    // Windows far beyond the resident warps: the GPU's throughput, linear in the steps.
+    const std::vector<std::int32_t> many(400000, 4), twice(400000, 8);
+    CHECK(part(n, twice) > 1.5 * (part(n, many) - part(n, {1})));
   }
+  // Wider slices and more of them cost more per step; B narrower than 8 columns adds its rows.
+  const std::vector<std::int32_t> many(400000, 4);
+  CHECK(part(16, many) < part(32, many));
+  CHECK(part(32, many) < part(64, many));
+  CHECK(part(64, many) < part(128, many));
+  CHECK(part(1, many) > part(8, many));
+  // The split bound of the measured arrowhead: one window of ~2,900 steps among short ones ends soonest cut into
+  // parts of about 16-23 steps (parts of 2, 4, 8, 16: 131.5, 74.9, 45.5, 36.1 us measured at n = 8, H200, run 41);
+  // the automatic split is within 10% of the best forced bound, and parts of 2 the worst.
+  std::vector<std::int32_t> arrow(5800, 1);
+  arrow.push_back(2900);
+  double best_forced = part(8, arrow, 2);
+  for (const std::int32_t bound : {4, 8, 16, 32}) {
+    CHECK(part(8, arrow, bound) < part(8, arrow, 2));
+    best_forced = std::min(best_forced, part(8, arrow, bound));
+  }
+  CHECK(part(8, arrow) <= 1.1 * best_forced);
   // Candidates: the low-reuse bands whose vectors take at most 2.5x their CSR bytes (a random graph's band of
   // 128 nonzeros in 128 columns would take 8 groups, ~2.7x: not kept).
   const detail::BandStats graph = band(8, 0, 128);
-  const detail::BandVectorCounts graph_vectors{128, 8};
+  const detail::BandVectorCounts graph_vectors{128, 8, 4};
   CHECK(detail::vector_candidate_bands({full, circuit, graph}, {full_vectors, circuit_vectors, graph_vectors}, true,
                                        100000, std::int64_t(50) << 20) == std::vector<std::uint8_t>{0, 1, 0});
 

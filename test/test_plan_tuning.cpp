@@ -193,11 +193,17 @@ TEST_CASE("tuning: a candidate's build is estimated part by part from the builds
   CHECK(estimate.estimate_ms({100000, 0, 0}) == Approx(5.7));
   estimate.record({100000, 0, 0}, {6.4, 0.0, 0.0, 0.6});
   CHECK(estimate.estimate_ms({60000, 40000, 0}) == Approx(0.6 + 6.4 * 0.6 + 5.2 * 0.4));
-  // A hybrid with vectors: its vector part is new, so the largest build so far stands in (7.0; it then took 16.4).
-  CHECK(estimate.estimate_ms({60000, 0, 40000}) == Approx(7.0));
+  // A hybrid with vectors: its vector part is new, so kVectorBuildToCsr times the CSR rate per band stands in for it
+  // (12.8 ms in all; it then took 16.4; the largest build so far, 7.0, would have let it overrun the budget).
+  CHECK(estimate.estimate_ms({60000, 0, 40000}) ==
+        Approx(0.6 + 6.4 * 0.6 + detail::kVectorBuildToCsr * 5.2 * 0.4));
   estimate.record({60000, 0, 40000}, {3.8, 0.0, 11.9, 0.7});
   CHECK(estimate.estimate_ms({60000, 0, 40000}) == Approx(0.7 + 6.4 * 0.6 + 11.9));  // tiles at their dearest rate
   CHECK(estimate.estimate_ms({0, 0, 0}) == Approx(0.7));
+  // Without a CSR build to scale from, a new vector part costs at least the largest build so far.
+  detail::BuildEstimate tiles_first;
+  tiles_first.record({100000, 0, 0}, {6.4, 0.0, 0.0, 0.6});
+  CHECK(tiles_first.estimate_ms({0, 0, 100000}) == Approx(7.0));
 }
 
 TEST_CASE("tuning: the tile part's build is estimated per tile, not per band", "[tuning]") {
@@ -359,13 +365,14 @@ TEST_CASE("tuning: narrow vectors are candidates where they can run, and are mea
                                           "hybrid/whole/standard", "hybrid_vectors/split/standard"});
   space.vectors_only = true;
   CHECK(detail::candidate_choices(space).back().paths == BandPaths::vectors);
-  // The model's tile plan first; the best of each other path follows, the vector plans included.
+  // The model's tile plan first; the best of each other path follows, a vector plan where predicted within 1.5x of
+  // the best prediction (kMaxVectorPredictedRatio), any other within 4x.
   const std::vector<CandidateRank> ranks{{BandPaths::tiles, 30.0},          {BandPaths::tiles, 31.0},
-                                         {BandPaths::hybrid, 40.0},         {BandPaths::hybrid, 41.0},
-                                         {BandPaths::hybrid_vectors, 90.0}, {BandPaths::vectors, 100.0}};
+                                         {BandPaths::hybrid, 100.0},        {BandPaths::hybrid, 101.0},
+                                         {BandPaths::hybrid_vectors, 44.0}, {BandPaths::vectors, 46.0}};
   const std::vector<std::size_t> chosen = detail::select_candidates(ranks);
-  CHECK(std::find(chosen.begin(), chosen.end(), std::size_t{4}) != chosen.end());
-  CHECK(std::find(chosen.begin(), chosen.end(), std::size_t{5}) != chosen.end());
+  CHECK(chosen == std::vector<std::size_t>{0, 2, 4, 1, 3});
+  CHECK(std::find(chosen.begin(), chosen.end(), std::size_t{5}) == chosen.end());
   CHECK(detail::describe_choice({BandPaths::vectors, true, experimental::TilePipeline::standard, false}, 100, 100, false,
                                 false) == "narrow vectors only");
   CHECK(detail::describe_choice({BandPaths::hybrid_vectors, true, experimental::TilePipeline::standard, false}, 7, 100,

@@ -80,7 +80,15 @@ Targets make_targets(std::mt19937_64& rng, int count, bool permuted) {
 
 /// The schedule's invariants (vector_schedule.hpp).
 void check_schedule(const VectorSchedule& s, const std::vector<VectorWindowWork>& windows, const Targets& targets,
-                    bool with_empty, std::int32_t bound, std::int64_t warps) {
+                    bool with_empty, std::int32_t base_bound, std::int64_t warps,
+                    detail::VectorSplit split = detail::VectorSplit::fixed) {
+  auto bound_of = [&](const VectorWindowWork& w) {
+    return split == detail::VectorSplit::by_window ? detail::vector_window_piece_steps(w.groups, base_bound)
+                                                   : base_bound;
+  };
+  std::int32_t bound = base_bound;  // the longest a piece may be
+  for (const VectorWindowWork& w : windows) bound = std::max(bound, bound_of(w));
+  CHECK(s.max_piece_steps == base_bound);
   // Each piece's record: its window's C rows and exponents.
   for (const kernels::VectorPiece& piece : s.pieces)
     for (int r = 0; r < 8; ++r) {
@@ -101,7 +109,7 @@ void check_schedule(const VectorSchedule& s, const std::vector<VectorWindowWork>
       ++step;
       continue;
     }
-    const std::int32_t parts = (w.groups + bound - 1) / bound;
+    const std::int32_t parts = (w.groups + bound_of(w) - 1) / bound_of(w);
     std::int32_t g = 0;
     for (std::int32_t k = 0; k < parts; ++k, ++piece) {
       REQUIRE(piece < s.pieces.size());
@@ -123,7 +131,7 @@ void check_schedule(const VectorSchedule& s, const std::vector<VectorWindowWork>
       ++step;
       ++g;
       ++length;
-      CHECK(length <= bound);
+      CHECK(length <= bound_of(w));
       CHECK(length >= w.groups / parts);  // parts of about equal length
     }
     CHECK(g == w.groups);
@@ -257,6 +265,17 @@ TEST_CASE("narrow-vector schedule: pieces, steps and the warps' runs", "[vectors
   CHECK(detail::vector_piece_steps(100, 4224) == detail::kVectorMinPieceSteps);
   CHECK(detail::vector_piece_steps(200000, 1000) == 200);
   CHECK(detail::vector_piece_steps(200001, 1000) == 201);
+  // Per window: the base bound, or sqrt(0.18 G) for a window of G steps where that is more.
+  CHECK(detail::vector_window_piece_steps(0, 2) == 2);
+  CHECK(detail::vector_window_piece_steps(36, 2) == 3);      // sqrt(6.48) = 2.55
+  CHECK(detail::vector_window_piece_steps(2900, 2) == 23);   // sqrt(522) = 22.8
+  CHECK(detail::vector_window_piece_steps(2900, 40) == 40);  // a warp's share is more
+  CHECK(detail::vector_window_piece_steps(12500, 1) == 48);  // sqrt(2250) = 47.4
+  // A split that would save at most kVectorSplitMinSavedSteps (1) step is not made: the window is one piece.
+  CHECK(detail::vector_window_piece_steps(3, 2) == 3);
+  CHECK(detail::vector_window_piece_steps(4, 2) == 2);
+  CHECK(detail::vector_window_piece_steps(41, 40) == 41);
+  CHECK(detail::vector_window_piece_steps(42, 40) == 40);
   CHECK_THROWS_AS(detail::make_vector_schedule({}, {}, true, 0, 4), InvalidArgument);
   CHECK_THROWS_AS(detail::make_vector_schedule({}, {}, true, 4, 0), InvalidArgument);
   const std::vector<std::int32_t> short_map(12, 0);
@@ -267,17 +286,20 @@ TEST_CASE("narrow-vector schedule: pieces, steps and the warps' runs", "[vectors
   for (const int count : {1, 5, 300})
     for (const std::int64_t warps : {1, 3, 64, 1000})
       for (const std::int32_t bound : {1, 4, 32})
-        for (const bool with_empty : {true, false}) {
-          INFO(count << " windows, " << warps << " warps, bound " << bound << (with_empty ? ", with empty" : ""));
-          const std::vector<VectorWindowWork> windows = random_windows(rng, count, {150, 33, 64, 7});
-          const Targets targets = make_targets(rng, count, warps % 2 == 1);
-          const VectorSchedule s = detail::make_vector_schedule(windows, targets.view(), with_empty, bound, warps);
-          check_schedule(s, windows, targets, with_empty, bound, warps);
-          // Both schedules of a plan split the same windows into the same slots.
-          const VectorSchedule other =
-              detail::make_vector_schedule(windows, targets.view(), !with_empty, bound, warps);
-          CHECK(other.slots.size() == s.slots.size());
-        }
+        for (const bool with_empty : {true, false})
+          for (const detail::VectorSplit split : {detail::VectorSplit::fixed, detail::VectorSplit::by_window}) {
+            INFO(count << " windows, " << warps << " warps, bound " << bound << (with_empty ? ", with empty" : "")
+                       << (split == detail::VectorSplit::by_window ? ", bound by window" : ""));
+            const std::vector<VectorWindowWork> windows = random_windows(rng, count, {150, 33, 64, 7});
+            const Targets targets = make_targets(rng, count, warps % 2 == 1);
+            const VectorSchedule s =
+                detail::make_vector_schedule(windows, targets.view(), with_empty, bound, warps, split);
+            check_schedule(s, windows, targets, with_empty, bound, warps, split);
+            // Both schedules of a plan split the same windows into the same slots.
+            const VectorSchedule other =
+                detail::make_vector_schedule(windows, targets.view(), !with_empty, bound, warps, split);
+            CHECK(other.slots.size() == s.slots.size());
+          }
 }
 
 TEST_CASE("narrow-vector schedule: the kernel's walk gives every window's product once", "[vectors][schedule]") {
@@ -304,7 +326,9 @@ TEST_CASE("narrow-vector schedule: the kernel's walk gives every window's produc
           for (auto& row : b)
             for (long& x : row) x = small(rng);
           const Targets targets = make_targets(rng, count, bound != 3);
-          const VectorSchedule s = detail::make_vector_schedule(windows, targets.view(), with_empty, bound, warps);
+          const detail::VectorSplit split = warps % 2 == 0 ? detail::VectorSplit::by_window : detail::VectorSplit::fixed;
+          const VectorSchedule s =
+              detail::make_vector_schedule(windows, targets.view(), with_empty, bound, warps, split);
           Emulation e{s, values, cols, b, n, {}, std::vector<std::vector<long>>(s.slots.size()),
                       std::vector<unsigned>(s.slots.size(), 0u)};
           // The warps interleaved one iteration at a time in random order: the parts of a split window finish in

@@ -64,6 +64,7 @@ double tile_part_ns(const Bcsr24Matrix& host, const std::vector<std::uint8_t>& t
 struct PredictOptions {
   std::string name, widths = "1,8,16,32,64,128,256", layout_text = "auto", reorder_text = "auto", csv_path;
   std::string csr_text = "all";
+  std::string vector_bands_path;  ///< where to write each band's narrow-vector counts (for fitting their model)
   Assumed device;
   double l2_mib = 50.0;
 };
@@ -83,7 +84,7 @@ int predict(const apps::MatrixSource& source, PredictOptions& o) {
   const std::vector<std::uint8_t> has_csr =
       device.csr_every_band ? std::vector<std::uint8_t>(stats.size(), 1)
                             : detail::csr_candidate_bands(stats, host.gathered(), host.cols, device.l2_bytes);
-  // Narrow vectors (uncalibrated): the upload's candidate copy for the hybrid, every band for vectors only (what
+  // Narrow vectors: the upload's candidate copy for the hybrid, every band for vectors only (what
   // bench_spmm's auto_hybrid_vectors and auto_vectors run); none for split precision.
   const bool vectors = host.precision != Precision::split;
   const std::vector<detail::BandVectorCounts> vector_counts =
@@ -92,6 +93,13 @@ int predict(const apps::MatrixSource& source, PredictOptions& o) {
       vectors ? detail::vector_candidate_bands(stats, vector_counts, host.gathered(), host.cols, device.l2_bytes)
               : std::vector<std::uint8_t>{};
 
+  if (!o.vector_bands_path.empty()) {
+    std::ofstream bands(o.vector_bands_path);
+    if (!bands) throw Error("cannot open " + o.vector_bands_path);
+    bands << "# " << name << ' ' << layout_name(host.layout) << '/' << reordering_name(host.reordering) << ' '
+          << host.tile_rows << " bands: groups, longest window's groups\n";
+    for (const detail::BandVectorCounts& v : vector_counts) bands << v.groups << ' ' << v.longest_window_groups << '\n';
+  }
   const bool new_csv = !o.csv_path.empty() && !std::filesystem::exists(o.csv_path);
   std::ofstream csv;
   if (!o.csv_path.empty()) {
@@ -132,9 +140,9 @@ int predict(const apps::MatrixSource& source, PredictOptions& o) {
     if (vectors) {
       const std::vector<std::uint8_t> every(stats.size(), 1);
       emit(n, "auto_vectors", detail::choose_vector_paths(stats, vector_counts, c.hybrid_to_csr, every, ctx).vectors_only_ns,
-           "uncalibrated");
+           "");
       emit(n, "auto_hybrid_vectors", detail::choose_vector_paths(stats, vector_counts, c.hybrid_to_csr, has_vectors, ctx).hybrid_ns,
-           "uncalibrated; tile part one band per block");
+           "tile part one band per block");
     }
   }
   return 0;
@@ -171,6 +179,9 @@ int main(int argc, char** argv) {
         a.add_option("--l2-mib", o.l2_mib, "L2 of the assumed device in MiB")->capture_default_str();
         a.add_option("--band-groups", o.device.band_groups, "whether the assumed device runs band groups (sm_90)")
             ->capture_default_str();
+        a.add_option("--vector-bands", o.vector_bands_path,
+                     "write each band's narrow-vector groups and its longer window's groups to this file (one line a "
+                     "band, after a header line naming the matrix and layout)");
         a.add_option("--csv", o.csv_path, "append the rows to this CSV file (header matrix,n,method,predicted_us)");
       },
       [&] { return predict(source, o); });

@@ -25,6 +25,7 @@
 #include "device/tile_schedule.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/spmm_params.hpp"
+#include "device/vector_schedule.hpp"
 #include "kernels/vector_params.hpp"
 
 namespace bcsr24::detail {
@@ -90,24 +91,27 @@ constexpr double kGroupStepNs = 68.6;
 constexpr double kGroupSparse24TileNs = 24.0;
 constexpr double kGroupDenseTileNs = 16.5;
 
-// Narrow vectors, UNCALIBRATED (nothing here was measured on the vector kernel): one K-step of 16 vectors moves
-// 16 gathered B rows of the slice (16 x W x 2 bytes) and 16 x (4 + 16) bytes of A, against a gathered dense tile's
-// 32 B rows, 1 KiB of values and 128 bytes of indices; a step is costed as a gathered dense tile times that ratio
-// of bytes (at W = 16, 32, 64: 0.44, 0.51, 0.54, the tile kernel's slice classes 1..3). A window is half a band's
-// epilogue; a block of four windows is held by the SM like a one-band tile block, so a window's floor is a quarter
-// of a band's. Its latency: a band's fixed part and one round per step, a step moving half of a tile's B rows.
-constexpr double kVectorLaunchNs = 3000.0;
+// Narrow vectors (vector_part_ns), fitted to 355 timed vectors-only plans on one H200 (2026-11-29: 22 shared and
+// generated matrices at n = 1 .. 256, session 57's run 38, and session 58's run 41: three classes of 1.6M to 2M rows,
+// 12 matrices with the split bound forced to 2, 4, 8 and 16 steps; scripts/fit_vector_model.py): root mean square
+// of log(predicted / measured) 0.12, 96% within 0.8-1.25x, all but 3 within 0.67-1.5x. A warp's K-steps follow one
+// another at about a memory round trip over the pipeline's depth, so a launch ends after its longest warp's chain
+// (kVectorChainStepNs a step by slice width; a split window's chain adds kVectorSplitNs and the reading of its
+// parts' partial sums, kVectorPartReadNs a part), or after the GPU's throughput over all steps and windows,
+// whichever is later.
+constexpr double kVectorFixedNs = 7400.0;  // launch, the first steps' dependent loads, the epilogue
+constexpr double kVectorChainStepNs[3] = {620.0, 850.0, 1270.0};  // slice width up to 16, 32, 64 columns
+constexpr double kVectorPartReadNs[3] = {95.0, 175.0, 225.0};
+constexpr double kVectorSplitNs = 1400.0;
+constexpr double kVectorStepNs[3] = {0.34, 0.52, 0.92};  // GPU-wide, per K-step and column slice
+constexpr double kVectorWindowNs = 0.35;
+// n < 8, beyond staging B (which the tiles pay too): per row of B. The vector kernel still computes 16 columns.
+constexpr double kVectorNarrowBRowNs = 0.127;
 // The vector copy's device memory is bounded by 2.5x the CSR bytes of the bands it holds: the circuit (1.5x)
 // and least-squares (2.25x, one nonzero per vector) matrices keep theirs, random and power-law graphs (~3x) do not.
 constexpr double kVectorCopyMaxBytesRatio = 2.5;
-double vector_step_ns(int s) {
-  const double width = s == 1 ? 16.0 : s == 2 ? 32.0 : 64.0;
-  const double step_bytes = 16.0 * width * 2.0 + 16.0 * 20.0;
-  const double tile_bytes = 32.0 * width * 2.0 + 1024.0 + 128.0;
-  return (kDenseTileNs[s] + kGatherTileNs[s]) * step_bytes / tile_bytes;
-}
-/// The vector kernel's slice width as the tile tables index it: 16, 32 or 64 columns (classes 1..3).
-int vector_slice_index(std::int32_t n) { return n <= 16 ? 1 : n <= 32 ? 2 : 3; }
+/// The vector kernel's slice width class: up to 16, 32 or 64 columns.
+int vector_slice_class(std::int32_t n) { return n <= 16 ? 0 : n <= 32 ? 1 : 2; }
 
 /// The widths at which candidate bands are tested: one per tile-kernel slice class and CSR chunk count.
 constexpr std::int32_t kProbeWidths[] = {1, 8, 16, 32, 64, 128, 256};
@@ -179,20 +183,41 @@ double csr_band_latency_ns(const BandStats& band, const CostContext& ctx) {
   return kCsrRowLatencyNs + std::max(warp_rounds, block_rounds) * kCsrRoundNs;
 }
 
-double vector_launch_ns() { return kVectorLaunchNs; }
-
-double vector_band_ns(const BandVectorCounts& vectors, const CostContext& ctx) {
-  const int s = vector_slice_index(ctx.n);
-  const double slices = double((ctx.n + kernels::kVectorSliceColumns - 1) / kernels::kVectorSliceColumns);
-  const double windows = double(detail::kWindowsPerBand);
-  const double work = double(vectors.groups) * vector_step_ns(s) + windows * kBandNs[s] / 2.0;
-  return slices * std::max(work, windows * kBandMinNs[s] / 4.0);
-}
-
-double vector_band_latency_ns(const BandVectorCounts& vectors, const CostContext& ctx) {
-  const int s = vector_slice_index(ctx.n);
-  // The longer window of the two has at least half the groups.
-  return kBandLatencyNs + double((vectors.groups + 1) / 2) * kTileRoundNs[s] / 2.0;
+double vector_part_ns(const std::vector<std::int32_t>& window_groups, const CostContext& ctx,
+                      std::int32_t fixed_piece_steps) {
+  if (window_groups.empty() || ctx.n < 1) return 0.0;
+  const int s = vector_slice_class(ctx.n);
+  const std::int64_t slices = kernels::vector_slices(ctx.n);
+  const std::int64_t resident =
+      std::int64_t(kernels::kVectorMinBlocksPerSm) * kernels::kVectorWarps * std::max(ctx.multiprocessors, 1);
+  const std::int64_t warps = std::max<std::int64_t>(1, (resident + slices - 1) / slices);
+  // The schedule as make_vector_schedule builds it: each window cut into parts, the pieces dealt to warps in runs
+  // of about equal steps (an empty window is one step without copies).
+  std::int64_t groups = 0;
+  for (const std::int32_t g : window_groups) groups += g;
+  const std::int32_t base = fixed_piece_steps > 0 ? fixed_piece_steps : vector_piece_steps(groups, warps);
+  std::int64_t pieces = 0, steps = 0;
+  double longest_window_ns = 0.0;  // the slowest window's chain: its longest piece, and its parts' sums if split
+  for (const std::int32_t g : window_groups) {
+    if (g <= 0) {
+      ++pieces;
+      ++steps;
+      continue;
+    }
+    const std::int32_t bound = fixed_piece_steps > 0 ? base : vector_window_piece_steps(g, base);
+    const std::int64_t parts = (std::int64_t(g) + bound - 1) / bound;
+    pieces += parts;
+    steps += g;
+    const double piece_ns = double((std::int64_t(g) + parts - 1) / parts) * kVectorChainStepNs[s];
+    longest_window_ns = std::max(
+        longest_window_ns, piece_ns + (parts > 1 ? kVectorSplitNs + double(parts) * kVectorPartReadNs[s] : 0.0));
+  }
+  const std::int64_t dealt = std::min(warps, pieces);
+  const double chain_ns = std::max(double((steps + dealt - 1) / dealt) * kVectorChainStepNs[s], longest_window_ns);
+  const double throughput_ns =
+      double(slices) * (double(groups) * kVectorStepNs[s] + double(window_groups.size()) * kVectorWindowNs);
+  const double narrow_b_ns = ctx.n < 8 ? double(ctx.b_rows) * kVectorNarrowBRowNs : 0.0;
+  return kVectorFixedNs + std::max(chain_ns, throughput_ns) + narrow_b_ns;
 }
 
 std::vector<std::uint8_t> vector_candidate_bands(const std::vector<BandStats>& bands,
@@ -211,7 +236,8 @@ std::vector<std::uint8_t> vector_candidate_bands(const std::vector<BandStats>& b
 
 VectorPathChoice choose_vector_paths(const std::vector<BandStats>& bands, const std::vector<BandVectorCounts>& vectors,
                                      const std::vector<std::uint8_t>& hybrid_to_csr,
-                                     const std::vector<std::uint8_t>& has_vectors, const CostContext& ctx) {
+                                     const std::vector<std::uint8_t>& has_vectors, const CostContext& ctx,
+                                     std::int32_t fixed_piece_steps) {
   const std::size_t count = bands.size();
   VectorPathChoice choice;
   choice.to_csr.assign(count, 0);
@@ -219,22 +245,24 @@ VectorPathChoice choose_vector_paths(const std::vector<BandStats>& bands, const 
   // Narrow B is staged for the tiles and the vectors alike (both read it in 16-byte pieces).
   const bool stage_b = kernels::csr_column_shape(ctx.n).scalar_b;
   const double stage_ns = stage_b ? kStageBLaunchNs + double(ctx.b_rows) * 8.0 * 2.0 * 2.0 / kStageBBytesPerNs : 0.0;
-  double tiles_sum = 0.0, tiles_latency = 0.0, csr_sum = 0.0, csr_latency = 0.0, vec_sum = 0.0, vec_latency = 0.0;
-  double all_vec_sum = 0.0, all_vec_latency = 0.0;
+  double tiles_sum = 0.0, tiles_latency = 0.0, csr_sum = 0.0, csr_latency = 0.0;
+  // The windows' K-steps (two windows a band) of the hybrid's vector bands and of every band.
+  std::vector<std::int32_t> hybrid_windows, all_windows;
   bool all_have_vectors = count > 0;
+  auto add_windows = [&](std::vector<std::int32_t>& to, const BandVectorCounts& v) {
+    to.push_back(v.longest_window_groups);
+    to.push_back(v.groups - v.longest_window_groups);
+  };
   for (std::size_t b = 0; b < count; ++b) {
-    if (has_vectors[b]) {
-      all_vec_sum += vector_band_ns(vectors[b], ctx);
-      all_vec_latency = std::max(all_vec_latency, vector_band_latency_ns(vectors[b], ctx));
-    } else {
+    if (has_vectors[b])
+      add_windows(all_windows, vectors[b]);
+    else
       all_have_vectors = false;
-    }
     // The low-reuse bands are those the CSR hybrid takes off the tiles; vectors replace CSR where they can.
     if (hybrid_to_csr[b] && has_vectors[b]) {
       choice.to_vectors[b] = 1;
       ++choice.bands_on_vectors;
-      vec_sum += vector_band_ns(vectors[b], ctx);
-      vec_latency = std::max(vec_latency, vector_band_latency_ns(vectors[b], ctx));
+      add_windows(hybrid_windows, vectors[b]);
     } else if (hybrid_to_csr[b]) {
       choice.to_csr[b] = 1;
       ++choice.bands_on_csr;
@@ -247,10 +275,10 @@ VectorPathChoice choose_vector_paths(const std::vector<BandStats>& bands, const 
   }
   const std::size_t on_tiles = count - choice.bands_on_vectors - choice.bands_on_csr;
   choice.hybrid_csr_ns = part_ns(kCsrLaunchNs, csr_sum, csr_latency, choice.bands_on_csr > 0);
-  choice.hybrid_vector_ns = part_ns(kVectorLaunchNs, vec_sum, vec_latency, choice.bands_on_vectors > 0);
+  choice.hybrid_vector_ns = vector_part_ns(hybrid_windows, ctx, fixed_piece_steps);
   choice.hybrid_ns = part_ns(kTileLaunchNs, tiles_sum, tiles_latency, on_tiles > 0) + choice.hybrid_csr_ns +
                      choice.hybrid_vector_ns + (on_tiles > 0 || choice.bands_on_vectors > 0 ? stage_ns : 0.0);
-  if (all_have_vectors) choice.vectors_only_ns = part_ns(kVectorLaunchNs, all_vec_sum, all_vec_latency, true) + stage_ns;
+  if (all_have_vectors) choice.vectors_only_ns = vector_part_ns(all_windows, ctx, fixed_piece_steps) + stage_ns;
   return choice;
 }
 

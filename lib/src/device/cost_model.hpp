@@ -30,6 +30,9 @@ struct CostContext {
   /// n = 1: the share of consecutive entries of a CSR row whose B rows lie in different 32-row blocks
   /// (DeviceBandCsr::scattered_pairs). 1: every B read is a sector of its own; less: reads share sectors in L1.
   double scattered_share = 1.0;
+  /// The device's multiprocessors (the narrow-vector kernel's resident warps; the tile constants are the H100's and
+  /// H200's 132).
+  int multiprocessors = 132;
 };
 
 /// Predicted throughput cost of one band on the tile kernel (all its column slices), without the launch.
@@ -50,15 +53,14 @@ double csr_launch_ns();
 std::vector<std::uint8_t> csr_candidate_bands(const std::vector<BandStats>& bands, bool gathered,
                                               std::int32_t b_rows, std::int64_t l2_bytes);
 
-/// Narrow vectors (docs/KERNELS.md, "The narrow-vector path"). UNCALIBRATED: the constants are derived from the
-/// tile kernel's by the bytes each unit moves (cost_model.cpp says how) until the vector kernel is measured; the
-/// model's own choice (BandPaths::automatic) therefore never picks vectors, only forced plans and the tuner's
-/// measured candidates do.
-/// Predicted throughput cost of one band as vectors (all 64-column slices), without the launch.
-double vector_band_ns(const BandVectorCounts& vectors, const CostContext& ctx);
-/// Time the band's windows take by themselves (a warp each, one K-step of 16 vectors per round).
-double vector_band_latency_ns(const BandVectorCounts& vectors, const CostContext& ctx);
-double vector_launch_ns();
+/// Narrow vectors (docs/KERNELS.md, "The narrow-vector path"): the predicted time of one launch of the vector
+/// kernel (launch included, B staging not) over windows of `window_groups` K-steps each (0: an empty window), cut
+/// and dealt to warps as the plan's schedule does (device/vector_schedule.hpp): with the bound `fixed_piece_steps`
+/// for every window (PlanKnobs::vector_piece_steps), or 0 for the automatic split. Fitted to measured plans
+/// (cost_model.cpp says which). The model's own choice (BandPaths::automatic) never picks vectors: forced plans and
+/// the tuner's measured candidates do.
+double vector_part_ns(const std::vector<std::int32_t>& window_groups, const CostContext& ctx,
+                      std::int32_t fixed_piece_steps = 0);
 /// Bands worth a vector copy: the CSR candidates (csr_candidate_bands: the low-reuse bands) whose vectors take at
 /// most 2.5 times their CSR bytes.
 std::vector<std::uint8_t> vector_candidate_bands(const std::vector<BandStats>& bands,
@@ -76,11 +78,13 @@ struct VectorPathChoice {
 };
 /// The hybrid with vectors: the CSR hybrid's split (`hybrid_to_csr`, PathChoice::hybrid_to_csr: the low-reuse bands)
 /// with its CSR bands on vectors where they have a copy (`has_vectors`), and the plan's prediction: the sum of its
-/// parts, each its launch plus the larger of its work and its longest band. (Vectors replace CSR rather than compete
-/// with it by the model, whose vector constants are not measured: the tuner times this plan against the CSR hybrid.)
+/// parts, each its launch plus the larger of its work and its longest band (vector_part_ns for the vector part).
+/// (Vectors replace CSR here rather than compete with it by the model: the tuner times this plan against the CSR
+/// hybrid where its prediction is within reach.)
 VectorPathChoice choose_vector_paths(const std::vector<BandStats>& bands, const std::vector<BandVectorCounts>& vectors,
                                      const std::vector<std::uint8_t>& hybrid_to_csr,
-                                     const std::vector<std::uint8_t>& has_vectors, const CostContext& ctx);
+                                     const std::vector<std::uint8_t>& has_vectors, const CostContext& ctx,
+                                     std::int32_t fixed_piece_steps = 0);
 
 /// A plan's split of the bands between the two paths.
 struct PathChoice {

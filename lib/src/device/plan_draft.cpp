@@ -185,9 +185,9 @@ std::vector<std::uint8_t> assign_bands(const DeviceMatrix::Impl& m, const Device
 bool vector_paths(BandPaths paths) { return paths == BandPaths::vectors || paths == BandPaths::hybrid_vectors; }
 
 /// Which bands go to narrow vectors and which to CSR for a plan forced onto a vector path (`paths`: vectors or
-/// hybrid_vectors), with the report's reason and predictions. The model's constants for vectors are uncalibrated
-/// (cost_model.hpp), which the reason says.
-void assign_vector_bands(const DeviceMatrix::Impl& m, detail::PlanDraft& d, BandPaths forced,
+/// hybrid_vectors), with the report's reason and predictions (the vector part's from its schedule: a forced split
+/// bound `piece_steps`, or 0 for the automatic one).
+void assign_vector_bands(const DeviceMatrix::Impl& m, detail::PlanDraft& d, BandPaths forced, std::int32_t piece_steps,
                          detail::DraftCache& cache) {
   if (!kernels::vectors_supported(d.mode))
     throw InvalidArgument(std::string("SpmmPlan: paths = ") + experimental::band_paths_name(forced) +
@@ -212,9 +212,11 @@ void assign_vector_bands(const DeviceMatrix::Impl& m, detail::PlanDraft& d, Band
   report.diagnostics.csr_only_us = paths.csr_only_ns < 0 ? -1.0 : paths.csr_only_ns / 1e3;
   std::vector<std::uint8_t> has_vectors(bands);
   for (std::size_t b = 0; b < bands; ++b) has_vectors[b] = d.vectors->first_window[b] >= 0;
-  const detail::CostContext ctx{d.n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes, d.tiles_per_part};
-  const detail::VectorPathChoice choice =
-      detail::choose_vector_paths(m.band_stats, m.vector_counts, paths.hybrid_to_csr, has_vectors, ctx);
+  detail::CostContext ctx{d.n, m.b_row_index == BRowIndex::full, m.cols, m.l2_bytes, d.tiles_per_part};
+  if (m.multiprocessors > 0) ctx.multiprocessors = m.multiprocessors;
+  const detail::VectorPathChoice choice = detail::choose_vector_paths(m.band_stats, m.vector_counts,
+                                                                      paths.hybrid_to_csr, has_vectors, ctx,
+                                                                      std::max(piece_steps, 0));
   d.paths = forced;
   char line[200];
   if (forced == BandPaths::vectors) {
@@ -223,7 +225,7 @@ void assign_vector_bands(const DeviceMatrix::Impl& m, detail::PlanDraft& d, Band
     report.predicted_us = choice.vectors_only_ns / 1e3;
     d.csr_part_ns = choice.vectors_only_ns;
     std::snprintf(line, sizeof line,
-                  "narrow vectors only (forced): predicted %.1f us, uncalibrated (tiles only %.1f us)",
+                  "narrow vectors only (forced): predicted %.1f us (tiles only %.1f us)",
                   report.predicted_us, report.diagnostics.tiles_only_us);
   } else {
     d.to_csr = choice.to_csr;
@@ -231,7 +233,7 @@ void assign_vector_bands(const DeviceMatrix::Impl& m, detail::PlanDraft& d, Band
     report.predicted_us = choice.hybrid_ns / 1e3;
     d.csr_part_ns = choice.hybrid_csr_ns + choice.hybrid_vector_ns;
     std::snprintf(line, sizeof line,
-                  "hybrid with vectors (forced): %zu bands on vectors, %zu on CSR, predicted %.1f us, uncalibrated "
+                  "hybrid with vectors (forced): %zu bands on vectors, %zu on CSR, predicted %.1f us "
                   "(tiles only %.1f us)",
                   choice.bands_on_vectors, choice.bands_on_csr, report.predicted_us, report.diagnostics.tiles_only_us);
   }
@@ -302,7 +304,7 @@ detail::PlanDraft detail::draft_plan(const DeviceMatrix& matrix, std::int32_t n,
   const DeviceBandCsr* every_band = reads_every_band ? m.csr_of_every_band() : nullptr;
   d.csr = every_band != nullptr ? every_band : &m.csr;
   if (vector_paths(knobs.paths)) {
-    assign_vector_bands(m, d, knobs.paths, shared);
+    assign_vector_bands(m, d, knobs.paths, knobs.vector_piece_steps, shared);
   } else {
     d.to_csr = assign_bands(m, *d.csr, n, kernel, d.tiles_per_part, knobs.paths, shared, report, d.csr_part_ns, d.paths);
     d.to_vectors.assign(d.to_csr.size(), 0);

@@ -45,7 +45,10 @@ std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& dra
   chosen.push_back(0);
   double best = drafts[0].predicted_us;
   for (const CandidateRank& d : drafts) best = std::min(best, d.predicted_us);
-  const double limit = kMaxPredictedRatio * std::max(best, 0.0);
+  auto limit_of = [&](BandPaths paths) {
+    const bool vectors = paths == BandPaths::hybrid_vectors || paths == BandPaths::vectors;
+    return (vectors ? kMaxVectorPredictedRatio : kMaxPredictedRatio) * std::max(best, 0.0);
+  };
   auto taken = [&](std::size_t i) { return std::find(chosen.begin(), chosen.end(), i) != chosen.end(); };
   std::vector<std::size_t> order(drafts.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -58,12 +61,14 @@ std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& dra
     if (paths == drafts[0].paths) continue;
     for (const std::size_t i : order)
       if (drafts[i].paths == paths) {
-        if (drafts[i].predicted_us <= limit && chosen.size() < kMaxCandidates && !taken(i)) chosen.push_back(i);
+        if (drafts[i].predicted_us <= limit_of(paths) && chosen.size() < kMaxCandidates && !taken(i))
+          chosen.push_back(i);
         break;
       }
   }
   for (const std::size_t i : order)
-    if (chosen.size() < kMaxCandidates && !taken(i) && drafts[i].predicted_us <= limit) chosen.push_back(i);
+    if (chosen.size() < kMaxCandidates && !taken(i) && drafts[i].predicted_us <= limit_of(drafts[i].paths))
+      chosen.push_back(i);
   return chosen;
 }
 
@@ -125,6 +130,8 @@ double BuildEstimate::estimate_ms(const PlanParts& parts) const {
   };
   add(tile_ms_per_tile_, parts.tiles);
   add(csr_ms_per_band_, parts.csr_bands);
+  if (vector_ms_per_band_ < 0.0 && csr_ms_per_band_ >= 0.0 && parts.vector_bands > 0)
+    ms += kVectorBuildToCsr * csr_ms_per_band_ * double(parts.vector_bands);  // and the guess below
   add(vector_ms_per_band_, parts.vector_bands);
   return unknown ? std::max(ms, largest_ms_) : ms;
 }

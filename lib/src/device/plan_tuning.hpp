@@ -56,6 +56,12 @@ inline constexpr std::size_t kMaxCandidates = 6;
 /// plan's time, measured 1.86x; issue 33), so a factor of 4 keeps every candidate it could have ranked wrongly
 /// by that much.
 inline constexpr double kMaxPredictedRatio = 4.0;
+/// The same for the narrow-vector paths (hybrid with vectors, vectors only), whose model is fitted to their own
+/// measurements (cost_model.cpp: all but 3 of 355 timed plans within 0.67-1.5x of the prediction): a vector plan
+/// predicted 1.5 times the best prediction is not measured. Vectors were never the fastest plan on a shared matrix
+/// or generated class (H200, 2026-11-29), and each costs a build (on circuit:1600000, 16-31 ms against 6-8 ms for
+/// CSR or tiles).
+inline constexpr double kMaxVectorPredictedRatio = 1.5;
 
 /// A distinct drafted candidate as the selection sees it.
 struct CandidateRank {
@@ -67,7 +73,7 @@ struct CandidateRank {
 /// always; then the best-predicted candidate of each other path (tiles only, hybrid, CSR only, hybrid with vectors,
 /// vectors only), then the rest by
 /// prediction (ties in draft order), skipping any predicted slower than kMaxPredictedRatio x the best
-/// prediction, up to kMaxCandidates. Deterministic: it depends on the predictions only.
+/// prediction (kMaxVectorPredictedRatio for the vector paths), up to kMaxCandidates. Deterministic: it depends on the predictions only.
 std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& drafts);
 
 /// The default budget (PlanOptions::tuning_budget_ms = 0) is relative to what the operator already cost: a share of
@@ -126,8 +132,10 @@ struct PartBuildTimes {
 /// holds the bands, and the parts cost differently per band: on circuit:1600000 at n = 8 the CSR plan took 5.7 ms,
 /// the tiles 7.0 and the hybrid with vectors 16.4 (H200, 2026-11-29). The rule before, the last build alone,
 /// underestimated the next, and the builds overran the budget that the timing needed. Per part: the largest time
-/// per band recorded so far. A part with bands that no recorded build had costs the largest whole build recorded
-/// (a guess: the vectors' first build can still exceed it, as above).
+/// per band recorded so far. A part with bands that no recorded build had costs the largest whole build recorded,
+/// and a vector part no less than kVectorBuildToCsr times the CSR part's time per band where a CSR part was built
+/// (on circuit:1600000 a vector band took 2.9-4.1x a CSR band to build at n = 8 and 16).
+inline constexpr double kVectorBuildToCsr = 4.0;
 class BuildEstimate {
  public:
   void record(const PlanParts& parts, const PartBuildTimes& times);

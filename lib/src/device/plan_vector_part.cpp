@@ -57,12 +57,14 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
   for (const detail::VectorWindowWork& w : windows) total_steps += w.groups;
   const std::int32_t piece_steps =
       knobs.vector_piece_steps > 0 ? knobs.vector_piece_steps : detail::vector_piece_steps(total_steps, warps);
+  const detail::VectorSplit split =
+      knobs.vector_piece_steps > 0 ? detail::VectorSplit::fixed : detail::VectorSplit::by_window;
   // The pieces' epilogue records name C rows and exponents: the matrix's host copies of its row map and exponents
   // (stored rows).
   const detail::VectorRowTargets targets{m.row_map_host.empty() ? nullptr : &m.row_map_host,
                                          m.stored_row_exponent_host.empty() ? nullptr : &m.stored_row_exponent_host,
                                          m.rows};
-  const detail::VectorSchedule all = detail::make_vector_schedule(windows, targets, true, piece_steps, warps);
+  const detail::VectorSchedule all = detail::make_vector_schedule(windows, targets, true, piece_steps, warps, split);
   run_vectors = true;
   store_vector_schedule(vector_all, all);
   vectors_have_empty = std::any_of(windows.begin(), windows.end(), [](const detail::VectorWindowWork& w) {
@@ -71,7 +73,7 @@ void SpmmPlan::Impl::build_vector_part(const DeviceMatrix::Impl& m, const std::v
   // The same split (the same slots) without the empty windows: their parts are dealt the same way.
   if (vectors_have_empty)
     store_vector_schedule(vector_with_entries,
-                          detail::make_vector_schedule(windows, targets, false, piece_steps, warps));
+                          detail::make_vector_schedule(windows, targets, false, piece_steps, warps, split));
   kernels::VectorSpmmParams& p = vector_params;
   if (!all.slots.empty()) {
     storage.add(all.slots, [&p](kernels::VectorSlot* d) { p.slots = d; });

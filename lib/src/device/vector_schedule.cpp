@@ -2,6 +2,7 @@
 #include "device/vector_schedule.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -14,6 +15,12 @@ std::int32_t vector_piece_steps(std::int64_t total_steps, std::int64_t warps) {
   const std::int64_t per_warp = warps > 0 ? (total_steps + warps - 1) / warps : total_steps;
   return static_cast<std::int32_t>(
       std::min<std::int64_t>(std::max<std::int64_t>(kVectorMinPieceSteps, per_warp), kernels::kVectorNoGroup));
+}
+
+std::int32_t vector_window_piece_steps(std::int32_t groups, std::int32_t base) {
+  const auto balanced = static_cast<std::int32_t>(std::ceil(std::sqrt(kVectorPartToStepCost * std::max(groups, 0))));
+  const std::int32_t bound = std::max(base, balanced);
+  return groups <= bound + kVectorSplitMinSavedSteps ? std::max(groups, bound) : bound;
 }
 
 namespace {
@@ -39,7 +46,8 @@ kernels::VectorPiece make_piece(std::int32_t window, std::int32_t slot, const Ve
 }  // namespace
 
 VectorSchedule make_vector_schedule(const std::vector<VectorWindowWork>& windows, const VectorRowTargets& targets,
-                                    bool with_empty, std::int32_t max_piece_steps, std::int64_t warps) {
+                                    bool with_empty, std::int32_t max_piece_steps, std::int64_t warps,
+                                    VectorSplit split) {
   if (max_piece_steps < 1 || warps < 1)
     throw InvalidArgument("narrow-vector schedule: " + std::to_string(max_piece_steps) + " steps a piece and " +
                           std::to_string(warps) + " warps (both must be at least 1)");
@@ -60,7 +68,9 @@ VectorSchedule make_vector_schedule(const std::vector<VectorWindowWork>& windows
       add_step(kernels::kVectorNoGroup, true);
       continue;
     }
-    const std::int32_t parts = (w.groups + max_piece_steps - 1) / max_piece_steps;
+    const std::int32_t bound =
+        split == VectorSplit::by_window ? vector_window_piece_steps(w.groups, max_piece_steps) : max_piece_steps;
+    const std::int32_t parts = (w.groups + bound - 1) / bound;
     const std::int32_t first_slot = static_cast<std::int32_t>(s.slots.size());
     for (std::int32_t k = 0; k < parts; ++k) {
       // Part k: groups [groups k / parts, groups (k + 1) / parts): lengths differ by at most one.

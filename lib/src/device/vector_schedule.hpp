@@ -32,29 +32,54 @@ struct VectorSchedule {
   std::vector<std::int32_t> warp_steps;   ///< warps + 1
   std::vector<std::int32_t> warp_pieces;  ///< warps
   std::vector<kernels::VectorSlot> slots;  ///< per partial-sum slot (the parts of split windows)
-  std::int32_t max_piece_steps = 0;       ///< the split bound the schedule was made with
+  std::int32_t max_piece_steps = 0;       ///< the (base) split bound the schedule was made with
 
   std::int32_t warps() const noexcept { return static_cast<std::int32_t>(warp_pieces.size()); }
 };
 
-/// Pieces never split below this many K-steps: a part's partial sum costs a 2 KiB write and, in the part that
-/// finishes last, a 2 KiB read per part, worth it only against a good many K-steps of one warp.
-inline constexpr std::int32_t kVectorMinPieceSteps = 32;
+/// Pieces never split below this many K-steps.
+inline constexpr std::int32_t kVectorMinPieceSteps = 2;
+/// The cost of one more part of a split window against one K-step of a warp's chain. A warp's K-steps follow each
+/// other at about one memory round trip over the pipeline's depth (~0.45 us a step on a cold L2), and the part that
+/// finishes a window reads every part's partial sums (~0.08 us a part at n = 8, ~0.24 at n = 128): arrowhead:46500
+/// with its ~2,900-step windows cut into parts of 2, 4, 8, 16 steps took 131.5, 74.9, 45.5, 36.1 us at n = 8 (H200,
+/// 2026-11-29, run 41). A window of G steps in parts of S ends after about 0.45 S + 0.08 G / S us, least at
+/// S = sqrt(0.18 G).
+inline constexpr double kVectorPartToStepCost = 0.18;
 
-/// The split bound for `total_steps` K-steps over `warps` warps (per column slice): the larger of
-/// kVectorMinPieceSteps and the steps per warp, so that a long window's parts are no longer than one warp's share
-/// and a matrix with enough work for every warp splits nothing.
+/// The base split bound for `total_steps` K-steps over `warps` warps (per column slice): the larger of
+/// kVectorMinPieceSteps and the steps per warp, so that a matrix with enough work for every warp splits no window
+/// shorter than a warp's share (a split would add partial sums without shortening any warp's run).
 std::int32_t vector_piece_steps(std::int64_t total_steps, std::int64_t warps);
 
+/// A split costs the window's chain a fixed ~1.4 us besides the parts' reads (a part's partial sums are stored and
+/// fenced, then counted with an atomic, before the last part reads them: round trips to L2), about as much as one or
+/// two K-steps: a window is split only where that saves more than this many of its steps. Measured on one H200
+/// (2026-11-29) at n = 1 to 256: with every saving taken (run 42), windows of 4 steps cut into parts of 2 took up to
+/// 1.14x their time whole (delaunay_n14, bcspwr10 at n = 8); with savings of up to 3 steps refused (run 43), G51 and
+/// bcsstk13, whose windows of 4-5 steps then stayed whole, took up to 1.27x the time of parts of 2.
+inline constexpr std::int32_t kVectorSplitMinSavedSteps = 1;
+
+/// The bound of one window of `groups` K-steps over the base bound `base` (vector_piece_steps): the larger of
+/// `base` and sqrt(kVectorPartToStepCost * groups), so that a long window is not cut into so many parts that
+/// reading their partial sums takes longer than the steps the split saves; `groups` itself (one piece) where the
+/// split would save at most kVectorSplitMinSavedSteps steps.
+std::int32_t vector_window_piece_steps(std::int32_t groups, std::int32_t base);
+
+/// How make_vector_schedule bounds the pieces: one bound for every window (a plan knob, the tests), or the base
+/// bound grown per window (vector_window_piece_steps; automatic plans).
+enum class VectorSplit { fixed, by_window };
+
 /// The schedule of `windows` (in that order) over at most `warps` warps, each piece with its window's C rows and
-/// exponents from `targets`: each window of more than
-/// `max_piece_steps` groups becomes ceil(groups / max_piece_steps) parts of about equal length (consecutive
-/// slots), the others one piece; with `with_empty`, an empty window is one step without a group (its epilogue
+/// exponents from `targets`: each window of more than its bound (`max_piece_steps`, or with VectorSplit::by_window
+/// vector_window_piece_steps(groups, max_piece_steps)) becomes ceil(groups / bound) parts of about equal length
+/// (consecutive slots), the others one piece; with `with_empty`, an empty window is one step without a group (its epilogue
 /// writes beta C and the addends), otherwise it is left out (run() with beta == 1 and no addends). Pieces go to
 /// warps in order, piece j (s steps before it of T) to warp floor(s * warps' / T), warps' = min(warps, pieces).
 /// @throw InvalidArgument for max_piece_steps or warps < 1, or a row map or exponent list shorter than a window's
 ///        rows; SizeLimitError beyond 2^31 - 1 steps.
 VectorSchedule make_vector_schedule(const std::vector<VectorWindowWork>& windows, const VectorRowTargets& targets,
-                                    bool with_empty, std::int32_t max_piece_steps, std::int64_t warps);
+                                    bool with_empty, std::int32_t max_piece_steps, std::int64_t warps,
+                                    VectorSplit split = VectorSplit::fixed);
 
 }  // namespace bcsr24::detail

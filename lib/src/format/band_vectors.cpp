@@ -54,6 +54,7 @@ std::vector<BandVectorCounts> band_vector_counts(const Bcsr24Matrix& a) {
       const auto distinct = std::unique(c.begin(), c.end()) - c.begin();
       out.vectors += static_cast<std::int32_t>(distinct);
       out.groups += groups_of(distinct);
+      out.longest_window_groups = std::max(out.longest_window_groups, groups_of(distinct));
     }
   }
   return counts;

@@ -69,6 +69,7 @@ struct BandVectors {
 struct BandVectorCounts {
   std::int32_t vectors = 0;
   std::int32_t groups = 0;
+  std::int32_t longest_window_groups = 0;  ///< the groups of the band's longer window (the other has the rest)
 };
 /// One entry per band of `a` (any precision: the counts do not depend on the values' encoding).
 std::vector<BandVectorCounts> band_vector_counts(const Bcsr24Matrix& a);
