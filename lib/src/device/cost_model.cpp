@@ -23,9 +23,9 @@
 
 #include "device/band_groups.hpp"
 #include "device/tile_schedule.hpp"
+#include "device/vector_schedule.hpp"
 #include "kernels/csr_params.hpp"
 #include "kernels/spmm_params.hpp"
-#include "device/vector_schedule.hpp"
 #include "kernels/vector_params.hpp"
 
 namespace bcsr24::detail {
