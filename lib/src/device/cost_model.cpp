@@ -195,6 +195,7 @@ double vector_part_ns(const std::vector<std::int32_t>& window_groups, const Cost
   // of about equal steps (an empty window is one step without copies).
   std::int64_t groups = 0;
   for (const std::int32_t g : window_groups) groups += g;
+  const VectorSplit split = fixed_piece_steps > 0 ? VectorSplit::fixed : VectorSplit::by_window;
   const std::int32_t base = fixed_piece_steps > 0 ? fixed_piece_steps : vector_piece_steps(groups, warps);
   std::int64_t pieces = 0, steps = 0;
   double longest_window_ns = 0.0;  // the slowest window's chain: its longest piece, and its parts' sums if split
@@ -204,7 +205,7 @@ double vector_part_ns(const std::vector<std::int32_t>& window_groups, const Cost
       ++steps;
       continue;
     }
-    const std::int32_t bound = fixed_piece_steps > 0 ? base : vector_window_piece_steps(g, base);
+    const std::int32_t bound = vector_piece_bound(g, base, split);
     const std::int64_t parts = (std::int64_t(g) + bound - 1) / bound;
     pieces += parts;
     steps += g;

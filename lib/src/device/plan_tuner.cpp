@@ -227,8 +227,7 @@ class PlanTuner {
       c.predicted_us = d.draft.report.predicted_us;
       if (k >= selected_.size()) {
         char line[120];
-        const bool vectors = d.choice.paths == BandPaths::hybrid_vectors || d.choice.paths == BandPaths::vectors;
-        if (c.predicted_us > (vectors ? kMaxVectorPredictedRatio : kMaxPredictedRatio) * best_predicted)
+        if (c.predicted_us > max_predicted_ratio(d.choice.paths) * best_predicted)
           std::snprintf(line, sizeof line, "not measured: predicted %.1fx the best prediction",
                         best_predicted > 0 ? c.predicted_us / best_predicted : 0.0);
         else

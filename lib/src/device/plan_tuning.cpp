@@ -39,16 +39,18 @@ std::vector<TunedChoice> candidate_choices(const CandidateSpace& space) {
   return out;
 }
 
+double max_predicted_ratio(BandPaths paths) {
+  const bool vectors = paths == BandPaths::hybrid_vectors || paths == BandPaths::vectors;
+  return vectors ? kMaxVectorPredictedRatio : kMaxPredictedRatio;
+}
+
 std::vector<std::size_t> select_candidates(const std::vector<CandidateRank>& drafts) {
   std::vector<std::size_t> chosen;
   if (drafts.empty()) return chosen;
   chosen.push_back(0);
   double best = drafts[0].predicted_us;
   for (const CandidateRank& d : drafts) best = std::min(best, d.predicted_us);
-  auto limit_of = [&](BandPaths paths) {
-    const bool vectors = paths == BandPaths::hybrid_vectors || paths == BandPaths::vectors;
-    return (vectors ? kMaxVectorPredictedRatio : kMaxPredictedRatio) * std::max(best, 0.0);
-  };
+  auto limit_of = [&](BandPaths paths) { return max_predicted_ratio(paths) * std::max(best, 0.0); };
   auto taken = [&](std::size_t i) { return std::find(chosen.begin(), chosen.end(), i) != chosen.end(); };
   std::vector<std::size_t> order(drafts.size());
   std::iota(order.begin(), order.end(), std::size_t{0});

@@ -62,6 +62,8 @@ inline constexpr double kMaxPredictedRatio = 4.0;
 /// or generated class (H200, 2026-11-29), and each costs a build (on circuit:1600000, 16-31 ms against 6-8 ms for
 /// CSR or tiles).
 inline constexpr double kMaxVectorPredictedRatio = 1.5;
+/// kMaxVectorPredictedRatio for the vector paths, kMaxPredictedRatio for the others.
+double max_predicted_ratio(BandPaths paths);
 
 /// A distinct drafted candidate as the selection sees it.
 struct CandidateRank {

@@ -23,6 +23,10 @@ std::int32_t vector_window_piece_steps(std::int32_t groups, std::int32_t base) {
   return groups <= bound + kVectorSplitMinSavedSteps ? std::max(groups, bound) : bound;
 }
 
+std::int32_t vector_piece_bound(std::int32_t groups, std::int32_t base, VectorSplit split) {
+  return split == VectorSplit::by_window ? vector_window_piece_steps(groups, base) : base;
+}
+
 namespace {
 
 /// A piece of window `window` with its epilogue's record.
@@ -68,8 +72,7 @@ VectorSchedule make_vector_schedule(const std::vector<VectorWindowWork>& windows
       add_step(kernels::kVectorNoGroup, true);
       continue;
     }
-    const std::int32_t bound =
-        split == VectorSplit::by_window ? vector_window_piece_steps(w.groups, max_piece_steps) : max_piece_steps;
+    const std::int32_t bound = vector_piece_bound(w.groups, max_piece_steps, split);
     const std::int32_t parts = (w.groups + bound - 1) / bound;
     const std::int32_t first_slot = static_cast<std::int32_t>(s.slots.size());
     for (std::int32_t k = 0; k < parts; ++k) {

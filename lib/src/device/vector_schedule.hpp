@@ -70,6 +70,10 @@ std::int32_t vector_window_piece_steps(std::int32_t groups, std::int32_t base);
 /// bound grown per window (vector_window_piece_steps; automatic plans).
 enum class VectorSplit { fixed, by_window };
 
+/// The bound of a window of `groups` K-steps: `base` itself with VectorSplit::fixed, vector_window_piece_steps
+/// with VectorSplit::by_window. The schedule and the cost model (vector_part_ns) both cut windows by it.
+std::int32_t vector_piece_bound(std::int32_t groups, std::int32_t base, VectorSplit split);
+
 /// The schedule of `windows` (in that order) over at most `warps` warps, each piece with its window's C rows and
 /// exponents from `targets`: each window of more than its bound (`max_piece_steps`, or with VectorSplit::by_window
 /// vector_window_piece_steps(groups, max_piece_steps)) becomes ceil(groups / bound) parts of about equal length
